@@ -1,0 +1,146 @@
+// Shared vocabulary of the Raft core. Everything here is plain data: it crosses the storage,
+// transport and simulator boundaries, so it holds no behaviour.
+//
+// Log indexes and terms are plain numbers (safe up to 2^53); they travel as uint64 on the wire.
+
+export type NodeId = string;
+
+/** No node: used for "no vote" and "no known leader". */
+export const NONE: NodeId = '';
+
+export enum EntryType {
+  /** Application data; an empty `data` is the leader's no-op at the start of its term. */
+  Normal = 0,
+  /** Reserved for membership changes (the configuration lives in the core's state). */
+  ConfChange = 1,
+}
+
+export interface Entry {
+  term: number;
+  index: number;
+  type: EntryType;
+  data: Uint8Array;
+}
+
+/** What must be durable before a vote is granted or an append acknowledged. */
+export interface HardState {
+  term: number;
+  vote: NodeId;
+  commit: number;
+}
+
+export interface ClusterConfig {
+  voters: NodeId[];
+}
+
+export interface SnapshotMeta {
+  index: number;
+  term: number;
+  config: ClusterConfig;
+}
+
+export interface Snapshot {
+  meta: SnapshotMeta;
+  data: Uint8Array;
+}
+
+export enum Role {
+  Follower = 'follower',
+  PreCandidate = 'pre-candidate',
+  Candidate = 'candidate',
+  Leader = 'leader',
+}
+
+export enum MessageType {
+  /** Pre-vote request: would you vote for me at term+1? Changes no state at the receiver. */
+  PreVote = 1,
+  PreVoteResp = 2,
+  Vote = 3,
+  VoteResp = 4,
+  /** AppendEntries: `index`/`logTerm` name the entry preceding `entries`. */
+  App = 5,
+  /** Reply to App. On reject, `rejectHint` is the follower's hint index and `logTerm` the term at it. */
+  AppResp = 6,
+  Heartbeat = 7,
+  HeartbeatResp = 8,
+  /** One chunk of an InstallSnapshot: `snapshotMeta` on every chunk, `snapshotOffset`, `snapshotDone`. */
+  Snap = 9,
+  /** Reply to a Snap chunk: `index` = bytes received so far (or the snapshot index when done). */
+  SnapResp = 10,
+  /** Leadership transfer: the receiver campaigns at once, skipping pre-vote. */
+  TimeoutNow = 11,
+  /** A follower forwards a ReadIndex request to the leader. */
+  ReadIndex = 12,
+  ReadIndexResp = 13,
+}
+
+export interface Message {
+  type: MessageType;
+  from: NodeId;
+  to: NodeId;
+  term: number;
+  /** App: term of the entry at `index`. Vote/PreVote: candidate's last log term. AppResp reject: term at hint. */
+  logTerm: number;
+  /** App: index preceding `entries`. Vote/PreVote: candidate's last index. AppResp: last matched index. */
+  index: number;
+  entries: Entry[];
+  commit: number;
+  reject: boolean;
+  rejectHint: number;
+  /** Heartbeat/HeartbeatResp/ReadIndex(Resp): opaque ReadIndex context; empty otherwise. */
+  context: Uint8Array;
+  /** Snap only. */
+  snapshotMeta?: SnapshotMeta;
+  snapshotOffset?: number;
+  snapshotData?: Uint8Array;
+  snapshotDone?: boolean;
+}
+
+/** A linearizable read may be served once the applied index reaches `index`. */
+export interface ReadState {
+  index: number;
+  context: Uint8Array;
+}
+
+export interface SoftState {
+  leader: NodeId;
+  role: Role;
+}
+
+/**
+ * One batch of work for the caller of the core, in this order:
+ * 1. send `messages` (safe at once: they depend on nothing that is not yet durable),
+ * 2. persist `snapshot`, `entries` and `hardState` in one synced write,
+ * 3. send `messagesAfterPersist` (votes and acknowledgements: only once step 2 is durable),
+ * 4. install `snapshot` into the state machine and apply `committedEntries`,
+ * 5. call `advance(ready)`.
+ */
+export interface Ready {
+  softState?: SoftState;
+  hardState?: HardState;
+  /** Entries to append; any stored entry at or above entries[0].index must be deleted in the same write. */
+  entries: Entry[];
+  snapshot?: Snapshot;
+  committedEntries: Entry[];
+  messages: Message[];
+  messagesAfterPersist: Message[];
+  readStates: ReadState[];
+}
+
+/** What a restarted node hands back to the core, as it was last persisted. */
+export interface PersistedState {
+  hardState: HardState;
+  snapshot?: Snapshot;
+  /** Entries after the snapshot, contiguous. */
+  entries: Entry[];
+}
+
+/** Deliberate bugs, switched on only by the simulator's self-test to prove that it catches them. */
+export interface TestOnlyBugs {
+  /** Commit an entry of a previous term by counting replicas (violates the paper's Figure 8 rule). */
+  commitPreviousTermByCounting?: boolean;
+  /** Grant votes without checking that the candidate's log is at least as up to date. */
+  voteWithoutLogCheck?: boolean;
+  /** Send acknowledgements (votes, append responses) before the state they depend on is durable. */
+  ackBeforeSync?: boolean;
+}
