@@ -23,6 +23,10 @@ export interface RaftConfig {
   maxUncommittedEntries?: number;
   /** Upper bound on the bytes of one InstallSnapshot chunk. */
   snapshotChunkBytes?: number;
+  /** Upper bound on InstallSnapshot chunks sent to one follower and not yet acknowledged. */
+  snapshotInflightChunks?: number;
+  /** Upper bound on ReadIndex requests waiting on the leader (for leadership confirmation or its no-op). */
+  maxPendingReads?: number;
   testOnlyBugs?: TestOnlyBugs;
 }
 
@@ -33,4 +37,6 @@ export const RAFT_DEFAULTS = {
   maxInflight: 64,
   maxUncommittedEntries: 100_000,
   snapshotChunkBytes: 1 << 20,
+  snapshotInflightChunks: 4,
+  maxPendingReads: 10_000,
 } as const;

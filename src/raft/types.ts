@@ -65,9 +65,18 @@ export enum MessageType {
   HeartbeatResp = 8,
   /** One chunk of an InstallSnapshot: `snapshotMeta` on every chunk, `snapshotOffset`, `snapshotDone`. */
   Snap = 9,
-  /** Reply to a Snap chunk: `index` = bytes received so far (or the snapshot index when done). */
+  /**
+   * Reply to a Snap chunk, echoing its `snapshotMeta`. Not done: `index` (= `snapshotOffset`) = bytes the
+   * follower holds of that snapshot, the offset the leader continues from; `reject` marks a gap (a chunk
+   * arrived ahead of that offset). Done (`snapshotDone`): `index` = the index up to which the follower now
+   * matches the leader's log (the snapshot index, or its commit if that was newer).
+   */
   SnapResp = 10,
-  /** Leadership transfer: the receiver campaigns at once, skipping pre-vote. */
+  /**
+   * Leadership transfer: the receiver campaigns at once, skipping pre-vote. Its Vote requests then carry
+   * `context` = the ASCII bytes "transfer" (TRANSFER_CONTEXT in messages.ts), which voters honour even
+   * while they still hear from the old leader (leader lease).
+   */
   TimeoutNow = 11,
   /** A follower forwards a ReadIndex request to the leader. */
   ReadIndex = 12,
@@ -87,7 +96,7 @@ export interface Message {
   commit: number;
   reject: boolean;
   rejectHint: number;
-  /** Heartbeat/HeartbeatResp/ReadIndex(Resp): opaque ReadIndex context; empty otherwise. */
+  /** Heartbeat/HeartbeatResp/ReadIndex(Resp): opaque ReadIndex context. Vote: "transfer" (see TimeoutNow). Empty otherwise. */
   context: Uint8Array;
   /** Snap only. */
   snapshotMeta?: SnapshotMeta;
@@ -120,6 +129,11 @@ export interface Ready {
   hardState?: HardState;
   /** Entries to append; any stored entry at or above entries[0].index must be deleted in the same write. */
   entries: Entry[];
+  /**
+   * A snapshot received from the leader. When present, the stored log is replaced in the same write:
+   * store the snapshot, delete every stored entry, then store `entries` (which then start right after
+   * the snapshot: the entries the core kept, per the paper, plus any new ones).
+   */
   snapshot?: Snapshot;
   committedEntries: Entry[];
   messages: Message[];

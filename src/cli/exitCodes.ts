@@ -1,0 +1,60 @@
+import { FenceLockError } from '../client';
+
+/** Exit codes of the `fencelock` command (also listed in `fencelock --help`). */
+export const EXIT = {
+  /** Success. */
+  OK: 0,
+  /** Usage error, malformed input, or an error that fits no other code. */
+  USAGE: 1,
+  /** Refused by fencing (FAILED_PRECONDITION): stale token, lock not held, wrong lock. */
+  FENCED: 2,
+  /** No leader reachable, or a timeout (including a lock wait that timed out, or a held lock with --wait 0). */
+  UNAVAILABLE: 3,
+  /** `lock -- CMD`: the lock was (presumed) lost while CMD ran; CMD was stopped. */
+  LOCK_LOST: 4,
+  /** Not found: unknown key (kv get) or unknown session. */
+  NOT_FOUND: 5,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** `lock -- CMD` when CMD cannot be started: like a shell, 127 when not found, 126 when not executable. */
+export const EXIT_CMD_NOT_FOUND = 127;
+export const EXIT_CMD_NOT_EXECUTABLE = 126;
+
+export const EXIT_CODES_HELP = `Exit codes:
+  0    success
+  1    usage error or bad input (or an error with no better code)
+  2    refused by fencing (FAILED_PRECONDITION: stale token, lock not held, ...)
+  3    unavailable or timed out (no leader, lock wait timed out, lock held with --wait 0)
+  4    lock lost while CMD ran (CMD was sent SIGTERM, then SIGKILL)
+  5    not found (kv get of a missing key, unknown session)
+  lock -- CMD otherwise exits with CMD's own code (128+N when killed by signal N;
+  126/127 when CMD cannot be run / is not found).`;
+
+/** A mistake on the command line or in the environment: reported without a stack, exit code 1. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** The exit code for an error from a command. */
+export function exitCodeFor(err: unknown): number {
+  if (err instanceof UsageError) return EXIT.USAGE;
+  if (err instanceof FenceLockError) {
+    switch (err.code) {
+      case 'FAILED_PRECONDITION':
+        return EXIT.FENCED;
+      case 'UNAVAILABLE':
+      case 'DEADLINE_EXCEEDED':
+        return EXIT.UNAVAILABLE;
+      case 'NOT_FOUND':
+        return EXIT.NOT_FOUND;
+      default:
+        return EXIT.USAGE;
+    }
+  }
+  return EXIT.USAGE;
+}

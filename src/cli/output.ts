@@ -1,0 +1,86 @@
+import { FenceLockError, type EndpointStatus, type LockDescription, type LockEvent } from '../client';
+
+/** Where a command writes: stdout for results, stderr for diagnostics. */
+export interface CliIO {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+  /** Receives SIGINT/SIGTERM/SIGHUP (the process, or a stand-in in tests). */
+  signals: NodeJS.EventEmitter;
+}
+
+/** JSON with bigints as decimal strings and bytes as plain arrays never used: callers convert first. */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+}
+
+/** Left-aligned columns separated by two spaces. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n') + '\n';
+}
+
+/** Bytes as text when they are valid UTF-8, else undefined. */
+export function utf8OrUndefined(bytes: Uint8Array): string | undefined {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A value for JSON output: `value` (UTF-8 text, when it is) and always `valueBase64`. */
+export function jsonValue(bytes: Uint8Array): { value: string | null; valueBase64: string } {
+  return { value: utf8OrUndefined(bytes) ?? null, valueBase64: Buffer.from(bytes).toString('base64') };
+}
+
+/** A value for humans: the text, or base64 marked as such. */
+export function humanValue(bytes: Uint8Array): string {
+  const text = utf8OrUndefined(bytes);
+  return text !== undefined ? text : `base64:${Buffer.from(bytes).toString('base64')}`;
+}
+
+export function errorJson(err: unknown): Record<string, unknown> {
+  if (err instanceof FenceLockError) {
+    return { code: err.code, reason: err.reason ?? null, watermark: err.watermark ?? null, indeterminate: err.indeterminate, message: err.message };
+  }
+  return { code: 'USAGE', message: err instanceof Error ? err.message : String(err) };
+}
+
+export function formatStatusTable(rows: EndpointStatus[]): string {
+  const body = rows.map((r): string[] =>
+    r.ok
+      ? [r.status.id, r.status.address || r.endpoint, r.status.role, r.status.term.toString(), r.status.leader || '-', r.status.commit.toString(), r.status.applied.toString()]
+      : ['-', r.endpoint, 'unreachable', '-', '-', '-', '-'],
+  );
+  const notes = rows.flatMap((r) => (r.ok ? [] : [`${r.endpoint}: ${r.error.code}${r.error.details ? ` (${r.error.details})` : ''}`]));
+  return table(['ID', 'ADDRESS', 'ROLE', 'TERM', 'LEADER', 'COMMIT', 'APPLIED'], body) + (notes.length > 0 ? '\n' + notes.join('\n') + '\n' : '');
+}
+
+export function statusJson(rows: EndpointStatus[]): unknown[] {
+  return rows.map((r) => (r.ok ? { endpoint: r.endpoint, ok: true, ...r.status } : { endpoint: r.endpoint, ok: false, error: errorJson(r.error) }));
+}
+
+export function formatDescription(d: LockDescription): string {
+  const lines: Array<[string, string]> = [
+    ['lock', d.lock],
+    ['held', d.held ? 'yes' : 'no'],
+  ];
+  if (d.held) {
+    lines.push(['holder', d.holderSession], ['token', d.token.toString()]);
+    if (d.grantedAtMs > 0) lines.push(['granted at', new Date(d.grantedAtMs).toISOString()]);
+  }
+  lines.push(['waiters', d.waiters.length === 0 ? '0' : `${d.waiters.length} (${d.waiters.join(', ')})`]);
+  lines.push(['latest token', d.latestToken === 0n ? '0 (never granted)' : d.latestToken.toString()]);
+  const w = Math.max(...lines.map(([k]) => k.length)) + 1;
+  return lines.map(([k, v]) => `${(k + ':').padEnd(w)} ${v}`).join('\n') + '\n';
+}
+
+export function formatEvent(ev: LockEvent): string {
+  return `${ev.kind.padEnd(8)} lock=${ev.lock} session=${ev.sessionId} token=${ev.token} index=${ev.index}\n`;
+}

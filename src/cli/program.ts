@@ -1,0 +1,278 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import pino from 'pino';
+import { DEFAULT_TTL_MS, DEFAULT_WAIT_TIMEOUT_MS, FenceLockClient, silentLogger, type Logger } from '../client';
+import { EXIT, EXIT_CODES_HELP, exitCodeFor } from './exitCodes';
+import { runLockCommand } from './lockCommand';
+import {
+  type CliIO,
+  errorJson,
+  formatDescription,
+  formatEvent,
+  formatStatusTable,
+  humanValue,
+  jsonValue,
+  statusJson,
+  table,
+  toJson,
+} from './output';
+import { DEFAULT_ENDPOINTS, parseNonNegativeInt, parsePositiveInt, resolveEndpoints, resolveFencing } from './parse';
+
+interface GlobalOpts {
+  endpoints?: string;
+  json?: boolean;
+}
+
+const ENV_HELP = `Environment:
+  FENCELOCK_ENDPOINTS   default for --endpoints (default ${DEFAULT_ENDPOINTS.join(',')})
+  FENCELOCK_LOCK, FENCELOCK_TOKEN, FENCELOCK_SESSION
+                        defaults for kv put/delete --lock/--token/--session; set by \`lock -- CMD\`
+  FENCELOCK_LOG_LEVEL   client library log level on stderr (debug, info, warn; default silent)`;
+
+/** Wraps a parse function for commander: a UsageError becomes commander's own invalid-argument error. */
+function argParser<T>(fn: (text: string) => T): (text: string) => T {
+  return (text: string) => {
+    try {
+      return fn(text);
+    } catch (err) {
+      throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
+    }
+  };
+}
+
+function cliLogger(env: NodeJS.ProcessEnv): Logger {
+  const level = env.FENCELOCK_LOG_LEVEL;
+  if (!level || level === 'silent') return silentLogger;
+  return pino({ level, base: undefined }, pino.destination(2));
+}
+
+/**
+ * Builds the `fencelock` command. Every action stores its exit code through `setExit`; nothing here calls
+ * process.exit, so tests can run commands in-process.
+ */
+export function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
+  const program = new Command();
+  program
+    .name('fencelock')
+    .description('fencelock: a distributed lock service with fencing tokens')
+    .option('--endpoints <list>', 'comma-separated host:port of cluster nodes (env FENCELOCK_ENDPOINTS)')
+    .option('--json', 'machine-readable output (one JSON document, or one per line for watch)')
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText('after', `\n${EXIT_CODES_HELP}\n\n${ENV_HELP}\n`);
+
+  const globals = (cmd: Command): GlobalOpts => cmd.optsWithGlobals<GlobalOpts>();
+  const withClient = async <T>(cmd: Command, fn: (client: FenceLockClient, json: boolean) => Promise<T>): Promise<T> => {
+    const g = globals(cmd);
+    const client = new FenceLockClient({ endpoints: resolveEndpoints(g.endpoints, io.env), logger: cliLogger(io.env) });
+    try {
+      return await fn(client, g.json === true);
+    } finally {
+      await client.close();
+    }
+  };
+  /** Runs an action, turning errors into a message on stderr and an exit code. */
+  const action =
+    <A extends unknown[]>(fn: (...args: A) => Promise<number>) =>
+    async (...args: A): Promise<void> => {
+      const cmd = args[args.length - 1] as Command;
+      try {
+        setExit(await fn(...args));
+      } catch (err) {
+        const json = globals(cmd).json === true;
+        const message = err instanceof Error ? err.message : String(err);
+        io.stderr(json ? `${toJson({ error: errorJson(err) })}\n` : `fencelock: ${message}\n`);
+        setExit(exitCodeFor(err));
+      }
+    };
+
+  program
+    .command('serve')
+    .description('run a cluster node')
+    .requiredOption('--config <file>', 'node configuration, e.g. cluster/node1.json')
+    .action(
+      action(async (opts: { config: string }, _cmd: Command) => {
+        const { serve } = await import('../node/serve');
+        await serve(opts.config);
+        return EXIT.OK;
+      }),
+    );
+
+  program
+    .command('lock')
+    .description('run CMD while holding lock NAME (like flock(1) / etcdctl lock); put -- before CMD')
+    .argument('<name>', 'lock name')
+    .argument('<cmd...>', 'command and its arguments')
+    .addOption(new Option('--ttl <ms>', 'session TTL in ms').argParser(argParser((t) => parsePositiveInt(t, '--ttl'))).default(DEFAULT_TTL_MS))
+    .addOption(
+      new Option('--wait <ms>', 'how long to wait for the lock in ms (0: fail at once if held)')
+        .argParser(argParser((t) => parseNonNegativeInt(t, '--wait')))
+        .default(DEFAULT_WAIT_TIMEOUT_MS),
+    )
+    .addOption(
+      new Option('--grace <ms>', 'after SIGTERM on lock loss, SIGKILL CMD after this long').argParser(argParser((t) => parseNonNegativeInt(t, '--grace'))).default(1_000),
+    )
+    .addHelpText(
+      'after',
+      `\nCMD sees FENCELOCK_TOKEN (decimal), FENCELOCK_LOCK, FENCELOCK_SESSION and FENCELOCK_ENDPOINTS, so
+\`fencelock kv put KEY VALUE\` inside it is a fenced write. If the lock is presumed lost, CMD gets SIGTERM
+(SIGKILL after --grace) and fencelock exits ${EXIT.LOCK_LOST}; otherwise it exits with CMD's code.
+Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/last "$(date)"'`,
+    )
+    .action(
+      action(async (name: string, command: string[], opts: { ttl: number; wait: number; grace: number }, cmd: Command) => {
+        const g = globals(cmd);
+        return runLockCommand(
+          {
+            endpoints: resolveEndpoints(g.endpoints, io.env),
+            name,
+            command,
+            ttlMs: opts.ttl,
+            waitMs: opts.wait,
+            graceMs: opts.grace,
+            logger: cliLogger(io.env),
+          },
+          io,
+        );
+      }),
+    );
+
+  const kv = program.command('kv').description('the fenced key-value store');
+  const fencingOptions = (c: Command): Command =>
+    c
+      .option('--lock <name>', 'lock the keys belong to (env FENCELOCK_LOCK)')
+      .option('--token <n>', 'fencing token, decimal (env FENCELOCK_TOKEN)')
+      .option('--session <id>', 'session holding the lock (env FENCELOCK_SESSION)');
+
+  fencingOptions(kv.command('put').description('fenced write of one key').argument('<key>').argument('<value>', 'value (UTF-8 text)')).action(
+    action(async (key: string, value: string, opts: { lock?: string; token?: string; session?: string }, cmd: Command) => {
+      const f = resolveFencing(opts, io.env);
+      return withClient(cmd, async (client, json) => {
+        const res = await client.write({ ...f, ops: [{ put: key, value }] });
+        io.stdout(json ? `${toJson({ index: res.index })}\n` : `OK (index ${res.index})\n`);
+        return EXIT.OK;
+      });
+    }),
+  );
+
+  fencingOptions(kv.command('delete').description('fenced delete of one or more keys (atomic)').argument('<key...>')).action(
+    action(async (keys: string[], opts: { lock?: string; token?: string; session?: string }, cmd: Command) => {
+      const f = resolveFencing(opts, io.env);
+      return withClient(cmd, async (client, json) => {
+        const res = await client.write({ ...f, ops: keys.map((k) => ({ delete: k })) });
+        io.stdout(json ? `${toJson({ index: res.index })}\n` : `OK (index ${res.index})\n`);
+        return EXIT.OK;
+      });
+    }),
+  );
+
+  kv.command('get')
+    .description(`read a key (exit ${EXIT.NOT_FOUND} when missing)`)
+    .argument('<key>')
+    .option('--stale', "answer from the contacted node's state (faster, may be stale)")
+    .action(
+      action(async (key: string, opts: { stale?: boolean }, cmd: Command) =>
+        withClient(cmd, async (client, json) => {
+          const r = await client.get(key, { staleOk: opts.stale === true });
+          if (json) {
+            io.stdout(`${toJson(r.found ? { key, found: true, ...jsonValue(r.value), token: r.token, lock: r.lock } : { key, found: false })}\n`);
+          } else if (r.found) {
+            io.stdout(`${humanValue(r.value)}\n`);
+          } else {
+            io.stderr(`fencelock: key ${JSON.stringify(key)} not found\n`);
+          }
+          return r.found ? EXIT.OK : EXIT.NOT_FOUND;
+        }),
+      ),
+    );
+
+  kv.command('list')
+    .description('list keys by prefix')
+    .argument('[prefix]', 'key prefix', '')
+    .addOption(new Option('--limit <n>', 'at most this many keys (server default 100, max 1000)').argParser(argParser((t) => parsePositiveInt(t, '--limit', 1000))))
+    .option('--start-after <key>', 'continue after this key')
+    .action(
+      action(async (prefix: string, opts: { limit?: number; startAfter?: string }, cmd: Command) =>
+        withClient(cmd, async (client, json) => {
+          const r = await client.list(prefix, { limit: opts.limit, startAfter: opts.startAfter });
+          if (json) {
+            io.stdout(`${toJson({ items: r.items.map((i) => ({ key: i.key, ...jsonValue(i.value), token: i.token, lock: i.lock })), more: r.more })}\n`);
+          } else {
+            io.stdout(table(['KEY', 'TOKEN', 'LOCK', 'VALUE'], r.items.map((i) => [i.key, i.token.toString(), i.lock, humanValue(i.value)])));
+            if (r.more) io.stdout(`(more keys follow: --start-after ${JSON.stringify(r.items[r.items.length - 1]?.key ?? '')})\n`);
+          }
+          return EXIT.OK;
+        }),
+      ),
+    );
+
+  program
+    .command('status')
+    .description(`status of every node (exit ${EXIT.UNAVAILABLE} when none answers)`)
+    .action(
+      action(async (_opts: unknown, cmd: Command) =>
+        withClient(cmd, async (client, json) => {
+          const rows = await client.statusAll();
+          io.stdout(json ? `${toJson(statusJson(rows))}\n` : formatStatusTable(rows));
+          return rows.some((r) => r.ok) ? EXIT.OK : EXIT.UNAVAILABLE;
+        }),
+      ),
+    );
+
+  program
+    .command('describe')
+    .description('holder, token and waiters of a lock')
+    .argument('<lock>')
+    .action(
+      action(async (lock: string, _opts: unknown, cmd: Command) =>
+        withClient(cmd, async (client, json) => {
+          const d = await client.describe(lock);
+          io.stdout(json ? `${toJson(d)}\n` : formatDescription(d));
+          return EXIT.OK;
+        }),
+      ),
+    );
+
+  program
+    .command('watch')
+    .description('print grants, releases and expiries of a lock until interrupted')
+    .argument('<lock>')
+    .action(
+      action(async (lock: string, _opts: unknown, cmd: Command) =>
+        withClient(cmd, (client, json) =>
+          new Promise<number>((resolve, reject) => {
+            const stop = (): void => {
+              for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) io.signals.off(sig, stop);
+              w.cancel();
+              resolve(EXIT.OK);
+            };
+            const w = client.watch(lock, (ev) => io.stdout(json ? `${toJson(ev)}\n` : formatEvent(ev)), {
+              onError: (err) => {
+                for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) io.signals.off(sig, stop);
+                reject(err);
+              },
+            });
+            for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) io.signals.on(sig, stop);
+          }),
+        ),
+      ),
+    );
+
+  return program;
+}
+
+/** Runs the CLI with arguments (without node and script) and resolves to the exit code. */
+export async function runCli(args: string[], io: CliIO): Promise<number> {
+  let code: number = EXIT.OK;
+  const program = buildProgram(io, (c) => {
+    code = c;
+  });
+  try {
+    await program.parseAsync(args, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+    io.stderr(`fencelock: ${err instanceof Error ? err.message : String(err)}\n`);
+    return exitCodeFor(err);
+  }
+  return code;
+}

@@ -1,0 +1,418 @@
+import { randomBytes } from 'node:crypto';
+import { monotonicNow } from './clock';
+import { FenceLockError, isFenceLockError, toFenceLockError } from './errors';
+import { KeepAliveStream } from './keepalive';
+import { silentLogger, type Logger } from './logger';
+import {
+  methods,
+  type WireOp,
+  type WireRequestHeader,
+  type WireStatusResponse,
+} from './proto';
+import { RequestIds, Router, type CallOptions } from './router';
+import { DEFAULT_TTL_MS, LockHandle, Session, type SessionHost } from './session';
+import type {
+  EndpointStatus,
+  FenceLockClientOptions,
+  GetOptions,
+  GetResult,
+  ListOptions,
+  ListResult,
+  LockDescription,
+  LockEvent,
+  NodeStatus,
+  OpenSessionOptions,
+  WatchHandle,
+  WatchOptions,
+  WithLockOptions,
+  WriteArgs,
+  WriteOp,
+  WriteResult,
+} from './types';
+import { bigIntToWire, wireToBigInt, wireToNumber } from './uint64';
+import { Watcher } from './watch';
+import type { MethodDesc } from './proto';
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 2_000;
+export const DEFAULT_TOTAL_TIMEOUT_MS = 10_000;
+
+function positiveInt(name: string, value: number): number {
+  if (!Number.isInteger(value) || value <= 0) throw new FenceLockError('INVALID_ARGUMENT', `${name} must be a positive integer, got ${value}`);
+  return value;
+}
+
+function toWireOps(ops: WriteOp[]): WireOp[] {
+  if (!Array.isArray(ops) || ops.length === 0) throw new FenceLockError('INVALID_ARGUMENT', 'ops: a write needs at least one operation');
+  return ops.map((op, i): WireOp => {
+    if (op && 'put' in op && typeof op.put === 'string') {
+      const v = op.value;
+      let value: Buffer;
+      if (typeof v === 'string') value = Buffer.from(v, 'utf8');
+      else if (v instanceof Uint8Array) value = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+      else throw new FenceLockError('INVALID_ARGUMENT', `ops[${i}].value must be a string or a Uint8Array`);
+      return { type: 'PUT', key: op.put, value };
+    }
+    if (op && 'delete' in op && typeof op.delete === 'string') return { type: 'DELETE', key: op.delete, value: Buffer.alloc(0) };
+    throw new FenceLockError('INVALID_ARGUMENT', `ops[${i}] must be { put: key, value } or { delete: key }`);
+  });
+}
+
+function toNodeStatus(s: WireStatusResponse): NodeStatus {
+  return {
+    id: s.id,
+    address: s.address,
+    role: s.role,
+    term: wireToBigInt(s.term),
+    leader: s.leader,
+    leaderAddress: s.leaderAddress,
+    commit: wireToBigInt(s.commit),
+    applied: wireToBigInt(s.applied),
+    snapshotIndex: wireToBigInt(s.snapshotIndex),
+    lastIndex: wireToBigInt(s.lastIndex),
+    peers: (s.peers ?? []).map((p) => ({ id: p.id, address: p.address, match: wireToBigInt(p.match), next: wireToBigInt(p.next), state: p.state })),
+  };
+}
+
+/**
+ * The fencelock client: finds the leader, retries safely (a retried request keeps its request id, so the
+ * server answers it from its dedup table), keeps sessions alive over one KeepAlive stream, and hands out locks
+ * with fencing tokens.
+ */
+export class FenceLockClient implements SessionHost {
+  readonly clientId: string;
+  readonly logger: Logger;
+  readonly requestTimeoutMs: number;
+  readonly totalTimeoutMs: number;
+  private readonly router: Router;
+  private readonly ids: RequestIds;
+  private readonly keepalive: KeepAliveStream;
+  private readonly sessions = new Set<Session>();
+  private readonly shared = new Map<number, Promise<Session>>();
+  private readonly watchers = new Set<Watcher>();
+  private readonly cleanupTimers = new Set<NodeJS.Timeout>();
+  private closing: Promise<void> | undefined;
+
+  constructor(opts: FenceLockClientOptions) {
+    this.logger = opts.logger ?? silentLogger;
+    this.clientId = opts.clientId ?? randomBytes(16).toString('hex');
+    const idBytes = Buffer.byteLength(this.clientId, 'utf8');
+    if (idBytes < 1 || idBytes > 64) throw new FenceLockError('INVALID_ARGUMENT', `clientId must be 1..64 bytes, got ${idBytes}`);
+    this.requestTimeoutMs = positiveInt('requestTimeoutMs', opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    this.totalTimeoutMs = positiveInt('totalTimeoutMs', opts.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS);
+    this.router = new Router(opts.endpoints ?? [], this.requestTimeoutMs, this.totalTimeoutMs, this.logger);
+    this.ids = new RequestIds(this.clientId);
+    this.keepalive = new KeepAliveStream(this.router, this.requestTimeoutMs, this.logger);
+  }
+
+  /** Every endpoint known: the configured ones plus leaders learnt from hints. */
+  endpoints(): string[] {
+    return this.router.knownEndpoints();
+  }
+
+  /** The endpoint calls go to now (the leader, once found). */
+  currentEndpoint(): string {
+    return this.router.current();
+  }
+
+  // ----- sessions and locks -----
+
+  /** Opens a session with a lease of ttlMs (default 10 s), renewed every ttl/3 until closed or lost. */
+  async openSession(opts: OpenSessionOptions = {}): Promise<Session> {
+    this.assertOpen();
+    const ttl = positiveInt('ttlMs', opts.ttlMs ?? DEFAULT_TTL_MS);
+    const name = opts.name ?? '';
+    const sentAt = monotonicNow();
+    const res = await this.mutate(methods().open, (header) => ({ header, ttlMs: String(ttl), clientName: name }), { what: 'open session' });
+    const granted = wireToNumber(res.ttlMs);
+    const session = new Session(this, res.sessionId, granted > 0 ? granted : ttl, name, sentAt);
+    if (this.closing) {
+      void session.close().catch(() => undefined);
+      throw new FenceLockError('CANCELLED', 'open session: the fencelock client is closed');
+    }
+    this.sessions.add(session);
+    this.keepalive.add(session);
+    return session;
+  }
+
+  /**
+   * Runs fn while holding the lock: opens (or reuses) a session with this TTL, acquires (blocking), runs fn with
+   * the fencing token, and releases in finally. fn's own error wins over a release error. When a release cannot
+   * be confirmed, the shared session is abandoned so the server frees the lock when its lease runs out.
+   */
+  async withLock<T>(name: string, fn: (token: bigint, lock: LockHandle) => Promise<T>, opts: WithLockOptions = {}): Promise<T> {
+    const ttl = positiveInt('ttlMs', opts.ttlMs ?? DEFAULT_TTL_MS);
+    let lock: LockHandle;
+    for (let attempt = 1; ; attempt++) {
+      const session = await this.sharedSession(ttl);
+      try {
+        lock = await session.acquire(name, { waitTimeoutMs: opts.waitTimeoutMs });
+        break;
+      } catch (err) {
+        // The shared session vanished on the server (expired while idle): one retry with a fresh one.
+        if (attempt === 1 && (session.isLost() || (isFenceLockError(err, 'NOT_FOUND') && err.reason === 'UNKNOWN_SESSION'))) continue;
+        throw err;
+      }
+    }
+    let result: T;
+    try {
+      result = await fn(lock.token, lock);
+    } catch (fnErr) {
+      await this.releaseForWithLock(lock).catch((relErr: unknown) => {
+        this.logger.warn({ err: relErr, lock: name }, 'fencelock: release after a failed withLock body failed');
+      });
+      throw fnErr;
+    }
+    await this.releaseForWithLock(lock);
+    return result;
+  }
+
+  private async releaseForWithLock(lock: LockHandle): Promise<void> {
+    try {
+      await lock.release();
+    } catch (err) {
+      if (isFenceLockError(err) && (err.indeterminate || err.code === 'UNAVAILABLE' || err.code === 'DEADLINE_EXCEEDED')) {
+        lock.session.abandon(`release of lock ${JSON.stringify(lock.name)} could not be confirmed`);
+      }
+      throw err;
+    }
+  }
+
+  private sharedSession(ttl: number): Promise<Session> {
+    const existing = this.shared.get(ttl);
+    if (existing) {
+      return existing.then(
+        (s) => {
+          if (!s.isLost() && !s.isClosed()) return s;
+          if (this.shared.get(ttl) === existing) this.shared.delete(ttl);
+          return this.sharedSession(ttl);
+        },
+        () => {
+          if (this.shared.get(ttl) === existing) this.shared.delete(ttl);
+          return this.sharedSession(ttl);
+        },
+      );
+    }
+    const p = this.openSession({ ttlMs: ttl, name: 'withLock' });
+    this.shared.set(ttl, p);
+    p.catch(() => {
+      if (this.shared.get(ttl) === p) this.shared.delete(ttl);
+    });
+    return p;
+  }
+
+  // ----- SessionHost -----
+
+  /** @internal */
+  async acquireFor(session: Session, lock: string, waitTimeoutMs: number): Promise<{ acquired: boolean; token: bigint; holderSession: string }> {
+    this.assertOpen();
+    try {
+      const res = await this.mutate(
+        methods().acquire,
+        (header) => ({ header, lock, sessionId: session.id, waitTimeoutMs: String(waitTimeoutMs) }),
+        {
+          what: `acquire lock ${JSON.stringify(lock)}`,
+          attemptTimeoutMs: waitTimeoutMs + this.requestTimeoutMs,
+          totalTimeoutMs: waitTimeoutMs + this.totalTimeoutMs,
+          serverDeadlineIsFinal: true,
+        },
+      );
+      return { acquired: res.acquired, token: wireToBigInt(res.token), holderSession: res.holderSession };
+    } catch (err) {
+      this.noticeSessionGone(session, err);
+      if (isFenceLockError(err) && err.indeterminate) this.scheduleOrphanCheck(session, lock, waitTimeoutMs);
+      throw err;
+    }
+  }
+
+  /** @internal */
+  async releaseFor(session: Session, lock: string, token: bigint): Promise<void> {
+    this.assertOpen();
+    try {
+      await this.mutate(methods().release, (header) => ({ header, lock, sessionId: session.id, token: bigIntToWire(token) }), {
+        what: `release lock ${JSON.stringify(lock)} (token ${token})`,
+      });
+    } catch (err) {
+      this.noticeSessionGone(session, err);
+      throw err;
+    }
+  }
+
+  /** @internal */
+  writeFor(lock: string, token: bigint, sessionId: string, ops: WriteOp[]): Promise<WriteResult> {
+    return this.write({ lock, token, sessionId, ops });
+  }
+
+  /** @internal */
+  async closeSessionFor(session: Session, timeoutMs?: number): Promise<void> {
+    this.sessions.delete(session);
+    if (this.router.isClosed()) return;
+    try {
+      await this.mutate(methods().closeSession, (header) => ({ header, sessionId: session.id }), {
+        what: `close session ${session.id}`,
+        totalTimeoutMs: timeoutMs ?? (this.closing ? this.requestTimeoutMs : this.totalTimeoutMs),
+      });
+    } catch (err) {
+      if (isFenceLockError(err, 'NOT_FOUND')) return; // already gone: the goal is reached
+      throw err;
+    }
+  }
+
+  /** @internal */
+  startRenewing(session: Session): void {
+    this.keepalive.add(session);
+  }
+
+  /** @internal */
+  stopRenewing(session: Session): void {
+    this.keepalive.remove(session.id);
+  }
+
+  /** A server that no longer knows a session means it has expired: tell the session, which stops renewing. */
+  private noticeSessionGone(session: Session, err: unknown): void {
+    if (isFenceLockError(err, 'NOT_FOUND') && err.reason === 'UNKNOWN_SESSION') {
+      session.expired(new FenceLockError('NOT_FOUND', `session ${session.id} is unknown to the leader (expired)`, { reason: 'SESSION_EXPIRED', cause: err }));
+    }
+  }
+
+  /**
+   * After an acquire whose outcome is unknown (every attempt timed out), the request may still be granted on
+   * the server and leave a lock held by this session that nobody knows of. Once the server-side wait must be
+   * over, look, and release such an orphan grant.
+   */
+  private scheduleOrphanCheck(session: Session, lock: string, waitTimeoutMs: number): void {
+    const timer = setTimeout(() => {
+      this.cleanupTimers.delete(timer);
+      if (this.closing || session.isLost() || session.isClosed() || session.holdsHandle(lock)) return;
+      this.describe(lock)
+        .then(async (d) => {
+          if (!d.held || (d.holderSession !== session.publicId && d.holderSession !== session.id) || session.holdsHandle(lock) || session.isClosed()) return;
+          this.logger.warn({ lock, token: d.token.toString() }, 'fencelock: releasing a grant whose acquire had timed out');
+          await this.releaseFor(session, lock, d.token);
+        })
+        .catch((err: unknown) => this.logger.debug({ err, lock }, 'fencelock: orphan-grant check failed'));
+    }, waitTimeoutMs + this.requestTimeoutMs);
+    timer.unref();
+    this.cleanupTimers.add(timer);
+  }
+
+  // ----- fenced KV -----
+
+  /** A fenced write: applied atomically only if (lock, token, session) still holds the lock when it applies. */
+  async write(args: WriteArgs): Promise<WriteResult> {
+    this.assertOpen();
+    const ops = toWireOps(args.ops);
+    let token: string;
+    try {
+      token = bigIntToWire(args.token);
+    } catch (err) {
+      throw new FenceLockError('INVALID_ARGUMENT', `token: ${(err as Error).message}`);
+    }
+    const res = await this.mutate(methods().write, (header) => ({ header, lock: args.lock, token, sessionId: args.sessionId, ops }), {
+      what: `write under lock ${JSON.stringify(args.lock)} (token ${args.token})`,
+    });
+    return { index: wireToBigInt(res.index) };
+  }
+
+  /** Reads a key; linearizable unless staleOk. */
+  async get(key: string, opts: GetOptions = {}): Promise<GetResult> {
+    this.assertOpen();
+    const res = await this.router.call(methods().get, { key, staleOk: opts.staleOk ?? false }, { what: `get ${JSON.stringify(key)}` });
+    return { found: res.found, value: new Uint8Array(res.value ?? Buffer.alloc(0)), token: wireToBigInt(res.token), lock: res.lock };
+  }
+
+  /** Lists keys with a prefix, in key order, one page at a time. */
+  async list(prefix = '', opts: ListOptions = {}): Promise<ListResult> {
+    this.assertOpen();
+    const limit = opts.limit ?? 0;
+    if (!Number.isInteger(limit) || limit < 0 || limit > 0xffffffff) throw new FenceLockError('INVALID_ARGUMENT', `limit must be a non-negative integer, got ${limit}`);
+    const res = await this.router.call(methods().list, { prefix, startAfter: opts.startAfter ?? '', limit }, { what: `list ${JSON.stringify(prefix)}` });
+    return {
+      items: (res.items ?? []).map((kv) => ({ key: kv.key, value: new Uint8Array(kv.value ?? Buffer.alloc(0)), token: wireToBigInt(kv.token), lock: kv.lock })),
+      more: res.more,
+    };
+  }
+
+  // ----- inspection -----
+
+  async describe(lock: string): Promise<LockDescription> {
+    this.assertOpen();
+    const d = await this.router.call(methods().describe, { lock }, { what: `describe lock ${JSON.stringify(lock)}` });
+    return {
+      lock,
+      held: d.held,
+      holderSession: d.holderSession,
+      token: wireToBigInt(d.token),
+      grantedAtMs: wireToNumber(d.grantedAtMs),
+      waiters: d.waiters ?? [],
+      latestToken: wireToBigInt(d.latestToken),
+    };
+  }
+
+  /** Streams the lock's grants, releases and expiries until cancel(); reconnects across node failures. */
+  watch(lock: string, onEvent: (ev: LockEvent) => void, opts: WatchOptions = {}): WatchHandle {
+    this.assertOpen();
+    const w = new Watcher(this.router, lock, onEvent, opts.onError, this.logger, (stopped) => this.watchers.delete(stopped));
+    this.watchers.add(w);
+    w.start();
+    return w;
+  }
+
+  /**
+   * Status of one node: of `endpoint` (one attempt, no redirection), or of whichever node answers when omitted.
+   */
+  async status(endpoint?: string): Promise<NodeStatus> {
+    this.assertOpen();
+    const m = methods().status;
+    if (endpoint === undefined) return toNodeStatus(await this.router.call(m, {}, { what: 'status' }));
+    try {
+      return toNodeStatus(await this.router.once(endpoint, m, {}, this.requestTimeoutMs));
+    } catch (err) {
+      throw toFenceLockError(err, `status of ${endpoint}`);
+    }
+  }
+
+  /** Status of every known endpoint, in parallel; an unreachable node gives an error row, never a throw. */
+  async statusAll(): Promise<EndpointStatus[]> {
+    this.assertOpen();
+    return Promise.all(
+      this.router.knownEndpoints().map(async (endpoint): Promise<EndpointStatus> => {
+        try {
+          return { endpoint, ok: true, status: await this.status(endpoint) };
+        } catch (err) {
+          return { endpoint, ok: false, error: toFenceLockError(err, `status of ${endpoint}`) };
+        }
+      }),
+    );
+  }
+
+  /** Closes every session this client opened (releasing their locks), stops watches and closes the channels. */
+  close(): Promise<void> {
+    if (!this.closing) this.closing = this.doClose();
+    return this.closing;
+  }
+
+  private async doClose(): Promise<void> {
+    for (const w of [...this.watchers]) w.cancel();
+    for (const t of this.cleanupTimers) clearTimeout(t);
+    this.cleanupTimers.clear();
+    await Promise.allSettled([...this.sessions].map((s) => s.close()));
+    this.keepalive.close();
+    this.router.close();
+  }
+
+  // ----- plumbing -----
+
+  private assertOpen(): void {
+    if (this.closing) throw new FenceLockError('CANCELLED', 'the fencelock client is closed');
+  }
+
+  /** A mutating call: a fresh request id, reused unchanged by every retry of this call. */
+  private async mutate<Req, Res>(m: MethodDesc<Req, Res>, build: (header: WireRequestHeader) => Req, opts: CallOptions): Promise<Res> {
+    const { header, done } = this.ids.begin();
+    try {
+      return await this.router.call(m, build(header), opts);
+    } finally {
+      done();
+    }
+  }
+}

@@ -1,0 +1,33 @@
+import { performance } from 'node:perf_hooks';
+
+/** Monotonic milliseconds (performance.now): immune to wall-clock steps, comparable within this process only. */
+export function monotonicNow(): number {
+  return performance.now();
+}
+
+/** A sleep that can be cut short: `wake()` resolves it at once (used when the client closes). */
+export interface Sleeper {
+  sleep(ms: number): Promise<void>;
+  wakeAll(): void;
+}
+
+export function createSleeper(): Sleeper {
+  const pending = new Set<() => void>();
+  return {
+    sleep(ms: number): Promise<void> {
+      if (ms <= 0) return Promise.resolve();
+      return new Promise((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer);
+          pending.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        pending.add(done);
+      });
+    },
+    wakeAll(): void {
+      for (const done of [...pending]) done();
+    },
+  };
+}

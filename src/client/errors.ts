@@ -1,0 +1,111 @@
+import * as grpc from '@grpc/grpc-js';
+import { parseDecimalUint64 } from './uint64';
+
+/** Response metadata keys of the public API (see proto/fencelock/v1/lock.proto). */
+export const META_LEADER = 'fencelock-leader';
+export const META_REASON = 'fencelock-reason';
+export const META_WATERMARK = 'fencelock-watermark';
+
+/** gRPC status names; FenceLockError.code is one of them. */
+export type FenceLockErrorCode =
+  | 'CANCELLED'
+  | 'UNKNOWN'
+  | 'INVALID_ARGUMENT'
+  | 'DEADLINE_EXCEEDED'
+  | 'NOT_FOUND'
+  | 'ALREADY_EXISTS'
+  | 'PERMISSION_DENIED'
+  | 'RESOURCE_EXHAUSTED'
+  | 'FAILED_PRECONDITION'
+  | 'ABORTED'
+  | 'OUT_OF_RANGE'
+  | 'UNIMPLEMENTED'
+  | 'INTERNAL'
+  | 'UNAVAILABLE'
+  | 'DATA_LOSS'
+  | 'UNAUTHENTICATED';
+
+export interface FenceLockErrorInit {
+  /** Machine-readable cause from the `fencelock-reason` metadata (STALE_TOKEN, LOCK_NOT_HELD, UNKNOWN_SESSION, ...). */
+  reason?: string;
+  /** The key's current watermark from `fencelock-watermark`, on fencing refusals. */
+  watermark?: bigint;
+  /** The leader's client address from `fencelock-leader`, when the server named one. */
+  leader?: string;
+  /** The server's own words (gRPC status details). */
+  details?: string;
+  /**
+   * True when the client gave up without a definite answer (every attempt timed out or found no leader): the
+   * operation may or may not have taken effect. Retrying it as a new request may apply it twice.
+   */
+  indeterminate?: boolean;
+  cause?: unknown;
+}
+
+/** The one error type of the library: a gRPC status name plus fencelock's reason and watermark. */
+export class FenceLockError extends Error {
+  readonly code: FenceLockErrorCode;
+  readonly reason?: string;
+  readonly watermark?: bigint;
+  readonly leader?: string;
+  readonly details?: string;
+  readonly indeterminate: boolean;
+
+  constructor(code: FenceLockErrorCode, message: string, init: FenceLockErrorInit = {}) {
+    super(message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = 'FenceLockError';
+    this.code = code;
+    this.indeterminate = init.indeterminate ?? false;
+    if (init.reason !== undefined) this.reason = init.reason;
+    if (init.watermark !== undefined) this.watermark = init.watermark;
+    if (init.leader !== undefined) this.leader = init.leader;
+    if (init.details !== undefined) this.details = init.details;
+  }
+}
+
+/** True when err is a FenceLockError, optionally with this code. */
+export function isFenceLockError(err: unknown, code?: FenceLockErrorCode): err is FenceLockError {
+  return err instanceof FenceLockError && (code === undefined || err.code === code);
+}
+
+/** The first value of a metadata key as a string, or undefined. */
+export function metadataString(md: grpc.Metadata | undefined | null, key: string): string | undefined {
+  if (!md || typeof md.get !== 'function') return undefined;
+  const values = md.get(key);
+  if (values.length === 0) return undefined;
+  const v = values[0]!;
+  const s = typeof v === 'string' ? v : v.toString('utf8');
+  return s.length > 0 ? s : undefined;
+}
+
+export function statusName(code: number): FenceLockErrorCode {
+  const name = grpc.status[code];
+  if (typeof name !== 'string' || name === 'OK') return 'UNKNOWN';
+  return name as FenceLockErrorCode;
+}
+
+/** Looks like a grpc-js ServiceError (a status code plus details and metadata). */
+export function isServiceError(err: unknown): err is grpc.ServiceError {
+  return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'number' && 'details' in err;
+}
+
+/** Converts a gRPC error (or anything thrown) into a FenceLockError with a message that says what failed. */
+export function toFenceLockError(err: unknown, what: string): FenceLockError {
+  if (err instanceof FenceLockError) return err;
+  if (!isServiceError(err)) {
+    const msg = err instanceof Error ? err.message : String(err);
+    return new FenceLockError('UNKNOWN', `${what}: ${msg}`, { cause: err });
+  }
+  const code = statusName(err.code);
+  const reason = metadataString(err.metadata, META_REASON);
+  const watermarkText = metadataString(err.metadata, META_WATERMARK);
+  const watermark = watermarkText === undefined ? undefined : parseDecimalUint64(watermarkText);
+  const leader = metadataString(err.metadata, META_LEADER);
+  const details = err.details || '';
+  // The server's details often repeat the reason and the watermark already; say each thing once.
+  let message = `${what}: ${code}`;
+  if (reason && !details.startsWith(reason)) message += ` ${reason}`;
+  if (details) message += `: ${details}`;
+  if (watermark !== undefined && !details.includes(`watermark ${watermark}`)) message += ` (current watermark ${watermark})`;
+  return new FenceLockError(code, message, { reason, watermark, leader, details, cause: err });
+}

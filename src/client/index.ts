@@ -1,0 +1,17 @@
+/** The fencelock client library. */
+export { FenceLockClient, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_TOTAL_TIMEOUT_MS } from './client';
+export { Session, LockHandle, DEFAULT_TTL_MS, DEFAULT_WAIT_TIMEOUT_MS, safetyMarginMs, type AcquireOptions } from './session';
+export {
+  FenceLockError,
+  isFenceLockError,
+  META_LEADER,
+  META_REASON,
+  META_WATERMARK,
+  type FenceLockErrorCode,
+} from './errors';
+export { type Logger, silentLogger } from './logger';
+export { endpointProblem } from './router';
+export { parseDecimalUint64, UINT64_MAX } from './uint64';
+export { findProtoRoot, lockProtoPath } from './protoPath';
+export { publicSessionId } from './publicId';
+export type * from './types';

@@ -1,0 +1,208 @@
+import * as grpc from '@grpc/grpc-js';
+import { monotonicNow } from './clock';
+import { FenceLockError, toFenceLockError } from './errors';
+import type { Logger } from './logger';
+import { methods, type WireKeepAliveRequest, type WireKeepAliveResponse } from './proto';
+import { nextBackoff, type Router } from './router';
+import { wireToNumber } from './uint64';
+
+/** What the keepalive stream needs from a session. */
+export interface Renewable {
+  readonly id: string;
+  readonly ttlMs: number;
+  /** A renewal sent at monotonic time `sentAt` was acknowledged; the leader reports `remainingMs` left (0: not said). */
+  renewed(sentAt: number, remainingMs: number): void;
+  /** The leader answered alive=false: the session is gone for good. */
+  expired(err: FenceLockError): void;
+}
+
+interface Entry {
+  session: Renewable;
+  timer: NodeJS.Timeout;
+  /** Monotonic send times of renewals on the current stream not yet answered, oldest first. */
+  pending: number[];
+}
+
+type Stream = grpc.ClientDuplexStream<WireKeepAliveRequest, WireKeepAliveResponse>;
+
+/**
+ * The one bidirectional KeepAlive stream of a client. Each registered session is renewed every ttl/3 on it.
+ * The stream follows the leader: when it breaks it is reopened on the hinted leader, or on the next endpoint
+ * after a short backoff; when renewals go unanswered for `stallMs` it is abandoned and reopened elsewhere
+ * (a paused or cut-off leader keeps the TCP connection but stops answering).
+ *
+ * Acknowledgements are matched to renewals by session, oldest first, and each session learns the time its
+ * renewal was SENT, never received: the server's deadline cannot start before the renewal was sent, so the
+ * client's estimate of the lease end is never later than the server's.
+ */
+export class KeepAliveStream {
+  private readonly entries = new Map<string, Entry>();
+  private stream: Stream | undefined;
+  private streamAddress = '';
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private stallTimer: NodeJS.Timeout | undefined;
+  private backoff = 0;
+  private hintsInARow = 0;
+  private closed = false;
+
+  constructor(
+    private readonly router: Router,
+    private readonly stallMs: number,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Starts renewing a session (every ttl/3). */
+  add(session: Renewable): void {
+    if (this.closed || this.entries.has(session.id)) return;
+    const interval = Math.max(1, Math.floor(session.ttlMs / 3));
+    const entry: Entry = { session, pending: [], timer: setInterval(() => this.renew(entry), interval) };
+    this.entries.set(session.id, entry);
+    if (!this.stream && !this.reconnectTimer) this.open();
+  }
+
+  /** Stops renewing a session; the stream is closed once no session is left. */
+  remove(sessionId: string): void {
+    const entry = this.entries.get(sessionId);
+    if (!entry) return;
+    clearInterval(entry.timer);
+    this.entries.delete(sessionId);
+    if (this.entries.size === 0) this.shutdownStream();
+  }
+
+  /** For tests and diagnostics: the endpoint of the open stream, if any. */
+  currentAddress(): string | undefined {
+    return this.stream ? this.streamAddress : undefined;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const entry of this.entries.values()) clearInterval(entry.timer);
+    this.entries.clear();
+    this.shutdownStream();
+  }
+
+  private shutdownStream(): void {
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    if (this.stallTimer) clearTimeout(this.stallTimer);
+    this.stallTimer = undefined;
+    const s = this.stream;
+    this.stream = undefined;
+    if (s) {
+      s.end();
+      s.cancel();
+    }
+  }
+
+  private open(): void {
+    this.reconnectTimer = undefined;
+    if (this.closed || this.entries.size === 0 || this.router.isClosed()) return;
+    const address = this.router.current();
+    let stream: Stream;
+    try {
+      const m = methods().keepAlive;
+      stream = this.router.clientFor(address).makeBidiStreamRequest(m.path, m.serialize, m.deserialize, new grpc.Metadata(), {});
+    } catch (err) {
+      this.logger.warn({ err, endpoint: address }, 'fencelock: cannot open keepalive stream');
+      this.router.rotateFrom(address);
+      this.scheduleReopen(false);
+      return;
+    }
+    this.stream = stream;
+    this.streamAddress = address;
+    for (const entry of this.entries.values()) entry.pending = [];
+    stream.on('data', (res: WireKeepAliveResponse) => this.onResponse(stream, res));
+    stream.on('error', (err: unknown) => this.onBroken(stream, err));
+    stream.on('end', () => this.onBroken(stream, undefined));
+    // Renew everything at once on a fresh stream: after a failover the new leader hears from us promptly.
+    for (const entry of this.entries.values()) this.renew(entry);
+  }
+
+  private renew(entry: Entry): void {
+    const s = this.stream;
+    if (!s || this.closed) return;
+    const sentAt = monotonicNow();
+    entry.pending.push(sentAt);
+    // A session is lost after one TTL without acknowledgement anyway; never let the queue grow without bound.
+    if (entry.pending.length > 16) entry.pending.shift();
+    s.write({ sessionId: entry.session.id });
+    if (!this.stallTimer) this.armStallTimer(this.stallMs);
+  }
+
+  private armStallTimer(ms: number): void {
+    this.stallTimer = setTimeout(() => this.checkStall(), Math.max(1, ms));
+  }
+
+  private checkStall(): void {
+    this.stallTimer = undefined;
+    if (!this.stream) return;
+    let oldest = Infinity;
+    for (const entry of this.entries.values()) if (entry.pending.length > 0) oldest = Math.min(oldest, entry.pending[0]!);
+    if (oldest === Infinity) return;
+    const age = monotonicNow() - oldest;
+    if (age >= this.stallMs) {
+      this.logger.warn({ endpoint: this.streamAddress, waitedMs: Math.round(age) }, 'fencelock: keepalive stream stalled, switching endpoint');
+      this.breakAndReopen(undefined);
+    } else {
+      this.armStallTimer(this.stallMs - age);
+    }
+  }
+
+  private onResponse(stream: Stream, res: WireKeepAliveResponse): void {
+    if (stream !== this.stream) return;
+    this.backoff = 0;
+    this.hintsInARow = 0;
+    const entry = this.entries.get(res.sessionId);
+    if (!entry) return;
+    if (!res.alive) {
+      this.remove(res.sessionId);
+      entry.session.expired(
+        new FenceLockError('NOT_FOUND', `session ${res.sessionId} has expired or is unknown to the leader`, {
+          reason: 'SESSION_EXPIRED',
+        }),
+      );
+      return;
+    }
+    const sentAt = entry.pending.shift();
+    if (sentAt === undefined) return; // an answer we did not ask for: its send time is unknown, so it proves nothing
+    entry.session.renewed(sentAt, wireToNumber(res.remainingMs));
+  }
+
+  private onBroken(stream: Stream, raw: unknown): void {
+    if (stream !== this.stream) return;
+    this.breakAndReopen(raw);
+  }
+
+  private breakAndReopen(raw: unknown): void {
+    const old = this.stream;
+    const address = this.streamAddress;
+    this.stream = undefined;
+    if (this.stallTimer) clearTimeout(this.stallTimer);
+    this.stallTimer = undefined;
+    for (const entry of this.entries.values()) entry.pending = [];
+    if (old) old.cancel();
+    if (this.closed || this.entries.size === 0) return;
+    const err = raw === undefined ? undefined : toFenceLockError(raw, 'keepalive stream');
+    if (err?.leader && err.leader !== address && this.hintsInARow <= this.router.knownEndpoints().length) {
+      this.hintsInARow++;
+      this.router.noteLeader(err.leader);
+      this.scheduleReopen(true);
+      return;
+    }
+    this.hintsInARow = 0;
+    this.logger.debug({ endpoint: address, code: err?.code }, 'fencelock: keepalive stream broke, rotating');
+    this.router.rotateFrom(address);
+    this.scheduleReopen(false);
+  }
+
+  private scheduleReopen(immediately: boolean): void {
+    if (this.reconnectTimer || this.closed) return;
+    let delay = 0;
+    if (!immediately) {
+      this.backoff = nextBackoff(this.backoff);
+      delay = this.backoff;
+    }
+    this.reconnectTimer = setTimeout(() => this.open(), delay);
+  }
+}

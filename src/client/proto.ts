@@ -1,0 +1,235 @@
+import type * as grpc from '@grpc/grpc-js';
+import * as path from 'node:path';
+import * as protoLoader from '@grpc/proto-loader';
+import { findProtoRoot } from './protoPath';
+
+/*
+ * Wire shapes of the messages in proto/fencelock/v1/lock.proto as @grpc/proto-loader presents them with the
+ * options below: camelCase field names, 64-bit integers as decimal strings, enums as their names, bytes as
+ * Buffer, every field present (defaults: true). Outgoing messages may carry 64-bit values as decimal strings.
+ */
+
+export interface WireRequestHeader {
+  clientId: string;
+  requestId: string;
+  ackedBelow: string;
+}
+
+export interface WireOpenSessionRequest {
+  header: WireRequestHeader;
+  ttlMs: string;
+  clientName: string;
+}
+export interface WireOpenSessionResponse {
+  sessionId: string;
+  ttlMs: string;
+}
+export interface WireKeepAliveRequest {
+  sessionId: string;
+}
+export interface WireKeepAliveResponse {
+  sessionId: string;
+  alive: boolean;
+  remainingMs: string;
+}
+export interface WireCloseSessionRequest {
+  header: WireRequestHeader;
+  sessionId: string;
+}
+export type WireCloseSessionResponse = Record<string, never>;
+
+export interface WireAcquireRequest {
+  header: WireRequestHeader;
+  lock: string;
+  sessionId: string;
+  waitTimeoutMs: string;
+}
+export interface WireAcquireResponse {
+  acquired: boolean;
+  token: string;
+  holderSession: string;
+}
+export interface WireReleaseRequest {
+  header: WireRequestHeader;
+  lock: string;
+  sessionId: string;
+  token: string;
+}
+export interface WireReleaseResponse {
+  nextHolderSession: string;
+  nextToken: string;
+}
+export interface WireDescribeRequest {
+  lock: string;
+}
+export interface WireDescribeResponse {
+  held: boolean;
+  holderSession: string;
+  token: string;
+  grantedAtMs: string;
+  waiters: string[];
+  latestToken: string;
+}
+export interface WireWatchRequest {
+  lock: string;
+}
+export type WireLockEventKind = 'KIND_UNSPECIFIED' | 'GRANTED' | 'RELEASED' | 'EXPIRED';
+export interface WireLockEvent {
+  kind: WireLockEventKind;
+  lock: string;
+  sessionId: string;
+  token: string;
+  index: string;
+}
+
+export type WireOpType = 'TYPE_UNSPECIFIED' | 'PUT' | 'DELETE';
+export interface WireOp {
+  type: WireOpType;
+  key: string;
+  value: Uint8Array;
+}
+export interface WireWriteRequest {
+  header: WireRequestHeader;
+  lock: string;
+  token: string;
+  sessionId: string;
+  ops: WireOp[];
+}
+export interface WireWriteResponse {
+  index: string;
+}
+export interface WireGetRequest {
+  key: string;
+  staleOk: boolean;
+}
+export interface WireGetResponse {
+  found: boolean;
+  value: Buffer;
+  token: string;
+  lock: string;
+}
+export interface WireListRequest {
+  prefix: string;
+  startAfter: string;
+  limit: number;
+}
+export interface WireKeyValue {
+  key: string;
+  value: Buffer;
+  token: string;
+  lock: string;
+}
+export interface WireListResponse {
+  items: WireKeyValue[];
+  more: boolean;
+}
+
+export type WireStatusRequest = Record<string, never>;
+export interface WirePeerStatus {
+  id: string;
+  address: string;
+  match: string;
+  next: string;
+  state: string;
+}
+export interface WireStatusResponse {
+  id: string;
+  role: string;
+  term: string;
+  leader: string;
+  leaderAddress: string;
+  commit: string;
+  applied: string;
+  snapshotIndex: string;
+  lastIndex: string;
+  peers: WirePeerStatus[];
+  address: string;
+}
+
+/** Options for @grpc/proto-loader; the server side may use the same so both agree on shapes. */
+export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
+  keepCase: false,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+};
+
+/** Fully qualified service names of the public API. */
+export const SERVICE_NAMES = {
+  session: 'fencelock.v1.Session',
+  lock: 'fencelock.v1.Lock',
+  kv: 'fencelock.v1.KV',
+  cluster: 'fencelock.v1.Cluster',
+} as const;
+
+let cached: protoLoader.PackageDefinition | undefined;
+
+/** Loads (once) the package definition of proto/fencelock/v1/lock.proto. */
+export function loadLockPackage(): protoLoader.PackageDefinition {
+  if (!cached) {
+    const root = findProtoRoot();
+    cached = protoLoader.loadSync('fencelock/v1/lock.proto', { ...PROTO_LOADER_OPTIONS, includeDirs: [path.join(root, 'proto')] });
+  }
+  return cached;
+}
+
+/** The grpc-js service definition of one of the public services. */
+export function serviceDefinition(name: (typeof SERVICE_NAMES)[keyof typeof SERVICE_NAMES]): grpc.ServiceDefinition {
+  const def = loadLockPackage()[name];
+  if (!def || 'format' in def) throw new Error(`service ${name} is missing from lock.proto`);
+  return def as unknown as grpc.ServiceDefinition;
+}
+
+/** What is needed to call one method on a generic grpc-js Client. */
+export interface MethodDesc<Req, Res> {
+  path: string;
+  serialize: (req: Req) => Buffer;
+  deserialize: (buf: Buffer) => Res;
+}
+
+function method<Req, Res>(service: (typeof SERVICE_NAMES)[keyof typeof SERVICE_NAMES], name: string): MethodDesc<Req, Res> {
+  const def = serviceDefinition(service)[name];
+  if (!def) throw new Error(`method ${service}/${name} is missing from lock.proto`);
+  return {
+    path: def.path,
+    serialize: def.requestSerialize as (req: Req) => Buffer,
+    deserialize: def.responseDeserialize as (buf: Buffer) => Res,
+  };
+}
+
+export interface Methods {
+  open: MethodDesc<WireOpenSessionRequest, WireOpenSessionResponse>;
+  keepAlive: MethodDesc<WireKeepAliveRequest, WireKeepAliveResponse>;
+  closeSession: MethodDesc<WireCloseSessionRequest, WireCloseSessionResponse>;
+  acquire: MethodDesc<WireAcquireRequest, WireAcquireResponse>;
+  release: MethodDesc<WireReleaseRequest, WireReleaseResponse>;
+  describe: MethodDesc<WireDescribeRequest, WireDescribeResponse>;
+  watch: MethodDesc<WireWatchRequest, WireLockEvent>;
+  write: MethodDesc<WireWriteRequest, WireWriteResponse>;
+  get: MethodDesc<WireGetRequest, WireGetResponse>;
+  list: MethodDesc<WireListRequest, WireListResponse>;
+  status: MethodDesc<WireStatusRequest, WireStatusResponse>;
+}
+
+let cachedMethods: Methods | undefined;
+
+/** Method descriptors of every call the client makes. */
+export function methods(): Methods {
+  if (!cachedMethods) {
+    cachedMethods = {
+      open: method(SERVICE_NAMES.session, 'Open'),
+      keepAlive: method(SERVICE_NAMES.session, 'KeepAlive'),
+      closeSession: method(SERVICE_NAMES.session, 'Close'),
+      acquire: method(SERVICE_NAMES.lock, 'Acquire'),
+      release: method(SERVICE_NAMES.lock, 'Release'),
+      describe: method(SERVICE_NAMES.lock, 'Describe'),
+      watch: method(SERVICE_NAMES.lock, 'Watch'),
+      write: method(SERVICE_NAMES.kv, 'Write'),
+      get: method(SERVICE_NAMES.kv, 'Get'),
+      list: method(SERVICE_NAMES.kv, 'List'),
+      status: method(SERVICE_NAMES.cluster, 'Status'),
+    };
+  }
+  return cachedMethods;
+}

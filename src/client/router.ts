@@ -1,0 +1,245 @@
+import * as grpc from '@grpc/grpc-js';
+import { createSleeper, monotonicNow, type Sleeper } from './clock';
+import { FenceLockError, toFenceLockError } from './errors';
+import type { Logger } from './logger';
+import type { MethodDesc, WireRequestHeader } from './proto';
+
+/** Channel options: notice a dead peer within ~3 s even when idle, and reconnect quickly after a restart. */
+export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  'grpc.keepalive_time_ms': 2_000,
+  'grpc.keepalive_timeout_ms': 1_000,
+  'grpc.keepalive_permit_without_calls': 1,
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 1_000,
+};
+
+/** Backoff between attempts that got no leader hint: 20 ms doubling up to 500 ms. */
+export const RETRY_BACKOFF_INITIAL_MS = 20;
+export const RETRY_BACKOFF_MAX_MS = 500;
+
+export function nextBackoff(ms: number): number {
+  return Math.min(RETRY_BACKOFF_MAX_MS, Math.max(RETRY_BACKOFF_INITIAL_MS, ms * 2));
+}
+
+const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/;
+
+/** Checks a `host:port` endpoint (IPv6 in brackets); returns an error message or undefined. */
+export function endpointProblem(endpoint: string): string | undefined {
+  const m = HOST_PORT.exec(endpoint);
+  if (!m) return `endpoint ${JSON.stringify(endpoint)} is not host:port`;
+  const port = Number(m[2]);
+  if (port < 1 || port > 65535) return `endpoint ${JSON.stringify(endpoint)} has a port outside 1..65535`;
+  return undefined;
+}
+
+export interface CallOptions {
+  /** What the call does, for error messages ("acquire lock \"a\""). */
+  what: string;
+  /** Deadline of one attempt; defaults to the router's requestTimeoutMs. */
+  attemptTimeoutMs?: number;
+  /** Budget of the whole operation, retries included; defaults to the router's totalTimeoutMs. */
+  totalTimeoutMs?: number;
+  /**
+   * When true, a DEADLINE_EXCEEDED that the server itself sent before this attempt's own deadline is final
+   * (a blocking acquire whose wait timed out). Otherwise every DEADLINE_EXCEEDED is retried.
+   */
+  serverDeadlineIsFinal?: boolean;
+}
+
+/**
+ * Issues increasing request ids and tracks which are still in flight, so every mutating request can say
+ * which results the server may forget (acked_below = lowest id still in flight).
+ */
+export class RequestIds {
+  private next = 1n;
+  private readonly inFlight = new Set<bigint>();
+
+  constructor(readonly clientId: string) {}
+
+  /** A header for a new request; call `done()` once the operation (with all its retries) has finished. */
+  begin(): { header: WireRequestHeader; id: bigint; done: () => void } {
+    const id = this.next++;
+    this.inFlight.add(id);
+    let lowest = id;
+    for (const other of this.inFlight) if (other < lowest) lowest = other;
+    const header: WireRequestHeader = { clientId: this.clientId, requestId: id.toString(), ackedBelow: lowest.toString() };
+    return { header, id, done: () => void this.inFlight.delete(id) };
+  }
+
+  /** The lowest id still in flight, or the next id when none is. */
+  ackedBelow(): bigint {
+    let lowest = this.next;
+    for (const other of this.inFlight) if (other < lowest) lowest = other;
+    return lowest;
+  }
+}
+
+/**
+ * Knows the endpoints, keeps one gRPC channel per endpoint, follows leader hints and rotates past dead
+ * nodes. Every unary call of the library goes through `call`, which retries the SAME request (same request
+ * header) until it succeeds, fails with a non-retryable status, or runs out of time.
+ */
+export class Router {
+  private readonly endpoints: string[];
+  private readonly clients = new Map<string, grpc.Client>();
+  private readonly active = new Set<grpc.ClientUnaryCall>();
+  private readonly sleeper: Sleeper = createSleeper();
+  private currentIndex = 0;
+  private closed = false;
+
+  constructor(
+    endpoints: string[],
+    readonly requestTimeoutMs: number,
+    readonly totalTimeoutMs: number,
+    private readonly logger: Logger,
+  ) {
+    if (endpoints.length === 0) throw new FenceLockError('INVALID_ARGUMENT', 'at least one endpoint is required');
+    for (const e of endpoints) {
+      const problem = endpointProblem(e);
+      if (problem) throw new FenceLockError('INVALID_ARGUMENT', problem);
+    }
+    this.endpoints = [...new Set(endpoints)];
+  }
+
+  /** Every endpoint known: the configured ones plus leaders learnt from hints. */
+  knownEndpoints(): string[] {
+    return [...this.endpoints];
+  }
+
+  /** The endpoint calls go to now (the leader, when known). */
+  current(): string {
+    return this.endpoints[this.currentIndex]!;
+  }
+
+  isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Makes `address` (from a `fencelock-leader` hint) the current endpoint, adding it when new. */
+  noteLeader(address: string): void {
+    if (endpointProblem(address)) {
+      this.logger.warn({ address }, 'fencelock: ignoring malformed leader hint');
+      return;
+    }
+    let i = this.endpoints.indexOf(address);
+    if (i < 0) {
+      this.endpoints.push(address);
+      i = this.endpoints.length - 1;
+      this.logger.info({ address }, 'fencelock: learnt a new endpoint from a leader hint');
+    }
+    if (i !== this.currentIndex) this.logger.debug({ leader: address }, 'fencelock: following leader hint');
+    this.currentIndex = i;
+  }
+
+  /** Moves on to the next endpoint, unless someone else already moved away from `failed`. */
+  rotateFrom(failed: string): void {
+    if (this.current() !== failed) return;
+    this.currentIndex = (this.currentIndex + 1) % this.endpoints.length;
+  }
+
+  /** The generic gRPC client (one channel) of an endpoint, created on first use. */
+  clientFor(address: string): grpc.Client {
+    if (this.closed) throw new FenceLockError('CANCELLED', 'the fencelock client is closed');
+    let c = this.clients.get(address);
+    if (!c) {
+      c = new grpc.Client(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+      this.clients.set(address, c);
+    }
+    return c;
+  }
+
+  sleep(ms: number): Promise<void> {
+    return this.sleeper.sleep(ms);
+  }
+
+  /** One attempt against one endpoint, with a deadline. Rejects with the raw gRPC error. */
+  once<Req, Res>(address: string, m: MethodDesc<Req, Res>, req: Req, timeoutMs: number): Promise<Res> {
+    const client = this.clientFor(address);
+    return new Promise<Res>((resolve, reject) => {
+      const call = client.makeUnaryRequest(
+        m.path,
+        m.serialize,
+        m.deserialize,
+        req,
+        new grpc.Metadata(),
+        { deadline: Date.now() + Math.max(1, Math.floor(timeoutMs)) },
+        (err, res) => {
+          this.active.delete(call);
+          if (err) reject(err);
+          else resolve(res as Res);
+        },
+      );
+      this.active.add(call);
+    });
+  }
+
+  /**
+   * Calls a method with leader discovery and retries. The request object is sent unchanged on every attempt,
+   * so a mutating request keeps its request id: the server returns the original result of a retried request.
+   */
+  async call<Req, Res>(m: MethodDesc<Req, Res>, req: Req, opts: CallOptions): Promise<Res> {
+    const attemptTimeoutMs = opts.attemptTimeoutMs ?? this.requestTimeoutMs;
+    const totalTimeoutMs = opts.totalTimeoutMs ?? this.totalTimeoutMs;
+    const start = monotonicNow();
+    const deadline = start + totalTimeoutMs;
+    let backoff = 0;
+    let hintsInARow = 0;
+    let attempts = 0;
+    let last: FenceLockError | undefined;
+    for (;;) {
+      if (this.closed) throw new FenceLockError('CANCELLED', `${opts.what}: the fencelock client is closed`);
+      const remaining = deadline - monotonicNow();
+      if (remaining <= 0) throw this.gaveUp(opts.what, attempts, totalTimeoutMs, last);
+      const address = this.current();
+      const timeout = Math.min(attemptTimeoutMs, remaining);
+      const attemptStart = monotonicNow();
+      attempts++;
+      try {
+        return await this.once(address, m, req, timeout);
+      } catch (raw) {
+        if (this.closed) throw new FenceLockError('CANCELLED', `${opts.what}: the fencelock client is closed`);
+        const err = toFenceLockError(raw, `${opts.what} (via ${address})`);
+        const ownDeadlinePassed = monotonicNow() - attemptStart >= timeout - 2;
+        const retryable =
+          err.code === 'UNAVAILABLE' ||
+          (err.code === 'DEADLINE_EXCEEDED' && (ownDeadlinePassed || !opts.serverDeadlineIsFinal));
+        if (!retryable) throw err;
+        last = err;
+        // Follow a leader hint at once, but not forever: hints that go round in circles get the backoff.
+        if (err.code === 'UNAVAILABLE' && err.leader && err.leader !== address && hintsInARow <= this.endpoints.length) {
+          hintsInARow++;
+          this.noteLeader(err.leader);
+          continue;
+        }
+        hintsInARow = 0;
+        this.logger.debug({ endpoint: address, code: err.code, what: opts.what }, 'fencelock: attempt failed, rotating');
+        this.rotateFrom(address);
+        backoff = nextBackoff(backoff);
+        await this.sleep(Math.min(backoff, deadline - monotonicNow()));
+      }
+    }
+  }
+
+  private gaveUp(what: string, attempts: number, totalMs: number, last: FenceLockError | undefined): FenceLockError {
+    const code = last?.code ?? 'DEADLINE_EXCEEDED';
+    const lastWords = last ? `; last error: ${last.message}` : '';
+    return new FenceLockError(code, `${what}: gave up after ${attempts} attempt(s) in ${totalMs} ms${lastWords}`, {
+      reason: last?.reason,
+      leader: last?.leader,
+      details: last?.details,
+      indeterminate: true,
+      cause: last,
+    });
+  }
+
+  /** Cancels calls in flight, wakes sleeping retries and closes every channel. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.sleeper.wakeAll();
+    for (const call of [...this.active]) call.cancel();
+    this.active.clear();
+    for (const c of this.clients.values()) c.close();
+    this.clients.clear();
+  }
+}

@@ -1,0 +1,285 @@
+import { monotonicNow } from './clock';
+import { FenceLockError } from './errors';
+import { publicSessionId } from './publicId';
+import type { Renewable } from './keepalive';
+import type { Logger } from './logger';
+import type { WriteOp, WriteResult } from './types';
+
+/** Default session TTL, and the default wait of a blocking acquire. */
+export const DEFAULT_TTL_MS = 10_000;
+export const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
+
+/**
+ * How long before the estimated end of the lease a holder is presumed to have lost it: 10% of the TTL, at
+ * least 500 ms, at most half the TTL. It covers clock-rate differences and the time a holder needs to stop.
+ */
+export function safetyMarginMs(ttlMs: number): number {
+  return Math.min(Math.max(ttlMs * 0.1, 500), ttlMs / 2);
+}
+
+/** What a session needs from the client that opened it (implemented by FenceLockClient). */
+export interface SessionHost {
+  readonly logger: Logger;
+  acquireFor(session: Session, lock: string, waitTimeoutMs: number): Promise<{ acquired: boolean; token: bigint; holderSession: string }>;
+  releaseFor(session: Session, lock: string, token: bigint): Promise<void>;
+  writeFor(lock: string, token: bigint, sessionId: string, ops: WriteOp[]): Promise<WriteResult>;
+  closeSessionFor(session: Session, timeoutMs?: number): Promise<void>;
+  startRenewing(session: Session): void;
+  stopRenewing(session: Session): void;
+}
+
+export interface AcquireOptions {
+  /** How long to wait in the lock's FIFO queue; default 30,000 ms. */
+  waitTimeoutMs?: number;
+}
+
+/**
+ * A session: a lease the leader keeps alive while renewals arrive. Locks belong to sessions; when the session
+ * ends (closed, or expired on the leader) every lock it holds is released.
+ */
+export class Session implements Renewable {
+  private leaseEndsAt: number;
+  private lostError: FenceLockError | undefined;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  private lossTimer: NodeJS.Timeout | undefined;
+  private readonly lostCallbacks: Array<(err: FenceLockError) => void> = [];
+  private readonly held = new Map<string, LockHandle>();
+  /** The handle other clients see for this session in describe() and watch() (the id itself is a secret). */
+  readonly publicId: string;
+
+  /**
+   * @param openSentAt monotonic time the Open request was first sent: the server's lease cannot have started
+   *   earlier, so the first estimate of its end is conservative.
+   */
+  constructor(
+    private readonly host: SessionHost,
+    readonly id: string,
+    readonly ttlMs: number,
+    readonly name: string,
+    openSentAt: number,
+  ) {
+    this.publicId = publicSessionId(id);
+    this.leaseEndsAt = openSentAt + ttlMs;
+    this.armLossTimer();
+  }
+
+  /** Monotonic time (performance.now) after which holders must presume their locks lost. */
+  presumedLostAt(): number {
+    return this.leaseEndsAt - safetyMarginMs(this.ttlMs);
+  }
+
+  /** True once the session is lost or closed, or when no renewal was acknowledged recently enough. */
+  isPresumedLost(): boolean {
+    return this.lostError !== undefined || this.closed || monotonicNow() >= this.presumedLostAt();
+  }
+
+  /** True once the session is known to be gone (alive=false, or no acknowledged renewal for a whole TTL). */
+  isLost(): boolean {
+    return this.lostError !== undefined;
+  }
+
+  isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Registers a callback run once when the session is lost (at once, asynchronously, if it already is). */
+  onLost(cb: (err: FenceLockError) => void): void {
+    if (this.lostError) {
+      const err = this.lostError;
+      queueMicrotask(() => this.runCallback(cb, err));
+      return;
+    }
+    this.lostCallbacks.push(cb);
+  }
+
+  /** Blocking acquire: waits in the lock's FIFO queue up to waitTimeoutMs; rejects DEADLINE_EXCEEDED after it. */
+  async acquire(lock: string, opts: AcquireOptions = {}): Promise<LockHandle> {
+    const wait = opts.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
+    if (!Number.isInteger(wait) || wait < 0) {
+      throw new FenceLockError('INVALID_ARGUMENT', `waitTimeoutMs must be a non-negative integer, got ${wait}`);
+    }
+    const res = await this.acquireRaw(lock, wait);
+    if (!res.acquired) {
+      throw new FenceLockError('DEADLINE_EXCEEDED', `acquire lock ${JSON.stringify(lock)}: still held by session ${res.holderSession} after ${wait} ms`, {
+        reason: 'LOCK_HELD',
+      });
+    }
+    return this.handleFor(lock, res.token);
+  }
+
+  /** Try-lock: one attempt with wait_timeout_ms = 0; null when another session holds the lock. */
+  async tryAcquire(lock: string): Promise<LockHandle | null> {
+    const res = await this.acquireRaw(lock, 0);
+    return res.acquired ? this.handleFor(lock, res.token) : null;
+  }
+
+  /**
+   * Closes the session on the leader, which releases every lock it holds. Idempotent. `timeoutMs` bounds the
+   * attempt (default: the client's totalTimeoutMs); if it fails, the session still expires after its TTL.
+   */
+  close(opts: { timeoutMs?: number } = {}): Promise<void> {
+    if (!this.closing) {
+      this.closed = true;
+      this.stopTimers();
+      this.host.stopRenewing(this);
+      for (const h of this.held.values()) h.markReleased();
+      this.held.clear();
+      this.closing = this.lostError?.reason === 'SESSION_EXPIRED' ? Promise.resolve() : this.host.closeSessionFor(this, opts.timeoutMs);
+    }
+    return this.closing;
+  }
+
+  /**
+   * Stops renewing without telling the server, so the session expires there after its TTL and its locks are
+   * freed. Used when a release could not be confirmed. Counts as losing the session.
+   */
+  abandon(reason: string): void {
+    this.markLost(new FenceLockError('UNAVAILABLE', `session ${this.id} abandoned: ${reason}`, { reason: 'ABANDONED' }));
+  }
+
+  // --- Renewable (called by the keepalive stream) ---
+
+  renewed(sentAt: number, remainingMs: number): void {
+    if (this.lostError || this.closed) return;
+    const lease = remainingMs > 0 ? Math.min(this.ttlMs, remainingMs) : this.ttlMs;
+    const end = sentAt + lease;
+    if (end > this.leaseEndsAt) {
+      this.leaseEndsAt = end;
+      this.armLossTimer();
+    }
+  }
+
+  expired(err: FenceLockError): void {
+    this.markLost(err);
+  }
+
+  // --- internals ---
+
+  /** True when this client holds an unreleased handle on the lock through this session. */
+  holdsHandle(lock: string): boolean {
+    const h = this.held.get(lock);
+    return h !== undefined && !h.isReleased();
+  }
+
+  /** Forgets a handle once released. */
+  forget(handle: LockHandle): void {
+    if (this.held.get(handle.name) === handle) this.held.delete(handle.name);
+  }
+
+  private async acquireRaw(lock: string, wait: number): Promise<{ acquired: boolean; token: bigint; holderSession: string }> {
+    if (this.closed) throw new FenceLockError('FAILED_PRECONDITION', `session ${this.id} is closed`, { reason: 'SESSION_CLOSED' });
+    if (this.lostError) throw new FenceLockError(this.lostError.code, `session ${this.id} is lost: ${this.lostError.message}`, { reason: this.lostError.reason });
+    return this.host.acquireFor(this, lock, wait);
+  }
+
+  private handleFor(lock: string, token: bigint): LockHandle {
+    const existing = this.held.get(lock);
+    if (existing && existing.token === token && !existing.isReleased()) return existing;
+    const handle = new LockHandle(this.host, this, lock, token);
+    this.held.set(lock, handle);
+    return handle;
+  }
+
+  private armLossTimer(): void {
+    if (this.lossTimer) clearTimeout(this.lossTimer);
+    const delay = Math.max(0, this.leaseEndsAt - monotonicNow());
+    this.lossTimer = setTimeout(() => {
+      this.lossTimer = undefined;
+      if (monotonicNow() >= this.leaseEndsAt) {
+        this.markLost(
+          new FenceLockError('DEADLINE_EXCEEDED', `session ${this.id}: no renewal acknowledged within its ${this.ttlMs} ms TTL`, {
+            reason: 'KEEPALIVE_TIMEOUT',
+          }),
+        );
+      } else {
+        this.armLossTimer();
+      }
+    }, Math.ceil(delay) + 1);
+  }
+
+  private stopTimers(): void {
+    if (this.lossTimer) clearTimeout(this.lossTimer);
+    this.lossTimer = undefined;
+  }
+
+  private markLost(err: FenceLockError): void {
+    if (this.lostError || this.closed) return;
+    this.lostError = err;
+    this.stopTimers();
+    this.host.stopRenewing(this);
+    this.host.logger.warn({ session: this.id, reason: err.reason }, `fencelock: session lost: ${err.message}`);
+    const callbacks = this.lostCallbacks.splice(0);
+    for (const cb of callbacks) this.runCallback(cb, err);
+  }
+
+  private runCallback(cb: (err: FenceLockError) => void, err: FenceLockError): void {
+    try {
+      cb(err);
+    } catch (cbErr) {
+      this.host.logger.error({ err: cbErr, session: this.id }, 'fencelock: onLost callback threw');
+    }
+  }
+}
+
+/** A held lock: its fencing token, and the session whose lease keeps it. */
+export class LockHandle {
+  private released = false;
+  private releasing: Promise<void> | undefined;
+
+  constructor(
+    private readonly host: SessionHost,
+    readonly session: Session,
+    readonly name: string,
+    readonly token: bigint,
+  ) {}
+
+  /** Monotonic time (performance.now) after which the holder must presume the lock lost. */
+  presumedLostAt(): number {
+    return this.session.presumedLostAt();
+  }
+
+  /** True once released, or when the session is lost or presumed lost. */
+  isPresumedLost(): boolean {
+    return this.released || this.session.isPresumedLost();
+  }
+
+  isReleased(): boolean {
+    return this.released;
+  }
+
+  /** A fenced write under this lock's token: the server refuses it if a newer holder exists. */
+  write(ops: WriteOp[]): Promise<WriteResult> {
+    if (this.released) {
+      return Promise.reject(
+        new FenceLockError('FAILED_PRECONDITION', `lock ${JSON.stringify(this.name)} (token ${this.token}) was released by this client`, {
+          reason: 'LOCK_NOT_HELD',
+        }),
+      );
+    }
+    return this.host.writeFor(this.name, this.token, this.session.id, ops);
+  }
+
+  /** Releases the lock (the server hands it to the next waiter). Idempotent; failures reject. */
+  release(): Promise<void> {
+    if (!this.releasing) {
+      if (this.released) return Promise.resolve();
+      this.releasing = this.host.releaseFor(this.session, this.name, this.token).then(
+        () => {
+          this.markReleased();
+        },
+        (err: unknown) => {
+          this.releasing = undefined;
+          throw err;
+        },
+      );
+    }
+    return this.releasing;
+  }
+
+  /** Marks the handle released without a call (the session was closed). */
+  markReleased(): void {
+    this.released = true;
+    this.session.forget(this);
+  }
+}

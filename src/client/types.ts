@@ -1,0 +1,133 @@
+import type { FenceLockError } from './errors';
+import type { Logger } from './logger';
+
+export interface FenceLockClientOptions {
+  /** host:port of any nodes of the cluster; the leader is found from there. */
+  endpoints: string[];
+  /** Names this client in request headers; default 128 random bits in hex. 1..64 bytes. */
+  clientId?: string;
+  /** Deadline of one attempt of a call; default 2,000 ms. */
+  requestTimeoutMs?: number;
+  /** Budget of one operation including retries; default 10,000 ms (a blocking acquire adds its wait). */
+  totalTimeoutMs?: number;
+  /** pino-compatible logger; silent by default. */
+  logger?: Logger;
+}
+
+/** One operation of a fenced write: put a value, or delete a key. */
+export type WriteOp = { put: string; value: Uint8Array | string } | { delete: string };
+
+export interface WriteResult {
+  /** Log index at which the write applied. */
+  index: bigint;
+}
+
+export interface WriteArgs {
+  lock: string;
+  token: bigint;
+  sessionId: string;
+  ops: WriteOp[];
+}
+
+export interface GetOptions {
+  /** Answer from the contacted node's state without a ReadIndex round (may be stale). */
+  staleOk?: boolean;
+}
+
+export interface GetResult {
+  found: boolean;
+  value: Uint8Array;
+  /** Token of the write that set the value (the key's watermark); 0n when not found. */
+  token: bigint;
+  /** The lock the key belongs to. */
+  lock: string;
+}
+
+export interface ListOptions {
+  /** At most this many items (server default 100, at most 1000). */
+  limit?: number;
+  /** Resume after this key (exclusive). */
+  startAfter?: string;
+}
+
+export interface KeyValue {
+  key: string;
+  value: Uint8Array;
+  token: bigint;
+  lock: string;
+}
+
+export interface ListResult {
+  items: KeyValue[];
+  /** More keys with this prefix follow the last item. */
+  more: boolean;
+}
+
+export interface LockDescription {
+  lock: string;
+  held: boolean;
+  holderSession: string;
+  token: bigint;
+  /** Leader's wall clock (ms since epoch) when the granting entry was proposed; 0 when not held. */
+  grantedAtMs: number;
+  waiters: string[];
+  /** Highest token ever issued for this lock (0n: never granted). */
+  latestToken: bigint;
+}
+
+export type LockEventKind = 'GRANTED' | 'RELEASED' | 'EXPIRED' | 'UNSPECIFIED';
+
+export interface LockEvent {
+  kind: LockEventKind;
+  lock: string;
+  sessionId: string;
+  token: bigint;
+  /** Log index of the entry that caused the event. */
+  index: bigint;
+}
+
+export interface WatchOptions {
+  /** Called once when the watch stops for good (a non-retryable error); reconnects are silent. */
+  onError?: (err: FenceLockError) => void;
+}
+
+export interface WatchHandle {
+  cancel(): void;
+}
+
+export interface PeerStatus {
+  id: string;
+  address: string;
+  match: bigint;
+  next: bigint;
+  state: string;
+}
+
+export interface NodeStatus {
+  id: string;
+  address: string;
+  role: string;
+  term: bigint;
+  leader: string;
+  leaderAddress: string;
+  commit: bigint;
+  applied: bigint;
+  snapshotIndex: bigint;
+  lastIndex: bigint;
+  peers: PeerStatus[];
+}
+
+/** One row of statusAll(): the node's status, or why it could not be had. */
+export type EndpointStatus = { endpoint: string; ok: true; status: NodeStatus } | { endpoint: string; ok: false; error: FenceLockError };
+
+export interface OpenSessionOptions {
+  /** Lease length; default 10,000 ms. The server enforces its bounds (default 2,000..300,000). */
+  ttlMs?: number;
+  /** Informational name shown by the server, up to 128 bytes. */
+  name?: string;
+}
+
+export interface WithLockOptions {
+  ttlMs?: number;
+  waitTimeoutMs?: number;
+}

@@ -1,0 +1,123 @@
+import * as grpc from '@grpc/grpc-js';
+import { FenceLockError, toFenceLockError } from './errors';
+import type { Logger } from './logger';
+import { methods, type WireLockEvent } from './proto';
+import { nextBackoff, type Router } from './router';
+import type { LockEvent, LockEventKind, WatchHandle } from './types';
+import { wireToBigInt } from './uint64';
+
+/** Statuses after which a watch gives up instead of reconnecting. */
+const FINAL_CODES = new Set(['INVALID_ARGUMENT', 'NOT_FOUND', 'FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED', 'UNIMPLEMENTED', 'PERMISSION_DENIED', 'UNAUTHENTICATED', 'OUT_OF_RANGE']);
+
+export function toLockEvent(ev: WireLockEvent): LockEvent {
+  const kind: LockEventKind = ev.kind === 'GRANTED' || ev.kind === 'RELEASED' || ev.kind === 'EXPIRED' ? ev.kind : 'UNSPECIFIED';
+  return { kind, lock: ev.lock, sessionId: ev.sessionId, token: wireToBigInt(ev.token), index: wireToBigInt(ev.index) };
+}
+
+/**
+ * A Watch stream that survives node failures: it reconnects (leader hint first, else the next endpoint with
+ * backoff) and drops events it has already delivered (by log index). Events that happened while no stream was
+ * open may be missed; call describe() after a reconnect if every transition matters.
+ */
+export class Watcher implements WatchHandle {
+  private call: grpc.ClientReadableStream<WireLockEvent> | undefined;
+  private address = '';
+  private timer: NodeJS.Timeout | undefined;
+  private backoff = 0;
+  private hintsInARow = 0;
+  private lastIndex = 0n;
+  private cancelled = false;
+
+  constructor(
+    private readonly router: Router,
+    private readonly lock: string,
+    private readonly onEvent: (ev: LockEvent) => void,
+    private readonly onError: ((err: FenceLockError) => void) | undefined,
+    private readonly logger: Logger,
+    private readonly onStop: (w: Watcher) => void,
+  ) {}
+
+  start(): void {
+    this.open();
+  }
+
+  cancel(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const c = this.call;
+    this.call = undefined;
+    c?.cancel();
+    this.onStop(this);
+  }
+
+  private open(): void {
+    this.timer = undefined;
+    if (this.cancelled) return;
+    if (this.router.isClosed()) {
+      this.fail(new FenceLockError('CANCELLED', `watch lock ${JSON.stringify(this.lock)}: the fencelock client is closed`));
+      return;
+    }
+    const address = this.router.current();
+    const m = methods().watch;
+    const call = this.router.clientFor(address).makeServerStreamRequest(m.path, m.serialize, m.deserialize, { lock: this.lock }, new grpc.Metadata(), {});
+    this.call = call;
+    this.address = address;
+    call.on('data', (ev: WireLockEvent) => {
+      if (call !== this.call) return;
+      this.backoff = 0;
+      this.hintsInARow = 0;
+      let event: LockEvent;
+      try {
+        event = toLockEvent(ev);
+      } catch (err) {
+        this.logger.warn({ err }, 'fencelock: malformed watch event ignored');
+        return;
+      }
+      if (event.index !== 0n && event.index <= this.lastIndex) return;
+      if (event.index > this.lastIndex) this.lastIndex = event.index;
+      try {
+        this.onEvent(event);
+      } catch (err) {
+        this.logger.error({ err }, 'fencelock: watch callback threw');
+      }
+    });
+    call.on('error', (err: unknown) => this.broken(call, err));
+    call.on('end', () => this.broken(call, undefined));
+  }
+
+  private broken(call: grpc.ClientReadableStream<WireLockEvent>, raw: unknown): void {
+    if (call !== this.call || this.cancelled) return;
+    this.call = undefined;
+    const err = raw === undefined ? undefined : toFenceLockError(raw, `watch lock ${JSON.stringify(this.lock)} (via ${this.address})`);
+    if (err && FINAL_CODES.has(err.code)) {
+      this.fail(err);
+      return;
+    }
+    if (err?.leader && err.leader !== this.address && this.hintsInARow <= this.router.knownEndpoints().length) {
+      this.hintsInARow++;
+      this.router.noteLeader(err.leader);
+      this.timer = setTimeout(() => this.open(), 0);
+      return;
+    }
+    this.hintsInARow = 0;
+    this.router.rotateFrom(this.address);
+    this.backoff = nextBackoff(this.backoff);
+    this.logger.debug({ lock: this.lock, code: err?.code, retryInMs: this.backoff }, 'fencelock: watch stream broke, reconnecting');
+    this.timer = setTimeout(() => this.open(), this.backoff);
+  }
+
+  private fail(err: FenceLockError): void {
+    this.cancel();
+    if (this.onError) {
+      try {
+        this.onError(err);
+      } catch (cbErr) {
+        this.logger.error({ err: cbErr }, 'fencelock: watch onError callback threw');
+      }
+    } else {
+      this.logger.warn({ lock: this.lock }, `fencelock: watch stopped: ${err.message}`);
+    }
+  }
+}

@@ -1,0 +1,129 @@
+import * as grpc from '@grpc/grpc-js';
+import { encodeCommand } from '../../codec/commandCodec';
+import type { Command, CommandResult, Result } from '../../state';
+import { isResourceExhausted, Reason } from '../../state';
+import type { NodeConfig } from '../config';
+import type { LockApp } from '../lockApp';
+import type { Logger } from '../logger';
+import { NotLeaderError, OutcomeUnknownError, type Applied, type RaftDriver } from '../raftDriver';
+import type { SessionLeases } from '../sessionLeases';
+import { ApiError, notLeader, REASON_METADATA_KEY, WATERMARK_METADATA_KEY } from './errors';
+
+/** What every API handler needs: the driver, the state, the leases, and the mapping of outcomes to statuses. */
+export class NodeContext {
+  constructor(
+    readonly config: NodeConfig,
+    readonly driver: RaftDriver<CommandResult>,
+    readonly app: LockApp,
+    readonly leases: SessionLeases,
+    readonly logger: Logger,
+  ) {}
+
+  get machine(): LockApp['machine'] {
+    return this.app.machine;
+  }
+
+  leaderAddress(): string | undefined {
+    const leader = this.driver.leaderId();
+    return leader ? this.config.members[leader] : undefined;
+  }
+
+  /** Mutations and linearizable reads are served by the leader; others answer with where it is. */
+  requireLeader(): void {
+    if (!this.driver.isLeader()) throw notLeader(this.leaderAddress());
+  }
+
+  /** Proposes a command and waits until it is applied here. */
+  async propose(command: Command): Promise<{ index: number; outcome: CommandResult; result: Result }> {
+    this.requireLeader();
+    try {
+      const applied: Applied<CommandResult> = await this.driver.propose(encodeCommand(command));
+      return { index: applied.index, outcome: applied.result, result: applied.result.result };
+    } catch (err) {
+      if (err instanceof NotLeaderError) throw notLeader(this.leaderAddress());
+      if (err instanceof OutcomeUnknownError) {
+        throw new ApiError(grpc.status.UNAVAILABLE, `${err.message}; retry with the same request id to learn the outcome`);
+      }
+      throw err;
+    }
+  }
+
+  /** ReadIndex: returns once this node's state includes every write committed before the call. */
+  async linearizableRead(): Promise<void> {
+    this.requireLeader();
+    try {
+      await this.driver.linearizableRead();
+    } catch (err) {
+      if (err instanceof NotLeaderError) throw notLeader(this.leaderAddress());
+      throw err;
+    }
+  }
+
+  now(): number {
+    return Date.now();
+  }
+
+  private readonly stopHooks: Array<() => void> = [];
+
+  /** Registers cleanup (timers) to run when the node stops. */
+  onStop(fn: () => void): void {
+    this.stopHooks.push(fn);
+  }
+
+  runStopHooks(): void {
+    for (const fn of this.stopHooks.splice(0)) fn();
+  }
+}
+
+/** Turns a refusal or an invalid command into the API's status codes; returns the result otherwise. */
+export function expectOk<R extends Result>(result: Result): Exclude<R, { status: 'refused' | 'invalid' }> | Result {
+  if (result.status === 'invalid') throw new ApiError(grpc.status.INVALID_ARGUMENT, result.message);
+  if (result.status === 'refused') throw refusalError(result.reason, result.watermark, result.key);
+  return result;
+}
+
+const REFUSAL_TEXT: Record<string, string> = {
+  [Reason.STALE_TOKEN]: 'stale token: a newer grant of this lock exists, or a key was written under a newer token',
+  [Reason.LOCK_NOT_HELD]: 'the lock is not held under this token any more (released or expired)',
+  [Reason.WRONG_LOCK]: 'wrong lock: the key belongs to another lock, or the token was not issued for this lock',
+  [Reason.UNKNOWN_SESSION]: 'unknown session: it was never opened, or it was closed or expired',
+  [Reason.NOT_HOLDER]: 'this session does not hold the lock',
+  [Reason.WRONG_TOKEN]: 'this session holds the lock under another token',
+  [Reason.TOO_MANY_SESSIONS]: 'too many open sessions',
+  [Reason.TOO_MANY_WAITERS]: 'too many waiters on this lock',
+  [Reason.TOO_MANY_LOCKS]: 'too many locks',
+  [Reason.STORE_FULL]: 'the fenced store is full',
+  [Reason.REQUEST_TOO_OLD]: 'request id below what this client acknowledged; use a new request id',
+  [Reason.REQUEST_ID_REUSED]: 'this request id was used before for another kind of request',
+  [Reason.SESSION_EXISTS]: 'session id collision; retry',
+};
+
+export function refusalError(reason: Reason, watermark: number, key?: string): ApiError {
+  const metadata = { [REASON_METADATA_KEY]: reason, [WATERMARK_METADATA_KEY]: String(watermark) };
+  const text = `${reason}: ${REFUSAL_TEXT[reason] ?? 'refused'}${key ? ` (key "${key}")` : ''}; current watermark ${watermark}`;
+  if (reason === Reason.UNKNOWN_SESSION) return new ApiError(grpc.status.NOT_FOUND, text, metadata);
+  if (isResourceExhausted(reason)) return new ApiError(grpc.status.RESOURCE_EXHAUSTED, text, metadata);
+  if (reason === Reason.REQUEST_ID_REUSED) return new ApiError(grpc.status.INVALID_ARGUMENT, text, metadata);
+  if (reason === Reason.SESSION_EXISTS) return new ApiError(grpc.status.ABORTED, text, metadata);
+  return new ApiError(grpc.status.FAILED_PRECONDITION, text, metadata);
+}
+
+/** Wraps a unary handler: ApiErrors become their status; anything else is INTERNAL and logged, never a crash. */
+export function unary<Req, Res>(
+  logger: Logger,
+  name: string,
+  fn: (req: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>,
+): grpc.handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    fn(call.request, call).then(
+      (res) => callback(null, res),
+      (err: unknown) => callback(toServiceError(logger, name, err)),
+    );
+  };
+}
+
+export function toServiceError(logger: Logger, name: string, err: unknown): Partial<grpc.ServiceError> {
+  if (err instanceof ApiError) return err.toServiceError();
+  logger.error({ err, rpc: name }, 'internal error in handler');
+  return { code: grpc.status.INTERNAL, details: `internal error: ${(err as Error)?.message ?? String(err)}` };
+}

@@ -1,0 +1,81 @@
+import * as grpc from '@grpc/grpc-js';
+import type { WriteOp } from '../../state';
+import * as L from '../../state/limits';
+import { utf8ByteLength } from '../../state/text';
+import { ApiError, invalidArgument } from './errors';
+import { expectOk, unary, type NodeContext } from './context';
+import * as v from './validate';
+
+interface WireOp {
+  type?: string;
+  key?: string;
+  value?: Buffer;
+}
+interface WriteReq {
+  header?: v.WireHeader;
+  lock?: string;
+  token?: string;
+  sessionId?: string;
+  ops?: WireOp[];
+}
+
+function ops(wire: WireOp[] | undefined): WriteOp[] {
+  if (!wire || wire.length === 0) throw invalidArgument('ops', 'a write needs at least one op');
+  if (wire.length > L.MAX_OPS_PER_WRITE) throw invalidArgument('ops', `has ${wire.length} ops; the limit is ${L.MAX_OPS_PER_WRITE}`);
+  let bytes = 0;
+  const out = wire.map((op, i): WriteOp => {
+    const key = v.key(op.key, `ops[${i}].key`);
+    bytes += utf8ByteLength(key);
+    if (op.type === 'PUT') {
+      const value = op.value ?? Buffer.alloc(0);
+      if (value.length > L.MAX_VALUE_BYTES) throw invalidArgument(`ops[${i}].value`, `is ${value.length} bytes; the limit is ${L.MAX_VALUE_BYTES}`);
+      bytes += value.length;
+      return { type: 'put', key, value: new Uint8Array(value) };
+    }
+    if (op.type === 'DELETE') return { type: 'delete', key };
+    throw invalidArgument(`ops[${i}].type`, 'must be PUT or DELETE');
+  });
+  if (bytes > L.MAX_WRITE_BYTES) throw invalidArgument('ops', `carry ${bytes} bytes; the limit is ${L.MAX_WRITE_BYTES}`);
+  return out;
+}
+
+export function kvService(ctx: NodeContext): grpc.UntypedServiceImplementation {
+  const { logger } = ctx;
+  /** Linearizable unless the caller accepts this node's possibly stale state. */
+  const readBarrier = async (staleOk: boolean | undefined): Promise<void> => {
+    if (!staleOk) await ctx.linearizableRead();
+  };
+  return {
+    Write: unary(logger, 'KV.Write', async (req: WriteReq) => {
+      const id = v.header(req.header);
+      const lock = v.lockName(req.lock);
+      const token = v.token(req.token);
+      const sessionId = v.sessionId(req.sessionId);
+      const { index, result } = await ctx.propose({ type: 'Write', ...id, now: ctx.now(), lock, token, sessionId, ops: ops(req.ops) });
+      const ok = expectOk(result);
+      if (ok.status !== 'written') throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
+      return { index: String(index) };
+    }),
+
+    Get: unary(logger, 'KV.Get', async (req: { key?: string; staleOk?: boolean }) => {
+      const key = v.key(req.key);
+      await readBarrier(req.staleOk);
+      const entry = ctx.machine.get(key);
+      if (!entry || entry.value === null) return { found: false, value: Buffer.alloc(0), token: String(entry?.watermark ?? 0), lock: entry?.lock ?? '' };
+      return { found: true, value: Buffer.from(entry.value), token: String(entry.watermark), lock: entry.lock };
+    }),
+
+    List: unary(logger, 'KV.List', async (req: { prefix?: string; startAfter?: string; limit?: number }) => {
+      const prefix = v.text('prefix', req.prefix ?? '', L.MAX_KEY_BYTES, { allowEmpty: true });
+      const startAfter = v.text('start_after', req.startAfter ?? '', L.MAX_KEY_BYTES, { allowEmpty: true });
+      const limit = req.limit ? v.safeInteger('limit', req.limit, { min: 1, max: L.MAX_LIST_LIMIT }) : 100;
+      await readBarrier(false);
+      // One more than asked tells whether there are more.
+      const items = ctx.machine.list(prefix, limit + 1, startAfter || undefined);
+      return {
+        items: items.slice(0, limit).map((e) => ({ key: e.key, value: Buffer.from(e.value ?? new Uint8Array(0)), token: String(e.watermark), lock: e.lock })),
+        more: items.length > limit,
+      };
+    }),
+  };
+}

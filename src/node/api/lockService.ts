@@ -1,0 +1,163 @@
+import * as grpc from '@grpc/grpc-js';
+import type { Command, CommandResult, LockEvent } from '../../state';
+import * as L from '../../state/limits';
+import { ApiError } from './errors';
+import { expectOk, refusalError, toServiceError, unary, type NodeContext } from './context';
+import { publicSessionId } from './publicSessionId';
+import * as v from './validate';
+import { AcquireWaits } from '../acquireWaits';
+
+/** How long a blocked Acquire whose call went away keeps its place, waiting for the client's retry. */
+const WITHDRAW_GRACE_MS = 5_000;
+
+interface AcquireReq {
+  header?: v.WireHeader;
+  lock?: string;
+  sessionId?: string;
+  waitTimeoutMs?: string;
+}
+interface ReleaseReq {
+  header?: v.WireHeader;
+  lock?: string;
+  sessionId?: string;
+  token?: string;
+}
+
+const granted = (token: number): object => ({ acquired: true, token: String(token), holderSession: '' });
+
+export function lockService(ctx: NodeContext): grpc.UntypedServiceImplementation {
+  const { logger } = ctx;
+
+  // Retries of a blocked Acquire must find their wait, so a dropped call only withdraws it after a grace period.
+  const waits = new AcquireWaits(async (lock, sessionId) => {
+    const { result } = await ctx.propose({ type: 'CancelWait', clientId: '', requestId: 0, now: ctx.now(), lock, sessionId });
+    return result.status === 'granted' ? result.token : undefined; // granted just before the cancel applied: the grant is real
+  }, WITHDRAW_GRACE_MS);
+  ctx.app.on('applied', (_index: number, _command: Command, outcome: CommandResult) => {
+    for (const e of outcome.events) {
+      if (e.type === 'granted') waits.settle(e.lock, e.sessionId, { kind: 'granted', token: e.token });
+      else if (e.type === 'wait_ended') waits.settle(e.lock, e.sessionId, { kind: 'ended', cause: e.cause });
+    }
+  });
+  ctx.onStop(() => waits.clear());
+
+  /** Waits for the session's grant of the lock, the end of its wait, or the wait timeout. */
+  async function awaitGrant(call: grpc.ServerUnaryCall<AcquireReq, unknown>, lock: string, sessionId: string, waitMs: number): Promise<object> {
+    let state = ctx.machine.sessionLockState(lock, sessionId);
+    if (state.state === 'none' && ctx.machine.getSession(sessionId)) {
+      // A retry answered "waiting" from the dedup table, but the wait was withdrawn since: queue again.
+      const { result } = await ctx.propose({ type: 'Acquire', clientId: '', requestId: 0, now: ctx.now(), lock, sessionId, tryOnly: false, waitTimeoutMs: waitMs });
+      const ok = expectOk(result);
+      if (ok.status === 'granted') return granted(ok.token);
+      state = ctx.machine.sessionLockState(lock, sessionId);
+    }
+    // The grant may have been applied in the same batch as our queueing: look at the state first.
+    if (state.state === 'holder') return granted(state.token);
+    if (state.state === 'none') throw refusalError('UNKNOWN_SESSION', 0);
+    return new Promise((resolve, reject) => {
+      const detach = waits.attach(lock, sessionId, waitMs, (o) => {
+        call.off('cancelled', onCancelled);
+        if (o.kind === 'granted') resolve(granted(o.token));
+        else if (o.kind === 'timeout') reject(new ApiError(grpc.status.DEADLINE_EXCEEDED, `lock "${lock}" not granted within ${waitMs} ms; the wait was withdrawn`));
+        else if (o.cause === 'cancelled') reject(new ApiError(grpc.status.ABORTED, `the wait for lock "${lock}" was withdrawn`));
+        else reject(refusalError('UNKNOWN_SESSION', 0));
+      });
+      const onCancelled = (): void => {
+        detach();
+        reject(new ApiError(grpc.status.CANCELLED, 'cancelled by the client'));
+      };
+      call.on('cancelled', onCancelled);
+    });
+  }
+
+  return {
+    Acquire: unary(logger, 'Lock.Acquire', async (req: AcquireReq, call) => {
+      const id = v.header(req.header);
+      const lock = v.lockName(req.lock);
+      const sessionId = v.sessionId(req.sessionId);
+      const waitMs = v.safeInteger('wait_timeout_ms', req.waitTimeoutMs, { max: L.MAX_WAIT_TIMEOUT_MS });
+      const { result } = await ctx.propose({
+        type: 'Acquire',
+        ...id,
+        now: ctx.now(),
+        lock,
+        sessionId,
+        tryOnly: waitMs === 0,
+        waitTimeoutMs: waitMs,
+      });
+      const ok = expectOk(result);
+      switch (ok.status) {
+        case 'granted':
+          return granted(ok.token);
+        case 'held': {
+          const holder = ctx.machine.describeLock(lock)?.holder;
+          return { acquired: false, token: '0', holderSession: publicSessionId(holder?.sessionId ?? '') };
+        }
+        case 'waiting':
+          return awaitGrant(call, lock, sessionId, waitMs);
+        default:
+          throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
+      }
+    }),
+
+    Release: unary(logger, 'Lock.Release', async (req: ReleaseReq) => {
+      const id = v.header(req.header);
+      const lock = v.lockName(req.lock);
+      const sessionId = v.sessionId(req.sessionId);
+      const token = v.token(req.token);
+      const { result, outcome } = await ctx.propose({ type: 'Release', ...id, now: ctx.now(), lock, sessionId, token });
+      expectOk(result);
+      // A retried release is answered from the dedup table without events: the handover is then unknown here.
+      const handover = outcome.events.find((e) => e.type === 'granted' && e.lock === lock);
+      return handover && handover.type === 'granted'
+        ? { nextHolderSession: publicSessionId(handover.sessionId), nextToken: String(handover.token) }
+        : { nextHolderSession: '', nextToken: '0' };
+    }),
+
+    Describe: unary(logger, 'Lock.Describe', async (req: { lock?: string }) => {
+      const lock = v.lockName(req.lock);
+      await ctx.linearizableRead();
+      const info = ctx.machine.describeLock(lock);
+      return {
+        held: !!info?.holder,
+        holderSession: publicSessionId(info?.holder?.sessionId ?? ''),
+        token: String(info?.holder?.token ?? 0),
+        grantedAtMs: String(info?.holder?.grantedAt ?? 0),
+        waiters: (info?.waiters ?? []).map(publicSessionId),
+        latestToken: String(info?.latestToken ?? 0),
+      };
+    }),
+
+    // Events come from this node's own applied entries, so any node can serve a watch.
+    Watch: (call: grpc.ServerWritableStream<{ lock?: string }, unknown>) => {
+      let lock: string;
+      try {
+        lock = v.lockName(call.request.lock);
+      } catch (err) {
+        call.emit('error', toServiceError(logger, 'Lock.Watch', err));
+        return;
+      }
+      const onApplied = (index: number, _command: Command, outcome: CommandResult): void => {
+        for (const e of outcome.events) {
+          const kind = watchKind(e);
+          if (kind && 'lock' in e && e.lock === lock) {
+            call.write({ kind, lock, sessionId: publicSessionId(e.sessionId), token: String('token' in e ? e.token : 0), index: String(index) });
+          }
+        }
+      };
+      ctx.app.on('applied', onApplied);
+      const stop = (): void => {
+        ctx.app.off('applied', onApplied);
+      };
+      call.on('cancelled', stop);
+      call.on('close', stop);
+      call.on('error', stop);
+    },
+  };
+}
+
+function watchKind(e: LockEvent): string | undefined {
+  if (e.type === 'granted') return 'GRANTED';
+  if (e.type === 'released') return e.cause === 'expired' ? 'EXPIRED' : 'RELEASED';
+  return undefined;
+}

@@ -1,0 +1,36 @@
+import { EventEmitter } from 'node:events';
+import { decodeCommand } from '../codec/commandCodec';
+import type { CommandResult, LockEvent } from '../state';
+import { decodeSnapshot, encodeSnapshot, LockStateMachine } from '../state';
+import type { ReplicatedApp } from './replicatedApp';
+
+/**
+ * The lock state machine as the Raft driver's application: decodes entries, applies them and publishes
+ * the lock events of every applied entry (for blocked Acquires, watch streams and session leases).
+ * Events: 'applied' (index, Command, CommandResult) for every applied command; 'restored' after a snapshot
+ * replaced the state.
+ */
+export class LockApp extends EventEmitter implements ReplicatedApp<CommandResult> {
+  machine = new LockStateMachine();
+
+  apply(index: number, data: Uint8Array): CommandResult {
+    const command = decodeCommand(data);
+    if (command.type === 'Undecodable') {
+      return { result: { status: 'invalid', message: `undecodable entry: ${command.error}` }, events: [], duplicate: false };
+    }
+    const outcome = this.machine.apply(index, command);
+    this.emit('applied', index, command, outcome);
+    return outcome;
+  }
+
+  snapshot(): Uint8Array {
+    return encodeSnapshot(this.machine.toSnapshot());
+  }
+
+  restore(data: Uint8Array): void {
+    this.machine = LockStateMachine.fromSnapshot(decodeSnapshot(data));
+    this.emit('restored');
+  }
+}
+
+export type { LockEvent };

@@ -1,0 +1,20 @@
+#!/usr/bin/env node
+// Entry point of one node process: `node dist/src/node/main.js --config cluster/node1.json`.
+import { serve } from './serve';
+
+function configArg(argv: string[]): string {
+  const i = argv.indexOf('--config');
+  if (i < 0 || !argv[i + 1]) {
+    process.stderr.write('usage: main.js --config <node.json>\n');
+    process.exit(1);
+  }
+  return argv[i + 1];
+}
+
+serve(configArg(process.argv.slice(2))).then(
+  () => process.exit(0),
+  (err: Error) => {
+    process.stderr.write(`fencelock node failed to start: ${err.message}\n`);
+    process.exit(1);
+  },
+);

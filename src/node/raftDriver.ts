@@ -1,0 +1,329 @@
+import { EventEmitter } from 'node:events';
+import { ProposalDroppedError, RawNode } from '../raft';
+import type { RaftConfig } from '../raft/config';
+import { Role, type Message, type NodeId, type Ready } from '../raft/types';
+import type { RaftStorage } from '../storage/types';
+import type { Logger } from './logger';
+import type { ReplicatedApp } from './replicatedApp';
+
+/** Why a proposal or read did not complete; the client retries elsewhere (requests carry ids, so it is safe). */
+export class NotLeaderError extends Error {
+  constructor(
+    readonly leader: NodeId,
+    message = 'this node is not the leader',
+  ) {
+    super(message);
+    this.name = 'NotLeaderError';
+  }
+}
+
+/** The entry may or may not have committed (leadership changed under it): only a retry with the same id tells. */
+export class OutcomeUnknownError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OutcomeUnknownError';
+  }
+}
+
+export interface PeerTransport {
+  send(messages: Message[]): void;
+  onMessages(handler: (messages: Message[]) => void): void;
+  onUnreachable(handler: (peer: NodeId) => void): void;
+  close(): Promise<void>;
+}
+
+export interface DriverOptions<Result> {
+  raft: RaftConfig;
+  storage: RaftStorage;
+  transport: PeerTransport;
+  app: ReplicatedApp<Result>;
+  tickMs: number;
+  snapshotEveryEntries: number;
+  logger: Logger;
+}
+
+export interface Applied<Result> {
+  index: number;
+  result: Result;
+}
+
+interface PendingProposal<Result> {
+  term: number;
+  resolve: (applied: Applied<Result>) => void;
+  reject: (err: Error) => void;
+}
+
+interface PendingRead {
+  resolve: () => void;
+  reject: (err: Error) => void;
+  /** Set once the leader confirmed the read: it completes when applied reaches this index. */
+  readIndex?: number;
+}
+
+/**
+ * Drives one RawNode in real time: ticks it, feeds it peer messages, and runs the Ready loop
+ * (send, persist with one synced batch, send acknowledgements, apply, advance).
+ *
+ * Group commit falls out of the loop: while one batch is being fsynced, proposals and messages pile up
+ * in the core, and the next Ready carries them all as one batch, one fsync and one append per follower.
+ *
+ * Events: 'role' (role, leader, term) on every change; 'applied' (index) after each Ready's entries.
+ */
+export class RaftDriver<Result> extends EventEmitter {
+  readonly node: RawNode;
+  private readonly opts: DriverOptions<Result>;
+  private readonly pendingProposals = new Map<number, PendingProposal<Result>>();
+  private readonly pendingReads = new Map<string, PendingRead>();
+  private readonly confirmedReads: PendingRead[] = [];
+  private nextReadId = 1;
+  private ticker: NodeJS.Timeout | undefined;
+  private loopRunning = false;
+  private loopAgain = false;
+  private stopped = false;
+  private fatal: Error | undefined;
+  private lastSnapshotIndex: number;
+  private role: Role = Role.Follower;
+  private leader: NodeId = '';
+
+  private constructor(opts: DriverOptions<Result>, node: RawNode, snapshotIndex: number) {
+    super();
+    this.opts = opts;
+    this.node = node;
+    this.lastSnapshotIndex = snapshotIndex;
+  }
+
+  /** Loads durable state, restores the app from the stored snapshot and starts ticking. */
+  static async start<Result>(opts: DriverOptions<Result>): Promise<RaftDriver<Result>> {
+    const persisted = await opts.storage.load();
+    if (persisted.snapshot) opts.app.restore(persisted.snapshot.data);
+    const node = new RawNode(opts.raft, persisted);
+    const driver = new RaftDriver(opts, node, persisted.snapshot?.meta.index ?? 0);
+    opts.transport.onMessages((msgs) => driver.receive(msgs));
+    opts.transport.onUnreachable((peer) => {
+      if (!driver.stopped) driver.node.reportUnreachable(peer);
+    });
+    driver.ticker = setInterval(() => driver.tick(), opts.tickMs);
+    driver.schedule();
+    return driver;
+  }
+
+  get id(): NodeId {
+    return this.opts.raft.id;
+  }
+
+  isLeader(): boolean {
+    return this.role === Role.Leader;
+  }
+
+  leaderId(): NodeId {
+    return this.leader;
+  }
+
+  currentRole(): Role {
+    return this.role;
+  }
+
+  /** The leader heard from a quorum within an election timeout: it may acknowledge lease renewals. */
+  isSurelyLeader(): boolean {
+    return this.role === Role.Leader && this.node.quorumActive();
+  }
+
+  /** Proposes data; resolves with the entry's index and the app's result once it is applied on this node. */
+  propose(data: Uint8Array): Promise<Applied<Result>> {
+    if (this.stopped) return Promise.reject(new NotLeaderError('', 'node is shutting down'));
+    let slot: { index: number; term: number };
+    try {
+      slot = this.node.propose(data);
+    } catch (err) {
+      if (err instanceof ProposalDroppedError) return Promise.reject(new NotLeaderError(this.leader, err.message));
+      return Promise.reject(err as Error);
+    }
+    this.schedule();
+    return new Promise<Applied<Result>>((resolve, reject) => {
+      this.pendingProposals.set(slot.index, { term: slot.term, resolve, reject });
+    });
+  }
+
+  /** Resolves once this node's state reflects every write committed before the call (ReadIndex). */
+  linearizableRead(): Promise<void> {
+    if (this.stopped) return Promise.reject(new NotLeaderError('', 'node is shutting down'));
+    if (this.role !== Role.Leader) return Promise.reject(new NotLeaderError(this.leader));
+    const id = `${this.nextReadId++}`;
+    try {
+      this.node.readIndex(new TextEncoder().encode(id));
+    } catch (err) {
+      return Promise.reject(err instanceof ProposalDroppedError ? new NotLeaderError(this.leader, err.message) : err);
+    }
+    this.schedule();
+    return new Promise<void>((resolve, reject) => this.pendingReads.set(id, { resolve, reject }));
+  }
+
+  /** Graceful stop: hands leadership over when leading, finishes the batch in flight, stops ticking. */
+  async stop(transferTimeoutMs = 2_000): Promise<void> {
+    if (this.stopped) return;
+    if (this.role === Role.Leader) await this.transferLeadershipAway(transferTimeoutMs);
+    this.stopped = true;
+    if (this.ticker) clearInterval(this.ticker);
+    while (this.loopRunning) await new Promise((r) => setTimeout(r, 5));
+    this.failPending(new NotLeaderError('', 'node is shutting down'));
+  }
+
+  private async transferLeadershipAway(timeoutMs: number): Promise<void> {
+    const st = this.node.status();
+    const candidates = Object.entries(st.progress ?? {})
+      .filter(([id]) => id !== this.id)
+      .sort((a, b) => b[1].match - a[1].match);
+    if (candidates.length === 0) return;
+    const target = candidates[0][0];
+    this.opts.logger.info({ target }, 'transferring leadership before shutdown');
+    this.node.transferLeadership(target);
+    this.schedule();
+    const deadline = Date.now() + timeoutMs;
+    while (this.role === Role.Leader && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    this.node.tick();
+    this.schedule();
+  }
+
+  private receive(messages: Message[]): void {
+    if (this.stopped) return;
+    for (const m of messages) this.node.step(m);
+    this.schedule();
+  }
+
+  /** Runs the Ready loop on a later turn, so that everything arriving in this turn joins one batch. */
+  private schedule(): void {
+    if (this.loopRunning) {
+      this.loopAgain = true;
+      return;
+    }
+    if (this.stopped || this.fatal) return;
+    this.loopRunning = true;
+    setImmediate(() => void this.runLoop());
+  }
+
+  private async runLoop(): Promise<void> {
+    try {
+      do {
+        this.loopAgain = false;
+        while (!this.stopped && this.node.hasReady()) await this.handleReady(this.node.ready());
+      } while (this.loopAgain && !this.stopped);
+    } catch (err) {
+      // A failed fsync leaves the durable state unknown: continuing could acknowledge what was never stored.
+      this.fatal = err as Error;
+      this.opts.logger.fatal({ err }, 'storage failed; stopping this node');
+      this.stopped = true;
+      if (this.ticker) clearInterval(this.ticker);
+      this.failPending(new NotLeaderError('', 'node stopped after a storage failure'));
+      this.emit('fatal', err);
+    } finally {
+      this.loopRunning = false;
+    }
+  }
+
+  private async handleReady(rd: Ready): Promise<void> {
+    const { transport, storage, app } = this.opts;
+    if (rd.messages.length > 0) transport.send(rd.messages);
+    if (rd.hardState || rd.entries.length > 0 || rd.snapshot) {
+      await storage.persist({ hardState: rd.hardState, entries: rd.entries, snapshot: rd.snapshot });
+    }
+    if (rd.messagesAfterPersist.length > 0) transport.send(rd.messagesAfterPersist);
+    if (rd.snapshot) {
+      app.restore(rd.snapshot.data);
+      this.lastSnapshotIndex = rd.snapshot.meta.index;
+      this.dropProposalsUpTo(rd.snapshot.meta.index);
+    }
+    let lastApplied = 0;
+    for (const entry of rd.committedEntries) {
+      lastApplied = entry.index;
+      const pending = this.pendingProposals.get(entry.index);
+      if (pending) this.pendingProposals.delete(entry.index);
+      if (entry.data.length === 0) {
+        // A leader's no-op took this index: whatever was proposed here under an older term is gone.
+        pending?.reject(new OutcomeUnknownError('leadership changed before the entry committed'));
+        continue;
+      }
+      const result = app.apply(entry.index, entry.data);
+      if (pending) {
+        if (pending.term === entry.term) pending.resolve({ index: entry.index, result });
+        else pending.reject(new OutcomeUnknownError('leadership changed before the entry committed'));
+      }
+    }
+    for (const rs of rd.readStates) {
+      const read = this.pendingReads.get(new TextDecoder().decode(rs.context));
+      if (!read) continue;
+      this.pendingReads.delete(new TextDecoder().decode(rs.context));
+      read.readIndex = rs.index;
+      this.confirmedReads.push(read);
+    }
+    this.node.advance(rd);
+    if (rd.softState) this.onSoftState(rd.softState.role, rd.softState.leader);
+    const applied = this.node.status().applied;
+    this.releaseReads(applied);
+    if (lastApplied > 0) this.emit('applied', lastApplied);
+    if (applied - this.lastSnapshotIndex >= this.opts.snapshotEveryEntries) await this.takeSnapshot(applied);
+  }
+
+  private releaseReads(applied: number): void {
+    if (this.confirmedReads.length === 0) return;
+    const waiting: PendingRead[] = [];
+    for (const read of this.confirmedReads) {
+      if (read.readIndex! <= applied) read.resolve();
+      else waiting.push(read);
+    }
+    this.confirmedReads.length = 0;
+    this.confirmedReads.push(...waiting);
+  }
+
+  private async takeSnapshot(applied: number): Promise<void> {
+    const started = Date.now();
+    const data = this.opts.app.snapshot();
+    // The core keeps the snapshot to send to lagging followers; storage keeps it for restarts. A crash
+    // between the two leaves the full log on disk, which is still correct.
+    const snapshot = this.node.compact(applied, data);
+    await this.opts.storage.saveSnapshot(snapshot);
+    this.lastSnapshotIndex = applied;
+    this.opts.logger.info({ index: applied, bytes: data.length, ms: Date.now() - started }, 'snapshot taken, log compacted');
+  }
+
+  private onSoftState(role: Role, leader: NodeId): void {
+    const before = this.role;
+    this.role = role;
+    this.leader = leader;
+    const term = this.node.status().term;
+    this.opts.logger.info({ role, leader, term }, 'role changed');
+    if (before === Role.Leader && role !== Role.Leader) {
+      // Proposals of the old term may still commit, or not: the client learns which by retrying its request id.
+      for (const p of this.pendingProposals.values()) p.reject(new OutcomeUnknownError('leadership lost before the entry was applied'));
+      this.pendingProposals.clear();
+      // Reads confirmed by the old term can no longer be trusted to be the latest.
+      const err = new NotLeaderError(leader, 'leadership lost');
+      for (const read of this.pendingReads.values()) read.reject(err);
+      this.pendingReads.clear();
+      for (const read of this.confirmedReads) read.reject(err);
+      this.confirmedReads.length = 0;
+    }
+    this.emit('role', role, leader, term);
+  }
+
+  private dropProposalsUpTo(index: number): void {
+    for (const [i, pending] of this.pendingProposals) {
+      if (i <= index) {
+        pending.reject(new OutcomeUnknownError('replaced by a snapshot; retry to learn the outcome'));
+        this.pendingProposals.delete(i);
+      }
+    }
+  }
+
+  private failPending(err: Error): void {
+    for (const p of this.pendingProposals.values()) p.reject(err);
+    this.pendingProposals.clear();
+    for (const r of this.pendingReads.values()) r.reject(err);
+    this.pendingReads.clear();
+    for (const r of this.confirmedReads) r.reject(err);
+    this.confirmedReads.length = 0;
+  }
+}

@@ -1,0 +1,26 @@
+import { loadConfig } from './config';
+import { createLogger } from './logger';
+import { FenceLockServer } from './server';
+
+/** Runs one node until SIGTERM or SIGINT, then shuts it down gracefully. Resolves once it has stopped. */
+export async function serve(configPath: string): Promise<void> {
+  const config = loadConfig(configPath);
+  const logger = createLogger(config.id, config.logLevel);
+  const node = await FenceLockServer.start(config, logger);
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: string): void => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'shutting down');
+      node.stop().then(resolve, (err) => {
+        logger.error({ err }, 'error during shutdown');
+        resolve();
+      });
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+    node.driver.once('fatal', () => onSignal('fatal'));
+  });
+  logger.flush();
+}

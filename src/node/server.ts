@@ -1,0 +1,142 @@
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { ReflectionService } from '@grpc/reflection';
+import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
+import { protoFile } from '../codec/protoPath';
+import { RAFT_DEFAULTS } from '../raft/config';
+import { Role } from '../raft/types';
+import { LevelStorage } from '../storage/levelStorage';
+import { GrpcPeerTransport, PEER_SERVER_OPTIONS } from '../transport';
+import { clusterService } from './api/clusterService';
+import { NodeContext } from './api/context';
+import { kvService } from './api/kvService';
+import { lockService } from './api/lockService';
+import { sessionService } from './api/sessionService';
+import type { NodeConfig } from './config';
+import { LockApp } from './lockApp';
+import { createLogger, type Logger } from './logger';
+import { RaftDriver } from './raftDriver';
+import { SessionLeases } from './sessionLeases';
+import { randomBytes } from 'node:crypto';
+
+const LOADER_OPTIONS: protoLoader.Options = { keepCase: false, longs: String, enums: String, defaults: true, oneofs: true };
+
+/** Cryptographic jitter for elections: unpredictable in production, while the simulator injects a seed. */
+function secureRandom(): number {
+  return randomBytes(4).readUInt32BE(0) / 2 ** 32;
+}
+
+/** One fencelock node: the Raft driver, the lock state machine, the public API and the peer service on one port. */
+export class FenceLockServer {
+  private sweeper: NodeJS.Timeout | undefined;
+
+  private constructor(
+    readonly config: NodeConfig,
+    readonly logger: Logger,
+    private readonly server: grpc.Server,
+    private readonly storage: LevelStorage,
+    private readonly transport: GrpcPeerTransport,
+    readonly driver: RaftDriver<import('../state').CommandResult>,
+    readonly context: NodeContext,
+    private readonly health: HealthImplementation,
+  ) {}
+
+  static async start(config: NodeConfig, logger = createLogger(config.id, config.logLevel)): Promise<FenceLockServer> {
+    const storage = await LevelStorage.open(config.dataDir);
+    const server = new grpc.Server(PEER_SERVER_OPTIONS);
+    const transport = new GrpcPeerTransport({ selfId: config.id, peers: config.members, logger: logger.child({ part: 'transport' }) });
+    transport.register(server);
+
+    const app = new LockApp();
+    const leases = new SessionLeases(() => Date.now());
+    const driver = await RaftDriver.start({
+      raft: {
+        id: config.id,
+        voters: Object.keys(config.members).sort(),
+        electionTicks: config.electionTicks,
+        heartbeatTicks: config.heartbeatTicks,
+        random: secureRandom,
+        ...RAFT_DEFAULTS,
+      },
+      storage,
+      transport,
+      app,
+      tickMs: config.tickMs,
+      snapshotEveryEntries: config.snapshotEveryEntries,
+      logger,
+    });
+    const ctx = new NodeContext(config, driver, app, leases, logger);
+    const health = new HealthImplementation({ '': 'SERVING', 'fencelock.v1.Lock': 'NOT_SERVING' });
+
+    const pkgDef = protoLoader.loadSync([protoFile('fencelock/v1/lock.proto'), protoFile('fencelock/v1/raft.proto'), healthProtoPath], LOADER_OPTIONS);
+    const pkg = grpc.loadPackageDefinition(pkgDef) as unknown as {
+      fencelock: { v1: Record<string, { service: grpc.ServiceDefinition }> };
+    };
+    const v1 = pkg.fencelock.v1;
+    server.addService(v1.Session.service, sessionService(ctx));
+    server.addService(v1.Lock.service, lockService(ctx));
+    server.addService(v1.KV.service, kvService(ctx));
+    server.addService(v1.Cluster.service, clusterService(ctx));
+    health.addToServer(server);
+    new ReflectionService(pkgDef).addToServer(server);
+
+    await new Promise<void>((resolve, reject) =>
+      server.bindAsync(config.listen, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+    );
+    const node = new FenceLockServer(config, logger, server, storage, transport, driver, ctx, health);
+    node.wireLeaderDuties(app, leases);
+    logger.info({ listen: config.listen, members: config.members, dataDir: config.dataDir }, 'fencelock node started');
+    return node;
+  }
+
+  /** Session deadlines follow leadership; expired sessions are proposed as Expire entries. */
+  private wireLeaderDuties(app: LockApp, leases: SessionLeases): void {
+    const { driver, context: ctx, logger } = this;
+    driver.on('role', (role: Role) => {
+      if (role === Role.Leader) {
+        const sessions = app.machine.sessionIds().map((id) => ({ id, ttlMs: app.machine.getSession(id)!.ttlMs }));
+        leases.resetAll(sessions);
+        logger.info({ sessions: sessions.length }, 'leader: every session deadline starts afresh');
+      } else {
+        leases.clear();
+      }
+      this.health.setStatus('fencelock.v1.Lock', driver.leaderId() ? 'SERVING' : 'NOT_SERVING');
+    });
+    app.on('applied', (_index: number, _command: unknown, outcome: import('../state').CommandResult) => {
+      if (!driver.isLeader() || outcome.duplicate) return;
+      const r = outcome.result;
+      if (r.status === 'session_opened') leases.opened(r.sessionId, r.ttlMs);
+      for (const e of outcome.events) if (e.type === 'session_ended') leases.ended(e.sessionId);
+    });
+    this.sweeper = setInterval(() => {
+      if (!driver.isLeader()) return;
+      for (const sessionId of leases.expired()) {
+        logger.info({ session: sessionId.slice(0, 8) }, 'session deadline passed; proposing expiry');
+        ctx.propose({ type: 'ExpireSession', now: ctx.now(), sessionId }).catch((err) => {
+          leases.retryExpire(sessionId);
+          logger.warn({ err: (err as Error).message }, 'expiry proposal failed; will retry');
+        });
+      }
+    }, this.config.tickMs);
+  }
+
+  /** Graceful stop: leadership handed over, in-flight batch flushed, LevelDB closed. */
+  async stop(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.context.runStopHooks();
+    await this.driver.stop();
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.server.forceShutdown();
+        resolve();
+      }, 1_000);
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    await this.transport.close();
+    await this.storage.close();
+    this.logger.info('fencelock node stopped');
+  }
+}

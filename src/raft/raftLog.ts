@@ -1,0 +1,208 @@
+// The replicated log as the core sees it: the latest snapshot, then every entry after it, in memory.
+//
+//   snapshot.index  <  applied <= committed,  stable <= lastIndex
+//   entries (snapshot.index, stable]      are durable (persisted by an earlier Ready)
+//   entries (stable, lastIndex]           are handed to the caller by the next Ready
+//   entries (applied, min(committed, stable)] may be applied
+//
+// The whole log after the snapshot is kept in memory; the application bounds it with compact().
+
+import { invariant } from './errors';
+import type { ClusterConfig, Entry, Snapshot } from './types';
+
+export function entryBytes(e: Entry): number {
+  return e.data.byteLength;
+}
+
+export class RaftLog {
+  /** The latest snapshot; undefined while the log still starts at index 1. */
+  snapshot: Snapshot | undefined;
+  /** A snapshot restored from a leader but not yet handed out, persisted and installed. */
+  pendingSnapshot: Snapshot | undefined;
+  committed: number;
+  applied: number;
+  /** Last index known durable. */
+  stable: number;
+  private snapIndex: number;
+  private snapTerm: number;
+  private entries: Entry[];
+
+  /** Restores a log from persisted state: everything handed in is durable. */
+  constructor(snapshot: Snapshot | undefined, entries: readonly Entry[], commit: number) {
+    this.snapshot = snapshot;
+    this.snapIndex = snapshot?.meta.index ?? 0;
+    this.snapTerm = snapshot?.meta.term ?? 0;
+    // Storage may lag behind its own compaction: skip entries the snapshot already covers.
+    this.entries = entries.filter((e) => e.index > this.snapIndex);
+    this.entries.forEach((e, i) => {
+      invariant(e.index === this.snapIndex + 1 + i, `persisted entries not contiguous at index ${e.index}`);
+      const prevTerm = i === 0 ? this.snapTerm : this.entries[i - 1].term;
+      invariant(e.term >= prevTerm, `persisted entry terms go back at index ${e.index}`);
+    });
+    this.committed = Math.max(commit, this.snapIndex);
+    invariant(this.committed <= this.lastIndex(), `persisted commit ${commit} beyond last index ${this.lastIndex()}`);
+    this.applied = this.snapIndex;
+    this.stable = this.lastIndex();
+  }
+
+  firstIndex(): number {
+    return this.snapIndex + 1;
+  }
+
+  lastIndex(): number {
+    return this.snapIndex + this.entries.length;
+  }
+
+  snapshotIndex(): number {
+    return this.snapIndex;
+  }
+
+  lastTerm(): number {
+    return this.term(this.lastIndex())!;
+  }
+
+  /** Term of the entry at `i`, or undefined when it is compacted away or beyond the end. */
+  term(i: number): number | undefined {
+    if (i === this.snapIndex) return this.snapTerm;
+    if (i < this.snapIndex || i > this.lastIndex()) return undefined;
+    return this.entries[i - this.snapIndex - 1].term;
+  }
+
+  matchTerm(i: number, t: number): boolean {
+    return this.term(i) === t;
+  }
+
+  /** Raft's election restriction (paper 5.4.1): is a log ending at (lastIndex, lastTerm) at least as up to date? */
+  isUpToDate(lastIndex: number, lastTerm: number): boolean {
+    const ours = this.lastTerm();
+    return lastTerm > ours || (lastTerm === ours && lastIndex >= this.lastIndex());
+  }
+
+  /** Entries lo..hi (inclusive) whose summed data fits in maxBytes, but at least one. */
+  slice(lo: number, hi: number, maxBytes: number): Entry[] {
+    invariant(lo >= this.firstIndex() && hi <= this.lastIndex(), () => `slice [${lo},${hi}] out of range`);
+    const out: Entry[] = [];
+    let bytes = 0;
+    for (let i = lo; i <= hi; i++) {
+      const e = this.entries[i - this.snapIndex - 1];
+      bytes += entryBytes(e);
+      if (out.length > 0 && bytes > maxBytes) break;
+      out.push(e);
+    }
+    return out;
+  }
+
+  /**
+   * Fast backtracking (etcd's findConflictByTerm): the largest index <= `index` whose term is <= `term`,
+   * with its term. Entries in between cannot match an entry of term `term`, so they are skipped whole.
+   * Stops at the compaction point, where terms are unknown.
+   */
+  findConflictByTerm(index: number, term: number): { index: number; term: number } {
+    for (let i = Math.min(index, this.lastIndex()); i > 0; i--) {
+      const t = this.term(i);
+      if (t === undefined) return { index: i, term: 0 };
+      if (t <= term) return { index: i, term: t };
+    }
+    return { index: 0, term: 0 };
+  }
+
+  /**
+   * The AppendEntries consistency check and append (paper Figure 2, receiver rules 2-5). Returns the
+   * index of the last entry the leader sent (now known to match), or undefined on mismatch.
+   */
+  maybeAppend(prevIndex: number, prevTerm: number, leaderCommit: number, ents: readonly Entry[]): number | undefined {
+    if (!this.matchTerm(prevIndex, prevTerm)) return undefined;
+    const lastNew = prevIndex + ents.length;
+    const conflict = ents.find((e) => !this.matchTerm(e.index, e.term));
+    if (conflict !== undefined) this.append(ents.slice(conflict.index - prevIndex - 1));
+    this.commitTo(Math.min(leaderCommit, lastNew));
+    return lastNew;
+  }
+
+  /** Appends `ents`, first deleting any entry at or after ents[0].index. */
+  append(ents: readonly Entry[]): void {
+    if (ents.length === 0) return;
+    const first = ents[0].index;
+    invariant(first > this.committed, () => `append at ${first} would overwrite committed ${this.committed}`);
+    invariant(first <= this.lastIndex() + 1, () => `append at ${first} leaves a gap after ${this.lastIndex()}`);
+    this.entries.length = first - this.snapIndex - 1;
+    for (const e of ents) this.entries.push(e);
+    // Truncated entries must be written again, so durability falls back to before the conflict.
+    if (this.stable >= first) this.stable = first - 1;
+  }
+
+  commitTo(i: number): void {
+    if (i <= this.committed) return; // commit never goes back: older information is simply ignored
+    invariant(i <= this.lastIndex(), () => `commit ${i} beyond last index ${this.lastIndex()}`);
+    this.committed = i;
+  }
+
+  /** Entries ready to apply: durable and committed, at most maxBytes (but at least one). */
+  nextCommittedEntries(maxBytes: number): Entry[] {
+    if (this.pendingSnapshot !== undefined) return []; // the snapshot is installed first
+    const hi = Math.min(this.committed, this.stable);
+    if (this.applied + 1 > hi) return [];
+    return this.slice(this.applied + 1, hi, maxBytes);
+  }
+
+  hasNextCommittedEntries(): boolean {
+    return this.pendingSnapshot === undefined && this.applied < Math.min(this.committed, this.stable);
+  }
+
+  appliedTo(i: number): void {
+    invariant(i >= this.applied, () => `applied goes back from ${this.applied} to ${i}`);
+    invariant(i <= this.committed, () => `applied ${i} beyond commit ${this.committed}`);
+    this.applied = i;
+  }
+
+  unstableEntries(): Entry[] {
+    return this.entries.slice(this.stable - this.snapIndex);
+  }
+
+  hasUnstableEntries(): boolean {
+    return this.stable < this.lastIndex();
+  }
+
+  /** A Ready holding entries up to (i, t) was persisted. Ignored when the log changed under it since. */
+  stableTo(i: number, t: number): void {
+    // A snapshot restored meanwhile replaces the stored log wholesale in its own Ready.
+    if (this.pendingSnapshot !== undefined) return;
+    if (i > this.stable && this.matchTerm(i, t)) this.stable = i;
+  }
+
+  /**
+   * Installs a leader's snapshot newer than our commit (paper Figure 13): if our log has the snapshot's
+   * last entry, the entries after it are kept; otherwise the whole log is discarded. Kept entries are
+   * re-marked unstable because the Ready carrying a snapshot replaces the whole stored log.
+   */
+  restore(snap: Snapshot): void {
+    invariant(snap.meta.index > this.committed, 'restoring a snapshot that is not newer than commit');
+    const keep = this.matchTerm(snap.meta.index, snap.meta.term)
+      ? this.entries.slice(snap.meta.index - this.snapIndex)
+      : [];
+    this.entries = keep;
+    this.snapshot = snap;
+    this.pendingSnapshot = snap;
+    this.snapIndex = snap.meta.index;
+    this.snapTerm = snap.meta.term;
+    this.committed = snap.meta.index;
+    this.stable = snap.meta.index;
+  }
+
+  /** The caller persisted and installed `snap`. */
+  snapshotInstalled(snap: Snapshot): void {
+    if (this.pendingSnapshot === snap) this.pendingSnapshot = undefined;
+    if (snap.meta.index > this.applied) this.appliedTo(snap.meta.index);
+  }
+
+  /** The application's snapshot at `index` (<= applied) replaces the entries up to it. */
+  compact(index: number, data: Uint8Array, config: ClusterConfig): void {
+    invariant(index <= this.applied, () => `compact(${index}) beyond applied ${this.applied}`);
+    if (index <= this.snapIndex) return;
+    const term = this.term(index)!;
+    this.entries = this.entries.slice(index - this.snapIndex);
+    this.snapshot = { meta: { index, term, config: { voters: [...config.voters] } }, data };
+    this.snapIndex = index;
+    this.snapTerm = term;
+  }
+}

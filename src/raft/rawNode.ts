@@ -1,0 +1,1005 @@
+// The Raft consensus core (Raft paper + thesis: pre-vote, check-quorum, ReadIndex, leadership transfer,
+// chunked InstallSnapshot), as a pure state machine in the style of etcd-io/raft's RawNode.
+//
+// Inputs: tick(), step(message), propose(), readIndex(), transferLeadership(), compact().
+// Output: Ready batches (see types.ts for the order in which the caller must handle them), then advance().
+// No clock, timers, randomness or I/O: time is tick(), randomness is config.random.
+
+import { RAFT_DEFAULTS, type RaftConfig } from './config';
+import { invariant, ProposalDroppedError } from './errors';
+import {
+  EMPTY_BYTES,
+  isTransferContext,
+  isVoteRequest,
+  isWellFormed,
+  makeMessage,
+  sentAfterPersist,
+  TRANSFER_CONTEXT,
+  voteResponseType,
+} from './messages';
+import { Progress, type ProgressState } from './progress';
+import { committedIndex, quorumSize, voteResult } from './quorum';
+import { RaftLog } from './raftLog';
+import { ReadOnly } from './readOnly';
+import { SnapshotReceiver } from './snapshotReceiver';
+import {
+  EntryType,
+  MessageType,
+  NONE,
+  Role,
+  type Entry,
+  type HardState,
+  type Message,
+  type NodeId,
+  type PersistedState,
+  type ReadState,
+  type Ready,
+  type Snapshot,
+  type SnapshotMeta,
+  type SoftState,
+  type TestOnlyBugs,
+} from './types';
+
+export interface ProgressStatus {
+  match: number;
+  next: number;
+  state: ProgressState;
+  /** App messages in flight (replicate state). */
+  inflight: number;
+}
+
+export interface RaftStatus {
+  id: NodeId;
+  term: number;
+  vote: NodeId;
+  commit: number;
+  applied: number;
+  leader: NodeId;
+  role: Role;
+  lastIndex: number;
+  snapshotIndex: number;
+  stableIndex: number;
+  /** Per voter, including the leader itself; empty unless leader. */
+  progress: Record<NodeId, ProgressStatus>;
+  /** Target of a leadership transfer in progress, or NONE. */
+  leadTransferee: NodeId;
+}
+
+type ResolvedConfig = Required<Omit<RaftConfig, 'testOnlyBugs'>> & { testOnlyBugs: TestOnlyBugs };
+
+function resolveConfig(c: RaftConfig): ResolvedConfig {
+  const r: ResolvedConfig = {
+    ...RAFT_DEFAULTS,
+    ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)),
+    testOnlyBugs: c.testOnlyBugs ?? {},
+  } as ResolvedConfig;
+  const positive = (x: number) => Number.isSafeInteger(x) && x >= 1;
+  if (r.id === NONE) throw new Error('RaftConfig.id must not be empty');
+  if (!positive(r.electionTicks) || !positive(r.heartbeatTicks) || r.heartbeatTicks >= r.electionTicks) {
+    throw new Error('RaftConfig needs 1 <= heartbeatTicks < electionTicks');
+  }
+  for (const k of [
+    'maxMsgBytes',
+    'maxInflight',
+    'maxUncommittedEntries',
+    'snapshotChunkBytes',
+    'snapshotInflightChunks',
+    'maxPendingReads',
+  ] as const) {
+    if (!positive(r[k])) throw new Error(`RaftConfig.${k} must be a positive integer`);
+  }
+  return r;
+}
+
+interface PendingRead {
+  context: Uint8Array;
+  from: NodeId;
+}
+
+export class RawNode {
+  readonly id: NodeId;
+  private readonly cfg: ResolvedConfig;
+  private voters: NodeId[];
+
+  // Persistent state (HardState) and the log.
+  private term: number;
+  private vote: NodeId;
+  private readonly log: RaftLog;
+
+  // Volatile state.
+  private role: Role = Role.Follower;
+  private leader: NodeId = NONE;
+  /** Ticks since this node last heard from a leader (follower) or started campaigning (candidate). */
+  private electionElapsed = 0;
+  private randomizedElectionTimeout = 0;
+  private heartbeatElapsed = 0;
+  /** Total ticks since construction: the core's only notion of time. */
+  private ticks = 0;
+  private readonly votes = new Map<NodeId, boolean>();
+
+  // Leader state.
+  private readonly progress = new Map<NodeId, Progress>();
+  private leaderSinceTick = 0;
+  private transferee: NodeId = NONE;
+  private transferElapsed = 0;
+  private readOnly = new ReadOnly();
+  /** ReadIndex requests that arrived before this leader committed an entry of its term. */
+  private pendingReads: PendingRead[] = [];
+  // Work deferred to the next ready() so that one turn yields one App (and heartbeat) per follower.
+  private pendingAppend = false;
+  private pendingCommitNotice = false;
+  private pendingReadHeartbeat = false;
+
+  private readonly snapshotReceiver = new SnapshotReceiver();
+
+  // Output buffers and what the caller has been handed.
+  private msgs: Message[] = [];
+  private msgsAfterPersist: Message[] = [];
+  private readStates: ReadState[] = [];
+  private prevHard: HardState;
+  private prevSoft: SoftState = { leader: NONE, role: Role.Follower };
+  private outstanding: Ready | undefined;
+
+  constructor(config: RaftConfig, persisted?: PersistedState) {
+    this.cfg = resolveConfig(config);
+    this.id = this.cfg.id;
+    const hs = persisted?.hardState ?? { term: 0, vote: NONE, commit: 0 };
+    this.log = new RaftLog(persisted?.snapshot, persisted?.entries ?? [], hs.commit);
+    this.voters = [...(persisted?.snapshot?.meta.config.voters ?? this.cfg.voters)];
+    if (this.voters.length === 0) throw new Error('RaftConfig.voters must not be empty');
+    this.term = hs.term;
+    this.vote = hs.vote;
+    invariant(this.log.lastTerm() <= this.term, 'persisted log has entries from a term beyond the hard state');
+    this.prevHard = { term: this.term, vote: this.vote, commit: this.log.committed };
+    this.resetRandomizedElectionTimeout();
+  }
+
+  // ---- public API ---------------------------------------------------------------------------------
+
+  tick(): void {
+    this.ticks++;
+    if (this.role === Role.Leader) this.tickLeader();
+    else this.tickElection();
+  }
+
+  /** Feeds one message from a peer. Malformed, misaddressed, stale or duplicate input is ignored. */
+  step(m: Message): void {
+    if (!isWellFormed(m)) return;
+    if (m.to !== this.id || m.from === this.id || !this.voters.includes(m.from)) return;
+
+    if (m.term > this.term) {
+      if (isVoteRequest(m.type) && this.inLease(m)) {
+        // Leader lease (thesis 4.2.3): we heard from a live leader within the election timeout, so
+        // this candidate is disruptive (e.g. a partitioned node rejoining). Ignore it: no term bump.
+        return;
+      }
+      if (m.type === MessageType.PreVote) {
+        // A pre-vote request changes nothing at the receiver, least of all its term.
+      } else if (m.type === MessageType.PreVoteResp && !m.reject) {
+        // A granted pre-vote carries the term the pre-candidate will campaign at; it is not ours yet.
+      } else if (m.type === MessageType.App || m.type === MessageType.Heartbeat || m.type === MessageType.Snap) {
+        this.becomeFollower(m.term, m.from);
+      } else {
+        this.becomeFollower(m.term, NONE);
+      }
+    } else if (m.term < this.term) {
+      this.stepStale(m);
+      return;
+    }
+
+    if (m.type === MessageType.Vote || m.type === MessageType.PreVote) {
+      this.handleVoteRequest(m);
+      return;
+    }
+    switch (this.role) {
+      case Role.Leader:
+        this.stepLeader(m);
+        return;
+      case Role.PreCandidate:
+      case Role.Candidate:
+        this.stepCandidate(m);
+        return;
+      case Role.Follower:
+        this.stepFollower(m);
+        return;
+    }
+  }
+
+  propose(data: Uint8Array): { index: number; term: number } {
+    if (!(data instanceof Uint8Array)) throw new TypeError('propose: data must be a Uint8Array');
+    if (this.role !== Role.Leader) throw new ProposalDroppedError('not-leader');
+    if (this.transferee !== NONE) throw new ProposalDroppedError('transferring');
+    if (this.log.lastIndex() - this.log.committed >= this.cfg.maxUncommittedEntries) {
+      throw new ProposalDroppedError('too-many-uncommitted');
+    }
+    const e = this.appendEntry(data);
+    return { index: e.index, term: e.term };
+  }
+
+  /**
+   * Linearizable read (thesis 6.4). The answer is a ReadState{index, context} in a later Ready (on this
+   * node, also when the request was forwarded): the read may be served once applied >= index. Contexts
+   * must be unique among outstanding requests; a request may be lost silently (leader change, message
+   * loss), so callers time out and retry.
+   */
+  readIndex(context: Uint8Array): void {
+    if (this.role === Role.Leader) {
+      this.leaderReadIndex({ context, from: this.id });
+      return;
+    }
+    if (this.leader === NONE) throw new ProposalDroppedError('not-leader');
+    this.send(makeMessage({ type: MessageType.ReadIndex, from: this.id, to: this.leader, term: this.term, context }));
+  }
+
+  /**
+   * Hands leadership to `to` (thesis 3.10): proposals are refused meanwhile, the target is brought up to
+   * date, then told to campaign at once (TimeoutNow). Aborted after an election timeout.
+   */
+  transferLeadership(to: NodeId): void {
+    if (this.role !== Role.Leader) throw new ProposalDroppedError('not-leader');
+    if (to === this.id || !this.voters.includes(to)) {
+      this.transferee = NONE;
+      return;
+    }
+    if (this.transferee === to) return;
+    this.transferee = to;
+    this.transferElapsed = 0;
+    const pr = this.progress.get(to)!;
+    if (pr.match === this.log.lastIndex()) this.sendTimeoutNow(to);
+    else this.sendAppend(to, pr, true);
+  }
+
+  /** Starts an election now (with pre-vote when enabled). */
+  campaign(): void {
+    this.hup(false);
+  }
+
+  hasReady(): boolean {
+    if (this.outstanding !== undefined) return false;
+    return (
+      this.msgs.length > 0 ||
+      this.msgsAfterPersist.length > 0 ||
+      this.readStates.length > 0 ||
+      this.pendingAppend ||
+      this.pendingCommitNotice ||
+      this.pendingReadHeartbeat ||
+      this.log.pendingSnapshot !== undefined ||
+      this.log.hasUnstableEntries() ||
+      this.log.hasNextCommittedEntries() ||
+      this.softChanged() ||
+      this.hardChanged()
+    );
+  }
+
+  /** The next batch of work. One Ready at a time: call advance(ready) before the next ready(). */
+  ready(): Ready {
+    invariant(this.outstanding === undefined, 'ready() called again before advance()');
+    this.flushBroadcasts();
+    const rd: Ready = {
+      entries: this.log.unstableEntries(),
+      committedEntries: this.log.nextCommittedEntries(this.cfg.maxMsgBytes),
+      messages: this.msgs,
+      messagesAfterPersist: this.msgsAfterPersist,
+      readStates: this.readStates,
+    };
+    if (this.log.pendingSnapshot !== undefined) rd.snapshot = this.log.pendingSnapshot;
+    if (this.softChanged()) {
+      this.prevSoft = { leader: this.leader, role: this.role };
+      rd.softState = { ...this.prevSoft };
+    }
+    if (this.hardChanged()) {
+      const hs = { term: this.term, vote: this.vote, commit: this.log.committed };
+      invariant(hs.term >= this.prevHard.term, 'term went back');
+      invariant(hs.commit >= this.prevHard.commit, 'commit went back');
+      invariant(hs.term > this.prevHard.term || this.prevHard.vote === NONE || hs.vote === this.prevHard.vote, 'vote changed within a term');
+      this.prevHard = hs;
+      rd.hardState = { ...hs };
+    }
+    this.msgs = [];
+    this.msgsAfterPersist = [];
+    this.readStates = [];
+    this.outstanding = rd;
+    return rd;
+  }
+
+  advance(rd: Ready): void {
+    invariant(rd === this.outstanding, 'advance() must be given the Ready returned by the last ready()');
+    this.outstanding = undefined;
+    if (rd.snapshot !== undefined) this.log.snapshotInstalled(rd.snapshot);
+    if (rd.entries.length > 0) {
+      const last = rd.entries[rd.entries.length - 1];
+      this.log.stableTo(last.index, last.term);
+    }
+    if (rd.committedEntries.length > 0) {
+      this.log.appliedTo(rd.committedEntries[rd.committedEntries.length - 1].index);
+    }
+    if (this.role === Role.Leader) {
+      // The leader counts itself towards a quorum only for entries it has made durable.
+      this.progress.get(this.id)!.maybeUpdate(this.log.stable);
+      if (this.maybeCommit()) this.onCommitAdvanced();
+    }
+  }
+
+  /**
+   * The application's snapshot at `index` (<= applied): it becomes the latest snapshot (sent to followers
+   * that need compacted entries) and the entries up to it are dropped. Returns the latest snapshot (the
+   * existing one, unchanged, when `index` is not beyond it), for the caller to store.
+   */
+  compact(index: number, data: Uint8Array): Snapshot {
+    invariant(Number.isSafeInteger(index) && index >= 1, 'compact: index must be a positive integer');
+    this.log.compact(index, data, { voters: this.voters });
+    return this.log.snapshot!;
+  }
+
+  /** The transport could not reach `id`: stop optimistic pipelining to it until it answers a probe. */
+  reportUnreachable(id: NodeId): void {
+    if (this.role !== Role.Leader) return;
+    const pr = this.progress.get(id);
+    if (pr !== undefined && id !== this.id && pr.state === 'replicate') pr.becomeProbe();
+  }
+
+  status(): RaftStatus {
+    const progress: Record<NodeId, ProgressStatus> = {};
+    if (this.role === Role.Leader) {
+      for (const [id, pr] of this.progress) {
+        progress[id] = { match: pr.match, next: pr.next, state: pr.state, inflight: pr.inflights.count() };
+      }
+    }
+    return {
+      id: this.id,
+      term: this.term,
+      vote: this.vote,
+      commit: this.log.committed,
+      applied: this.log.applied,
+      leader: this.leader,
+      role: this.role,
+      lastIndex: this.log.lastIndex(),
+      snapshotIndex: this.log.snapshotIndex(),
+      stableIndex: this.log.stable,
+      progress,
+      leadTransferee: this.transferee,
+    };
+  }
+
+  /**
+   * Leader only: a quorum (counting this node) acknowledged this leader within the last electionTicks
+   * ticks. Peers that heard from it that recently refuse to vote for anyone else (leader lease), so no
+   * other leader can have been elected meanwhile, up to clock drift between the nodes' ticks.
+   */
+  quorumActive(): boolean {
+    if (this.role !== Role.Leader) return false;
+    return this.countRecentlyHeard(-Infinity) >= quorumSize(this.voters.length);
+  }
+
+  // ---- roles --------------------------------------------------------------------------------------
+
+  private reset(term: number): void {
+    if (term !== this.term) {
+      invariant(term > this.term, () => `term going back from ${this.term} to ${term}`);
+      this.term = term;
+      this.vote = NONE;
+      this.snapshotReceiver.reset();
+    }
+    this.leader = NONE;
+    this.electionElapsed = 0;
+    this.heartbeatElapsed = 0;
+    this.resetRandomizedElectionTimeout();
+    this.votes.clear();
+    this.progress.clear();
+    this.transferee = NONE;
+    this.readOnly = new ReadOnly();
+    this.pendingReads = [];
+    this.pendingAppend = false;
+    this.pendingCommitNotice = false;
+    this.pendingReadHeartbeat = false;
+  }
+
+  private becomeFollower(term: number, leader: NodeId): void {
+    this.reset(term);
+    this.role = Role.Follower;
+    this.leader = leader;
+  }
+
+  private becomePreCandidate(): void {
+    invariant(this.role !== Role.Leader, 'leader cannot become pre-candidate');
+    // Same term, same vote: a pre-election changes no persistent state.
+    this.reset(this.term);
+    this.role = Role.PreCandidate;
+  }
+
+  private becomeCandidate(): void {
+    invariant(this.role !== Role.Leader, 'leader cannot become candidate');
+    this.reset(this.term + 1);
+    this.vote = this.id;
+    this.role = Role.Candidate;
+  }
+
+  private becomeLeader(): void {
+    invariant(this.role === Role.Candidate, 'only a candidate can become leader');
+    this.reset(this.term);
+    this.role = Role.Leader;
+    this.leader = this.id;
+    this.leaderSinceTick = this.ticks;
+    for (const v of this.voters) this.progress.set(v, new Progress(this.log.lastIndex() + 1, this.cfg.maxInflight));
+    const self = this.progress.get(this.id)!;
+    self.maybeUpdate(this.log.stable);
+    self.becomeReplicate();
+    // The no-op lets the leader commit (and learn the commit index of) entries of earlier terms (5.4.2).
+    this.appendEntry(EMPTY_BYTES);
+  }
+
+  private promotable(): boolean {
+    return this.voters.includes(this.id);
+  }
+
+  private hup(transfer: boolean): void {
+    if (this.role === Role.Leader || !this.promotable()) return;
+    if (this.cfg.preVote && !transfer) {
+      this.becomePreCandidate();
+      this.startElection(MessageType.PreVote, false);
+    } else {
+      this.becomeCandidate();
+      this.startElection(MessageType.Vote, transfer);
+    }
+  }
+
+  private startElection(type: MessageType.PreVote | MessageType.Vote, transfer: boolean): void {
+    this.votes.set(this.id, true);
+    if (voteResult(this.voters, this.votes) === 'won') {
+      this.electionWon();
+      return;
+    }
+    // A pre-vote asks about the term we would campaign at, without moving to it.
+    const term = type === MessageType.PreVote ? this.term + 1 : this.term;
+    for (const v of this.voters) {
+      if (v === this.id) continue;
+      this.send(
+        makeMessage({
+          type,
+          from: this.id,
+          to: v,
+          term,
+          index: this.log.lastIndex(),
+          logTerm: this.log.lastTerm(),
+          context: transfer ? TRANSFER_CONTEXT : EMPTY_BYTES,
+        }),
+      );
+    }
+  }
+
+  private electionWon(): void {
+    if (this.role === Role.PreCandidate) {
+      this.becomeCandidate();
+      this.startElection(MessageType.Vote, false);
+    } else {
+      this.becomeLeader();
+    }
+  }
+
+  // ---- ticks --------------------------------------------------------------------------------------
+
+  private tickElection(): void {
+    this.electionElapsed++;
+    if (this.promotable() && this.electionElapsed >= this.randomizedElectionTimeout) {
+      this.hup(false);
+    }
+  }
+
+  private tickLeader(): void {
+    if (this.transferee !== NONE && ++this.transferElapsed >= this.cfg.electionTicks) {
+      this.transferee = NONE; // the target did not take over in time: accept proposals again
+    }
+    if (this.cfg.checkQuorum && this.countRecentlyHeard(this.leaderSinceTick) < quorumSize(this.voters.length)) {
+      // Check-quorum (thesis 6.2): cut off from a majority, we may no longer be the leader.
+      this.becomeFollower(this.term, NONE);
+      return;
+    }
+    for (const [id, pr] of this.progress) {
+      if (pr.state !== 'snapshot' || pr.outgoing === undefined) continue;
+      if (++pr.outgoing.idleTicks >= this.cfg.electionTicks) {
+        // The transfer went silent (lost chunks, follower restarted): start over with our latest snapshot.
+        pr.becomeSnapshot(this.log.snapshot!);
+        this.sendSnapshotChunks(id, pr);
+      }
+    }
+    if (++this.heartbeatElapsed >= this.cfg.heartbeatTicks) {
+      this.heartbeatElapsed = 0;
+      this.bcastHeartbeat();
+    }
+  }
+
+  /** Voters (counting self) that acknowledged us within electionTicks, treating `floorTick` as heard. */
+  private countRecentlyHeard(floorTick: number): number {
+    let n = 0;
+    for (const v of this.voters) {
+      if (v === this.id) {
+        n++;
+        continue;
+      }
+      const pr = this.progress.get(v);
+      if (pr !== undefined && this.ticks - Math.max(pr.lastHeard, floorTick) < this.cfg.electionTicks) n++;
+    }
+    return n;
+  }
+
+  private resetRandomizedElectionTimeout(): void {
+    const e = this.cfg.electionTicks;
+    const r = this.cfg.random();
+    const jitter = Number.isFinite(r) ? Math.min(e - 1, Math.max(0, Math.floor(r * e))) : 0;
+    this.randomizedElectionTimeout = e + jitter;
+  }
+
+  /** Would we refuse this (pre-)vote request because a leader is alive? */
+  private inLease(m: Message): boolean {
+    if (m.type === MessageType.Vote) {
+      if (!this.cfg.checkQuorum || isTransferContext(m.context)) return false;
+    }
+    if (this.role === Role.Leader) return true;
+    return this.leader !== NONE && this.electionElapsed < this.cfg.electionTicks;
+  }
+
+  // ---- step by message ----------------------------------------------------------------------------
+
+  /** A message from an older term: tell the sender our term where that helps it step down. */
+  private stepStale(m: Message): void {
+    switch (m.type) {
+      case MessageType.App:
+      case MessageType.Heartbeat:
+      case MessageType.Snap:
+        // A stale leader learns the new term from the reply's term and steps down.
+        this.send(makeMessage({ type: MessageType.AppResp, from: this.id, to: m.from, term: this.term }));
+        return;
+      case MessageType.PreVote:
+      case MessageType.Vote:
+        this.send(
+          makeMessage({ type: voteResponseType(m.type), from: this.id, to: m.from, term: this.term, reject: true }),
+        );
+        return;
+      default:
+        return; // stale responses are ignored
+    }
+  }
+
+  private handleVoteRequest(m: Message): void {
+    const type = m.type as MessageType.Vote | MessageType.PreVote;
+    // One vote per term (paper 5.2); a pre-vote for a future term binds nothing.
+    const canVote =
+      this.vote === m.from ||
+      (this.vote === NONE && this.leader === NONE) ||
+      (type === MessageType.PreVote && m.term > this.term);
+    const upToDate = this.cfg.testOnlyBugs.voteWithoutLogCheck === true || this.log.isUpToDate(m.index, m.logTerm);
+    if (canVote && upToDate) {
+      this.send(makeMessage({ type: voteResponseType(type), from: this.id, to: m.from, term: m.term }));
+      if (type === MessageType.Vote) {
+        this.electionElapsed = 0;
+        this.vote = m.from;
+      }
+    } else {
+      this.send(makeMessage({ type: voteResponseType(type), from: this.id, to: m.from, term: this.term, reject: true }));
+    }
+  }
+
+  private stepFollower(m: Message): void {
+    switch (m.type) {
+      case MessageType.App:
+        this.electionElapsed = 0;
+        this.leader = m.from;
+        this.handleAppend(m);
+        return;
+      case MessageType.Heartbeat:
+        this.electionElapsed = 0;
+        this.leader = m.from;
+        this.handleHeartbeat(m);
+        return;
+      case MessageType.Snap:
+        this.electionElapsed = 0;
+        this.leader = m.from;
+        this.handleSnapshotChunk(m);
+        return;
+      case MessageType.TimeoutNow:
+        // Leadership transfer: campaign at once, skipping pre-vote; our Vote carries the transfer flag.
+        this.hup(true);
+        return;
+      case MessageType.ReadIndexResp:
+        this.readStates.push({ index: m.index, context: m.context });
+        return;
+      default:
+        return;
+    }
+  }
+
+  private stepCandidate(m: Message): void {
+    switch (m.type) {
+      case MessageType.App:
+      case MessageType.Heartbeat:
+      case MessageType.Snap:
+        // Someone won this term: follow it.
+        this.becomeFollower(this.term, m.from);
+        this.stepFollower(m);
+        return;
+      case MessageType.PreVoteResp:
+      case MessageType.VoteResp: {
+        const mine = this.role === Role.PreCandidate ? MessageType.PreVoteResp : MessageType.VoteResp;
+        if (m.type !== mine) return;
+        // Pre-vote grants name the term we would campaign at; anything else is from an older round.
+        if (this.role === Role.PreCandidate && !m.reject && m.term !== this.term + 1) return;
+        if (!this.votes.has(m.from)) this.votes.set(m.from, !m.reject);
+        const result = voteResult(this.voters, this.votes);
+        if (result === 'won') this.electionWon();
+        else if (result === 'lost') this.becomeFollower(this.term, NONE);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private stepLeader(m: Message): void {
+    const pr = this.progress.get(m.from);
+    if (pr === undefined) return;
+    switch (m.type) {
+      case MessageType.AppResp:
+        pr.lastHeard = this.ticks;
+        this.handleAppendResponse(m, pr);
+        return;
+      case MessageType.HeartbeatResp:
+        pr.lastHeard = this.ticks;
+        this.handleHeartbeatResponse(m, pr);
+        return;
+      case MessageType.SnapResp:
+        pr.lastHeard = this.ticks;
+        this.handleSnapshotResponse(m, pr);
+        return;
+      case MessageType.ReadIndex:
+        this.leaderReadIndex({ context: m.context, from: m.from });
+        return;
+      default:
+        return;
+    }
+  }
+
+  // ---- follower: replication ----------------------------------------------------------------------
+
+  private handleAppend(m: Message): void {
+    const reply = (fields: Partial<Message>) =>
+      this.send(makeMessage({ type: MessageType.AppResp, from: this.id, to: m.from, term: this.term, ...fields }));
+    if (m.index < this.log.committed) {
+      // Everything up to our commit matches any leader's log; tell the leader where to continue.
+      reply({ index: this.log.committed });
+      return;
+    }
+    const lastNew = this.log.maybeAppend(m.index, m.logTerm, m.commit, m.entries);
+    if (lastNew !== undefined) {
+      reply({ index: lastNew });
+      return;
+    }
+    // Consistency check failed. Hint the last index whose term is <= the leader's term at m.index:
+    // the leader can then skip a whole term per round trip instead of one entry.
+    const hint = this.log.findConflictByTerm(Math.min(m.index, this.log.lastIndex()), m.logTerm);
+    reply({ index: m.index, reject: true, rejectHint: hint.index, logTerm: hint.term });
+  }
+
+  private handleHeartbeat(m: Message): void {
+    // The leader sends min(commit, our match), so this never exceeds what we hold from it.
+    this.log.commitTo(Math.min(m.commit, this.log.lastIndex()));
+    this.send(
+      makeMessage({ type: MessageType.HeartbeatResp, from: this.id, to: m.from, term: this.term, context: m.context }),
+    );
+  }
+
+  private handleSnapshotChunk(m: Message): void {
+    const meta = m.snapshotMeta!;
+    const reply = (fields: Partial<Message>) =>
+      this.send(
+        makeMessage({ type: MessageType.SnapResp, from: this.id, to: m.from, term: this.term, snapshotMeta: meta, ...fields }),
+      );
+    if (meta.index <= this.log.committed) {
+      // Not newer than what we have committed: nothing to install; we match the leader up to our commit.
+      this.snapshotReceiver.reset();
+      reply({ index: this.log.committed, snapshotDone: true });
+      return;
+    }
+    const out = this.snapshotReceiver.receive(m.from, m.term, meta, m.snapshotOffset!, m.snapshotData!, m.snapshotDone!);
+    switch (out.kind) {
+      case 'progress':
+        reply({ index: out.received, snapshotOffset: out.received, snapshotDone: false });
+        return;
+      case 'gap':
+        reply({ index: out.received, snapshotOffset: out.received, snapshotDone: false, reject: true });
+        return;
+      case 'complete':
+        this.log.restore(out.snapshot);
+        this.voters = [...out.snapshot.meta.config.voters];
+        reply({ index: meta.index, snapshotDone: true });
+        return;
+    }
+  }
+
+  // ---- leader: replication ------------------------------------------------------------------------
+
+  private appendEntry(data: Uint8Array): Entry {
+    const e: Entry = { term: this.term, index: this.log.lastIndex() + 1, type: EntryType.Normal, data };
+    this.log.append([e]);
+    this.pendingAppend = true;
+    return e;
+  }
+
+  /** Sends the next App (or snapshot) to `to` if its progress allows. Returns whether anything was sent. */
+  private sendAppend(to: NodeId, pr: Progress, sendIfEmpty: boolean): boolean {
+    if (pr.isPaused()) return false;
+    invariant(pr.next <= this.log.lastIndex() + 1, () => `next ${pr.next} of ${to} beyond last index`);
+    const prevIndex = pr.next - 1;
+    const prevTerm = this.log.term(prevIndex);
+    if (prevTerm === undefined) {
+      // The entries this follower needs are compacted away.
+      this.startSnapshot(to, pr);
+      return true;
+    }
+    const entries = pr.next <= this.log.lastIndex() ? this.log.slice(pr.next, this.log.lastIndex(), this.cfg.maxMsgBytes) : [];
+    if (entries.length === 0 && !sendIfEmpty) return false;
+    this.send(
+      makeMessage({
+        type: MessageType.App,
+        from: this.id,
+        to,
+        term: this.term,
+        index: prevIndex,
+        logTerm: prevTerm,
+        entries,
+        commit: this.log.committed,
+      }),
+    );
+    pr.sentEntries(entries.length > 0 ? entries[entries.length - 1].index : prevIndex, entries.length);
+    return true;
+  }
+
+  /** Probe: one App. Replicate: as many as the window and the log allow. */
+  private sendAppendLoop(to: NodeId, pr: Progress, sendIfEmpty: boolean): void {
+    let first = true;
+    while (this.sendAppend(to, pr, first && sendIfEmpty)) {
+      first = false;
+      if (pr.state !== 'replicate') return;
+    }
+  }
+
+  private flushBroadcasts(): void {
+    if (this.role === Role.Leader) {
+      if (this.pendingAppend || this.pendingCommitNotice) {
+        for (const [id, pr] of this.progress) {
+          if (id !== this.id) this.sendAppendLoop(id, pr, this.pendingCommitNotice);
+        }
+      }
+      if (this.pendingReadHeartbeat) this.bcastHeartbeat();
+    }
+    this.pendingAppend = false;
+    this.pendingCommitNotice = false;
+    this.pendingReadHeartbeat = false;
+  }
+
+  private bcastHeartbeat(): void {
+    // Heartbeats carry the newest waiting ReadIndex context: an answer confirms it and all before it.
+    const context = this.readOnly.lastPendingContext() ?? EMPTY_BYTES;
+    for (const [id, pr] of this.progress) {
+      if (id === this.id) continue;
+      this.send(
+        makeMessage({
+          type: MessageType.Heartbeat,
+          from: this.id,
+          to: id,
+          term: this.term,
+          // Never more than the follower is known to hold: it must not commit an entry it lacks.
+          commit: Math.min(pr.match, this.log.committed),
+          context,
+        }),
+      );
+    }
+  }
+
+  private handleAppendResponse(m: Message, pr: Progress): void {
+    if (m.reject) {
+      // Fast backtracking: skip every entry of ours whose term exceeds the follower's term at its hint.
+      const probe = m.logTerm > 0 ? this.log.findConflictByTerm(m.rejectHint, m.logTerm).index : m.rejectHint;
+      if (pr.maybeDecrTo(m.index, probe)) {
+        if (pr.state === 'replicate') pr.becomeProbe();
+        this.sendAppend(m.from, pr, true);
+      }
+      return;
+    }
+    if (m.index > this.log.lastIndex()) return; // claims entries we never had: not from our term
+    this.handleMatched(m.from, pr, m.index);
+  }
+
+  /** `from` acknowledged holding (durably) our entries up to `index`. */
+  private handleMatched(from: NodeId, pr: Progress, index: number): void {
+    if (pr.maybeUpdate(index) || (pr.match === index && pr.state === 'probe')) {
+      if (pr.state === 'probe') pr.becomeReplicate();
+      else if (pr.state === 'snapshot') this.leaveSnapshotState(pr);
+      else pr.inflights.freeLE(index);
+      if (this.maybeCommit()) this.onCommitAdvanced();
+      this.sendAppendLoop(from, pr, false);
+    }
+    if (from === this.transferee && pr.match === this.log.lastIndex()) this.sendTimeoutNow(from);
+  }
+
+  private handleHeartbeatResponse(m: Message, pr: Progress): void {
+    if (pr.match < this.log.lastIndex() && this.ticks - pr.lastRetryTick >= this.cfg.heartbeatTicks) {
+      pr.lastRetryTick = this.ticks;
+      if (pr.state === 'probe') {
+        // The probe in flight may be lost: the follower is alive, so probe again.
+        pr.probeSent = false;
+        this.sendAppend(m.from, pr, true);
+      } else if (pr.state === 'replicate') {
+        // Pipelined Apps may have been lost (a lost last App leaves no gap to detect). An empty App
+        // at next-1 is accepted if all arrived, otherwise rejected, which sends us back to probing.
+        this.sendResync(m.from, pr);
+      }
+    }
+    if (m.context.length > 0 && this.readOnly.recvAck(m.from, m.context) >= quorumSize(this.voters.length)) {
+      for (const req of this.readOnly.advance(m.context)) this.respondRead(req.index, req.context, req.from);
+    }
+  }
+
+  private sendResync(to: NodeId, pr: Progress): void {
+    const prevIndex = pr.next - 1;
+    const prevTerm = this.log.term(prevIndex);
+    if (prevTerm === undefined) return;
+    this.send(
+      makeMessage({ type: MessageType.App, from: this.id, to, term: this.term, index: prevIndex, logTerm: prevTerm, commit: this.log.committed }),
+    );
+  }
+
+  /**
+   * Commit rule (paper 5.3, 5.4.2): an index is committed once a majority holds it, but only an entry
+   * of the current term is committed by counting replicas (Figure 8); earlier ones follow implicitly.
+   */
+  private maybeCommit(): boolean {
+    const mci = committedIndex(this.voters.map((v) => this.progress.get(v)!.match));
+    if (mci <= this.log.committed) return false;
+    if (this.log.term(mci) !== this.term && this.cfg.testOnlyBugs.commitPreviousTermByCounting !== true) return false;
+    this.log.commitTo(mci);
+    return true;
+  }
+
+  private onCommitAdvanced(): void {
+    this.pendingCommitNotice = true;
+    if (this.committedInCurrentTerm() && this.pendingReads.length > 0) {
+      const reads = this.pendingReads;
+      this.pendingReads = [];
+      for (const r of reads) this.leaderReadIndex(r);
+    }
+  }
+
+  private committedInCurrentTerm(): boolean {
+    return this.log.term(this.log.committed) === this.term;
+  }
+
+  private sendTimeoutNow(to: NodeId): void {
+    this.send(makeMessage({ type: MessageType.TimeoutNow, from: this.id, to, term: this.term }));
+  }
+
+  // ---- leader: snapshots --------------------------------------------------------------------------
+
+  private startSnapshot(to: NodeId, pr: Progress): void {
+    invariant(this.log.snapshot !== undefined, 'entries are compacted but there is no snapshot');
+    pr.becomeSnapshot(this.log.snapshot);
+    this.sendSnapshotChunks(to, pr);
+  }
+
+  /** Streams chunks of the outgoing snapshot while the chunk window has room. */
+  private sendSnapshotChunks(to: NodeId, pr: Progress): void {
+    const out = pr.outgoing!;
+    const data = out.snapshot.data;
+    const chunk = this.cfg.snapshotChunkBytes;
+    const window = chunk * this.cfg.snapshotInflightChunks;
+    while (!out.doneSent && out.sent - out.acked < window) {
+      const end = Math.min(out.sent + chunk, data.byteLength);
+      const done = end === data.byteLength;
+      this.send(
+        makeMessage({
+          type: MessageType.Snap,
+          from: this.id,
+          to,
+          term: this.term,
+          index: out.snapshot.meta.index,
+          logTerm: out.snapshot.meta.term,
+          commit: this.log.committed,
+          snapshotMeta: out.snapshot.meta,
+          snapshotOffset: out.sent,
+          snapshotData: data.subarray(out.sent, end),
+          snapshotDone: done,
+        }),
+      );
+      out.sent = end;
+      out.doneSent = done;
+    }
+  }
+
+  private handleSnapshotResponse(m: Message, pr: Progress): void {
+    if (m.snapshotDone === true) {
+      // Installed (or found unnecessary): the follower holds our log up to m.index.
+      if (m.index > this.log.lastIndex()) return;
+      if (pr.state === 'snapshot') {
+        pr.maybeUpdate(m.index);
+        this.leaveSnapshotState(pr);
+        if (this.maybeCommit()) this.onCommitAdvanced();
+        this.sendAppendLoop(m.from, pr, false);
+        if (m.from === this.transferee && pr.match === this.log.lastIndex()) this.sendTimeoutNow(m.from);
+      } else {
+        this.handleMatched(m.from, pr, m.index);
+      }
+      return;
+    }
+    const out = pr.outgoing;
+    if (pr.state !== 'snapshot' || out === undefined || !sameMeta(out.snapshot.meta, m.snapshotMeta!)) return;
+    // m.index: bytes the follower holds. Continue from there (go back on a gap, skip ahead after a restart).
+    const received = Math.min(m.index, out.snapshot.data.byteLength);
+    out.idleTicks = 0;
+    if (m.reject) {
+      out.sent = received;
+      out.acked = received;
+      out.doneSent = false;
+    } else {
+      if (received > out.sent) {
+        out.sent = received;
+        out.doneSent = false;
+      }
+      out.acked = Math.max(out.acked, received);
+    }
+    this.sendSnapshotChunks(m.from, pr);
+  }
+
+  private leaveSnapshotState(pr: Progress): void {
+    // If we compacted past the follower again meanwhile, probing will start another snapshot.
+    if (pr.match + 1 >= this.log.firstIndex()) pr.becomeReplicate();
+    else pr.becomeProbe();
+  }
+
+  // ---- leader: ReadIndex --------------------------------------------------------------------------
+
+  private leaderReadIndex(req: PendingRead): void {
+    const local = req.from === this.id;
+    if (!this.committedInCurrentTerm()) {
+      // Our commit index may lag the previous leader's until our no-op commits (thesis 6.4 step 1).
+      if (this.pendingReads.length >= this.cfg.maxPendingReads) {
+        if (local) throw new ProposalDroppedError('too-many-pending-reads');
+        return;
+      }
+      this.pendingReads.push(req);
+      return;
+    }
+    if (this.voters.length === 1) {
+      this.respondRead(this.log.committed, req.context, req.from);
+      return;
+    }
+    if (this.readOnly.size() >= this.cfg.maxPendingReads) {
+      if (local) throw new ProposalDroppedError('too-many-pending-reads');
+      return;
+    }
+    if (this.readOnly.add(this.log.committed, req.context, req.from, this.id)) this.pendingReadHeartbeat = true;
+  }
+
+  private respondRead(index: number, context: Uint8Array, from: NodeId): void {
+    if (from === this.id) this.readStates.push({ index, context });
+    else this.send(makeMessage({ type: MessageType.ReadIndexResp, from: this.id, to: from, term: this.term, index, context }));
+  }
+
+  // ---- output -------------------------------------------------------------------------------------
+
+  private send(m: Message): void {
+    if (this.cfg.testOnlyBugs.ackBeforeSync === true || !sentAfterPersist(m.type)) this.msgs.push(m);
+    else this.msgsAfterPersist.push(m);
+  }
+
+  private softChanged(): boolean {
+    return this.prevSoft.leader !== this.leader || this.prevSoft.role !== this.role;
+  }
+
+  private hardChanged(): boolean {
+    const p = this.prevHard;
+    return p.term !== this.term || p.vote !== this.vote || p.commit !== this.log.committed;
+  }
+}
+
+function sameMeta(a: SnapshotMeta, b: SnapshotMeta): boolean {
+  return a.index === b.index && a.term === b.term;
+}

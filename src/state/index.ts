@@ -1,0 +1,28 @@
+// fencelock's replicated state machine (DESIGN.md sections 1 and 3): sessions, locks with FIFO waiters,
+// the fenced key-value store and the request-dedup table. Pure and deterministic: apply(index, command).
+//
+// Caveats for the node:
+// - A Result is what the proposer gets; stored results are frozen and shared: do not mutate them.
+// - A duplicate `waiting` (a retried Acquire) is the stored answer of the first application; the lock may
+//   have been granted since — ask sessionLockState(lock, sessionId) before blocking on events.
+// - CancelWait may answer `granted` (newGrant false): the wait ended in a grant before the cancel applied.
+//   The caller holds the lock; report it (or release it), not DEADLINE_EXCEEDED.
+// - Dedup memory is bounded: a client forgotten as least recently used (DEDUP_MAX_CLIENTS /
+//   DEDUP_MAX_RESULTS) whose very late retry arrives afterwards gets it applied again. Clients that send
+//   ackedBelow keep their tables small and are never near the bounds.
+// - describeLock()/getSession() expose session ids (bearer secrets); never pass them to other clients.
+export * from './commands';
+export * from './results';
+export * from './limits';
+export { InvariantError } from './invariant';
+export type { KvEntry } from './fencedKv';
+export {
+  LockStateMachine,
+  type LockInfo,
+  type SessionInfo,
+  type SessionLockState,
+  type StateStats,
+} from './lockStateMachine';
+export * from './snapshot';
+export { encodeSnapshot, decodeSnapshot } from './snapshotCodec';
+export { compareStrings, utf8ByteLength, isWellFormed, isSessionId } from './text';

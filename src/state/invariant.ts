@@ -1,0 +1,14 @@
+// Assertions of invariants in production code. A failed invariant means the state machine itself (or its
+// caller breaking the apply contract) is wrong: continuing could make replicas diverge or a token go back,
+// so it throws. Bad *input* never throws; it yields an `invalid` result instead.
+
+export class InvariantError extends Error {
+  constructor(message: string) {
+    super(`state machine invariant violated: ${message}`);
+    this.name = 'InvariantError';
+  }
+}
+
+export function invariant(condition: boolean, message: string): asserts condition {
+  if (!condition) throw new InvariantError(message);
+}

@@ -1,0 +1,205 @@
+// What applying one command yields: a Result (the answer to the proposer, stored for retries) and the
+// LockEvents it caused (for blocked Acquires and watch streams on the node).
+
+/**
+ * Why a command was refused. Exact strings; they are part of the replicated state (stored results) and of
+ * the API, so never rename one.
+ */
+export const Reason = Object.freeze({
+  /** Write: a newer grant of this lock exists (token < latest token), or a key has a higher watermark. */
+  STALE_TOKEN: 'STALE_TOKEN',
+  /** Write: the token is the lock's latest, but that grant has ended (released, closed or expired). */
+  LOCK_NOT_HELD: 'LOCK_NOT_HELD',
+  /** Write: a key belongs to another lock, or the token was never issued for this lock. */
+  WRONG_LOCK: 'WRONG_LOCK',
+  /** The session is not open (never opened, closed or expired). */
+  UNKNOWN_SESSION: 'UNKNOWN_SESSION',
+  /** Release: the session does not hold the lock. */
+  NOT_HOLDER: 'NOT_HOLDER',
+  /** Release: the session holds the lock, under another token. */
+  WRONG_TOKEN: 'WRONG_TOKEN',
+  /** OpenSession: the leader chose an id that is already open (retry with a fresh id). */
+  SESSION_EXISTS: 'SESSION_EXISTS',
+  /** OpenSession: MAX_SESSIONS reached. */
+  TOO_MANY_SESSIONS: 'TOO_MANY_SESSIONS',
+  /** Acquire: MAX_WAITERS_PER_LOCK reached. */
+  TOO_MANY_WAITERS: 'TOO_MANY_WAITERS',
+  /** Acquire: MAX_LOCKS or MAX_LOCKS_PER_SESSION reached. */
+  TOO_MANY_LOCKS: 'TOO_MANY_LOCKS',
+  /** Write: MAX_KEYS or MAX_STORE_BYTES would be exceeded. */
+  STORE_FULL: 'STORE_FULL',
+  /** The requestId is below what the client acknowledged (ackedBelow) or its result was dropped: not applied. */
+  REQUEST_TOO_OLD: 'REQUEST_TOO_OLD',
+  /** The (clientId, requestId) pair was used before for a command of another type: not applied. */
+  REQUEST_ID_REUSED: 'REQUEST_ID_REUSED',
+} as const);
+
+export type Reason = (typeof Reason)[keyof typeof Reason];
+
+/** The reasons a fenced write is refused for (DESIGN.md section 3). */
+export type WriteRefusalReason =
+  | typeof Reason.STALE_TOKEN
+  | typeof Reason.LOCK_NOT_HELD
+  | typeof Reason.WRONG_LOCK
+  | typeof Reason.UNKNOWN_SESSION;
+
+const RESOURCE_EXHAUSTED: ReadonlySet<Reason> = new Set<Reason>([
+  Reason.TOO_MANY_SESSIONS,
+  Reason.TOO_MANY_WAITERS,
+  Reason.TOO_MANY_LOCKS,
+  Reason.STORE_FULL,
+]);
+
+/** Reasons the API layer should map to gRPC RESOURCE_EXHAUSTED. */
+export function isResourceExhausted(reason: Reason): boolean {
+  return RESOURCE_EXHAUSTED.has(reason);
+}
+
+export interface SessionOpenedResult {
+  status: 'session_opened';
+  sessionId: string;
+  ttlMs: number;
+}
+
+export interface SessionEndedResult {
+  status: 'session_ended';
+  sessionId: string;
+  cause: 'closed' | 'expired';
+  /** Locks the session held, now released (and handed over where someone waited), sorted. */
+  released: string[];
+}
+
+/**
+ * The session holds the lock under `token`. `newGrant` is true when this very entry granted it (then
+ * token = this entry's index); false for a re-entrant Acquire, and for a CancelWait that found the session
+ * already granted (the wait ended in a grant before the cancel was applied: the caller owns the lock and
+ * should report success, or release it, rather than DEADLINE_EXCEEDED).
+ */
+export interface GrantedResult {
+  status: 'granted';
+  token: number;
+  newGrant: boolean;
+}
+
+/** Acquire queued the session (or found it queued). `position` is 1-based in the FIFO queue. */
+export interface WaitingResult {
+  status: 'waiting';
+  holderToken: number;
+  position: number;
+}
+
+/** A try-only Acquire found the lock held by another session under `holderToken`. */
+export interface HeldResult {
+  status: 'held';
+  holderToken: number;
+}
+
+/** CancelWait removed the session from the queue. */
+export interface CancelledResult {
+  status: 'cancelled';
+}
+
+/** CancelWait found the session neither waiting for nor holding the lock. */
+export interface NotWaitingResult {
+  status: 'not_waiting';
+}
+
+export interface ReleasedResult {
+  status: 'released';
+  token: number;
+}
+
+/** The fenced write was applied: every touched key's watermark is now `token`. */
+export interface WrittenResult {
+  status: 'written';
+  token: number;
+  ops: number;
+}
+
+export interface NoopResult {
+  status: 'noop';
+}
+
+/**
+ * The command was valid but refused; nothing changed. `watermark`: for Write, Release and Acquire-related
+ * refusals, max(latest token of the named lock, watermarks of the touched keys that exist) — every token
+ * below it is stale for these keys; 0 where no lock is involved. `key`: the key that caused the refusal,
+ * when one did (WRONG_LOCK for a key bound to another lock, STALE_TOKEN for a key watermark).
+ */
+export interface RefusedResult {
+  status: 'refused';
+  reason: Reason;
+  watermark: number;
+  key?: string;
+}
+
+/** The command was malformed or beyond a limit; nothing changed. */
+export interface InvalidResult {
+  status: 'invalid';
+  message: string;
+}
+
+export type Result =
+  | SessionOpenedResult
+  | SessionEndedResult
+  | GrantedResult
+  | WaitingResult
+  | HeldResult
+  | CancelledResult
+  | NotWaitingResult
+  | ReleasedResult
+  | WrittenResult
+  | NoopResult
+  | RefusedResult
+  | InvalidResult;
+
+export type ResultStatus = Result['status'];
+
+/**
+ * State changes of locks caused by one entry, in the order they happened. The node uses them to answer
+ * blocked Acquires (`granted` / `wait_ended` for its session and lock) and to feed watch streams.
+ *
+ * Order within one entry: for Release, `released` then the `granted` of the next waiter; for a session end
+ * (Close/Expire), first `wait_ended` for every lock it waited for, then per held lock (sorted by name)
+ * `released` followed by the handover `granted`, and last `session_ended`.
+ */
+export type LockEvent =
+  | {
+      type: 'granted';
+      lock: string;
+      sessionId: string;
+      token: number;
+      /** 'acquired': the lock was free; otherwise what ended the previous grant. */
+      cause: 'acquired' | 'released' | 'closed' | 'expired';
+    }
+  | { type: 'released'; lock: string; sessionId: string; token: number; cause: 'released' | 'closed' | 'expired' }
+  | { type: 'queued'; lock: string; sessionId: string; position: number }
+  | { type: 'wait_ended'; lock: string; sessionId: string; cause: 'cancelled' | 'closed' | 'expired' }
+  | { type: 'session_ended'; sessionId: string; cause: 'closed' | 'expired' };
+
+/**
+ * The outcome of apply(). `duplicate` is true when (clientId, requestId) had been applied before: `result`
+ * is then the stored result of that first application and `events` is empty (nothing happened now). Note
+ * for a duplicate `waiting`: the grant may have happened since; ask sessionLockState().
+ */
+export interface CommandResult {
+  result: Result;
+  events: LockEvent[];
+  duplicate: boolean;
+}
+
+export function refused(reason: Reason, watermark: number, key?: string): RefusedResult {
+  return key === undefined ? { status: 'refused', reason, watermark } : { status: 'refused', reason, watermark, key };
+}
+
+export function invalid(message: string): InvalidResult {
+  return { status: 'invalid', message };
+}
+
+/** Results are shared with the dedup table; freezing them keeps a caller from changing a stored answer. */
+export function freezeResult<T extends Result>(r: T): T {
+  for (const v of Object.values(r)) {
+    if (Array.isArray(v)) Object.freeze(v);
+  }
+  return Object.freeze(r);
+}

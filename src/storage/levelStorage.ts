@@ -1,0 +1,420 @@
+/**
+ * Durable Raft storage on LevelDB (`level` v10 / classic-level): one atomic, fsynced batch per call.
+ *
+ * Key layout (keys and values are raw bytes):
+ *
+ *   0x00                      format marker, value = UTF-8 "fencelock-raft-v1" (written once at creation)
+ *   0x01                      hard state:        frame(HardState)
+ *   0x02 + uint64 BE index    log entry:         frame(Entry)      (big-endian: iteration is in index order)
+ *   0x03                      snapshot manifest: frame(SnapshotManifest{meta, dataLength, chunkCount})
+ *   0x04 + uint32 BE chunk    snapshot data:     frame(chunk)      (chunks of SNAPSHOT_CHUNK_BYTES)
+ *
+ * frame(x) = crc32(x) as uint32 BE followed by x (the protobuf encoding of proto/fencelock/v1/raft.proto
+ * records, or raw snapshot bytes). LevelDB does not verify block checksums on reads by default, so the
+ * checksum is what turns a flipped bit into a StorageCorruptError instead of a wrong entry.
+ *
+ * Semantics of persist/saveSnapshot: see ./logic.ts (shared with MemoryStorage). All calls (load included)
+ * run one at a time in call order, so batches land in order. A failed write poisons the instance
+ * (StorageFailedError for every later call): the durable state is unknown and must be re-read by reopening.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { Level } from 'level';
+import {
+  CodecError,
+  decodeEntry,
+  decodeHardState,
+  decodeSnapshotManifest,
+  encodeEntry,
+  encodeHardState,
+  encodeSnapshotManifest,
+} from '../codec/raftCodec';
+import type { Entry, HardState, PersistedState, Snapshot } from '../raft/types';
+import { frame, unframe } from './checksum';
+import { StorageFailedError, StorageLockedError } from './errors';
+import {
+  checkEntries,
+  checkHardState,
+  checkSnapshot,
+  EMPTY_HARD_STATE,
+  emptyLogState,
+  planPersist,
+  planSaveSnapshot,
+  termsNeededForPersist,
+  verifyPersistedState,
+  type LogState,
+  type Plan,
+} from './logic';
+import { StorageCorruptError, type PersistBatch, type RaftStorage } from './types';
+
+export const FORMAT_MARKER = 'fencelock-raft-v1';
+/** Snapshot data is stored in chunks of this size (LevelDB handles large values poorly). */
+export const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
+
+const P_MARKER = 0x00;
+const P_HARD_STATE = 0x01;
+const P_ENTRY = 0x02;
+const P_SNAPSHOT_MANIFEST = 0x03;
+const P_SNAPSHOT_CHUNK = 0x04;
+
+const KEY_MARKER = Uint8Array.of(P_MARKER);
+const KEY_HARD_STATE = Uint8Array.of(P_HARD_STATE);
+const KEY_SNAPSHOT_MANIFEST = Uint8Array.of(P_SNAPSHOT_MANIFEST);
+const MARKER_VALUE = new TextEncoder().encode(FORMAT_MARKER);
+const ENTRY_KEY_LENGTH = 9;
+const CHUNK_KEY_LENGTH = 5;
+
+/** Files LevelDB may leave behind when it was interrupted before creating a database (no data possible). */
+const PRE_CREATION_FILES = new Set(['LOCK', 'LOG', 'LOG.old']);
+
+export function entryKey(index: number): Uint8Array {
+  const key = Buffer.allocUnsafe(ENTRY_KEY_LENGTH);
+  key[0] = P_ENTRY;
+  key.writeUInt32BE(Math.floor(index / 0x1_0000_0000), 1);
+  key.writeUInt32BE(index >>> 0, 5);
+  return key;
+}
+
+function entryKeyIndex(key: Uint8Array): number {
+  const b = Buffer.from(key.buffer, key.byteOffset, key.byteLength);
+  return b.readUInt32BE(1) * 0x1_0000_0000 + b.readUInt32BE(5);
+}
+
+function chunkKey(chunk: number): Uint8Array {
+  const key = Buffer.allocUnsafe(CHUNK_KEY_LENGTH);
+  key[0] = P_SNAPSHOT_CHUNK;
+  key.writeUInt32BE(chunk, 1);
+  return key;
+}
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** An entry captured at call time: its encoded value is fixed before the call returns. */
+interface PreparedEntry {
+  index: number;
+  term: number;
+  value: Uint8Array;
+}
+
+type Db = Level<Uint8Array, Uint8Array>;
+type BatchOp =
+  | { type: 'put'; key: Uint8Array; value: Uint8Array }
+  | { type: 'del'; key: Uint8Array };
+
+export class LevelStorage implements RaftStorage {
+  private state: LogState = emptyLogState();
+  /** Chunks of the stored snapshot (to delete the surplus when a smaller snapshot replaces it). */
+  private chunkCount = 0;
+  /** The stored state has been read and verified since open (required before any write). */
+  private verified = false;
+  private tail: Promise<unknown> = Promise.resolve();
+  private failure: Error | undefined;
+  private closing: Promise<void> | undefined;
+  private closed = false;
+
+  private constructor(
+    /** Absolute path of the LevelDB directory. */
+    readonly dir: string,
+    private readonly db: Db,
+  ) {}
+
+  /**
+   * Opens (or creates) the store in `dir`.
+   * - `dir` missing or empty: a new store is created (empty state).
+   * - `dir` holds a fencelock LevelDB store: opened.
+   * - anything else (foreign files, a LevelDB store of another application, an unreadable store):
+   *   StorageCorruptError; a store locked by another process/instance: StorageLockedError. Never a silent
+   *   empty log over existing content.
+   */
+  static async open(dir: string): Promise<LevelStorage> {
+    const abs = path.resolve(dir);
+    const fresh = await classifyDirectory(abs);
+    const db: Db = new Level<Uint8Array, Uint8Array>(abs, {
+      keyEncoding: 'view',
+      valueEncoding: 'view',
+      createIfMissing: fresh,
+      errorIfExists: false,
+    });
+    try {
+      await db.open();
+    } catch (err) {
+      throw translateOpenError(abs, err);
+    }
+    try {
+      const marker = await db.get(KEY_MARKER);
+      if (marker === undefined) {
+        // A store we just created (or whose creation was interrupted before the marker) holds no keys.
+        for await (const key of db.keys({ limit: 1 })) {
+          throw new StorageCorruptError(
+            `${abs}: LevelDB store without the "${FORMAT_MARKER}" marker holds data (first key ` +
+              `${Buffer.from(key).toString('hex')}): not a fencelock Raft store, refusing to use it`,
+          );
+        }
+        await db.put(KEY_MARKER, MARKER_VALUE, { sync: true });
+      } else if (!bytesEqual(marker, MARKER_VALUE)) {
+        throw new StorageCorruptError(
+          `${abs}: unsupported storage format marker "${Buffer.from(marker).toString('utf8')}", expected "${FORMAT_MARKER}"`,
+        );
+      }
+    } catch (err) {
+      await db.close().catch(() => undefined);
+      throw err;
+    }
+    return new LevelStorage(abs, db);
+  }
+
+  load(): Promise<PersistedState> {
+    return this.enqueue(() => this.readAll());
+  }
+
+  persist(batch: PersistBatch): Promise<void> {
+    // Capture and encode now: the caller may reuse its arrays once this returns; the write happens later.
+    let entries: PreparedEntry[];
+    let hardState: HardState | undefined;
+    let snapshot: Snapshot | undefined;
+    try {
+      checkEntries(batch.entries);
+      if (batch.snapshot) checkSnapshot(batch.snapshot, 'batch.snapshot');
+      if (batch.hardState) checkHardState(batch.hardState);
+      entries = batch.entries.map((e) => ({ index: e.index, term: e.term, value: frame(encodeEntry(e)) }));
+      hardState = batch.hardState ? { ...batch.hardState } : undefined;
+      snapshot = batch.snapshot;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const snapshotOps = snapshot ? this.snapshotValues(snapshot) : undefined;
+    return this.enqueue(async () => {
+      await this.ensureVerified();
+      const needed = termsNeededForPersist(this.state, { entries, snapshot });
+      const terms = await this.fetchTerms(needed);
+      const plan = planPersist(this.state, { entries, snapshot, hardState }, (i) => lookup(terms, i));
+      await this.write(plan, plan.puts, snapshotOps);
+    });
+  }
+
+  saveSnapshot(snapshot: Snapshot): Promise<void> {
+    try {
+      checkSnapshot(snapshot, 'snapshot');
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const snapshotOps = this.snapshotValues(snapshot);
+    return this.enqueue(async () => {
+      await this.ensureVerified();
+      const s = snapshot.meta.index;
+      const inside = s > this.state.snapIndex && s < this.state.lastIndex;
+      const terms = await this.fetchTerms(inside ? [s] : []);
+      const plan = planSaveSnapshot(this.state, snapshot, (i) => lookup(terms, i));
+      await this.write(plan, [], snapshotOps);
+    });
+  }
+
+  /** Waits for queued calls, then closes the database. Idempotent. */
+  close(): Promise<void> {
+    if (!this.closing) {
+      const done = this.tail.then(() => {
+        this.closed = true;
+        return this.db.close();
+      });
+      this.closing = done;
+      this.tail = done.catch(() => undefined);
+    }
+    return this.closing;
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+
+  private enqueue<T>(fn: () => Promise<T>): Promise<T> {
+    const run = async (): Promise<T> => {
+      if (this.closed) throw new Error(`storage at ${this.dir} is closed`);
+      if (this.failure) {
+        throw new StorageFailedError(`storage at ${this.dir} failed earlier: ${this.failure.message}`, { cause: this.failure });
+      }
+      return fn();
+    };
+    const p = this.tail.then(run);
+    this.tail = p.catch(() => undefined);
+    return p;
+  }
+
+  private async ensureVerified(): Promise<void> {
+    if (!this.verified) await this.readAll();
+  }
+
+  /** The snapshot's chunk values, framed (computed at call time; the data is copied into them). */
+  private snapshotValues(snapshot: Snapshot): { chunks: Uint8Array[]; manifest: Uint8Array } {
+    const data = snapshot.data;
+    const chunks: Uint8Array[] = [];
+    for (let off = 0; off < data.length; off += SNAPSHOT_CHUNK_BYTES) {
+      chunks.push(frame(data.subarray(off, Math.min(off + SNAPSHOT_CHUNK_BYTES, data.length))));
+    }
+    const manifest = frame(encodeSnapshotManifest({ meta: snapshot.meta, dataLength: data.length, chunkCount: chunks.length }));
+    return { chunks, manifest };
+  }
+
+  /** Executes a plan as one synced batch, then adopts its resulting state. */
+  private async write(
+    plan: Plan<PreparedEntry>,
+    puts: PreparedEntry[],
+    snapshotOps: { chunks: Uint8Array[]; manifest: Uint8Array } | undefined,
+  ): Promise<void> {
+    const ops: BatchOp[] = [];
+    for (const [from, to] of plan.deletes) {
+      for (let i = from; i <= to; i++) ops.push({ type: 'del', key: entryKey(i) });
+    }
+    for (const e of puts) ops.push({ type: 'put', key: entryKey(e.index), value: e.value });
+    if (plan.hardState) ops.push({ type: 'put', key: KEY_HARD_STATE, value: frame(encodeHardState(plan.hardState)) });
+    let chunkCount = this.chunkCount;
+    if (plan.snapshot && snapshotOps) {
+      const { chunks, manifest } = snapshotOps;
+      for (let c = 0; c < chunks.length; c++) ops.push({ type: 'put', key: chunkKey(c), value: chunks[c]! });
+      for (let c = chunks.length; c < this.chunkCount; c++) ops.push({ type: 'del', key: chunkKey(c) });
+      ops.push({ type: 'put', key: KEY_SNAPSHOT_MANIFEST, value: manifest }); // last: describes the chunks above
+      chunkCount = chunks.length;
+    }
+    if (ops.length === 0) {
+      this.state = plan.next;
+      return;
+    }
+    try {
+      await this.db.batch(ops, { sync: true });
+    } catch (err) {
+      this.failure = err as Error;
+      throw new StorageFailedError(`storage at ${this.dir}: synced write failed: ${(err as Error).message}`, { cause: err });
+    }
+    this.state = plan.next;
+    this.chunkCount = chunkCount;
+  }
+
+  /** Terms of stored entries (used only in the rare truncation/snapshot cases). */
+  private async fetchTerms(indexes: number[]): Promise<Map<number, number>> {
+    const terms = new Map<number, number>();
+    for (const i of indexes) {
+      const value = await this.db.get(entryKey(i));
+      if (value === undefined) throw this.corrupt(`entry ${i} is missing (log should hold ${this.state.snapIndex + 1}..${this.state.lastIndex})`);
+      terms.set(i, this.decodeEntryValue(i, value).term);
+    }
+    return terms;
+  }
+
+  private corrupt(msg: string): StorageCorruptError {
+    return new StorageCorruptError(`corrupt Raft storage at ${this.dir}: ${msg}`);
+  }
+
+  private decodeFramed<T>(what: string, value: Uint8Array, decode: (b: Uint8Array) => T): T {
+    const payload = unframe(value);
+    if (!payload) throw this.corrupt(`${what}: checksum mismatch or truncated value (${value.length} bytes)`);
+    try {
+      return decode(payload);
+    } catch (err) {
+      if (err instanceof CodecError) throw this.corrupt(`${what}: ${err.message}`);
+      throw err;
+    }
+  }
+
+  private decodeEntryValue(index: number, value: Uint8Array): Entry {
+    const e = this.decodeFramed(`entry ${index}`, value, decodeEntry);
+    if (e.index !== index) throw this.corrupt(`entry stored under index ${index} says index ${e.index}`);
+    return e;
+  }
+
+  /** Reads and verifies everything in one pass over the key space; adopts the verified bounds. */
+  private async readAll(): Promise<PersistedState> {
+    let hardState: HardState = { ...EMPTY_HARD_STATE };
+    let manifest: ReturnType<typeof decodeSnapshotManifest> | undefined;
+    const chunks: Uint8Array[] = [];
+    const entries: Entry[] = [];
+    let sawMarker = false;
+    for await (const [key, value] of this.db.iterator()) {
+      const prefix = key[0];
+      if (prefix === P_ENTRY && key.length === ENTRY_KEY_LENGTH) {
+        const index = entryKeyIndex(key);
+        entries.push(this.decodeEntryValue(index, value));
+      } else if (prefix === P_SNAPSHOT_CHUNK && key.length === CHUNK_KEY_LENGTH) {
+        const n = Buffer.from(key.buffer, key.byteOffset, key.byteLength).readUInt32BE(1);
+        if (n !== chunks.length) throw this.corrupt(`snapshot chunk ${n} found where chunk ${chunks.length} was expected`);
+        const payload = unframe(value);
+        if (!payload) throw this.corrupt(`snapshot chunk ${n}: checksum mismatch or truncated value`);
+        chunks.push(payload);
+      } else if (key.length === 1 && prefix === P_HARD_STATE) {
+        hardState = this.decodeFramed('hard state', value, decodeHardState);
+      } else if (key.length === 1 && prefix === P_SNAPSHOT_MANIFEST) {
+        manifest = this.decodeFramed('snapshot manifest', value, decodeSnapshotManifest);
+      } else if (key.length === 1 && prefix === P_MARKER) {
+        if (!bytesEqual(value, MARKER_VALUE)) throw this.corrupt('format marker changed');
+        sawMarker = true;
+      } else {
+        throw this.corrupt(`unexpected key ${Buffer.from(key).toString('hex')}`);
+      }
+    }
+    if (!sawMarker) throw this.corrupt(`the "${FORMAT_MARKER}" marker is missing`);
+
+    let snapshot: Snapshot | undefined;
+    if (manifest) {
+      if (chunks.length !== manifest.chunkCount) {
+        throw this.corrupt(`snapshot at ${manifest.meta.index} should have ${manifest.chunkCount} data chunks, found ${chunks.length}`);
+      }
+      const data = new Uint8Array(manifest.dataLength);
+      let off = 0;
+      for (const c of chunks) {
+        if (off + c.length > data.length) throw this.corrupt(`snapshot data is longer than ${manifest.dataLength} bytes`);
+        data.set(c, off);
+        off += c.length;
+      }
+      if (off !== data.length) throw this.corrupt(`snapshot data is ${off} bytes, expected ${manifest.dataLength}`);
+      snapshot = { meta: manifest.meta, data };
+    } else if (chunks.length > 0) {
+      throw this.corrupt(`${chunks.length} snapshot data chunks without a snapshot manifest`);
+    }
+
+    const loaded: PersistedState = { hardState, snapshot, entries };
+    this.state = verifyPersistedState(loaded, `corrupt Raft storage at ${this.dir}`);
+    this.chunkCount = chunks.length;
+    this.verified = true;
+    return loaded;
+  }
+}
+
+function lookup(terms: Map<number, number>, index: number): number {
+  const t = terms.get(index);
+  if (t === undefined) throw new Error(`internal: term of entry ${index} was not fetched`);
+  return t;
+}
+
+/** true: start a new store here; false: open the existing LevelDB store. Throws for foreign content. */
+async function classifyDirectory(abs: string): Promise<boolean> {
+  let stat: fs.Stats;
+  try {
+    stat = await fs.promises.stat(abs);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true;
+    throw new Error(`cannot access storage directory ${abs}: ${(err as Error).message}`, { cause: err });
+  }
+  if (!stat.isDirectory()) throw new StorageCorruptError(`storage path ${abs} exists and is not a directory`);
+  const names = await fs.promises.readdir(abs);
+  if (names.length === 0) return true;
+  if (names.includes('CURRENT')) return false;
+  if (names.every((n) => PRE_CREATION_FILES.has(n))) return true;
+  const shown = names.slice(0, 5).join(', ') + (names.length > 5 ? `, ... (${names.length} files)` : '');
+  throw new StorageCorruptError(
+    `storage directory ${abs} is not empty and is not a LevelDB store (no CURRENT file; found ${shown}): ` +
+      'refusing to start with an empty log over foreign content',
+  );
+}
+
+function translateOpenError(abs: string, err: unknown): Error {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  const detail = cause?.message ?? (err as Error).message;
+  if (cause?.code === 'LEVEL_LOCKED') {
+    return new StorageLockedError(`storage directory ${abs} is locked by another process or open instance: ${detail}`, { cause: err });
+  }
+  if (cause?.code === 'LEVEL_CORRUPTION') {
+    return new StorageCorruptError(`storage directory ${abs} holds a damaged LevelDB store: ${detail}`);
+  }
+  // Foreign or damaged files (e.g. a garbage CURRENT), or an I/O/permission problem: say so, do not guess.
+  return new Error(`storage directory ${abs} cannot be opened as a LevelDB store: ${detail}`, { cause: err });
+}

@@ -1,0 +1,104 @@
+// The bounded per-peer outbox: FIFO, limited by message count and (estimated) bytes, drops the oldest.
+import type { Message } from '../raft/types';
+
+/** Fixed cost of one message in the estimate: its scalar fields and framing, rounded up. */
+const MESSAGE_OVERHEAD_BYTES = 64;
+const ENTRY_OVERHEAD_BYTES = 24;
+
+/**
+ * An upper-leaning estimate of a message's encoded size, without encoding it. Used only to cut batches
+ * and to bound the queue; the hard wire limit is checked on the real encoded bytes.
+ */
+export function estimateMessageBytes(m: Message): number {
+  let n = MESSAGE_OVERHEAD_BYTES + m.from.length + m.to.length + m.context.byteLength;
+  for (const e of m.entries) n += ENTRY_OVERHEAD_BYTES + e.data.byteLength;
+  if (m.snapshotData) n += m.snapshotData.byteLength;
+  if (m.snapshotMeta) {
+    n += 32;
+    for (const v of m.snapshotMeta.config.voters) n += 4 + v.length;
+  }
+  return n;
+}
+
+export class MessageQueue {
+  private items: (Message | undefined)[] = [];
+  private sizes: number[] = [];
+  private head = 0;
+  private queuedBytes = 0;
+
+  constructor(
+    private readonly maxMessages: number,
+    private readonly maxBytes: number,
+  ) {
+    if (!(maxMessages >= 1)) throw new RangeError(`maxMessages must be >= 1, got ${maxMessages}`);
+    if (!(maxBytes >= 1)) throw new RangeError(`maxBytes must be >= 1, got ${maxBytes}`);
+  }
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  get bytes(): number {
+    return this.queuedBytes;
+  }
+
+  /**
+   * Appends a message; returns how many of the oldest messages were dropped to respect the bounds.
+   * The newest message is always kept, even if it alone is over the byte bound.
+   */
+  push(m: Message): number {
+    const size = estimateMessageBytes(m);
+    this.items.push(m);
+    this.sizes.push(size);
+    this.queuedBytes += size;
+    let dropped = 0;
+    while (this.length > this.maxMessages || (this.queuedBytes > this.maxBytes && this.length > 1)) {
+      this.shift();
+      dropped++;
+    }
+    return dropped;
+  }
+
+  /**
+   * Removes and returns the oldest messages whose estimated sizes add up to at most maxBytes
+   * (at least one message when the queue is not empty).
+   */
+  take(maxBytes: number): Message[] {
+    const out: Message[] = [];
+    let bytes = 0;
+    while (this.length > 0) {
+      const size = this.sizes[this.head]!;
+      if (out.length > 0 && bytes + size > maxBytes) break;
+      bytes += size;
+      out.push(this.shift());
+    }
+    return out;
+  }
+
+  /** Empties the queue; returns how many messages it held. */
+  clear(): number {
+    const n = this.length;
+    this.items = [];
+    this.sizes = [];
+    this.head = 0;
+    this.queuedBytes = 0;
+    return n;
+  }
+
+  private shift(): Message {
+    const m = this.items[this.head]!;
+    this.queuedBytes -= this.sizes[this.head]!;
+    this.items[this.head] = undefined;
+    this.head++;
+    if (this.head === this.items.length) {
+      this.items = [];
+      this.sizes = [];
+      this.head = 0;
+    } else if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.sizes = this.sizes.slice(this.head);
+      this.head = 0;
+    }
+    return m;
+  }
+}

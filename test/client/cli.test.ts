@@ -1,0 +1,273 @@
+import { EventEmitter } from 'node:events';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FenceLockClient, FenceLockError } from '../../src/client';
+import { EXIT, UsageError, exitCodeFor } from '../../src/cli/exitCodes';
+import { runCli } from '../../src/cli/program';
+import { DEFAULT_ENDPOINTS, parseEndpoints, parseToken, resolveEndpoints, resolveFencing } from '../../src/cli/parse';
+import { deadAddress, FakeState, startFakeCluster } from './fakeServer';
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+interface Captured {
+  out: string;
+  err: string;
+  signals: EventEmitter;
+}
+
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}, signals = new EventEmitter()): Promise<Captured & { code: number }> {
+  const cap: Captured = { out: '', err: '', signals };
+  const code = await runCli(args, {
+    stdout: (t) => void (cap.out += t),
+    stderr: (t) => void (cap.err += t),
+    env,
+    signals,
+  });
+  return { ...cap, code };
+}
+
+async function fake(n = 1, state = new FakeState()): ReturnType<typeof startFakeCluster> {
+  const c = await startFakeCluster(n, state);
+  cleanups.push(c.stop);
+  return c;
+}
+
+function tmpDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fencelock-cli-'));
+  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+describe('CLI parsing (no server)', () => {
+  it('parses tokens strictly as decimal uint64', () => {
+    expect(parseToken('1')).toBe(1n);
+    expect(parseToken('4294967296')).toBe(4294967296n);
+    expect(parseToken('18446744073709551615')).toBe(18446744073709551615n);
+    for (const bad of ['', '0', '-1', '+1', '01', '1.0', '1e3', '0x10', ' 1', '1 ', '18446744073709551616', 'abc', '１']) {
+      expect(() => parseToken(bad), bad).toThrow(UsageError);
+    }
+    expect(() => parseToken('12x', 'FENCELOCK_TOKEN')).toThrow(/FENCELOCK_TOKEN: "12x" is not a fencing token/);
+  });
+
+  it('parses endpoints and picks flag, then env, then the local cluster', () => {
+    expect(parseEndpoints('a:1, b:2,a:1')).toEqual(['a:1', 'b:2']);
+    expect(parseEndpoints('[::1]:7001')).toEqual(['[::1]:7001']);
+    expect(() => parseEndpoints('a')).toThrow(/host:port/);
+    expect(() => parseEndpoints('a:70000')).toThrow(/port/);
+    expect(() => parseEndpoints(' , ')).toThrow(/no endpoint/);
+    expect(resolveEndpoints('x:1', { FENCELOCK_ENDPOINTS: 'y:2' })).toEqual(['x:1']);
+    expect(resolveEndpoints(undefined, { FENCELOCK_ENDPOINTS: 'y:2' })).toEqual(['y:2']);
+    expect(resolveEndpoints(undefined, {})).toEqual(DEFAULT_ENDPOINTS);
+  });
+
+  it('takes the fencing triple from flags, else from the FENCELOCK_* environment', () => {
+    const env = { FENCELOCK_LOCK: 'L', FENCELOCK_TOKEN: '42', FENCELOCK_SESSION: 'S' };
+    expect(resolveFencing({}, env)).toEqual({ lock: 'L', token: 42n, sessionId: 'S' });
+    expect(resolveFencing({ token: '43', lock: 'M' }, env)).toEqual({ lock: 'M', token: 43n, sessionId: 'S' });
+    expect(() => resolveFencing({}, {})).toThrow(/--lock .*--token .*--session/);
+    expect(() => resolveFencing({}, { ...env, FENCELOCK_TOKEN: '-3' })).toThrow(/FENCELOCK_TOKEN/);
+  });
+
+  it('maps errors to the documented exit codes', () => {
+    expect(EXIT).toEqual({ OK: 0, USAGE: 1, FENCED: 2, UNAVAILABLE: 3, LOCK_LOST: 4, NOT_FOUND: 5 });
+    expect(exitCodeFor(new UsageError('x'))).toBe(1);
+    expect(exitCodeFor(new FenceLockError('FAILED_PRECONDITION', 'x', { reason: 'STALE_TOKEN' }))).toBe(2);
+    expect(exitCodeFor(new FenceLockError('UNAVAILABLE', 'x'))).toBe(3);
+    expect(exitCodeFor(new FenceLockError('DEADLINE_EXCEEDED', 'x'))).toBe(3);
+    expect(exitCodeFor(new FenceLockError('NOT_FOUND', 'x'))).toBe(5);
+    expect(exitCodeFor(new FenceLockError('INVALID_ARGUMENT', 'x'))).toBe(1);
+    expect(exitCodeFor(new Error('x'))).toBe(1);
+  });
+
+  it('documents exit codes in --help and rejects bad usage with code 1', async () => {
+    const help = await cli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.out).toContain('Exit codes:');
+    expect(help.out).toMatch(/4 +lock lost while CMD ran/);
+    expect((await cli([])).code).toBe(1);
+    expect((await cli(['frobnicate'])).code).toBe(1);
+    const badTtl = await cli(['lock', '--ttl', 'soon', 'x', '--', 'true']);
+    expect(badTtl.code).toBe(1);
+    expect(badTtl.err).toContain('--ttl');
+    const noToken = await cli(['kv', 'put', 'k', 'v']);
+    expect(noToken.code).toBe(1);
+    expect(noToken.err).toContain('FENCELOCK_TOKEN');
+    const badToken = await cli(['kv', 'put', 'k', 'v', '--lock', 'l', '--session', 's', '--token', '007']);
+    expect(badToken.code).toBe(1);
+    expect(badToken.err).toMatch(/--token: "007" is not a fencing token/);
+    expect((await cli(['lock', 'x'])).err).toContain("missing required argument 'cmd'");
+    expect((await cli(['serve'])).code).toBe(1);
+    const badEnv = await cli(['kv', 'get', 'k'], { FENCELOCK_ENDPOINTS: 'nope' });
+    expect(badEnv.code).toBe(1);
+    expect(badEnv.err).toContain('FENCELOCK_ENDPOINTS');
+  });
+});
+
+describe('CLI against a fake cluster', () => {
+  it('kv put/get/list/delete with fencing from the environment; stale token exits 2; missing key exits 5', async () => {
+    const { nodes } = await fake(1, new FakeState(1n << 33n));
+    const ep = nodes[0]!.address;
+    const c = new FenceLockClient({ endpoints: [ep] });
+    cleanups.push(() => c.close());
+    const s = await c.openSession();
+    const lock = await s.acquire('cfg');
+    const env = { FENCELOCK_ENDPOINTS: ep, FENCELOCK_LOCK: 'cfg', FENCELOCK_TOKEN: lock.token.toString(), FENCELOCK_SESSION: s.id };
+
+    const put = await cli(['kv', 'put', 'cfg/a', 'alpha'], env);
+    expect(put.err).toBe('');
+    expect(put.code).toBe(0);
+    expect(put.out).toMatch(/^OK \(index \d+\)\n$/);
+    expect((await cli(['--json', 'kv', 'put', 'cfg/b', 'beta'], env)).out).toMatch(/^\{"index":"\d+"\}\n$/);
+
+    const get = await cli(['kv', 'get', 'cfg/a'], env);
+    expect(get).toMatchObject({ code: 0, out: 'alpha\n' });
+    const getJson = JSON.parse((await cli(['kv', 'get', 'cfg/a', '--json', '--stale'], env)).out);
+    expect(getJson).toEqual({ key: 'cfg/a', found: true, value: 'alpha', valueBase64: Buffer.from('alpha').toString('base64'), token: lock.token.toString(), lock: 'cfg' });
+
+    const list = await cli(['kv', 'list', 'cfg/', '--limit', '1'], env);
+    expect(list.code).toBe(0);
+    expect(list.out).toContain('cfg/a');
+    expect(list.out).toContain('more keys follow');
+    expect(JSON.parse((await cli(['--json', 'kv', 'list'], env)).out).items).toHaveLength(2);
+
+    const missing = await cli(['kv', 'get', 'cfg/zzz'], env);
+    expect(missing.code).toBe(EXIT.NOT_FOUND);
+
+    await lock.release();
+    const s2 = await c.openSession();
+    await s2.acquire('cfg');
+    const stale = await cli(['kv', 'delete', 'cfg/a', 'cfg/b'], env);
+    expect(stale.code).toBe(EXIT.FENCED);
+    expect(stale.err).toContain('FAILED_PRECONDITION');
+    const staleJson = await cli(['--json', 'kv', 'put', 'cfg/a', 'x'], env);
+    expect(staleJson.code).toBe(EXIT.FENCED);
+    expect(JSON.parse(staleJson.err).error).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'STALE_TOKEN' });
+  });
+
+  it('status shows every node and marks unreachable ones; exits 3 when none answers', async () => {
+    const { nodes } = await fake(2);
+    const dead = await deadAddress();
+    const r = await cli(['status', '--endpoints', `${nodes[0]!.address},${nodes[1]!.address},${dead}`]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/ID\s+ADDRESS\s+ROLE\s+TERM\s+LEADER\s+COMMIT\s+APPLIED/);
+    expect(r.out).toMatch(/n1\s+127\.0\.0\.1:\d+\s+leader/);
+    expect(r.out).toMatch(/n2\s+127\.0\.0\.1:\d+\s+follower/);
+    expect(r.out).toContain(`${dead}  unreachable`);
+    const j = JSON.parse((await cli(['--json', 'status', '--endpoints', `${nodes[0]!.address},${dead}`])).out);
+    expect(j).toHaveLength(2);
+    expect(j[1]).toMatchObject({ endpoint: dead, ok: false, error: { code: 'UNAVAILABLE' } });
+    expect((await cli(['status', '--endpoints', dead])).code).toBe(EXIT.UNAVAILABLE);
+  });
+
+  it('describe prints holder and token', async () => {
+    const { nodes } = await fake();
+    const ep = nodes[0]!.address;
+    const c = new FenceLockClient({ endpoints: [ep] });
+    cleanups.push(() => c.close());
+    const s = await c.openSession();
+    const l = await s.acquire('d');
+    const r = await cli(['describe', 'd', '--endpoints', ep]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain(`holder:       ${s.publicId}`);
+    expect(r.out).toContain(`token:        ${l.token}`);
+    expect(JSON.parse((await cli(['describe', 'd', '--json', '--endpoints', ep])).out)).toMatchObject({ held: true, token: l.token.toString() });
+  });
+
+  it('lock -- CMD runs CMD with the FENCELOCK_* environment, exits with its code, and releases', async () => {
+    const { state, nodes } = await fake(1, new FakeState(5_000_000_000n));
+    const ep = nodes[0]!.address;
+    const out = path.join(tmpDir(), 'env.json');
+    const script = `require('fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify(process.env)); process.exit(7)`;
+    const r = await cli(['lock', 'job', '--ttl', '3000', '--', process.execPath, '-e', script], { FENCELOCK_ENDPOINTS: ep, PATH: process.env.PATH });
+    expect(r.err).toBe('');
+    expect(r.code).toBe(7);
+    const env = JSON.parse(fs.readFileSync(out, 'utf8')) as Record<string, string>;
+    expect(env.FENCELOCK_LOCK).toBe('job');
+    expect(env.FENCELOCK_TOKEN).toMatch(/^\d+$/);
+    expect(BigInt(env.FENCELOCK_TOKEN!)).toBeGreaterThan(1n << 32n);
+    expect(env.FENCELOCK_SESSION).toMatch(/^[0-9a-f]{32}$/);
+    expect(env.FENCELOCK_ENDPOINTS).toBe(ep);
+    expect(state.locks.get('job')!.holder).toBeUndefined();
+    expect(state.callsOf('Release')).toHaveLength(1);
+    expect(state.callsOf('Close')).toHaveLength(1);
+  });
+
+  it('lock -- CMD stops CMD and exits 4 when the lock is presumed lost', async () => {
+    const { nodes } = await fake();
+    const ep = nodes[0]!.address;
+    nodes[0]!.keepAliveMode = 'silent';
+    const started = Date.now();
+    const r = await cli(['lock', 'slow', '--ttl', '1500', '--grace', '300', '--', process.execPath, '-e', 'setTimeout(() => {}, 20000)'], { FENCELOCK_ENDPOINTS: ep });
+    expect(r.code).toBe(EXIT.LOCK_LOST);
+    expect(r.err).toContain('presumed lost');
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('lock -- CMD escalates to SIGKILL when CMD ignores SIGTERM', async () => {
+    const { nodes } = await fake();
+    nodes[0]!.keepAliveMode = 'silent';
+    const script = "process.on('SIGTERM', () => {}); setTimeout(() => {}, 20000)";
+    const started = Date.now();
+    const r = await cli(['lock', 'stubborn', '--ttl', '1500', '--grace', '200', '--', process.execPath, '-e', script], { FENCELOCK_ENDPOINTS: nodes[0]!.address });
+    expect(r.code).toBe(EXIT.LOCK_LOST);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('lock forwards SIGTERM to CMD and exits 128+15; --wait 0 on a held lock exits 3; a missing CMD exits 127', async () => {
+    const { state, nodes } = await fake();
+    const ep = nodes[0]!.address;
+    const signals = new EventEmitter();
+    const p = cli(['lock', 'sig', '--', process.execPath, '-e', 'setTimeout(() => {}, 20000)'], { FENCELOCK_ENDPOINTS: ep }, signals);
+    // Wait until CMD runs (the lock is held), then deliver SIGTERM to fencelock.
+    for (let i = 0; i < 200 && !(state.locks.get('sig')?.holder && signals.listenerCount('SIGTERM') > 0); i++) await new Promise((r) => setTimeout(r, 10));
+    const c = new FenceLockClient({ endpoints: [ep] });
+    cleanups.push(() => c.close());
+    const other = await c.openSession();
+    await other.acquire('held-elsewhere');
+    const busy = await cli(['lock', 'held-elsewhere', '--wait', '0', '--', process.execPath, '-e', ''], { FENCELOCK_ENDPOINTS: ep });
+    expect(busy.code).toBe(EXIT.UNAVAILABLE);
+    expect(busy.err).toContain('held by another session');
+    signals.emit('SIGTERM', 'SIGTERM');
+    const r = await p;
+    expect(r.code).toBe(128 + 15);
+    expect(state.locks.get('sig')!.holder).toBeUndefined();
+    const missing = await cli(['lock', 'm', '--', '/nonexistent/fencelock-test-cmd'], { FENCELOCK_ENDPOINTS: ep });
+    expect(missing.code).toBe(127);
+    expect(state.locks.get('m')!.holder).toBeUndefined();
+  });
+
+  it('lock gives up a timed-out wait with exit 3', async () => {
+    const { nodes } = await fake();
+    const ep = nodes[0]!.address;
+    const c = new FenceLockClient({ endpoints: [ep] });
+    cleanups.push(() => c.close());
+    await (await c.openSession()).acquire('busy');
+    const r = await cli(['lock', 'busy', '--wait', '200', '--', process.execPath, '-e', ''], { FENCELOCK_ENDPOINTS: ep });
+    expect(r.code).toBe(EXIT.UNAVAILABLE);
+    expect(r.err).toContain('DEADLINE_EXCEEDED');
+  });
+
+  it('watch prints events until SIGINT', async () => {
+    const { nodes } = await fake();
+    const ep = nodes[0]!.address;
+    const signals = new EventEmitter();
+    const p = cli(['watch', 'wl', '--endpoints', ep, '--json'], {}, signals);
+    const c = new FenceLockClient({ endpoints: [ep] });
+    cleanups.push(() => c.close());
+    await new Promise((r) => setTimeout(r, 150));
+    const l = await (await c.openSession()).acquire('wl');
+    await l.release();
+    await new Promise((r) => setTimeout(r, 150));
+    signals.emit('SIGINT', 'SIGINT');
+    const r = await p;
+    expect(r.code).toBe(0);
+    const lines = r.out.trim().split('\n').map((x) => JSON.parse(x) as { kind: string; token: string });
+    expect(lines.map((x) => x.kind)).toEqual(['GRANTED', 'RELEASED']);
+    expect(lines[0]!.token).toBe(l.token.toString());
+  });
+});

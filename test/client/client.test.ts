@@ -1,0 +1,412 @@
+import * as grpc from '@grpc/grpc-js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FenceLockClient, FenceLockError, type LockEvent } from '../../src/client';
+import { monotonicNow } from '../../src/client/clock';
+import { deadAddress, failure, FakeNode, FakeState, startFakeCluster } from './fakeServer';
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+async function cluster(n: number, state = new FakeState()): Promise<{ state: FakeState; nodes: FakeNode[] }> {
+  const c = await startFakeCluster(n, state);
+  cleanups.push(c.stop);
+  return c;
+}
+
+function client(endpoints: string[], opts: Partial<ConstructorParameters<typeof FenceLockClient>[0]> = {}): FenceLockClient {
+  const c = new FenceLockClient({ endpoints, requestTimeoutMs: 500, totalTimeoutMs: 3_000, ...opts });
+  cleanups.push(() => c.close());
+  return c;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function until(cond: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await sleep(10);
+  }
+}
+
+async function rejection(p: Promise<unknown>): Promise<FenceLockError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(FenceLockError);
+    return err as FenceLockError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('FenceLockClient against a fake cluster', () => {
+  it('acquires, writes, reads and releases with tokens beyond 2^53 kept exact as bigint', async () => {
+    const first = (1n << 60n) + 7n;
+    const { state, nodes } = await cluster(1, new FakeState(first));
+    const c = client([nodes[0]!.address]);
+    const s = await c.openSession({ ttlMs: 5_000, name: 'test' });
+    expect(s.id).toMatch(/^[0-9a-f]{32}$/);
+    const lock = await s.acquire('orders');
+    expect(typeof lock.token).toBe('bigint');
+    expect(lock.token).toBe(first + 1n);
+    expect(lock.token > 1n << 32n).toBe(true);
+
+    const w = await lock.write([{ put: 'orders/1', value: 'hello' }, { put: 'orders/2', value: new Uint8Array([0, 255]) }]);
+    expect(w.index).toBe(lock.token + 1n);
+    const got = await c.get('orders/1');
+    expect(got.found).toBe(true);
+    expect(Buffer.from(got.value).toString()).toBe('hello');
+    expect(got.token).toBe(lock.token);
+    expect(got.lock).toBe('orders');
+    expect([...(await c.get('orders/2')).value]).toEqual([0, 255]);
+    expect((await c.get('nope', { staleOk: true })).found).toBe(false);
+
+    const page = await c.list('orders/', { limit: 1 });
+    expect(page.items.map((i) => i.key)).toEqual(['orders/1']);
+    expect(page.more).toBe(true);
+    const rest = await c.list('orders/', { startAfter: 'orders/1' });
+    expect(rest.items.map((i) => i.key)).toEqual(['orders/2']);
+
+    const d = await c.describe('orders');
+    expect(d).toMatchObject({ held: true, holderSession: s.publicId, token: lock.token, latestToken: lock.token });
+    expect(s.publicId).toMatch(/^[0-9a-f]{16}$/);
+
+    await lock.release();
+    await lock.release(); // idempotent
+    expect(state.callsOf('Release')).toHaveLength(1);
+    expect(state.locks.get('orders')!.holder).toBeUndefined();
+    await s.close();
+    expect(state.sessions.size).toBe(0);
+  });
+
+  it('follows the fencelock-leader hint from a follower, learning an endpoint it was not given', async () => {
+    const { state, nodes } = await cluster(3);
+    const c = client([nodes[1]!.address]);
+    const s = await c.openSession();
+    const lock = await s.acquire('a');
+    expect(lock.token).toBeGreaterThan(0n);
+    expect(c.endpoints()).toContain(nodes[0]!.address);
+    expect(c.currentEndpoint()).toBe(nodes[0]!.address);
+    // The follower was asked once, then everything went to the leader.
+    expect(state.callsOf('Open').map((x) => x.node)).toEqual(['n2', 'n1']);
+    expect(state.callsOf('Acquire').map((x) => x.node)).toEqual(['n1']);
+  });
+
+  it('rotates past a dead endpoint and reports it per node in statusAll', async () => {
+    const { nodes } = await cluster(1);
+    const dead = await deadAddress();
+    const c = client([dead, nodes[0]!.address]);
+    const s = await c.openSession();
+    await s.acquire('x');
+    const all = await c.statusAll();
+    expect(all).toHaveLength(2);
+    const bad = all.find((r) => r.endpoint === dead)!;
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.error.code).toBe('UNAVAILABLE');
+    const good = all.find((r) => r.endpoint === nodes[0]!.address)!;
+    expect(good.ok).toBe(true);
+    if (good.ok) expect(good.status).toMatchObject({ id: 'n1', role: 'leader', term: 3n });
+    expect((await c.status(nodes[0]!.address)).id).toBe('n1');
+  });
+
+  it('retries an Acquire whose reply was lost with the SAME request id and gets the same token', async () => {
+    const { state, nodes } = await cluster(1);
+    const leader = nodes[0]!;
+    // The leader applies the first attempt, then the reply is "lost".
+    leader.fail('Acquire', failure(grpc.status.UNAVAILABLE, 'connection reset after apply'), { after: true });
+    const c = client([leader.address]);
+    const s = await c.openSession();
+    const before = state.nextIndex;
+    const lock = await s.acquire('job');
+    const calls = state.callsOf('Acquire');
+    expect(calls).toHaveLength(2);
+    expect(calls[0]!.header!.requestId).toBe(calls[1]!.header!.requestId);
+    expect(calls[0]!.header!.clientId).toBe(c.clientId);
+    expect(lock.token).toBe(before); // the one and only grant
+    expect(state.nextIndex).toBe(before + 1n); // applied once
+    expect(state.locks.get('job')!.token).toBe(lock.token);
+  });
+
+  it('retries a Write after a leader change with the same request id (applied once)', async () => {
+    const { state, nodes } = await cluster(2);
+    const c = client([nodes[0]!.address, nodes[1]!.address]);
+    const s = await c.openSession();
+    const lock = await s.acquire('k');
+    nodes[0]!.fail('Write', failure(grpc.status.UNAVAILABLE, 'stepped down after apply'), { after: true });
+    nodes[0]!.fail('Write', failure(grpc.status.UNAVAILABLE, 'stepping down'), { after: false });
+    // After the first failure the roles swap; the old leader hints the new one.
+    const swap = (): void => {
+      nodes[0]!.role = 'follower';
+      nodes[1]!.role = 'leader';
+    };
+    const p = lock.write([{ put: 'k/1', value: 'v' }]);
+    await until(() => state.callsOf('Write').length >= 1);
+    swap();
+    const res = await p;
+    const writes = state.callsOf('Write');
+    expect(new Set(writes.map((w) => w.header!.requestId)).size).toBe(1);
+    expect(writes.some((w) => w.node === 'n2')).toBe(true);
+    expect(res.index).toBe(lock.token + 1n);
+    expect(state.kv.get('k/1')!.token).toBe(lock.token);
+  });
+
+  it('numbers requests increasingly and reports acked_below as the lowest id still in flight', async () => {
+    const { state, nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    const s1 = await c.openSession();
+    const s2 = await c.openSession();
+    const a = s1.acquire('held');
+    await a;
+    // Blocking acquire in flight while other requests go by.
+    const waiting = s2.acquire('held', { waitTimeoutMs: 2_000 });
+    await until(() => state.callsOf('Acquire').length === 2);
+    const l3 = await s1.acquire('other');
+    await l3.release();
+    await (await a).release();
+    await waiting;
+    const headers = state.calls.filter((x) => x.header).map((x) => x.header!);
+    const ids = headers.map((h) => BigInt(h.requestId));
+    for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!).toBe(true);
+    for (const h of headers) expect(BigInt(h.ackedBelow) <= BigInt(h.requestId)).toBe(true);
+    const waitId = state.callsOf('Acquire')[1]!.header!.requestId;
+    // Requests issued while the blocking acquire was in flight may not let the server forget it.
+    const during = state.callsOf('Acquire')[2]!.header!;
+    expect(during.ackedBelow).toBe(waitId);
+  });
+
+  it('maps FAILED_PRECONDITION metadata to FenceLockError.reason and .watermark', async () => {
+    const { nodes } = await cluster(1, new FakeState(1n << 40n));
+    const c = client([nodes[0]!.address]);
+    const a = await c.openSession();
+    const b = await c.openSession();
+    const la = await a.acquire('acct');
+    await la.write([{ put: 'acct/balance', value: '10' }]);
+    await la.release();
+    const lb = await b.acquire('acct');
+    await lb.write([{ put: 'acct/balance', value: '20' }]);
+    // A stale holder writes with its old token (as a paused process would).
+    const err = await rejection(c.write({ lock: 'acct', token: la.token, sessionId: a.id, ops: [{ put: 'acct/balance', value: '99' }] }));
+    expect(err.code).toBe('FAILED_PRECONDITION');
+    expect(err.reason).toBe('STALE_TOKEN');
+    expect(err.watermark).toBe(lb.token);
+    expect(err.indeterminate).toBe(false);
+    expect(err.message).toContain('STALE_TOKEN');
+    expect(err.message).toContain(String(lb.token));
+    // A released handle refuses locally.
+    const local = await rejection(la.write([{ delete: 'acct/balance' }]));
+    expect(local.reason).toBe('LOCK_NOT_HELD');
+  });
+
+  it('throws non-retryable codes at once', async () => {
+    const { state, nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    const s = await c.openSession();
+    nodes[0]!.fail('Acquire', failure(grpc.status.INVALID_ARGUMENT, 'lock: must be 1..256 bytes'));
+    const err = await rejection(s.acquire(''));
+    expect(err.code).toBe('INVALID_ARGUMENT');
+    expect(err.message).toContain('lock: must be 1..256 bytes');
+    expect(state.callsOf('Acquire')).toHaveLength(1);
+    nodes[0]!.fail('Get', failure(grpc.status.RESOURCE_EXHAUSTED, 'too many'));
+    expect((await rejection(c.get('x'))).code).toBe('RESOURCE_EXHAUSTED');
+    expect(state.callsOf('Get')).toHaveLength(1);
+  });
+
+  it('gives up after totalTimeoutMs when no node answers, marking the error indeterminate', async () => {
+    const c = client([await deadAddress(), await deadAddress()], { totalTimeoutMs: 600, requestTimeoutMs: 200 });
+    const t0 = monotonicNow();
+    const err = await rejection(c.openSession());
+    const took = monotonicNow() - t0;
+    expect(err.code).toBe('UNAVAILABLE');
+    expect(err.indeterminate).toBe(true);
+    expect(err.message).toMatch(/gave up after \d+ attempt/);
+    expect(took).toBeGreaterThanOrEqual(550);
+    expect(took).toBeLessThan(2_000);
+  });
+
+  it('after an acquire that timed out indeterminately, finds and releases the orphan grant', async () => {
+    const { state, nodes } = await cluster(1);
+    // Every reply to Acquire is lost, although the first attempt was applied.
+    nodes[0]!.fail('Acquire', failure(grpc.status.UNAVAILABLE, 'reply lost'), { after: true, times: 1_000 });
+    const c = client([nodes[0]!.address], { requestTimeoutMs: 100, totalTimeoutMs: 300 });
+    const s = await c.openSession();
+    const err = await rejection(s.tryAcquire('orphan'));
+    expect(err.indeterminate).toBe(true);
+    expect(state.locks.get('orphan')!.holder).toBe(s.id);
+    await until(() => state.locks.get('orphan')!.holder === undefined, 3_000);
+    expect(state.callsOf('Describe').length).toBeGreaterThanOrEqual(1);
+    expect(state.callsOf('Release')).toHaveLength(1);
+  });
+
+  it('tryAcquire returns null when held; a blocking acquire times out with DEADLINE_EXCEEDED without retrying', async () => {
+    const { state, nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    const a = await c.openSession();
+    const b = await c.openSession();
+    const held = await a.acquire('m');
+    expect(await b.tryAcquire('m')).toBeNull();
+    expect(state.callsOf('Acquire').at(-1)!.req).toMatchObject({ waitTimeoutMs: '0' });
+    const t0 = monotonicNow();
+    const err = await rejection(b.acquire('m', { waitTimeoutMs: 200 }));
+    expect(err.code).toBe('DEADLINE_EXCEEDED');
+    expect(err.indeterminate).toBe(false);
+    expect(monotonicNow() - t0).toBeLessThan(1_000);
+    expect(state.callsOf('Acquire')).toHaveLength(3);
+    // Same session acquiring again gets the same token.
+    expect((await a.acquire('m')).token).toBe(held.token);
+  });
+
+  it('a blocking acquire is granted when the holder releases, with a higher token', async () => {
+    const { nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    const a = await c.openSession();
+    const b = await c.openSession();
+    const la = await a.acquire('q');
+    const pb = b.acquire('q', { waitTimeoutMs: 5_000 });
+    await sleep(50);
+    expect((await c.describe('q')).waiters).toEqual([b.publicId]);
+    await la.release();
+    const lb = await pb;
+    expect(lb.token > la.token).toBe(true);
+    expect(lb.session).toBe(b);
+  });
+
+  it('renews every session over ONE stream, keeping the lease estimate moving', async () => {
+    const { state, nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    const s1 = await c.openSession({ ttlMs: 600 });
+    const s2 = await c.openSession({ ttlMs: 900 });
+    const l1 = await s1.acquire('r');
+    const firstEstimate = l1.presumedLostAt();
+    await sleep(1_500);
+    expect(s1.isLost()).toBe(false);
+    expect(s2.isLost()).toBe(false);
+    expect(l1.isPresumedLost()).toBe(false);
+    expect(l1.presumedLostAt()).toBeGreaterThan(firstEstimate + 500);
+    expect(state.callsOf('KeepAlive')).toHaveLength(1);
+    const renewals = state.callsOf('KeepAliveRenewal').map((r) => (r.req as { sessionId: string }).sessionId);
+    expect(renewals.filter((id) => id === s1.id).length).toBeGreaterThanOrEqual(5);
+    expect(renewals.filter((id) => id === s2.id).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('when keepalives stop being answered: presumed lost before the TTL ends, then onLost once', async () => {
+    const { nodes } = await cluster(1);
+    const c = client([nodes[0]!.address], { requestTimeoutMs: 300 });
+    const ttl = 1_200;
+    const t0 = monotonicNow();
+    const s = await c.openSession({ ttlMs: ttl });
+    const lock = await s.acquire('p');
+    nodes[0]!.keepAliveMode = 'silent';
+    const lost: Array<{ err: FenceLockError; at: number }> = [];
+    s.onLost((err) => lost.push({ err, at: monotonicNow() }));
+    expect(lock.presumedLostAt()).toBeLessThan(t0 + ttl);
+    await until(() => lock.isPresumedLost());
+    const presumedAt = monotonicNow();
+    expect(lost).toHaveLength(0);
+    await until(() => lost.length > 0);
+    expect(presumedAt).toBeLessThan(lost[0]!.at);
+    expect(lost[0]!.err.reason).toBe('KEEPALIVE_TIMEOUT');
+    expect(s.isLost()).toBe(true);
+    await sleep(200);
+    expect(lost).toHaveLength(1);
+    // A late subscriber hears about it too.
+    const late = await new Promise<FenceLockError>((resolve) => s.onLost(resolve));
+    expect(late.reason).toBe('KEEPALIVE_TIMEOUT');
+  });
+
+  it('alive=false from the leader ends the session at once', async () => {
+    const { state, nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    const s = await c.openSession({ ttlMs: 600 });
+    const lost = new Promise<FenceLockError>((resolve) => s.onLost(resolve));
+    state.endSession(s.id);
+    const err = await lost;
+    expect(err.code).toBe('NOT_FOUND');
+    expect(err.reason).toBe('SESSION_EXPIRED');
+    expect(s.isPresumedLost()).toBe(true);
+    const renewalsAtLoss = state.callsOf('KeepAliveRenewal').length;
+    await sleep(400);
+    expect(state.callsOf('KeepAliveRenewal').length).toBe(renewalsAtLoss); // stopped renewing
+  });
+
+  it('reopens the keepalive stream on the new leader after a leader change', async () => {
+    const { state, nodes } = await cluster(2);
+    const c = client([nodes[0]!.address, nodes[1]!.address]);
+    const s = await c.openSession({ ttlMs: 900 });
+    await sleep(400);
+    nodes[0]!.role = 'follower';
+    nodes[1]!.role = 'leader';
+    nodes[0]!.breakStreams(failure(grpc.status.UNAVAILABLE, 'not leader', { 'fencelock-leader': nodes[1]!.address }));
+    await sleep(1_500);
+    expect(s.isLost()).toBe(false);
+    expect(state.callsOf('KeepAliveRenewal').filter((r) => r.node === 'n2').length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('withLock runs fn with the token, releases after, and releases when fn throws', async () => {
+    const { state, nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    const out = await c.withLock('w', async (token, lock) => {
+      expect(token).toBe(lock.token);
+      await lock.write([{ put: 'w/x', value: '1' }]);
+      return 'done';
+    });
+    expect(out).toBe('done');
+    expect(state.locks.get('w')!.holder).toBeUndefined();
+    const boom = new Error('boom');
+    await expect(c.withLock('w', async () => Promise.reject(boom))).rejects.toBe(boom);
+    expect(state.locks.get('w')!.holder).toBeUndefined();
+    expect(state.callsOf('Release')).toHaveLength(2);
+    expect(state.callsOf('Open')).toHaveLength(1); // the session is reused
+  });
+
+  it('withLock opens a fresh session when the shared one has expired on the server', async () => {
+    const { state, nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    await c.withLock('e', async () => undefined);
+    const [old] = [...state.sessions.keys()];
+    // Forget the session silently (no keepalive answer will say so before the next call).
+    state.sessions.delete(old!);
+    const token = await c.withLock('e', async (t) => t);
+    expect(token).toBeGreaterThan(0n);
+    expect(state.callsOf('Open')).toHaveLength(2);
+  });
+
+  it('watch delivers grants and releases', async () => {
+    const { nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    const events: LockEvent[] = [];
+    const w = c.watch('z', (ev) => events.push(ev));
+    await sleep(100);
+    const s = await c.openSession();
+    const l = await s.acquire('z');
+    await l.release();
+    await until(() => events.length >= 2);
+    w.cancel();
+    expect(events.map((e) => e.kind)).toEqual(['GRANTED', 'RELEASED']);
+    expect(events[0]!.token).toBe(l.token);
+    expect(events[0]!.sessionId).toBe(s.publicId);
+  });
+
+  it('close() closes its sessions (freeing their locks) and refuses further calls', async () => {
+    const { state, nodes } = await cluster(1);
+    const c = new FenceLockClient({ endpoints: [nodes[0]!.address] });
+    const s = await c.openSession();
+    await s.acquire('c');
+    await c.close();
+    expect(state.callsOf('Close')).toHaveLength(1);
+    expect(state.locks.get('c')!.holder).toBeUndefined();
+    expect(s.isClosed()).toBe(true);
+    await expect(c.openSession()).rejects.toMatchObject({ code: 'CANCELLED' });
+  });
+
+  it('validates options and write arguments locally', async () => {
+    expect(() => new FenceLockClient({ endpoints: [] })).toThrow(FenceLockError);
+    expect(() => new FenceLockClient({ endpoints: ['nohost'] })).toThrow(/host:port/);
+    expect(() => new FenceLockClient({ endpoints: ['a:1'], clientId: 'x'.repeat(65) })).toThrow(/clientId/);
+    const c = client(['127.0.0.1:1']);
+    await expect(c.write({ lock: 'l', token: -1n, sessionId: 's', ops: [{ put: 'k', value: 'v' }] })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(c.write({ lock: 'l', token: 1n << 64n, sessionId: 's', ops: [{ put: 'k', value: 'v' }] })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(c.write({ lock: 'l', token: 1n, sessionId: 's', ops: [] })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+});

@@ -1,0 +1,496 @@
+/**
+ * A scripted, in-process stand-in for a fencelock cluster, speaking lock.proto over real gRPC on 127.0.0.1.
+ *
+ * FakeState is the "replicated state machine" shared by every FakeNode of one fake cluster: sessions, locks with
+ * FIFO waiters, the fenced KV, the request-dedup table, and a log index that every mutating request consumes
+ * (so tokens are log indices, like the real thing). A FakeNode is one server: a leader serves, a follower answers
+ * UNAVAILABLE with the leader hint. Like the real server, other clients see sessions by their public handle
+ * (publicSessionId), never by id. Faults are scripted per node: fail a method before or after applying it,
+ * stop answering keepalives, and so on. Every call is recorded in `state.calls` for assertions.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { randomBytes } from 'node:crypto';
+import { serviceDefinition, SERVICE_NAMES } from '../../src/client/proto';
+import { publicSessionId } from '../../src/client/publicId';
+import type {
+  WireAcquireRequest,
+  WireAcquireResponse,
+  WireCloseSessionRequest,
+  WireDescribeRequest,
+  WireDescribeResponse,
+  WireGetRequest,
+  WireGetResponse,
+  WireKeepAliveRequest,
+  WireKeepAliveResponse,
+  WireListRequest,
+  WireListResponse,
+  WireLockEvent,
+  WireOpenSessionRequest,
+  WireOpenSessionResponse,
+  WireReleaseRequest,
+  WireReleaseResponse,
+  WireRequestHeader,
+  WireStatusResponse,
+  WireWatchRequest,
+  WireWriteRequest,
+  WireWriteResponse,
+} from '../../src/client/proto';
+
+export interface GrpcFailure {
+  code: grpc.status;
+  details: string;
+  metadata?: Record<string, string>;
+}
+
+type Outcome<T> = { ok: true; res: T } | { ok: false; err: GrpcFailure };
+
+export function failure(code: grpc.status, details: string, metadata?: Record<string, string>): GrpcFailure {
+  return { code, details, metadata };
+}
+
+function toServiceError(f: GrpcFailure): Partial<grpc.StatusObject> {
+  const md = new grpc.Metadata();
+  for (const [k, v] of Object.entries(f.metadata ?? {})) md.set(k, v);
+  return { code: f.code, details: f.details, metadata: md };
+}
+
+interface Waiter {
+  sessionId: string;
+  resolve: (o: Outcome<WireAcquireResponse>) => void;
+  timer: NodeJS.Timeout;
+}
+
+interface LockState {
+  holder: string | undefined;
+  token: bigint;
+  latest: bigint;
+  grantedAtMs: number;
+  waiters: Waiter[];
+}
+
+export interface RecordedCall {
+  node: string;
+  method: string;
+  header?: WireRequestHeader;
+  req: unknown;
+}
+
+export class FakeState {
+  nextIndex: bigint;
+  readonly sessions = new Map<string, { ttlMs: number; clientName: string }>();
+  readonly locks = new Map<string, LockState>();
+  readonly kv = new Map<string, { value: Buffer; token: bigint; lock: string }>();
+  readonly watermarks = new Map<string, bigint>();
+  readonly dedup = new Map<string, Promise<Outcome<unknown>>>();
+  readonly calls: RecordedCall[] = [];
+  private readonly watchers = new Set<{ lock: string; send: (ev: WireLockEvent) => void }>();
+
+  constructor(firstIndex = 1n) {
+    this.nextIndex = firstIndex;
+  }
+
+  private index(): bigint {
+    return this.nextIndex++;
+  }
+
+  callsOf(method: string): RecordedCall[] {
+    return this.calls.filter((c) => c.method === method);
+  }
+
+  lock(name: string): LockState {
+    let l = this.locks.get(name);
+    if (!l) {
+      l = { holder: undefined, token: 0n, latest: 0n, grantedAtMs: 0, waiters: [] };
+      this.locks.set(name, l);
+    }
+    return l;
+  }
+
+  watch(lock: string, send: (ev: WireLockEvent) => void): () => void {
+    const w = { lock, send };
+    this.watchers.add(w);
+    return () => this.watchers.delete(w);
+  }
+
+  private emit(kind: WireLockEvent['kind'], lock: string, sessionId: string, token: bigint, index: bigint): void {
+    for (const w of this.watchers) if (w.lock === lock) w.send({ kind, lock, sessionId: publicSessionId(sessionId), token: token.toString(), index: index.toString() });
+  }
+
+  /** Runs a mutating request once per (client_id, request_id); a retry gets the original outcome. */
+  dedupe<T>(header: WireRequestHeader, apply: () => Promise<Outcome<T>>): Promise<Outcome<T>> {
+    const key = `${header.clientId}/${header.requestId}`;
+    let p = this.dedup.get(key) as Promise<Outcome<T>> | undefined;
+    if (!p) {
+      p = apply();
+      this.dedup.set(key, p as Promise<Outcome<unknown>>);
+    }
+    return p;
+  }
+
+  open(req: WireOpenSessionRequest): Outcome<WireOpenSessionResponse> {
+    this.index();
+    const id = randomBytes(16).toString('hex');
+    this.sessions.set(id, { ttlMs: Number(req.ttlMs), clientName: req.clientName });
+    return { ok: true, res: { sessionId: id, ttlMs: req.ttlMs } };
+  }
+
+  closeSession(req: WireCloseSessionRequest): Outcome<Record<string, never>> {
+    if (!this.sessions.has(req.sessionId)) return { ok: false, err: failure(grpc.status.NOT_FOUND, 'unknown session', { 'fencelock-reason': 'UNKNOWN_SESSION' }) };
+    this.endSession(req.sessionId, 'RELEASED');
+    return { ok: true, res: {} };
+  }
+
+  /** Ends a session as the leader would on expiry: its locks go to the next waiters. */
+  endSession(sessionId: string, kind: 'RELEASED' | 'EXPIRED' = 'EXPIRED'): void {
+    const index = this.index();
+    this.sessions.delete(sessionId);
+    for (const [name, l] of this.locks) {
+      l.waiters = l.waiters.filter((w) => {
+        if (w.sessionId !== sessionId) return true;
+        clearTimeout(w.timer);
+        w.resolve({ ok: false, err: failure(grpc.status.NOT_FOUND, 'session ended while waiting', { 'fencelock-reason': 'UNKNOWN_SESSION' }) });
+        return false;
+      });
+      if (l.holder === sessionId) {
+        this.emit(kind, name, sessionId, l.token, index);
+        this.handOver(name, l, index);
+      }
+    }
+  }
+
+  private grant(name: string, l: LockState, sessionId: string, index: bigint): void {
+    l.holder = sessionId;
+    l.token = index;
+    l.latest = index;
+    l.grantedAtMs = Date.now();
+    this.emit('GRANTED', name, sessionId, index, index);
+  }
+
+  private handOver(name: string, l: LockState, index: bigint): void {
+    l.holder = undefined;
+    const next = l.waiters.shift();
+    if (next) {
+      clearTimeout(next.timer);
+      this.grant(name, l, next.sessionId, index);
+      next.resolve({ ok: true, res: { acquired: true, token: index.toString(), holderSession: '' } });
+    }
+  }
+
+  acquire(req: WireAcquireRequest): Promise<Outcome<WireAcquireResponse>> {
+    if (!this.sessions.has(req.sessionId)) {
+      return Promise.resolve({ ok: false, err: failure(grpc.status.NOT_FOUND, `unknown session ${req.sessionId}`, { 'fencelock-reason': 'UNKNOWN_SESSION' }) });
+    }
+    const index = this.index();
+    const l = this.lock(req.lock);
+    if (l.holder === undefined) {
+      this.grant(req.lock, l, req.sessionId, index);
+      return Promise.resolve({ ok: true, res: { acquired: true, token: index.toString(), holderSession: '' } });
+    }
+    if (l.holder === req.sessionId) return Promise.resolve({ ok: true, res: { acquired: true, token: l.token.toString(), holderSession: '' } });
+    const wait = Number(req.waitTimeoutMs);
+    if (wait <= 0) return Promise.resolve({ ok: true, res: { acquired: false, token: '0', holderSession: publicSessionId(l.holder) } });
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        sessionId: req.sessionId,
+        resolve,
+        timer: setTimeout(() => {
+          l.waiters = l.waiters.filter((w) => w !== waiter);
+          this.index();
+          resolve({ ok: false, err: failure(grpc.status.DEADLINE_EXCEEDED, `wait for lock ${req.lock} timed out`) });
+        }, wait),
+      };
+      l.waiters.push(waiter);
+    });
+  }
+
+  release(req: WireReleaseRequest): Outcome<WireReleaseResponse> {
+    if (!this.sessions.has(req.sessionId)) return { ok: false, err: failure(grpc.status.NOT_FOUND, 'unknown session', { 'fencelock-reason': 'UNKNOWN_SESSION' }) };
+    const l = this.lock(req.lock);
+    if (l.holder !== req.sessionId || l.token.toString() !== req.token) {
+      return { ok: false, err: failure(grpc.status.FAILED_PRECONDITION, 'lock not held by this session under this token', { 'fencelock-reason': 'LOCK_NOT_HELD' }) };
+    }
+    const index = this.index();
+    this.emit('RELEASED', req.lock, req.sessionId, l.token, index);
+    this.handOver(req.lock, l, index);
+    return { ok: true, res: { nextHolderSession: publicSessionId(l.holder ?? ''), nextToken: l.holder ? l.token.toString() : '0' } };
+  }
+
+  write(req: WireWriteRequest): Outcome<WireWriteResponse> {
+    if (!this.sessions.has(req.sessionId)) return { ok: false, err: failure(grpc.status.NOT_FOUND, 'unknown session', { 'fencelock-reason': 'UNKNOWN_SESSION' }) };
+    const token = BigInt(req.token);
+    const l = this.lock(req.lock);
+    const refuse = (reason: string, watermark: bigint, why: string): Outcome<WireWriteResponse> => ({
+      ok: false,
+      err: failure(grpc.status.FAILED_PRECONDITION, why, { 'fencelock-reason': reason, 'fencelock-watermark': watermark.toString() }),
+    });
+    for (const op of req.ops) {
+      const wm = this.watermarks.get(op.key) ?? 0n;
+      if (wm > token) return refuse('STALE_TOKEN', wm, `key ${op.key} has watermark ${wm} above token ${token}`);
+    }
+    if (token < l.latest) return refuse('STALE_TOKEN', l.latest, `token ${token} is older than the latest grant ${l.latest}`);
+    if (l.holder !== req.sessionId || l.token !== token) return refuse('LOCK_NOT_HELD', l.latest, 'lock not held');
+    const index = this.index();
+    for (const op of req.ops) {
+      this.watermarks.set(op.key, token);
+      if (op.type === 'PUT') this.kv.set(op.key, { value: Buffer.from(op.value), token, lock: req.lock });
+      else this.kv.delete(op.key);
+    }
+    return { ok: true, res: { index: index.toString() } };
+  }
+
+  get(req: WireGetRequest): WireGetResponse {
+    const e = this.kv.get(req.key);
+    return e ? { found: true, value: e.value, token: e.token.toString(), lock: e.lock } : { found: false, value: Buffer.alloc(0), token: '0', lock: '' };
+  }
+
+  list(req: WireListRequest): WireListResponse {
+    const limit = req.limit || 100;
+    const keys = [...this.kv.keys()].filter((k) => k.startsWith(req.prefix) && (!req.startAfter || k > req.startAfter)).sort();
+    const page = keys.slice(0, limit);
+    return {
+      items: page.map((k) => ({ key: k, value: this.kv.get(k)!.value, token: this.kv.get(k)!.token.toString(), lock: this.kv.get(k)!.lock })),
+      more: keys.length > limit,
+    };
+  }
+
+  describe(req: WireDescribeRequest): WireDescribeResponse {
+    const l = this.lock(req.lock);
+    return {
+      held: l.holder !== undefined,
+      holderSession: publicSessionId(l.holder ?? ''),
+      token: l.holder ? l.token.toString() : '0',
+      grantedAtMs: String(l.holder ? l.grantedAtMs : 0),
+      waiters: l.waiters.map((w) => publicSessionId(w.sessionId)),
+      latestToken: l.latest.toString(),
+    };
+  }
+
+  /** Stops every pending waiter's timer (test teardown). */
+  dispose(): void {
+    for (const l of this.locks.values()) for (const w of l.waiters) clearTimeout(w.timer);
+  }
+}
+
+/** A scripted failure of one method on one node. `after: true` applies the request first (a lost reply). */
+export interface Fault {
+  method: string;
+  after?: boolean;
+  times: number;
+  failure: GrpcFailure;
+}
+
+export type KeepAliveMode = 'answer' | 'silent' | 'dead';
+
+export interface FakeNodeOptions {
+  id: string;
+  role?: 'leader' | 'follower';
+  /** For followers: the leader address to hint (undefined: no hint). */
+  leaderHint?: () => string | undefined;
+}
+
+export class FakeNode {
+  readonly id: string;
+  role: 'leader' | 'follower';
+  leaderHint: () => string | undefined;
+  keepAliveMode: KeepAliveMode = 'answer';
+  readonly faults: Fault[] = [];
+  address = '';
+  private server: grpc.Server | undefined;
+  private readonly streams = new Set<grpc.ServerDuplexStream<WireKeepAliveRequest, WireKeepAliveResponse> | grpc.ServerWritableStream<WireWatchRequest, WireLockEvent>>();
+  private readonly unwatch = new Set<() => void>();
+
+  private constructor(
+    readonly state: FakeState,
+    opts: FakeNodeOptions,
+  ) {
+    this.id = opts.id;
+    this.role = opts.role ?? 'leader';
+    this.leaderHint = opts.leaderHint ?? (() => undefined);
+  }
+
+  static async start(state: FakeState, opts: FakeNodeOptions, port = 0): Promise<FakeNode> {
+    const node = new FakeNode(state, opts);
+    await node.listen(port);
+    return node;
+  }
+
+  /** Adds a scripted fault. */
+  fail(method: string, failure: GrpcFailure, opts: { after?: boolean; times?: number } = {}): void {
+    this.faults.push({ method, failure, after: opts.after ?? false, times: opts.times ?? 1 });
+  }
+
+  private takeFault(method: string, after: boolean): GrpcFailure | undefined {
+    const f = this.faults.find((x) => x.method === method && (x.after ?? false) === after && x.times > 0);
+    if (!f) return undefined;
+    f.times--;
+    return f.failure;
+  }
+
+  private notLeader(): GrpcFailure | undefined {
+    if (this.role === 'leader') return undefined;
+    const hint = this.leaderHint();
+    return failure(grpc.status.UNAVAILABLE, `node ${this.id} is not the leader`, hint ? { 'fencelock-leader': hint } : undefined);
+  }
+
+  private record(method: string, req: unknown): void {
+    const header = (req as { header?: WireRequestHeader }).header;
+    this.state.calls.push({ node: this.id, method, header, req });
+  }
+
+  /** Wraps a unary handler: records, checks leadership, applies faults before/after. */
+  private unary<Req, Res>(method: string, apply: (req: Req) => Promise<Outcome<Res>>): grpc.handleUnaryCall<Req, Res> {
+    return (call, cb) => {
+      const req = call.request;
+      this.record(method, req);
+      const pre = this.notLeader() ?? this.takeFault(method, false);
+      if (pre) {
+        cb(toServiceError(pre) as grpc.ServiceError);
+        return;
+      }
+      apply(req).then(
+        (outcome) => {
+          const post = this.takeFault(method, true);
+          if (post) cb(toServiceError(post) as grpc.ServiceError);
+          else if (outcome.ok) cb(null, outcome.res);
+          else cb(toServiceError(outcome.err) as grpc.ServiceError);
+        },
+        (err: Error) => cb({ code: grpc.status.INTERNAL, details: err.message } as grpc.ServiceError),
+      );
+    };
+  }
+
+  private async listen(port: number): Promise<void> {
+    const s = this.state;
+    const server = new grpc.Server();
+    server.addService(serviceDefinition(SERVICE_NAMES.session), {
+      Open: this.unary<WireOpenSessionRequest, WireOpenSessionResponse>('Open', (req) => s.dedupe(req.header, async () => s.open(req))),
+      Close: this.unary<WireCloseSessionRequest, Record<string, never>>('Close', (req) => s.dedupe(req.header, async () => s.closeSession(req))),
+      KeepAlive: (stream: grpc.ServerDuplexStream<WireKeepAliveRequest, WireKeepAliveResponse>) => this.keepAlive(stream),
+    });
+    server.addService(serviceDefinition(SERVICE_NAMES.lock), {
+      Acquire: this.unary<WireAcquireRequest, WireAcquireResponse>('Acquire', (req) => s.dedupe(req.header, () => s.acquire(req))),
+      Release: this.unary<WireReleaseRequest, WireReleaseResponse>('Release', (req) => s.dedupe(req.header, async () => s.release(req))),
+      Describe: this.unary<WireDescribeRequest, WireDescribeResponse>('Describe', async (req) => ({ ok: true, res: s.describe(req) })),
+      Watch: (call: grpc.ServerWritableStream<WireWatchRequest, WireLockEvent>) => this.watch(call),
+    });
+    server.addService(serviceDefinition(SERVICE_NAMES.kv), {
+      Write: this.unary<WireWriteRequest, WireWriteResponse>('Write', (req) => s.dedupe(req.header, async () => s.write(req))),
+      Get: this.unary<WireGetRequest, WireGetResponse>('Get', async (req) => ({ ok: true, res: s.get(req) })),
+      List: this.unary<WireListRequest, WireListResponse>('List', async (req) => ({ ok: true, res: s.list(req) })),
+    });
+    server.addService(serviceDefinition(SERVICE_NAMES.cluster), {
+      Status: (call: grpc.ServerUnaryCall<unknown, WireStatusResponse>, cb: grpc.sendUnaryData<WireStatusResponse>) => {
+        this.record('Status', call.request);
+        const hint = this.role === 'leader' ? this.address : (this.leaderHint() ?? '');
+        cb(null, {
+          id: this.id,
+          role: this.role,
+          term: '3',
+          leader: this.role === 'leader' ? this.id : '',
+          leaderAddress: hint,
+          commit: (s.nextIndex - 1n).toString(),
+          applied: (s.nextIndex - 1n).toString(),
+          snapshotIndex: '0',
+          lastIndex: (s.nextIndex - 1n).toString(),
+          peers: [],
+          address: this.address,
+        });
+      },
+    });
+    const bound = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    );
+    this.server = server;
+    this.address = `127.0.0.1:${bound}`;
+  }
+
+  private keepAlive(stream: grpc.ServerDuplexStream<WireKeepAliveRequest, WireKeepAliveResponse>): void {
+    this.record('KeepAlive', {});
+    const nl = this.notLeader();
+    if (nl) {
+      stream.emit('error', toServiceError(nl));
+      return;
+    }
+    this.streams.add(stream);
+    stream.on('data', (req: WireKeepAliveRequest) => {
+      this.record('KeepAliveRenewal', req);
+      if (this.keepAliveMode === 'silent') return;
+      if (this.keepAliveMode === 'dead') {
+        stream.emit('error', toServiceError(failure(grpc.status.UNAVAILABLE, 'keepalive refused')));
+        return;
+      }
+      const session = this.state.sessions.get(req.sessionId);
+      stream.write({ sessionId: req.sessionId, alive: session !== undefined, remainingMs: String(session?.ttlMs ?? 0) });
+    });
+    const done = (): void => {
+      this.streams.delete(stream);
+    };
+    stream.on('end', () => {
+      done();
+      stream.end();
+    });
+    stream.on('error', done);
+    stream.on('cancelled', done);
+  }
+
+  private watch(call: grpc.ServerWritableStream<WireWatchRequest, WireLockEvent>): void {
+    this.record('Watch', call.request);
+    const nl = this.notLeader();
+    if (nl) {
+      call.emit('error', toServiceError(nl));
+      return;
+    }
+    this.streams.add(call);
+    const stop = this.state.watch(call.request.lock, (ev) => call.write(ev));
+    this.unwatch.add(stop);
+    call.on('cancelled', () => {
+      stop();
+      this.unwatch.delete(stop);
+      this.streams.delete(call);
+    });
+  }
+
+  /** Ends every open stream with an error (a leader change, say). */
+  breakStreams(f: GrpcFailure = failure(grpc.status.UNAVAILABLE, 'stream broken')): void {
+    for (const s of [...this.streams]) s.emit('error', toServiceError(f));
+    this.streams.clear();
+  }
+
+  /** Stops the server at once (like a crash). */
+  stop(): void {
+    for (const stop of this.unwatch) stop();
+    this.unwatch.clear();
+    this.streams.clear();
+    this.server?.forceShutdown();
+    this.server = undefined;
+  }
+}
+
+/** A fake cluster: node 0 is the leader, the rest are followers hinting it. */
+export async function startFakeCluster(n: number, state = new FakeState()): Promise<{ state: FakeState; nodes: FakeNode[]; stop: () => void }> {
+  const nodes: FakeNode[] = [];
+  for (let i = 0; i < n; i++) {
+    nodes.push(await FakeNode.start(state, { id: `n${i + 1}`, role: i === 0 ? 'leader' : 'follower', leaderHint: () => nodes.find((x) => x.role === 'leader')?.address }));
+  }
+  return {
+    state,
+    nodes,
+    stop: () => {
+      for (const node of nodes) node.stop();
+      state.dispose();
+    },
+  };
+}
+
+/** An address where nothing listens: bind a port, then close it. */
+export async function deadAddress(): Promise<string> {
+  const net = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(`127.0.0.1:${port}`));
+    });
+  });
+}

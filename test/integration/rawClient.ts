@@ -1,0 +1,45 @@
+// A raw gRPC client for integration tests: no retries, no leader following, no validation, so that tests
+// can send exactly what they mean (including bad input) to exactly one node.
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import * as path from 'node:path';
+
+const PROTO = path.resolve(__dirname, '../../proto/fencelock/v1/lock.proto');
+const def = protoLoader.loadSync(PROTO, { keepCase: false, longs: String, enums: String, defaults: true, oneofs: true });
+const v1 = (grpc.loadPackageDefinition(def) as unknown as { fencelock: { v1: Record<string, grpc.ServiceClientConstructor> } }).fencelock.v1;
+
+type Obj = Record<string, unknown>;
+
+export interface RawNodeClient {
+  address: string;
+  call(service: 'Session' | 'Lock' | 'KV' | 'Cluster', method: string, req: Obj, timeoutMs?: number): Promise<Obj>;
+  keepAliveStream(): grpc.ClientDuplexStream<Obj, Obj>;
+  close(): void;
+}
+
+export function rawClient(address: string): RawNodeClient {
+  const clients: Record<string, grpc.Client> = {};
+  for (const name of ['Session', 'Lock', 'KV', 'Cluster']) clients[name] = new v1[name](address, grpc.credentials.createInsecure());
+  return {
+    address,
+    call(service, method, req, timeoutMs = 5_000) {
+      return new Promise((resolve, reject) => {
+        const client = clients[service] as unknown as Record<string, (...a: unknown[]) => void>;
+        client[method].call(clients[service], req, { deadline: Date.now() + timeoutMs }, (err: grpc.ServiceError | null, res: Obj) =>
+          err ? reject(err) : resolve(res),
+        );
+      });
+    },
+    keepAliveStream() {
+      return (clients.Session as unknown as { KeepAlive: () => grpc.ClientDuplexStream<Obj, Obj> }).KeepAlive();
+    },
+    close() {
+      for (const c of Object.values(clients)) c.close();
+    },
+  };
+}
+
+let requestCounter = 1;
+export function header(clientId = 'it-client'): Obj {
+  return { clientId, requestId: String(requestCounter++) };
+}

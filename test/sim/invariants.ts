@@ -1,0 +1,350 @@
+/**
+ * The safety invariants the simulator checks after every step. The checker knows nothing of RawNode: the
+ * simulator feeds it observations (leaders seen, messages sent, log writes, commit claims, applies,
+ * snapshot installs, statuses, reads), so it can be exercised with hand-made states in harness.test.ts.
+ *
+ * Vocabulary:
+ * - A node *claims* index i committed when it persists a hard state with commit >= i (its log then holds
+ *   the entry), applies entry i, or installs a snapshot covering i. The claim's term is the node's term
+ *   at that moment; the entry was committed in that term or earlier.
+ * - `decided` is the global record index -> the one entry ever claimed committed there.
+ */
+import { EntryType, MessageType, type Entry, type Message, type NodeId, type PersistedState } from '../../src/raft/types';
+import type { AppliedValue } from './app';
+import { encodeValue } from './app';
+import type { LogView } from './simStorage';
+
+export class InvariantViolation extends Error {
+  constructor(
+    readonly invariant: string,
+    readonly detail: string,
+  ) {
+    super(`${invariant}: ${detail}`);
+    this.name = 'InvariantViolation';
+  }
+}
+
+/** Identity of an entry's content (type and bytes), cheap to compare. */
+export function entryKey(type: EntryType, data: Uint8Array): string {
+  return `${type}|${Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('latin1')}`;
+}
+
+function keyOf(e: Entry): string {
+  return entryKey(e.type, e.data);
+}
+
+const NOOP_KEY = entryKey(EntryType.Normal, new Uint8Array(0));
+
+function show(key: string): string {
+  const body = key.slice(key.indexOf('|') + 1);
+  return body === '' ? '<no-op>' : JSON.stringify(body.length > 40 ? `${body.slice(0, 40)}...` : body);
+}
+
+interface Decided {
+  /** -1 while known only from a snapshot's data. */
+  term: number;
+  key: string;
+  /** Lowest term of a node claiming it committed: it was committed in this term or earlier. */
+  claimTerm: number;
+  by: string;
+}
+
+export interface StatusLike {
+  term: number;
+  commit: number;
+  applied: number;
+  lastIndex: number;
+}
+
+export interface CheckerOptions {
+  /**
+   * Also check durability directly: acknowledgements (granted votes, successful append responses) are sent
+   * only for durable state, and every applied entry is durable on a quorum. Off, only the classic Raft
+   * properties are checked, which catch the same bugs only once a crash actually loses something.
+   */
+  durability?: boolean;
+}
+
+export class Checker {
+  readonly quorum: number;
+  readonly durability: boolean;
+  /** term -> the leader of that term (Election Safety, over all history). */
+  readonly leaders = new Map<number, NodeId>();
+  readonly decided = new Map<number, Decided>();
+  maxDecided = 0;
+  /** Highest index applied by any node (a client may have been answered for it). */
+  maxApplied = 0;
+  /** `${index}:${term}` -> content and predecessor term of the one entry ever created there. */
+  private readonly entryIds = new Map<string, { key: string; prevTerm: number | undefined }>();
+  /** `${voter}@${term}` -> the candidate it granted its vote to. */
+  private readonly votes = new Map<string, NodeId>();
+  private readonly statuses = new Map<NodeId, StatusLike & { incarnation: number }>();
+  /** Per node: its own commit index as claimed; it must never rewrite its log at or below it. */
+  private readonly claimedUpTo = new Map<NodeId, number>();
+  /** ReadIndex context -> lowest acceptable read index. */
+  private readonly reads = new Map<string, number>();
+
+  constructor(
+    readonly ids: readonly NodeId[],
+    private readonly durableOf: (id: NodeId) => LogView,
+    opts: CheckerOptions = {},
+  ) {
+    this.quorum = Math.floor(ids.length / 2) + 1;
+    this.durability = opts.durability ?? true;
+  }
+
+  fail(invariant: string, detail: string): never {
+    throw new InvariantViolation(invariant, detail);
+  }
+
+  /** Election Safety: at most one leader per term, ever. */
+  onLeader(id: NodeId, term: number): void {
+    const prev = this.leaders.get(term);
+    if (prev === undefined) this.leaders.set(term, id);
+    else if (prev !== id) this.fail('ElectionSafety', `term ${term} has two leaders: ${prev} and ${id}`);
+  }
+
+  /**
+   * A message leaves node `msg.from`, whose log (written, maybe not yet synced) is `latest`. `immediate`:
+   * it is sent before the write of the Ready it came in has synced (Ready.messages), as opposed to after
+   * (Ready.messagesAfterPersist, which by construction follows every write issued before it was produced).
+   *
+   * Vote Safety: a node grants at most one vote per term, across crashes. With durability checks, an
+   * acknowledgement sent immediately must not depend on anything not yet durable: a granted vote needs the
+   * durable hard state to hold that vote (or a later term), a successful append response needs the acked
+   * index durable with the term the node's log has there.
+   */
+  onSend(msg: Message, latest: LogView, immediate: boolean): void {
+    if (msg.type === MessageType.VoteResp && !msg.reject) {
+      const k = `${msg.from}@${msg.term}`;
+      const prev = this.votes.get(k);
+      if (prev === undefined) this.votes.set(k, msg.to);
+      else if (prev !== msg.to) {
+        this.fail('VoteSafety', `${msg.from} granted its vote in term ${msg.term} to both ${prev} and ${msg.to}`);
+      }
+      if (this.durability && immediate) {
+        const hs = this.durableOf(msg.from).hardState;
+        if (hs.term < msg.term || (hs.term === msg.term && hs.vote !== msg.to)) {
+          this.fail(
+            'DurableBeforeAck',
+            `${msg.from} granted its vote to ${msg.to} in term ${msg.term} while its durable hard state is ` +
+              `term ${hs.term} vote '${hs.vote}'`,
+          );
+        }
+      }
+    } else if (msg.type === MessageType.AppResp && !msg.reject && this.durability && immediate) {
+      const m = msg.index;
+      const dv = this.durableOf(msg.from);
+      if (m > dv.snapshotIndex) {
+        const dt = dv.term(m);
+        const lt = latest.term(m);
+        if (dt === undefined || (lt !== undefined && dt !== lt)) {
+          this.fail(
+            'DurableBeforeAck',
+            `${msg.from} acknowledged index ${m} to ${msg.to} (term ${msg.term}) but its durable log has ` +
+              `${dt === undefined ? 'no entry' : `term ${dt}`} there (written: term ${String(lt)})`,
+          );
+        }
+      }
+    }
+  }
+
+  /**
+   * Node `id` wrote `written` into its log, which now reads as `log`.
+   * Log Matching, checked incrementally: an (index, term) pair always names the same content with the same
+   * predecessor term, so two logs agreeing at (i, t) agree on everything before i. Terms never decrease
+   * along a log. No entry of a term >= the claim term of a committed entry is created over it (Leader
+   * Completeness), and no node rewrites its log at or below its own commit index.
+   */
+  onLogWrite(id: NodeId, log: LogView, written: readonly Entry[]): void {
+    const own = this.claimedUpTo.get(id) ?? 0;
+    for (const e of written) {
+      if (e.index <= log.snapshotIndex) continue;
+      const prevTerm = log.term(e.index - 1);
+      if (prevTerm !== undefined && e.term < prevTerm) {
+        this.fail('LogTermOrder', `${id} wrote term ${e.term} at index ${e.index} after term ${prevTerm}`);
+      }
+      const key = keyOf(e);
+      const idKey = `${e.index}:${e.term}`;
+      const rec = this.entryIds.get(idKey);
+      if (rec === undefined) this.entryIds.set(idKey, { key, prevTerm });
+      else {
+        if (rec.key !== key) {
+          this.fail('LogMatching', `two different entries at index ${e.index} term ${e.term}: ${show(rec.key)} and ${show(key)} (written by ${id})`);
+        }
+        if (prevTerm !== undefined) {
+          if (rec.prevTerm === undefined) rec.prevTerm = prevTerm;
+          else if (rec.prevTerm !== prevTerm) {
+            this.fail(
+              'LogMatching',
+              `entry ${e.index}/${e.term} follows term ${rec.prevTerm} in one log and term ${prevTerm} in ${id}'s`,
+            );
+          }
+        }
+      }
+      const d = this.decided.get(e.index);
+      if (d && !(d.key === key && (d.term < 0 || d.term === e.term))) {
+        if (e.term >= d.claimTerm) {
+          this.fail(
+            'LeaderCompleteness',
+            `${id} wrote ${show(key)} (term ${e.term}) at index ${e.index}, where ${show(d.key)} (term ${d.term}) was ` +
+              `committed by term ${d.claimTerm} (${d.by}): a leader of term ${e.term} lacked a committed entry`,
+          );
+        }
+        if (e.index <= own) {
+          this.fail('CommittedTruncated', `${id} overwrote index ${e.index} at or below its own commit ${own}`);
+        }
+      }
+    }
+  }
+
+  /** Node `id`, in term `term`, claims everything up to `commit` in `log` committed. */
+  onCommitClaim(id: NodeId, term: number, commit: number, log: LogView): void {
+    const from = Math.max(this.claimedUpTo.get(id) ?? 0, log.snapshotIndex) + 1;
+    for (let i = from; i <= commit; i++) {
+      const e = log.entry(i);
+      if (!e) this.fail('CommitBeyondLog', `${id} claims commit ${commit} but its log ends at ${log.lastIndex}`);
+      this.decide(i, e.term, keyOf(e), term, `${id} commit`);
+    }
+    if (commit > (this.claimedUpTo.get(id) ?? 0)) this.claimedUpTo.set(id, commit);
+  }
+
+  /** State Machine Safety / committed stays committed: one entry per index, ever. */
+  private decide(index: number, term: number, key: string, claimTerm: number, by: string): void {
+    const d = this.decided.get(index);
+    if (d === undefined) {
+      this.decided.set(index, { term, key, claimTerm, by });
+      if (index > this.maxDecided) this.maxDecided = index;
+      return;
+    }
+    if (d.key !== key || (term >= 0 && d.term >= 0 && d.term !== term)) {
+      this.fail(
+        'StateMachineSafety',
+        `index ${index}: ${d.by} (term ${d.claimTerm}) committed ${show(d.key)} of term ${d.term}, ` +
+          `${by} (term ${claimTerm}) committed ${show(key)} of term ${term}`,
+      );
+    }
+    if (d.term < 0 && term >= 0) d.term = term;
+    if (claimTerm < d.claimTerm) {
+      d.claimTerm = claimTerm;
+      d.by = by;
+    }
+  }
+
+  /** Node `id` (in term `term`, having applied up to `appliedBefore`) applies `e`. */
+  onApply(id: NodeId, term: number, e: Entry, appliedBefore: number): void {
+    if (e.index !== appliedBefore + 1) {
+      this.fail('ApplyOrder', `${id} applied index ${e.index} after ${appliedBefore}`);
+    }
+    this.decide(e.index, e.term, keyOf(e), term, `${id} apply`);
+    if (this.durability) {
+      let holders = 0;
+      for (const n of this.ids) {
+        const dv = this.durableOf(n);
+        if (dv.snapshotIndex >= e.index || dv.term(e.index) === e.term) holders++;
+      }
+      if (holders < this.quorum) {
+        this.fail(
+          'DurableQuorum',
+          `${id} applied index ${e.index} (term ${e.term}) while only ${holders} of ${this.ids.length} nodes hold it durably`,
+        );
+      }
+    }
+    if (e.index > this.maxApplied) this.maxApplied = e.index;
+  }
+
+  /** Node `id` (in term `term`, applied up to `appliedBefore`) replaces its state by a snapshot. */
+  onSnapshotInstall(
+    id: NodeId,
+    term: number,
+    meta: { index: number; term: number },
+    values: readonly AppliedValue[],
+    appliedBefore: number,
+  ): void {
+    if (meta.index < appliedBefore) {
+      this.fail('AppliedRegression', `${id} installed a snapshot at ${meta.index} after applying up to ${appliedBefore}`);
+    }
+    const d = this.decided.get(meta.index);
+    if (d && d.term >= 0 && d.term !== meta.term) {
+      this.fail('StateMachineSafety', `${id} installed a snapshot at ${meta.index} term ${meta.term}; committed there: term ${d.term}`);
+    }
+    const has = new Set<number>();
+    let prev = 0;
+    for (const [i, v] of values) {
+      if (i <= prev || i > meta.index) {
+        this.fail('SnapshotContent', `${id}'s snapshot at ${meta.index} lists index ${i} after ${prev}`);
+      }
+      prev = i;
+      has.add(i);
+      this.decide(i, -1, entryKey(EntryType.Normal, encodeValue(v)), term, `${id} snapshot@${meta.index}`);
+    }
+    for (let i = 1; i <= meta.index; i++) {
+      const di = this.decided.get(i);
+      if (di && di.key !== NOOP_KEY && !has.has(i)) {
+        this.fail('StateMachineSafety', `${id}'s snapshot at ${meta.index} lacks ${show(di.key)}, committed at ${i}`);
+      }
+    }
+    if (meta.index > this.maxApplied) this.maxApplied = meta.index;
+  }
+
+  /** Monotonic term/commit/applied within one incarnation of a node; applied <= commit <= last index. */
+  onStatus(id: NodeId, incarnation: number, st: StatusLike): void {
+    const prev = this.statuses.get(id);
+    if (prev && prev.incarnation === incarnation) {
+      for (const f of ['term', 'commit', 'applied'] as const) {
+        if (st[f] < prev[f]) this.fail('Monotonic', `${id}'s ${f} went back from ${prev[f]} to ${st[f]}`);
+      }
+    }
+    if (st.applied > st.commit) this.fail('AppliedBeyondCommit', `${id} applied ${st.applied} > commit ${st.commit}`);
+    if (st.commit > st.lastIndex) this.fail('CommitBeyondLog', `${id} commit ${st.commit} > last index ${st.lastIndex}`);
+    this.statuses.set(id, { incarnation, term: st.term, commit: st.commit, applied: st.applied, lastIndex: st.lastIndex });
+  }
+
+  /** A node restarted from `loaded`: nothing durable goes back. */
+  onRestart(id: NodeId, loaded: PersistedState, st: StatusLike): void {
+    const hs = loaded.hardState;
+    if (st.term < hs.term) this.fail('RestartRegression', `${id} restarted at term ${st.term} below its durable term ${hs.term}`);
+    if (st.commit < hs.commit) {
+      this.fail('RestartRegression', `${id} restarted with commit ${st.commit} below its durable commit ${hs.commit}`);
+    }
+    this.claimedUpTo.set(id, hs.commit);
+  }
+
+  /**
+   * Leader Completeness: a leader of term T holds every entry committed in a term < T. `log` is its
+   * written log (valid up to `lastIndex` when nothing of it is still unwritten).
+   */
+  checkLeader(id: NodeId, term: number, log: LogView, lastIndex: number): void {
+    for (let i = log.snapshotIndex + 1; i <= this.maxDecided; i++) {
+      const d = this.decided.get(i);
+      if (!d || d.claimTerm >= term) continue;
+      if (i > lastIndex) {
+        this.fail(
+          'LeaderCompleteness',
+          `${id}, leader of term ${term}, has last index ${lastIndex} but ${show(d.key)} was committed at ${i} by term ${d.claimTerm} (${d.by})`,
+        );
+      }
+      const e = log.entry(i);
+      if (e && (keyOf(e) !== d.key || (d.term >= 0 && e.term !== d.term))) {
+        this.fail(
+          'LeaderCompleteness',
+          `${id}, leader of term ${term}, holds ${show(keyOf(e))} (term ${e.term}) at ${i} where ${show(d.key)} ` +
+            `(term ${d.term}) was committed by term ${d.claimTerm} (${d.by})`,
+        );
+      }
+    }
+  }
+
+  /** A linearizable read issued now must not return a read index below anything already applied. */
+  onReadRequest(context: string): void {
+    this.reads.set(context, this.maxApplied);
+  }
+
+  onReadState(id: NodeId, context: string, index: number): void {
+    const min = this.reads.get(context);
+    if (min === undefined) this.fail('LinearizableRead', `${id} returned a read state for unknown context ${context}`);
+    if (index < min) {
+      this.fail('LinearizableRead', `${id} answered read ${context} at index ${index}, but index ${min} was applied before it was issued`);
+    }
+  }
+}

@@ -1,0 +1,196 @@
+// Retries (DESIGN.md 1.4): the same (clientId, requestId) returns the stored result and never applies twice.
+import { describe, expect, it } from 'vitest';
+import { DEDUP_MAX_CLIENTS, DEDUP_MAX_RESULTS_PER_CLIENT, Reason, type Command } from '../../src/state';
+import { Harness, put, roundTrip, sid } from './harness';
+
+/** Applies `command` again at a later index: a retry that got committed twice. */
+function retry(h: Harness, command: Command) {
+  return h.apply(command);
+}
+
+describe('retries of accepted requests', () => {
+  it('a retried Acquire returns the original grant and does not re-grant after a release', () => {
+    const h = new Harness();
+    const [a, b] = [h.open(), h.open()];
+    const acquire = h.req('Acquire', { lock: 'L', sessionId: a, tryOnly: false });
+    const first = h.apply(acquire);
+    const t = h.index;
+    expect(first.result).toEqual({ status: 'granted', token: t, newGrant: true });
+    h.release(a, 'L', t);
+    const again = retry(h, acquire);
+    expect(again).toEqual({ result: first.result, events: [], duplicate: true });
+    expect(h.m.describeLock('L')).toBeUndefined(); // still free: nothing re-granted
+    expect(h.grant(b, 'L')).toBeGreaterThan(t);
+  });
+
+  it('a retried Write applies once: a later write is not overwritten by the retry', () => {
+    const h = new Harness();
+    const a = h.open();
+    const t = h.grant(a, 'L');
+    const w1 = h.req('Write', { lock: 'L', sessionId: a, token: t, ops: [put('k', 'one')] });
+    const first = h.apply(w1);
+    h.write(a, 'L', t, [put('k', 'two')]);
+    expect(retry(h, w1)).toEqual({ result: first.result, events: [], duplicate: true });
+    expect(h.value('k')).toBe('two');
+  });
+
+  it('a retried Release does not release the next grant', () => {
+    const h = new Harness();
+    const [a, b] = [h.open(), h.open()];
+    const t = h.grant(a, 'L');
+    h.acquire(b, 'L');
+    const rel = h.req('Release', { lock: 'L', sessionId: a, token: t });
+    const first = h.apply(rel);
+    const tb = h.index;
+    expect(retry(h, rel)).toEqual({ result: first.result, events: [], duplicate: true });
+    expect(h.m.describeLock('L')?.holder).toMatchObject({ sessionId: b, token: tb });
+  });
+
+  it('a retried OpenSession and CloseSession return their first results', () => {
+    const h = new Harness();
+    const open = h.req('OpenSession', { sessionId: sid(9), ttlMs: 5_000, clientName: 'n' });
+    const first = h.apply(open);
+    expect(retry(h, open)).toEqual({ result: first.result, events: [], duplicate: true });
+    const close = h.req('CloseSession', { sessionId: sid(9) });
+    const closed = h.apply(close);
+    expect(closed.result).toMatchObject({ status: 'session_ended' });
+    expect(retry(h, close)).toEqual({ result: closed.result, events: [], duplicate: true });
+    expect(h.m.sessionIds()).toEqual([]);
+  });
+});
+
+describe('retries of refused and invalid requests', () => {
+  it('a retried refusal stays refused even when the request would succeed now', () => {
+    const h = new Harness();
+    const [a, b] = [h.open(), h.open()];
+    const t = h.grant(a, 'L');
+    const tryLock = h.req('Acquire', { lock: 'L', sessionId: b, tryOnly: true });
+    const first = h.apply(tryLock);
+    expect(first.result).toEqual({ status: 'held', holderToken: t });
+    h.release(a, 'L', t);
+    expect(retry(h, tryLock)).toEqual({ result: first.result, events: [], duplicate: true });
+    expect(h.m.describeLock('L')).toBeUndefined();
+  });
+
+  it('a retried refused write stays refused and writes nothing', () => {
+    const h = new Harness();
+    const [a, b] = [h.open(), h.open()];
+    const t = h.grant(a, 'L');
+    const w = h.req('Write', { lock: 'L', sessionId: b, token: t, ops: [put('k', 'b')] });
+    const first = h.apply(w);
+    expect(first.result).toMatchObject({ status: 'refused', reason: Reason.LOCK_NOT_HELD });
+    h.release(a, 'L', t);
+    expect(retry(h, w).result).toBe(first.result);
+    expect(h.m.get('k')).toBeUndefined();
+  });
+
+  it('an invalid command with valid ids is stored too', () => {
+    const h = new Harness();
+    const bad = h.req('Acquire', { lock: '', sessionId: sid(1), tryOnly: false });
+    const first = h.apply(bad);
+    expect(first.result).toEqual({ status: 'invalid', message: 'lock name must not be empty' });
+    expect(retry(h, bad)).toEqual({ result: first.result, events: [], duplicate: true });
+  });
+});
+
+describe('dedup table rules', () => {
+  it('keys by (clientId, requestId): another client with the same requestId is a new request', () => {
+    const h = new Harness();
+    const a = h.open();
+    const t = h.grant(a, 'L');
+    const release = h.req('Release', { lock: 'L', sessionId: a, token: t, requestId: 500 });
+    h.apply(release);
+    h.grant(a, 'L');
+    const other = { ...release, clientId: 'client-2' } as Command;
+    expect(h.apply(other)).toMatchObject({ duplicate: false, result: { reason: Reason.WRONG_TOKEN } });
+  });
+
+  it('refuses a reused requestId for another kind of command without applying it', () => {
+    const h = new Harness();
+    const a = h.open();
+    const acquire = h.req('Acquire', { lock: 'L', sessionId: a, tryOnly: false, requestId: 77 });
+    h.apply(acquire);
+    const clash = h.req('Write', { lock: 'L', sessionId: a, token: h.index, ops: [put('k', 'v')], requestId: 77 });
+    expect(h.apply(clash)).toEqual({
+      result: { status: 'refused', reason: Reason.REQUEST_ID_REUSED, watermark: 0 },
+      events: [],
+      duplicate: false,
+    });
+    expect(h.m.get('k')).toBeUndefined();
+  });
+
+  it('ackedBelow drops results; an unknown request below it is refused, never applied', () => {
+    const h = new Harness();
+    const a = h.open(); // request 1
+    const acquire = h.req('Acquire', { lock: 'L', sessionId: a, tryOnly: false }); // request 2
+    h.apply(acquire);
+    const t = h.index;
+    h.apply(h.req('Release', { lock: 'L', sessionId: a, token: t, ackedBelow: 3 })); // request 3 acks 1 and 2
+    expect(h.m.stats().dedupResults).toBe(1);
+    expect(retry(h, acquire)).toEqual({
+      result: { status: 'refused', reason: Reason.REQUEST_TOO_OLD, watermark: 0 },
+      events: [],
+      duplicate: false,
+    });
+    expect(h.m.describeLock('L')).toBeUndefined();
+    // ackedBelow may not exceed the request's own id
+    expect(h.apply(h.req('CancelWait', { lock: 'L', sessionId: a, requestId: 10, ackedBelow: 11 })).result).toMatchObject({
+      status: 'invalid',
+    });
+  });
+
+  it(`keeps the last ${DEDUP_MAX_RESULTS_PER_CLIENT} results per client; older ones are refused as too old`, () => {
+    const h = new Harness();
+    h.checkEachStep = false;
+    const a = h.open(); // request 1
+    const first = h.req('CancelWait', { lock: 'L', sessionId: a }); // request 2
+    h.apply(first);
+    for (let i = 0; i < DEDUP_MAX_RESULTS_PER_CLIENT; i++) h.apply(h.req('CancelWait', { lock: 'L', sessionId: a }));
+    expect(h.m.stats().dedupResults).toBe(DEDUP_MAX_RESULTS_PER_CLIENT);
+    expect(retry(h, first).result).toMatchObject({ reason: Reason.REQUEST_TOO_OLD });
+    expect(h.m.checkInvariants()).toEqual([]);
+  });
+
+  it(`remembers at most ${DEDUP_MAX_CLIENTS} clients, forgetting the least recently used`, () => {
+    const h = new Harness();
+    h.checkEachStep = false;
+    const a = h.open();
+    const tryFor = (client: number) =>
+      h.req('Acquire', { lock: 'L', sessionId: a, tryOnly: true, clientId: `c${client}`, requestId: 1 });
+    const first = tryFor(0);
+    const firstOut = h.apply(first);
+    const kept = tryFor(1);
+    h.apply(kept);
+    for (let c = 2; c < DEDUP_MAX_CLIENTS; c++) h.apply(tryFor(c));
+    expect(retry(h, first).duplicate).toBe(true); // c0 used again: now the most recent
+    h.apply(tryFor(DEDUP_MAX_CLIENTS)); // one client too many: c1 is the least recently used
+    expect(h.m.stats().dedupClients).toBe(DEDUP_MAX_CLIENTS);
+    expect(retry(h, first)).toEqual({ result: firstOut.result, events: [], duplicate: true });
+    expect(retry(h, kept).duplicate).toBe(false); // forgotten: the documented caveat
+    expect(h.m.checkInvariants()).toEqual([]);
+  });
+
+  it("clientId '' is not de-duplicated (the node's own proposals)", () => {
+    const h = new Harness();
+    const [a, b] = [h.open(), h.open()];
+    h.grant(a, 'L');
+    h.acquire(b, 'L');
+    const cancel = h.req('CancelWait', { lock: 'L', sessionId: b, clientId: '', requestId: 0 });
+    expect(h.apply(cancel).result).toEqual({ status: 'cancelled' });
+    expect(h.apply(cancel)).toEqual({ result: { status: 'not_waiting' }, events: [], duplicate: false });
+    expect(h.m.stats().dedupClients).toBe(1);
+  });
+
+  it('stored results survive a snapshot round trip', () => {
+    const h = new Harness();
+    const a = h.open();
+    const acquire = h.req('Acquire', { lock: 'L', sessionId: a, tryOnly: false });
+    const first = h.apply(acquire);
+    h.release(a, 'L', h.index);
+    h.m = roundTrip(h.m);
+    const again = retry(h, acquire);
+    expect(again).toEqual({ result: first.result, events: [], duplicate: true });
+    expect(Object.isFrozen(again.result)).toBe(true);
+    expect(h.m.describeLock('L')).toBeUndefined();
+  });
+});
