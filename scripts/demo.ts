@@ -10,14 +10,15 @@ import * as readline from 'node:readline';
 import { FenceLockClient, type NodeStatus } from '../src/client';
 
 const ROOT = path.resolve(__dirname, '../..');
-const DIR = path.join(ROOT, 'data', 'demo');
+// The integration tests run the demo on ports and in a folder of their own.
+const DIR = process.env.FENCELOCK_DEMO_DIR ?? path.join(ROOT, 'data', 'demo');
 const IDS = ['n1', 'n2', 'n3'];
-const PORT_BASE = Number(process.env.FENCELOCK_DEMO_PORT_BASE ?? 7200);
-const MEMBERS = Object.fromEntries(IDS.map((id, i) => [id, `127.0.0.1:${PORT_BASE + i + 1}`]));
+const PORTS = (process.env.FENCELOCK_DEMO_PORTS ?? '7201,7202,7203').split(',').map(Number);
+const MEMBERS = Object.fromEntries(IDS.map((id, i) => [id, `127.0.0.1:${PORTS[i]}`]));
 const LOCK = 'demo/invoice-run';
 const KEY = 'demo/invoice-run/last-writer';
 
-const bold = (s: string): string => `\x1b[1m${s}\x1b[0m`;
+const bold = (s: string): string => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
 let stepNo = 0;
 const step = (s: string): void => console.log(`\n${bold(`${++stepNo}.`)} ${s}`);
 const info = (s: string): void => console.log(`   ${s}`);
@@ -63,7 +64,7 @@ async function main(): Promise<void> {
   }
   const endpoints = Object.values(MEMBERS);
 
-  step(`Start a 3-node cluster on ${endpoints.join(', ')} (fsync on, data in data/demo)`);
+  step(`Start a 3-node cluster on ${endpoints.join(', ')} (fsync on, data in ${path.relative(ROOT, DIR) || DIR})`);
   for (const id of IDS) startNode(id);
   const client = new FenceLockClient({ endpoints, clientId: 'demo-client-b' });
   const first = await leader(client);

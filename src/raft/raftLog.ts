@@ -163,11 +163,21 @@ export class RaftLog {
     return this.stable < this.lastIndex();
   }
 
-  /** A Ready holding entries up to (i, t) was persisted. Ignored when the log changed under it since. */
-  stableTo(i: number, t: number): void {
+  /**
+   * A Ready holding `ents` was persisted. If the log was truncated meanwhile, only the entries that are
+   * still ours count: by Log Matching, the highest one still matching implies all before it do.
+   */
+  stableTo(ents: readonly Entry[]): void {
     // A snapshot restored meanwhile replaces the stored log wholesale in its own Ready.
     if (this.pendingSnapshot !== undefined) return;
-    if (i > this.stable && this.matchTerm(i, t)) this.stable = i;
+    for (let k = ents.length - 1; k >= 0; k--) {
+      const e = ents[k];
+      if (e.index <= this.stable) return;
+      if (this.matchTerm(e.index, e.term)) {
+        this.stable = e.index;
+        return;
+      }
+    }
   }
 
   /**

@@ -306,10 +306,7 @@ export class RawNode {
     invariant(rd === this.outstanding, 'advance() must be given the Ready returned by the last ready()');
     this.outstanding = undefined;
     if (rd.snapshot !== undefined) this.log.snapshotInstalled(rd.snapshot);
-    if (rd.entries.length > 0) {
-      const last = rd.entries[rd.entries.length - 1];
-      this.log.stableTo(last.index, last.term);
-    }
+    this.log.stableTo(rd.entries);
     if (rd.committedEntries.length > 0) {
       this.log.appliedTo(rd.committedEntries[rd.committedEntries.length - 1].index);
     }

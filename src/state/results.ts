@@ -121,10 +121,14 @@ export interface NoopResult {
 }
 
 /**
- * The command was valid but refused; nothing changed. `watermark`: for Write, Release and Acquire-related
- * refusals, max(latest token of the named lock, watermarks of the touched keys that exist) — every token
- * below it is stale for these keys; 0 where no lock is involved. `key`: the key that caused the refusal,
- * when one did (WRONG_LOCK for a key bound to another lock, STALE_TOKEN for a key watermark).
+ * The command was valid but refused; nothing changed. `watermark`:
+ * - Write: max(latest token of the lock (0 without a record), watermark of every touched key that exists,
+ *   whatever its lock) — every token below it is stale for this write; STORE_FULL: the write's token;
+ * - Acquire, CancelWait, Release: the lock's latest token (0 without a record);
+ * - session and dedup refusals (SESSION_EXISTS, TOO_MANY_SESSIONS, UNKNOWN_SESSION of Close/Expire,
+ *   REQUEST_TOO_OLD, REQUEST_ID_REUSED): 0.
+ * `key`: the key that caused a Write refusal, when one did (WRONG_LOCK for a key bound to another lock,
+ * STALE_TOKEN for a key watermark).
  */
 export interface RefusedResult {
   status: 'refused';

@@ -177,6 +177,8 @@ describe('bad input', () => {
   it('a follower answers UNAVAILABLE with the leader address in metadata', async () => {
     const leader = await leaderStatus();
     const follower = raw.find((r) => r.address !== leader.address)!;
+    // A node restarted by an earlier test may not have heard from the leader yet.
+    await eventually(async () => ((await client.status(follower.address)).leader === leader.id ? true : undefined), 10_000, 'the follower to know the leader');
     const err = await expectCode(follower.call('Session', 'Open', { header: header(), ttlMs: '5000' }), grpc.status.UNAVAILABLE);
     expect(err.metadata.get('fencelock-leader')).toEqual([leader.address]);
   });

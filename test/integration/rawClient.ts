@@ -34,7 +34,8 @@ export function rawClient(address: string): RawNodeClient {
       return (clients.Session as unknown as { KeepAlive: () => grpc.ClientDuplexStream<Obj, Obj> }).KeepAlive();
     },
     close() {
-      for (const c of Object.values(clients)) c.close();
+      // Session.Close shadows Client.close in generated grpc-js clients: close the channel directly.
+      for (const c of Object.values(clients)) grpc.getClientChannel(c).close();
     },
   };
 }

@@ -353,7 +353,9 @@ describe('check-quorum and leader lease', () => {
     expect(net.raw('a').quorumActive()).toBe(false); // not leader
     net.raw('a').campaign();
     // Elected, but before any follower has acknowledged its leadership: not yet.
-    while (net.raw('a').status().role !== Role.Leader) net.deliverOne() || net.flushReadies();
+    while (net.raw('a').status().role !== Role.Leader) {
+      if (!net.deliverOne()) net.flushReadies();
+    }
     expect(net.raw('a').quorumActive()).toBe(false);
     net.stabilize();
     expect(net.raw('a').quorumActive()).toBe(true);

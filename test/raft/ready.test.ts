@@ -13,7 +13,7 @@ import {
 } from '../../src/raft';
 import { RaftLog } from '../../src/raft/raftLog';
 import { Network, drain, enc, entries, msg, nodeWithLog, seededRandom } from './network';
-import { runFuzz } from './fuzz.test';
+import { runFuzz } from './chaos';
 
 const ABC = ['a', 'b', 'c'];
 const LEADER_SENDS = new Set([MessageType.App, MessageType.Heartbeat, MessageType.Snap, MessageType.TimeoutNow, MessageType.ReadIndexResp]);
@@ -37,6 +37,8 @@ function busyCluster(bugs = {}) {
   net.restart('c');
   net.tick(5);
   net.raw('b').readIndex(enc('read'));
+  net.tick(3);
+  expect(net.n('b').readStates).toHaveLength(1);
   net.raw('a').transferLeadership('c');
   net.tick(5);
   expect(net.raw('c').status().role).toBe(Role.Leader);
@@ -60,7 +62,7 @@ describe('Ready contract', () => {
       }
     }
     // The scenario produced every kind of message.
-    expect([...seen].sort((x, y) => x - y)).toEqual(Object.values(MessageType).filter((v) => typeof v === 'number'));
+    expect([...seen].sort((x, y) => x - y).map((t) => MessageType[t])).toEqual(Object.values(MessageType).filter((v) => typeof v === 'number').map((t) => MessageType[t as MessageType]));
   });
 
   it('ackBeforeSync (test-only bug) puts everything into messages', () => {
@@ -229,6 +231,7 @@ describe('restart from persisted state', () => {
 describe('robustness', () => {
   it('step() ignores malformed, misaddressed and foreign messages without changing state', () => {
     const raw = nodeWithLog('a', ABC, [1, 1], { term: 1, commit: 1 });
+    drain(raw);
     const before = JSON.stringify(raw.status());
     const good = msg({ type: MessageType.App, from: 'b', to: 'a', term: 2, index: 2, logTerm: 1, entries: entries([2], 3), commit: 3 });
     const bad: unknown[] = [

@@ -75,6 +75,11 @@ export interface SimStats {
   compactions: number;
   reads: number;
   readStates: number;
+  /**
+   * Append acknowledgements that left after their Ready synced but named an index the node's durable log
+   * no longer held (a newer leader truncated it meanwhile): legal, and a checker pitfall (see regressions).
+   */
+  staleAcks: number;
   livenessTicks: number;
 }
 
@@ -88,7 +93,7 @@ export interface SimResult {
 }
 
 export const DEFAULT_SAFETY_TICKS = 500;
-export const DEFAULT_LIVENESS_TICKS = 300;
+export const DEFAULT_LIVENESS_TICKS = 600;
 
 /** The cluster size and profile a seed runs with when the caller does not choose. */
 export function setupForSeed(seed: number): { nodes: number; profile: string } {
@@ -188,6 +193,7 @@ class Simulation {
     compactions: 0,
     reads: 0,
     readStates: 0,
+    staleAcks: 0,
     livenessTicks: 0,
   };
 
@@ -560,6 +566,10 @@ class Simulation {
     }
     this.checker.onSend(m, n.storage.latest, immediate);
     this.stats.messagesSent++;
+    if (!immediate && m.type === MessageType.AppResp && !m.reject) {
+      const dv = n.storage.durable;
+      if (m.index > dv.snapshotIndex && dv.term(m.index) === undefined) this.stats.staleAcks++;
+    }
     if (!to.raft || this.net.isBlocked(m.from, m.to)) {
       // The transport notices a dead or cut-off peer now and then.
       this.stats.messagesDropped++;

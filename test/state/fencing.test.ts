@@ -133,9 +133,12 @@ describe('fenced write: sessions', () => {
     const a = h.open();
     const t = h.grant(a, 'L');
     expect(h.write(sid(404), 'L', t, [put('k', 'x')]).result).toEqual(refusedWith(Reason.UNKNOWN_SESSION, t));
-    h.release(a, 'L', t);
-    h.grant(a, 'M'); // keep something alive
     expect(h.m.get('k')).toBeUndefined();
+    // after the grant ended, a stranger still gets UNKNOWN_SESSION; the former holder gets LOCK_NOT_HELD
+    h.write(a, 'L', t, [put('owned', '1')]); // a key keeps the lock record after release
+    h.release(a, 'L', t);
+    expect(h.write(sid(404), 'L', t, [put('k', 'x')]).result).toEqual(refusedWith(Reason.UNKNOWN_SESSION, t));
+    expect(h.write(a, 'L', t, [put('k', 'x')]).result).toEqual(refusedWith(Reason.LOCK_NOT_HELD, t));
   });
 
   it('an unknown session presenting a stale token: STALE_TOKEN (a newer grant is the stronger fact)', () => {
