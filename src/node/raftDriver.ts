@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { ProposalDroppedError, RawNode } from '../raft';
 import type { RaftConfig } from '../raft/config';
-import { Role, type Message, type NodeId, type Ready } from '../raft/types';
+import { Role, type HardState, type Message, type NodeId, type Ready } from '../raft/types';
 import type { RaftStorage } from '../storage/types';
 import type { Logger } from './logger';
 import type { ReplicatedApp } from './replicatedApp';
@@ -83,6 +83,10 @@ export class RaftDriver<Result> extends EventEmitter {
   private fatal: Error | undefined;
   private lastSnapshotIndex: number;
   private role: Role = Role.Follower;
+  /** The hard state as last written to storage. */
+  private durableHardState: HardState | undefined;
+  /** A newer hard state that differs from the durable one only in its commit index (see persist()). */
+  private deferredHardState: HardState | undefined;
   private leader: NodeId = '';
 
   private constructor(opts: DriverOptions<Result>, node: RawNode, snapshotIndex: number) {
@@ -98,6 +102,7 @@ export class RaftDriver<Result> extends EventEmitter {
     if (persisted.snapshot) opts.app.restore(persisted.snapshot.data);
     const node = new RawNode(opts.raft, persisted);
     const driver = new RaftDriver(opts, node, persisted.snapshot?.meta.index ?? 0);
+    driver.durableHardState = persisted.hardState;
     opts.transport.onMessages((msgs) => driver.receive(msgs));
     opts.transport.onUnreachable((peer) => {
       if (!driver.stopped) driver.node.reportUnreachable(peer);
@@ -165,6 +170,7 @@ export class RaftDriver<Result> extends EventEmitter {
     this.stopped = true;
     if (this.ticker) clearInterval(this.ticker);
     while (this.loopRunning) await new Promise((r) => setTimeout(r, 5));
+    await this.flushDeferred();
     this.failPending(new NotLeaderError('', 'node is shutting down'));
   }
 
@@ -225,11 +231,9 @@ export class RaftDriver<Result> extends EventEmitter {
   }
 
   private async handleReady(rd: Ready): Promise<void> {
-    const { transport, storage, app } = this.opts;
+    const { transport, app } = this.opts;
     if (rd.messages.length > 0) transport.send(rd.messages);
-    if (rd.hardState || rd.entries.length > 0 || rd.snapshot) {
-      await storage.persist({ hardState: rd.hardState, entries: rd.entries, snapshot: rd.snapshot });
-    }
+    await this.persist(rd);
     if (rd.messagesAfterPersist.length > 0) transport.send(rd.messagesAfterPersist);
     if (rd.snapshot) {
       app.restore(rd.snapshot.data);
@@ -265,6 +269,33 @@ export class RaftDriver<Result> extends EventEmitter {
     this.releaseReads(applied);
     if (lastApplied > 0) this.emit('applied', lastApplied);
     if (applied - this.lastSnapshotIndex >= this.opts.snapshotEveryEntries) await this.takeSnapshot(applied);
+  }
+
+  /**
+   * Makes the Ready durable with one synced batch. A hard state whose only change is the commit index is not
+   * worth an fsync of its own (a restarted node learns the commit index again from the leader): it is kept
+   * and written with the next batch that has to be synced anyway, or at shutdown.
+   */
+  private async persist(rd: Ready): Promise<void> {
+    const hs = rd.hardState;
+    const onlyCommitMoved =
+      hs !== undefined && this.durableHardState !== undefined && hs.term === this.durableHardState.term && hs.vote === this.durableHardState.vote;
+    if (rd.entries.length === 0 && !rd.snapshot && (hs === undefined || onlyCommitMoved)) {
+      if (hs) this.deferredHardState = hs;
+      return;
+    }
+    const hardState = hs ?? this.deferredHardState;
+    await this.opts.storage.persist({ hardState, entries: rd.entries, snapshot: rd.snapshot });
+    if (hardState) this.durableHardState = hardState;
+    this.deferredHardState = undefined;
+  }
+
+  /** Writes a deferred commit index before the node stops, so a clean restart resumes where it was. */
+  private async flushDeferred(): Promise<void> {
+    if (!this.deferredHardState || this.fatal) return;
+    await this.opts.storage.persist({ hardState: this.deferredHardState, entries: [] });
+    this.durableHardState = this.deferredHardState;
+    this.deferredHardState = undefined;
   }
 
   private releaseReads(applied: number): void {

@@ -26,8 +26,11 @@ export class Progress {
   /** Probe state: an App is out and unanswered. */
   probeSent = false;
   readonly inflights: Inflights;
-  /** Tick count when the follower last acknowledged this leader (AppResp, HeartbeatResp, SnapResp). */
-  lastHeard = -Infinity;
+  /**
+   * Leader tick at which the newest heartbeat this follower answered was sent. Measured from the send,
+   * not the answer, so delayed or duplicated answers never make the follower look more recent than it is.
+   */
+  lastAckTick = -Infinity;
   /** Tick of the last retry triggered by a heartbeat answer (re-probe or resync): at most one per heartbeat. */
   lastRetryTick = -Infinity;
   outgoing: OutgoingSnapshot | undefined;

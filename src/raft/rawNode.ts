@@ -223,6 +223,7 @@ export class RawNode {
    * loss), so callers time out and retry.
    */
   readIndex(context: Uint8Array): void {
+    if (!(context instanceof Uint8Array)) throw new TypeError('readIndex: context must be a Uint8Array');
     if (this.role === Role.Leader) {
       this.leaderReadIndex({ context, from: this.id });
       return;
@@ -359,9 +360,10 @@ export class RawNode {
   }
 
   /**
-   * Leader only: a quorum (counting this node) acknowledged this leader within the last electionTicks
-   * ticks. Peers that heard from it that recently refuse to vote for anyone else (leader lease), so no
-   * other leader can have been elected meanwhile, up to clock drift between the nodes' ticks.
+   * Leader only: a quorum (counting this node) answered heartbeats this leader sent within the last
+   * electionTicks ticks. Those peers refuse to vote for anyone else until an election timeout after
+   * receiving them (leader lease, with check-quorum on), so no other leader can have been elected
+   * meanwhile, up to clock drift between the nodes' ticks. Check-quorum uses the same measure.
    */
   quorumActive(): boolean {
     if (this.role !== Role.Leader) return false;
@@ -505,7 +507,7 @@ export class RawNode {
     }
   }
 
-  /** Voters (counting self) that acknowledged us within electionTicks, treating `floorTick` as heard. */
+  /** Voters (counting self) that answered a heartbeat sent within electionTicks, `floorTick` counting as one. */
   private countRecentlyHeard(floorTick: number): number {
     let n = 0;
     for (const v of this.voters) {
@@ -514,7 +516,7 @@ export class RawNode {
         continue;
       }
       const pr = this.progress.get(v);
-      if (pr !== undefined && this.ticks - Math.max(pr.lastHeard, floorTick) < this.cfg.electionTicks) n++;
+      if (pr !== undefined && this.ticks - Math.max(pr.lastAckTick, floorTick) < this.cfg.electionTicks) n++;
     }
     return n;
   }
@@ -636,15 +638,14 @@ export class RawNode {
     if (pr === undefined) return;
     switch (m.type) {
       case MessageType.AppResp:
-        pr.lastHeard = this.ticks;
         this.handleAppendResponse(m, pr);
         return;
       case MessageType.HeartbeatResp:
-        pr.lastHeard = this.ticks;
+        // The answer echoes the tick at which we sent the heartbeat (see bcastHeartbeat).
+        if (m.index <= this.ticks) pr.lastAckTick = Math.max(pr.lastAckTick, m.index);
         this.handleHeartbeatResponse(m, pr);
         return;
       case MessageType.SnapResp:
-        pr.lastHeard = this.ticks;
         this.handleSnapshotResponse(m, pr);
         return;
       case MessageType.ReadIndex:
@@ -680,7 +681,7 @@ export class RawNode {
     // The leader sends min(commit, our match), so this never exceeds what we hold from it.
     this.log.commitTo(Math.min(m.commit, this.log.lastIndex()));
     this.send(
-      makeMessage({ type: MessageType.HeartbeatResp, from: this.id, to: m.from, term: this.term, context: m.context }),
+      makeMessage({ type: MessageType.HeartbeatResp, from: this.id, to: m.from, term: this.term, index: m.index, context: m.context }),
     );
   }
 
@@ -786,6 +787,8 @@ export class RawNode {
           term: this.term,
           // Never more than the follower is known to hold: it must not commit an entry it lacks.
           commit: Math.min(pr.match, this.log.committed),
+          // Our tick count, echoed in the answer: how recently the follower acknowledged us.
+          index: this.ticks,
           context,
         }),
       );

@@ -61,6 +61,7 @@ export enum MessageType {
   App = 5,
   /** Reply to App. On reject, `rejectHint` is the follower's hint index and `logTerm` the term at it. */
   AppResp = 6,
+  /** `commit` = min(leader commit, follower match). `index` = the leader's tick count when sent, echoed by HeartbeatResp. */
   Heartbeat = 7,
   HeartbeatResp = 8,
   /** One chunk of an InstallSnapshot: `snapshotMeta` on every chunk, `snapshotOffset`, `snapshotDone`. */

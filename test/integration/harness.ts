@@ -5,8 +5,10 @@ import { createWriteStream, mkdtempSync, rmSync, writeFileSync, type WriteStream
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { protoRoot } from '../../src/codec/protoPath';
 
-const ROOT = path.resolve(__dirname, '../..');
+// The repository root (proto/ sits in it), whether this runs from test/ or from dist/test/.
+const ROOT = path.dirname(protoRoot());
 export const NODE_MAIN = path.join(ROOT, 'dist/src/node/main.js');
 
 export interface NodeHandle {

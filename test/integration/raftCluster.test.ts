@@ -24,6 +24,7 @@ async function waitLeader(c: FenceLockClient, among?: string[]): Promise<NodeSta
   return eventually(
     async () => {
       const st = await statuses(c, among);
+      if (st.length !== (among?.length ?? cluster!.nodes.length)) return undefined;
       const leaders = st.filter((s) => s.role === 'leader');
       // Every reachable node of the group must agree on the leader, at the leader's term.
       if (leaders.length !== 1) return undefined;

@@ -2,9 +2,9 @@
 // can send exactly what they mean (including bad input) to exactly one node.
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import * as path from 'node:path';
+import { protoFile } from '../../src/codec/protoPath';
 
-const PROTO = path.resolve(__dirname, '../../proto/fencelock/v1/lock.proto');
+const PROTO = protoFile('fencelock/v1/lock.proto');
 const def = protoLoader.loadSync(PROTO, { keepCase: false, longs: String, enums: String, defaults: true, oneofs: true });
 const v1 = (grpc.loadPackageDefinition(def) as unknown as { fencelock: { v1: Record<string, grpc.ServiceClientConstructor> } }).fencelock.v1;
 

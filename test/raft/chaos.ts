@@ -101,12 +101,22 @@ export function runFuzz(seed: number, size: number, steps: number, bugs: TestOnl
           net.deliver(m);
         }
       }
-    } else if (r < 0.55) {
+    } else if (r < 0.45) {
       // Handle a Ready, sometimes crashing between sending `messages` and persisting.
-      const ready = alive.filter((id) => net.raw(id).hasReady());
+      const ready = alive.filter((id) => net.raw(id).hasReady() && net.n(id).pending === undefined);
       if (ready.length > 0) {
         const id = pick(ready);
         net.processReady(id, { crashBeforePersist: rand() < 0.02 });
+      }
+    } else if (r < 0.55) {
+      // The same in two halves, with other events in between (an asynchronous disk write).
+      const id = pick(alive.length > 0 ? alive : ids);
+      const node = net.n(id);
+      if (node.alive && node.pending !== undefined) {
+        if (rand() < 0.03) net.crash(id);
+        else net.finishReady(id);
+      } else if (node.alive && node.raw.hasReady()) {
+        net.beginReady(id);
       }
     } else if (r < 0.75) {
       const id = pick(ids);
@@ -123,15 +133,18 @@ export function runFuzz(seed: number, size: number, steps: number, bugs: TestOnl
     } else if (r < 0.86) {
       const id = pick(ids);
       if (net.n(id).alive) {
-        if (alive.length > Math.floor(size / 2) + 0 || rand() < 0.3) net.crash(id);
+        if (alive.length > Math.floor(size / 2) || rand() < 0.3) net.crash(id);
       } else {
         net.restart(id);
       }
     } else if (r < 0.87) {
-      if (rand() < 0.5) net.heal();
-      else {
+      const kind = rand();
+      if (kind < 0.5) net.heal();
+      else if (kind < 0.75) {
         const cut = ids.filter(() => rand() < 0.4);
         net.partition(cut, ids.filter((id) => !cut.includes(id)));
+      } else {
+        net.cut(pick(ids), pick(ids), true); // one-way
       }
     } else if (r < 0.89) {
       const id = pick(alive.length > 0 ? alive : ids);

@@ -358,6 +358,8 @@ describe('check-quorum and leader lease', () => {
     }
     expect(net.raw('a').quorumActive()).toBe(false);
     net.stabilize();
+    expect(net.raw('a').quorumActive()).toBe(false); // the no-op was acknowledged, but no heartbeat yet
+    net.tick(1);
     expect(net.raw('a').quorumActive()).toBe(true);
     net.crash('d');
     net.crash('e');
@@ -370,6 +372,19 @@ describe('check-quorum and leader lease', () => {
     expect(net.raw('a').quorumActive()).toBe(false);
     expect(net.raw('a').status().role).toBe(Role.Leader); // check-quorum is off: only the lease expired
     expect(net.raw('b').quorumActive()).toBe(false);
+  });
+
+  it('a late duplicate of an old heartbeat answer does not extend the lease', () => {
+    const net = new Network(ABC, { checkQuorum: false });
+    net.elect('a');
+    net.tick(1);
+    const old = net.delivered.filter((m) => m.type === MessageType.HeartbeatResp && m.to === 'a');
+    expect(old.length).toBeGreaterThan(0);
+    net.isolate('a');
+    net.tick(10);
+    expect(net.raw('a').quorumActive()).toBe(false);
+    for (const m of old) net.raw('a').step(m); // replayed by the network much later
+    expect(net.raw('a').quorumActive()).toBe(false);
   });
 });
 

@@ -89,6 +89,8 @@ export interface TestNode {
   readStates: ReadState[];
   installedSnapshots: Snapshot[];
   readies: Ready[];
+  /** A Ready taken by beginReady() and not yet finished. */
+  pending?: Ready;
 }
 
 export type NetOptions = Partial<Omit<RaftConfig, 'id' | 'voters' | 'random'>> & {
@@ -168,14 +170,34 @@ export class Network {
 
   /** Handles one Ready of `id` completely. `crashBeforePersist` sends `messages` and then crashes. */
   processReady(id: NodeId, opts: { crashBeforePersist?: boolean } = {}): Ready {
-    const node = this.n(id);
-    const rd = node.raw.ready();
-    if (this.optionsOf(id).keepReadies) node.readies.push(rd);
-    this.enqueue(rd.messages);
+    const rd = this.beginReady(id);
     if (opts.crashBeforePersist) {
       this.crash(id);
       return rd;
     }
+    return this.finishReady(id);
+  }
+
+  /**
+   * First half of handling a Ready: take it and send `messages`. Until finishReady() the node may
+   * receive messages and ticks (as with a real, asynchronous disk write); a crash loses the Ready.
+   */
+  beginReady(id: NodeId): Ready {
+    const node = this.n(id);
+    if (node.pending !== undefined) throw new Error(`${id} already has a Ready in progress`);
+    const rd = node.raw.ready();
+    if (this.optionsOf(id).keepReadies) node.readies.push(rd);
+    this.enqueue(rd.messages);
+    node.pending = rd;
+    return rd;
+  }
+
+  /** Second half: persist, send `messagesAfterPersist`, install/apply, advance. */
+  finishReady(id: NodeId): Ready {
+    const node = this.n(id);
+    const rd = node.pending;
+    if (rd === undefined) throw new Error(`${id} has no Ready in progress`);
+    node.pending = undefined;
     node.store.persist(rd);
     this.enqueue(rd.messagesAfterPersist);
     if (rd.snapshot !== undefined) {
@@ -213,6 +235,7 @@ export class Network {
 
   flushReadies(): void {
     for (const node of this.nodes.values()) {
+      if (node.alive && node.pending !== undefined) this.finishReady(node.id);
       while (node.alive && node.raw.hasReady()) this.processReady(node.id);
     }
   }
@@ -284,6 +307,7 @@ export class Network {
   crash(id: NodeId): void {
     const node = this.n(id);
     node.alive = false;
+    node.pending = undefined;
     this.queue = this.queue.filter((m) => m.to !== id);
   }
 

@@ -400,9 +400,10 @@ describe('flow control', () => {
     for (let i = 0; i < 20; i++) net.raw('a').propose(enc(`p${i}`));
     net.processReady('a');
     const apps = net.sent.slice(before).filter((m) => m.type === MessageType.App);
-    expect(apps.map((m) => [m.to, m.entries.length])).toEqual([
-      ['b', 20],
-      ['c', 20],
+    // Each names the entry before the new ones (the no-op, index 1 of term 1) and the leader's commit.
+    expect(apps.map((m) => [m.to, m.entries.length, m.index, m.logTerm, m.commit, m.entries[0].index])).toEqual([
+      ['b', 20, 1, 1, 1, 2],
+      ['c', 20, 1, 1, 1, 2],
     ]);
   });
 

@@ -1,14 +1,14 @@
-// The seeded whole-cluster simulation in CI: seeds 1..300 (odd seeds 3 nodes, even seeds 5, cycling
+// The seeded whole-cluster simulation in CI: seeds 1..400 (odd seeds 3 nodes, even seeds 5, cycling
 // through every fault profile), each a safety phase of 1000 ticks under faults followed by the liveness
-// phase. A failure names its seed; replay it with `npm run sim -- --seed N --ticks 1000`.
+// phase. A failure names its seed; replay it verbosely with `npm run sim -- --seed N`.
 // SIM_SEEDS / SIM_TICKS scale the run up (e.g. nightly) without editing the file.
 import { describe, expect, it } from 'vitest';
 import { PROFILES } from './profiles';
 import { rawNodeFactory } from './rawNodeFactory';
-import { runSeed, type SimStats } from './simulator';
+import { DEFAULT_SAFETY_TICKS, runSeed, type SimStats } from './simulator';
 
-const SEEDS = Number(process.env.SIM_SEEDS ?? 300);
-const TICKS = Number(process.env.SIM_TICKS ?? 1000);
+const SEEDS = Number(process.env.SIM_SEEDS ?? 400);
+const TICKS = Number(process.env.SIM_TICKS ?? DEFAULT_SAFETY_TICKS);
 const CHUNK = 50;
 
 describe(`simulation: seeds 1..${SEEDS}, 3 and 5 nodes, ${PROFILES.length} fault profiles, ${TICKS} ticks`, () => {
@@ -30,7 +30,7 @@ describe(`simulation: seeds 1..${SEEDS}, 3 and 5 nodes, ${PROFILES.length} fault
           const v = r.violation!;
           failures.push(
             `seed ${seed} (${r.nodes} nodes, ${r.profile}): ${v.invariant} at tick ${v.tick}: ${v.detail}\n` +
-              `    replay: npm run sim -- --seed ${seed} --ticks ${TICKS}`,
+              `    replay: npm run sim -- --seed ${seed}${TICKS === DEFAULT_SAFETY_TICKS ? '' : ` --ticks ${TICKS}`}`,
           );
         }
       }

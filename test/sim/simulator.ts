@@ -92,7 +92,7 @@ export interface SimResult {
   stats: SimStats;
 }
 
-export const DEFAULT_SAFETY_TICKS = 500;
+export const DEFAULT_SAFETY_TICKS = 1000;
 export const DEFAULT_LIVENESS_TICKS = 600;
 
 /** The cluster size and profile a seed runs with when the caller does not choose. */
