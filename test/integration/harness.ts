@@ -159,6 +159,7 @@ export async function eventually<T>(fn: () => Promise<T | undefined> | T | undef
     try {
       const v = await fn();
       if (v !== undefined && v !== false) return v as T;
+      lastErr = undefined;
     } catch (err) {
       lastErr = err;
     }

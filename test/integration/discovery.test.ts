@@ -1,0 +1,70 @@
+// What grpcurl needs from any node: the standard health service and server reflection.
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, LocalCluster } from './harness';
+
+const healthProto = (require('grpc-health-check') as { protoPath: string }).protoPath;
+const reflectionProto = path.join(path.dirname(require.resolve('@grpc/reflection/package.json')), 'build/proto/grpc/reflection/v1/reflection.proto');
+const loaded = grpc.loadPackageDefinition(protoLoader.loadSync([healthProto, reflectionProto], { keepCase: true, defaults: true, enums: String })) as unknown as {
+  grpc: {
+    health: { v1: { Health: grpc.ServiceClientConstructor } };
+    reflection: { v1: { ServerReflection: grpc.ServiceClientConstructor } };
+  };
+};
+
+// Nodes may still be starting: retry connecting quickly rather than with grpc's default backoff of seconds.
+const FAST_RECONNECT = { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 500 };
+
+let cluster: LocalCluster;
+
+beforeAll(async () => {
+  cluster = await LocalCluster.create();
+  cluster.startAll();
+});
+
+afterAll(async () => {
+  await cluster?.destroy();
+});
+
+describe('grpcurl support on every node', () => {
+  it('the health service answers SERVING, and the lock service is SERVING once a leader is known', async () => {
+    for (const address of cluster.endpoints) {
+      const health = new loaded.grpc.health.v1.Health(address, grpc.credentials.createInsecure(), FAST_RECONNECT) as unknown as {
+        Check(req: object, opts: object, cb: (err: grpc.ServiceError | null, res: { status: string }) => void): void;
+        close(): void;
+      };
+      const check = (service: string): Promise<string> =>
+        new Promise((resolve, reject) =>
+          health.Check({ service }, { deadline: Date.now() + 2_000 }, (err, res) => (err ? reject(err) : resolve(res.status))),
+        );
+      await eventually(async () => ((await check('')) === 'SERVING' ? true : undefined), 15_000, `${address} health`);
+      await eventually(async () => ((await check('fencelock.v1.Lock')) === 'SERVING' ? true : undefined), 15_000, `${address} lock service health`);
+      health.close();
+    }
+  });
+
+  it('server reflection lists the fencelock services', async () => {
+    const address = cluster.endpoints[0];
+    await eventually(async () => {
+      const client = new loaded.grpc.reflection.v1.ServerReflection(address, grpc.credentials.createInsecure(), FAST_RECONNECT) as unknown as {
+        ServerReflectionInfo(): grpc.ClientDuplexStream<object, { list_services_response?: { service: Array<{ name: string }> } }>;
+        close(): void;
+      };
+      const stream = client.ServerReflectionInfo();
+      const names = await new Promise<string[]>((resolve, reject) => {
+        stream.on('data', (res) => {
+          resolve((res.list_services_response?.service ?? []).map((s) => s.name));
+          stream.end();
+        });
+        stream.on('error', reject);
+        stream.write({ list_services: '' });
+      });
+      client.close();
+      return names.length > 0 ? names : undefined;
+    }, 15_000, 'reflection').then((names) => {
+      expect(names).toEqual(expect.arrayContaining(['fencelock.v1.Session', 'fencelock.v1.Lock', 'fencelock.v1.KV', 'fencelock.v1.Cluster', 'grpc.health.v1.Health']));
+    });
+  });
+});
