@@ -138,6 +138,24 @@ describe('retries and failover', () => {
   });
 });
 
+describe('watch', () => {
+  it('streams grants, releases and expiries of one lock', async () => {
+    const events: string[] = [];
+    const watch = client.watch('watched', (e) => events.push(`${e.kind}:${e.token}`));
+    await new Promise((r) => setTimeout(r, 300)); // let the stream open
+    const session = await client.openSession({ ttlMs: 10_000 });
+    const first = await session.acquire('watched');
+    await first.release();
+    const leader = await rawLeader();
+    const shortLived = await openRawSession(leader, 3_000); // never renewed: it expires
+    const held = await leader.call('Lock', 'Acquire', { header: header(), lock: 'watched', sessionId: shortLived, waitTimeoutMs: '0' });
+    await eventually(() => (events.length >= 4 ? true : undefined), 15_000, 'four events');
+    watch.cancel();
+    expect(events).toEqual([`GRANTED:${first.token}`, `RELEASED:${first.token}`, `GRANTED:${held.token}`, `EXPIRED:${held.token}`]);
+    await session.close();
+  });
+});
+
 describe('bad input', () => {
   const s = '0123456789abcdef0123456789abcdef';
   const cases: Array<[string, 'Session' | 'Lock' | 'KV', string, Record<string, unknown>]> = [
