@@ -8,6 +8,11 @@ export interface NodeConfig {
   listen: string;
   /** Every member of the cluster (this node included): id -> host:port. */
   members: Record<string, string>;
+  /**
+   * Where this node dials each peer, when not its `members` address (for example through a fault-injecting
+   * proxy in tests). Clients are always pointed at `members` addresses.
+   */
+  peerAddresses?: Record<string, string>;
   dataDir: string;
   tickMs: number;
   electionTicks: number;
@@ -53,6 +58,10 @@ export function validateConfig(raw: unknown, origin = 'config'): NodeConfig {
     if (typeof addr !== 'string' || !HOST_PORT.test(addr)) fail(`members.${id}`, 'must be host:port');
   }
   if (!(cfg.id in cfg.members)) fail('members', `must include this node's own id "${cfg.id}"`);
+  for (const [id, addr] of Object.entries(cfg.peerAddresses ?? {})) {
+    if (!(id in cfg.members)) fail(`peerAddresses.${id}`, 'names no member');
+    if (typeof addr !== 'string' || !HOST_PORT.test(addr)) fail(`peerAddresses.${id}`, 'must be host:port');
+  }
   if (typeof cfg.dataDir !== 'string' || cfg.dataDir.length === 0) fail('dataDir', 'must be a directory path');
   for (const field of ['tickMs', 'electionTicks', 'heartbeatTicks', 'snapshotEveryEntries', 'minSessionTtlMs', 'maxSessionTtlMs'] as const) {
     if (!Number.isInteger(cfg[field]) || cfg[field] <= 0) fail(field, 'must be a positive integer');

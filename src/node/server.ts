@@ -44,7 +44,7 @@ export class FenceLockServer {
   static async start(config: NodeConfig, logger = createLogger(config.id, config.logLevel)): Promise<FenceLockServer> {
     const storage = await LevelStorage.open(config.dataDir);
     const server = new grpc.Server(PEER_SERVER_OPTIONS);
-    const transport = new GrpcPeerTransport({ selfId: config.id, peers: config.members, logger: logger.child({ part: 'transport' }) });
+    const transport = new GrpcPeerTransport({ selfId: config.id, peers: { ...config.members, ...config.peerAddresses }, logger: logger.child({ part: 'transport' }) });
     transport.register(server);
 
     const app = new LockApp();

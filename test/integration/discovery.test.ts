@@ -55,7 +55,7 @@ describe('grpcurl support on every node', () => {
       const stream = client.ServerReflectionInfo();
       const names = await new Promise<string[]>((resolve, reject) => {
         stream.on('data', (res) => {
-          resolve((res.list_services_response?.service ?? []).map((s) => s.name));
+          resolve((res.list_services_response?.service ?? []).map((s: { name: string }) => s.name));
           stream.end();
         });
         stream.on('error', reject);
