@@ -13,6 +13,12 @@ import type { ReplicatedApp } from './replicatedApp';
 export class LockApp extends EventEmitter implements ReplicatedApp<CommandResult> {
   machine = new LockStateMachine();
 
+  constructor() {
+    super();
+    // One listener per watch stream: their number is bounded by the server's connections, not by 10.
+    this.setMaxListeners(0);
+  }
+
   apply(index: number, data: Uint8Array): CommandResult {
     const command = decodeCommand(data);
     if (command.type === 'Undecodable') {
