@@ -45,6 +45,12 @@ export interface ClusterOptions {
   logLevel?: string;
 }
 
+// A test that dies before its cleanup must not leave node processes behind.
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 export class LocalCluster {
   readonly dir: string;
   readonly nodes: NodeHandle[] = [];
@@ -106,6 +112,8 @@ export class LocalCluster {
     child.stderr!.on('data', prefix);
     n.process = child;
     n.paused = false;
+    running.add(child);
+    child.once('exit', () => running.delete(child));
   }
 
   isRunning(id: string): boolean {

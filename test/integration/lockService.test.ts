@@ -55,9 +55,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await cluster?.destroy();
   for (const r of raw) r.close();
   await client?.close().catch(() => undefined);
-  await cluster?.destroy();
 });
 
 describe('the fencing timeline', () => {
