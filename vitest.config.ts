@@ -20,6 +20,22 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        // Containers (Docker, testcontainers): one file at a time. The global setup installs/starts Docker
+        // when needed and builds the local image; see test/chaos/containerCluster.ts.
+        test: {
+          name: 'chaos',
+          include: ['test/chaos/**/*.test.ts'],
+          globalSetup: ['test/chaos/globalSetup.ts'],
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          env: {
+            TESTCONTAINERS_RYUK_DISABLED: 'true',
+            TESTCONTAINERS_HOST_OVERRIDE: '127.0.0.1',
+          },
+        },
+      },
     ],
   },
 });
