@@ -6,7 +6,12 @@
  * proposes CancelWait. A call that goes away does not withdraw the wait at once, since its retry may be on
  * the way; if no call comes back within the grace period, the wait is withdrawn.
  */
-export type WaitOutcome = { kind: 'granted'; token: number } | { kind: 'ended'; cause: string } | { kind: 'timeout' };
+export type WaitOutcome =
+  | { kind: 'granted'; token: number }
+  | { kind: 'ended'; cause: string }
+  | { kind: 'timeout' }
+  /** The deadline passed but the waiter could not be withdrawn (leadership moved): it may still be queued. */
+  | { kind: 'withdraw-failed'; error: Error };
 
 interface Wait {
   deadline: number;
@@ -55,14 +60,15 @@ export class AcquireWaits {
   private async expire(lock: string, sessionId: string, w: Wait): Promise<void> {
     const k = AcquireWaits.key(lock, sessionId);
     if (this.waits.get(k) !== w) return;
-    let token: number | undefined;
+    let outcome: WaitOutcome;
     try {
-      token = await this.withdraw(lock, sessionId);
-    } catch {
-      token = undefined;
+      const token = await this.withdraw(lock, sessionId);
+      outcome = token !== undefined ? { kind: 'granted', token } : { kind: 'timeout' };
+    } catch (err) {
+      outcome = { kind: 'withdraw-failed', error: err as Error };
     }
     if (this.waits.get(k) !== w) return;
-    this.finish(k, token !== undefined ? { kind: 'granted', token } : { kind: 'timeout' });
+    this.finish(k, outcome);
   }
 
   /** A grant or a wait end was applied: tell every call attached to it. */

@@ -36,7 +36,8 @@ export function lockService(ctx: NodeContext): grpc.UntypedServiceImplementation
   ctx.app.on('applied', (_index: number, _command: Command, outcome: CommandResult) => {
     for (const e of outcome.events) {
       if (e.type === 'granted') waits.settle(e.lock, e.sessionId, { kind: 'granted', token: e.token });
-      else if (e.type === 'wait_ended') waits.settle(e.lock, e.sessionId, { kind: 'ended', cause: e.cause });
+      // Only this node's own CancelWait ends a wait as 'cancelled': that is the wait timing out.
+      else if (e.type === 'wait_ended') waits.settle(e.lock, e.sessionId, e.cause === 'cancelled' ? { kind: 'timeout' } : { kind: 'ended', cause: e.cause });
     }
   });
   ctx.onStop(() => waits.clear());
@@ -59,8 +60,12 @@ export function lockService(ctx: NodeContext): grpc.UntypedServiceImplementation
         call.off('cancelled', onCancelled);
         if (o.kind === 'granted') resolve(granted(o.token));
         else if (o.kind === 'timeout') reject(new ApiError(grpc.status.DEADLINE_EXCEEDED, `lock "${lock}" not granted within ${waitMs} ms; the wait was withdrawn`));
-        else if (o.cause === 'cancelled') reject(new ApiError(grpc.status.ABORTED, `the wait for lock "${lock}" was withdrawn`));
-        else reject(refusalError('UNKNOWN_SESSION', 0));
+        else if (o.kind === 'withdraw-failed') {
+          // Saying DEADLINE_EXCEEDED here would be a lie: the waiter may still be granted. The client retries
+          // the same request id at the new leader and finds its wait (or its grant).
+          const hint = o.error instanceof ApiError ? o.error.metadata : {};
+          reject(new ApiError(grpc.status.UNAVAILABLE, `the wait for lock "${lock}" timed out but could not be withdrawn (${o.error.message}); retry the same request`, hint));
+        } else reject(refusalError('UNKNOWN_SESSION', 0));
       });
       const onCancelled = (): void => {
         detach();

@@ -1,0 +1,420 @@
+// Generates realistic VALID histories for the checker's tests: simulated clients on virtual time run the
+// chaos workload's cycle (acquire -> fenced write -> maybe get -> release) against the real lock state
+// machine (src/state), with network delays, lost requests and lost replies (unknown outcomes), sessions
+// that expire while their holder is paused (its late write is then refused), orphan grants revealed by a
+// re-entrant acquire, blocking and try acquires, multi-key writes and deletes. Deterministic per seed.
+import { LockStateMachine, type Command, type LockEvent, type Result } from '../../src/state';
+import type { FinalRead, KeyWrite, OpError, Operation, OpKind, OpArgs, OpResult } from './history';
+
+export interface SimOptions {
+  seed: number;
+  clients: number;
+  /** Cycles per client. */
+  cycles: number;
+  hotLocks: number;
+  coldLocks: number;
+  hotProbability: number;
+  tryProbability: number;
+  readProbability: number;
+  /** A request that never arrives (the op's outcome is unknown, nothing applied). */
+  lostRequestProbability: number;
+  /** A reply that never arrives (unknown outcome, applied). */
+  lostReplyProbability: number;
+  /** A holder pauses after its grant; its session expires meanwhile and its late write is refused. */
+  pauseProbability: number;
+  /** Blocking acquire wait (virtual ms). */
+  waitMs: number;
+}
+
+export interface SimRun {
+  ops: Operation[];
+  /** Final read of every key, after the run. */
+  final: Map<string, FinalRead>;
+  stats: { ops: number; unknown: number; grants: number; expiries: number; staleRefusals: number };
+}
+
+export function mulberry32(seed: number): () => number {
+  let a = seed | 0;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A binary heap of timed callbacks; ties run in scheduling order. */
+class Events {
+  private heap: Array<{ at: number; seq: number; fn: () => void }> = [];
+  private seq = 0;
+  now = 0;
+
+  at(time: number, fn: () => void): void {
+    const h = this.heap;
+    h.push({ at: time, seq: this.seq++, fn });
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (this.less(h[i]!, h[p]!)) {
+        [h[i], h[p]] = [h[p]!, h[i]!];
+        i = p;
+      } else break;
+    }
+  }
+
+  run(): void {
+    const h = this.heap;
+    while (h.length > 0) {
+      const top = h[0]!;
+      const last = h.pop()!;
+      if (h.length > 0) {
+        h[0] = last;
+        let i = 0;
+        for (;;) {
+          const l = 2 * i + 1;
+          const r = l + 1;
+          let m = i;
+          if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
+          if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
+          if (m === i) break;
+          [h[i], h[m]] = [h[m]!, h[i]!];
+          i = m;
+        }
+      }
+      this.now = Math.max(this.now, top.at);
+      top.fn();
+    }
+  }
+
+  private less(a: { at: number; seq: number }, b: { at: number; seq: number }): boolean {
+    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+  }
+}
+
+const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
+const dec = (b: Uint8Array): string => new TextDecoder().decode(b);
+
+export const DEFAULT_SIM: Omit<SimOptions, 'seed'> = {
+  clients: 8,
+  cycles: 40,
+  hotLocks: 2,
+  coldLocks: 50,
+  hotProbability: 0.6,
+  tryProbability: 0.2,
+  readProbability: 0.5,
+  lostRequestProbability: 0.02,
+  lostReplyProbability: 0.03,
+  pauseProbability: 0.03,
+  waitMs: 30,
+};
+
+export function simulateHistory(options: Partial<SimOptions> & { seed: number }): SimRun {
+  const o: SimOptions = { ...DEFAULT_SIM, ...options };
+  const rnd = mulberry32(o.seed);
+  const ev = new Events();
+  const m = new LockStateMachine();
+  let index = 0;
+  let sessions = 0;
+  const ops: Operation[] = [];
+  const stats = { ops: 0, unknown: 0, grants: 0, expiries: 0, staleRefusals: 0 };
+  const keys = new Set<string>();
+  const waiters = new Map<string, (e: LockEvent) => void>();
+  const delay = (): number => 0.1 + rnd() * 2;
+
+  const apply = (cmd: Command): Result => {
+    index += 1 + (rnd() < 0.3 ? Math.floor(rnd() * 3) : 0); // tokens are indexes: not consecutive
+    const { result, events } = m.apply(index, cmd);
+    for (const e of events) {
+      if (e.type === 'granted') stats.grants++;
+      if ((e.type === 'granted' || e.type === 'wait_ended') && waiters.has(`${e.lock}\u0000${e.sessionId}`)) {
+        waiters.get(`${e.lock}\u0000${e.sessionId}`)!(e);
+      }
+    }
+    if (result.status === 'invalid') throw new Error(`sim: invalid command ${cmd.type}: ${result.message}`);
+    return result;
+  };
+  const meta = (): { clientId: string; requestId: number; now: number } => ({ clientId: '', requestId: 0, now: Math.floor(ev.now) });
+
+  const begin = (process: string, op: OpKind, args: OpArgs): Operation => {
+    const rec: Operation = { id: ops.length, process, op, args, call: ev.now, outcome: 'unknown' };
+    ops.push(rec);
+    return rec;
+  };
+  const ok = (rec: Operation, result?: OpResult): void => {
+    rec.outcome = 'ok';
+    if (result) rec.result = result;
+  };
+  const fail = (rec: Operation, error: OpError): void => {
+    rec.outcome = 'fail';
+    rec.error = error;
+  };
+  const refusal = (r: Result): OpError => {
+    if (r.status !== 'refused') throw new Error(`sim: expected a refusal, got ${r.status}`);
+    return { code: r.reason === 'UNKNOWN_SESSION' ? 'NOT_FOUND' : 'FAILED_PRECONDITION', reason: r.reason, watermark: BigInt(r.watermark) };
+  };
+
+  /**
+   * One RPC: after a delay the server runs `serve`, which answers now or later with `fin` (records the
+   * outcome); the reply travels back, then the client goes on with `next(true)`. A lost request or reply
+   * leaves the outcome unknown: the client gives up after `timeout` and goes on with `next(false)`.
+   */
+  const rpc = (rec: Operation, timeout: number, serve: (answer: (fin: () => void) => void) => void, next: (answered: boolean) => void): void => {
+    const lostRequest = rnd() < o.lostRequestProbability;
+    const lostReply = !lostRequest && rnd() < o.lostReplyProbability;
+    let settled = false;
+    if (lostRequest || lostReply) {
+      ev.at(ev.now + timeout, () => {
+        if (settled) return;
+        settled = true;
+        rec.ret = ev.now; // when the client gave up: the outcome stays unknown
+        stats.unknown++;
+        next(false);
+      });
+    }
+    if (lostRequest) return;
+    ev.at(ev.now + delay(), () =>
+      serve((fin) => {
+        if (lostReply) return;
+        ev.at(ev.now + delay(), () => {
+          if (settled) return;
+          settled = true;
+          fin();
+          rec.ret = ev.now;
+          next(true);
+        });
+      }),
+    );
+  };
+
+  const expireLater = (session: string, after: number): void => {
+    ev.at(ev.now + after, () => {
+      const r = m.apply(++index, { type: 'ExpireSession', now: Math.floor(ev.now), sessionId: session });
+      if (r.result.status === 'session_ended') stats.expiries++;
+      for (const e of r.events) {
+        if ((e.type === 'granted' || e.type === 'wait_ended') && waiters.has(`${e.lock}\u0000${e.sessionId}`)) waiters.get(`${e.lock}\u0000${e.sessionId}`)!(e);
+      }
+    });
+  };
+
+  interface Client {
+    name: string;
+    session: string | null;
+    cycles: number;
+    counter: number;
+    retryLock?: string;
+  }
+
+  const pickLock = (): string => (rnd() < o.hotProbability ? `hot-${Math.floor(rnd() * o.hotLocks)}` : `cold-${Math.floor(rnd() * o.coldLocks)}`);
+  const think = (c: Client): void => ev.at(ev.now + rnd() * 2, () => cycle(c));
+  /** Gives the session up without closing it: the "leader" expires it later. */
+  const abandon = (c: Client): void => {
+    if (c.session !== null) expireLater(c.session, 20 + rnd() * 20);
+    c.session = null;
+  };
+
+  const open = (c: Client): void => {
+    const sessionId = (++sessions).toString(16).padStart(32, '0');
+    const rec = begin(c.name, 'open', { ttlMs: 3000 });
+    rpc(
+      rec,
+      20,
+      (answer) => {
+        apply({ type: 'OpenSession', ...meta(), sessionId, ttlMs: 3000, clientName: c.name });
+        answer(() => ok(rec, { session: sessionId }));
+      },
+      (answered) => {
+        if (answered) c.session = sessionId;
+        else expireLater(sessionId, 40); // maybe opened; never used
+        think(c);
+      },
+    );
+  };
+
+  const cycle = (c: Client): void => {
+    if (c.session === null) {
+      if (c.cycles <= 0) return;
+      open(c);
+      return;
+    }
+    if (c.cycles-- <= 0) {
+      const session = c.session;
+      const rec = begin(c.name, 'close', { session });
+      rpc(
+        rec,
+        20,
+        (answer) => {
+          apply({ type: 'CloseSession', ...meta(), sessionId: session });
+          answer(() => ok(rec));
+        },
+        (answered) => {
+          if (!answered) expireLater(session, 30);
+        },
+      );
+      c.session = null;
+      return;
+    }
+    const session = c.session;
+    const lock = c.retryLock ?? pickLock();
+    c.retryLock = undefined;
+    const wait = rnd() < o.tryProbability ? 0 : o.waitMs;
+    const rec = begin(c.name, 'acquire', { lock, session, waitMs: wait });
+    let token: number | undefined;
+    rpc(
+      rec,
+      wait + 30,
+      (answer) => {
+        const r = apply({ type: 'Acquire', ...meta(), lock, sessionId: session, tryOnly: wait === 0, waitTimeoutMs: wait });
+        const grant = (t: number): void => answer(() => {
+          token = t;
+          ok(rec, { token: BigInt(t) });
+        });
+        if (r.status === 'granted') grant(r.token);
+        else if (r.status === 'held') answer(() => fail(rec, { code: 'NOT_ACQUIRED', reason: 'LOCK_HELD' }));
+        else if (r.status === 'refused') answer(() => fail(rec, refusal(r)));
+        else if (r.status === 'waiting') {
+          const k = `${lock}\u0000${session}`;
+          let done = false;
+          waiters.set(k, (e) => {
+            if (done) return;
+            done = true;
+            waiters.delete(k);
+            if (e.type === 'granted') grant(e.token);
+            else answer(() => fail(rec, { code: 'NOT_FOUND', reason: 'UNKNOWN_SESSION' }));
+          });
+          ev.at(ev.now + wait, () => {
+            if (done) return;
+            done = true;
+            waiters.delete(k);
+            const cr = apply({ type: 'CancelWait', ...meta(), lock, sessionId: session });
+            if (cr.status === 'granted') grant(cr.token);
+            else answer(() => fail(rec, { code: 'DEADLINE_EXCEEDED', reason: 'LOCK_HELD' }));
+          });
+        }
+      },
+      (answered) => {
+        if (!answered) {
+          // The session may hold the lock now: ask again (a re-entrant acquire reveals the token), or give up.
+          if (rnd() < 0.5) c.retryLock = lock;
+          else abandon(c);
+          think(c);
+          return;
+        }
+        if (token === undefined) {
+          if (rec.error?.reason === 'UNKNOWN_SESSION') c.session = null;
+          think(c);
+          return;
+        }
+        const t = token;
+        if (rnd() < o.pauseProbability) {
+          // The holder freezes; its session expires on the leader; it wakes up and writes anyway.
+          expireLater(session, 2);
+          c.session = null;
+          ev.at(ev.now + 10 + rnd() * 30, () => writeStep(c, session, lock, t, true));
+        } else {
+          writeStep(c, session, lock, t, false);
+        }
+      },
+    );
+  };
+
+  const writeStep = (c: Client, session: string, lock: string, token: number, stale: boolean): void => {
+    const value = `${c.name}#${c.counter++}`;
+    const writes: KeyWrite[] = [{ key: `${lock}/a`, value }];
+    const roll = rnd();
+    if (roll < 0.2) writes.push({ key: `${lock}/b`, value: `${value}b` });
+    else if (roll < 0.25) writes.push({ key: `${lock}/b`, value: null });
+    for (const w of writes) keys.add(w.key);
+    const rec = begin(c.name, 'write', { lock, session, token: BigInt(token), writes });
+    rpc(
+      rec,
+      20,
+      (answer) => {
+        const r = apply({
+          type: 'Write',
+          ...meta(),
+          lock,
+          sessionId: session,
+          token,
+          ops: writes.map((w) => (w.value === null ? { type: 'delete' as const, key: w.key } : { type: 'put' as const, key: w.key, value: enc(w.value) })),
+        });
+        if (r.status === 'written') {
+          const at = index;
+          answer(() => ok(rec, { token: BigInt(token), index: BigInt(at) }));
+        } else {
+          if (r.status === 'refused' && r.reason === 'STALE_TOKEN') stats.staleRefusals++;
+          answer(() => fail(rec, refusal(r)));
+        }
+      },
+      () => {
+        if (stale) {
+          think(c);
+          return;
+        }
+        if (rnd() < o.readProbability) readStep(c, `${lock}/${rnd() < 0.8 ? 'a' : 'b'}`, lock, () => releaseStep(c, session, lock, token));
+        else releaseStep(c, session, lock, token);
+      },
+    );
+  };
+
+  const readStep = (c: Client, key: string, lock: string, next: () => void): void => {
+    const rec = begin(c.name, 'get', { key, lock });
+    rpc(
+      rec,
+      20,
+      (answer) => {
+        const e = m.get(key);
+        const result: OpResult =
+          e === undefined || e.value === null
+            ? { found: false, value: null, token: BigInt(e?.watermark ?? 0), lock: e?.lock ?? '' }
+            : { found: true, value: dec(e.value), token: BigInt(e.watermark), lock: e.lock };
+        answer(() => ok(rec, result));
+      },
+      () => next(),
+    );
+  };
+
+  const releaseStep = (c: Client, session: string, lock: string, token: number): void => {
+    const rec = begin(c.name, 'release', { lock, session, token: BigInt(token) });
+    rpc(
+      rec,
+      20,
+      (answer) => {
+        const r = apply({ type: 'Release', ...meta(), lock, sessionId: session, token });
+        if (r.status === 'released') answer(() => ok(rec));
+        else answer(() => fail(rec, refusal(r)));
+      },
+      (answered) => {
+        if (!answered) abandon(c);
+        think(c);
+      },
+    );
+  };
+
+  for (let i = 0; i < o.clients; i++) {
+    const c: Client = { name: `c${i}`, session: null, cycles: o.cycles, counter: 0 };
+    ev.at(rnd() * 5, () => cycle(c));
+  }
+  ev.run();
+
+  // Final reads, after everything settled (also recorded as ordinary gets).
+  const final = new Map<string, FinalRead>();
+  let t = ev.now + 10;
+  for (const key of [...keys].sort()) {
+    const e = m.get(key);
+    const read: FinalRead = e === undefined || e.value === null ? { found: false, value: null, token: BigInt(e?.watermark ?? 0) } : { found: true, value: dec(e.value), token: BigInt(e.watermark) };
+    final.set(key, read);
+    ops.push({
+      id: ops.length,
+      process: 'final',
+      op: 'get',
+      args: { key, lock: e?.lock ?? key.slice(0, key.lastIndexOf('/')) },
+      call: t,
+      ret: t + 1,
+      outcome: 'ok',
+      result: { found: read.found, value: read.value, token: read.token, lock: e?.lock ?? '' },
+    });
+    t += 2;
+  }
+  stats.ops = ops.length;
+  return { ops, final, stats };
+}
