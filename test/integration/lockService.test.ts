@@ -138,6 +138,47 @@ describe('retries and failover', () => {
   });
 });
 
+describe('blocking acquire', () => {
+  it('answers DEADLINE_EXCEEDED when the wait timeout passes, and the waiter is withdrawn', async () => {
+    const holder = await client.openSession({ ttlMs: 10_000 });
+    const held = await holder.acquire('blocked');
+    const leader = await rawLeader();
+    const waiter = await openRawSession(leader, 10_000);
+    const started = Date.now();
+    await expectCode(
+      leader.call('Lock', 'Acquire', { header: header(), lock: 'blocked', sessionId: waiter, waitTimeoutMs: '800' }, 5_000),
+      grpc.status.DEADLINE_EXCEEDED,
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(800);
+    expect((await client.describe('blocked')).waiters).toEqual([]);
+    // The holder's release hands the lock to nobody: the withdrawn waiter is not granted.
+    await held.release();
+    expect((await client.describe('blocked')).held).toBe(false);
+    await holder.close();
+  });
+
+  it('is granted in FIFO order when the holder releases', async () => {
+    const s1 = await client.openSession({ ttlMs: 10_000 });
+    const s2 = await client.openSession({ ttlMs: 10_000 });
+    const s3 = await client.openSession({ ttlMs: 10_000 });
+    const first = await s1.acquire('fifo');
+    const order: string[] = [];
+    const second = s2.acquire('fifo', { waitTimeoutMs: 10_000 }).then((l) => (order.push('s2'), l));
+    await eventually(async () => ((await client.describe('fifo')).waiters.length === 1 ? true : undefined), 5_000, 's2 queued');
+    const third = s3.acquire('fifo', { waitTimeoutMs: 10_000 }).then((l) => (order.push('s3'), l));
+    await eventually(async () => ((await client.describe('fifo')).waiters.length === 2 ? true : undefined), 5_000, 's3 queued');
+    await first.release();
+    const l2 = await second;
+    expect(l2.token).toBeGreaterThan(first.token);
+    await l2.release();
+    const l3 = await third;
+    expect(l3.token).toBeGreaterThan(l2.token);
+    expect(order).toEqual(['s2', 's3']);
+    await l3.release();
+    await Promise.all([s1.close(), s2.close(), s3.close()]);
+  });
+});
+
 describe('watch', () => {
   it('streams grants, releases and expiries of one lock', async () => {
     const events: string[] = [];
