@@ -842,7 +842,12 @@ export class RawNode {
   private sendResync(to: NodeId, pr: Progress): void {
     const prevIndex = pr.next - 1;
     const prevTerm = this.log.term(prevIndex);
-    if (prevTerm === undefined) return;
+    if (prevTerm === undefined) {
+      // We compacted past what we sent: probe from the follower's match, which ends in a snapshot.
+      pr.becomeProbe();
+      this.sendAppend(to, pr, true);
+      return;
+    }
     this.send(
       makeMessage({ type: MessageType.App, from: this.id, to, term: this.term, index: prevIndex, logTerm: prevTerm, commit: this.log.committed }),
     );

@@ -8,3 +8,17 @@ describe('randomized faults (safety, then liveness)', () => {
     }
   }
 });
+
+describe('randomized faults with other settings', () => {
+  const variants = {
+    'no pre-vote': { preVote: false },
+    'no check-quorum': { checkQuorum: false },
+    'neither pre-vote nor check-quorum': { preVote: false, checkQuorum: false },
+    'window of one, tiny messages and chunks': { maxInflight: 1, maxMsgBytes: 8, snapshotChunkBytes: 7, snapshotInflightChunks: 1 },
+  };
+  for (const [name, extra] of Object.entries(variants)) {
+    for (let seed = 1; seed <= 8; seed++) {
+      it(`${name}, seed ${seed}`, () => runFuzz(seed * 977 + 3 + (seed % 2) * 2, 3 + (seed % 2) * 2, 20_000, {}, extra));
+    }
+  }
+});

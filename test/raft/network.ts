@@ -91,6 +91,7 @@ export interface TestNode {
   readies: Ready[];
   /** A Ready taken by beginReady() and not yet finished. */
   pending?: Ready;
+  pendingTerm: number;
 }
 
 export type NetOptions = Partial<Omit<RaftConfig, 'id' | 'voters' | 'random'>> & {
@@ -148,6 +149,7 @@ export class Network {
       readStates: [],
       installedSnapshots: [],
       readies: [],
+      pendingTerm: 0,
     });
   }
 
@@ -189,6 +191,7 @@ export class Network {
     if (this.optionsOf(id).keepReadies) node.readies.push(rd);
     this.enqueue(rd.messages);
     node.pending = rd;
+    node.pendingTerm = node.raw.status().term; // the term the Ready's softState belongs to
     return rd;
   }
 
@@ -218,7 +221,7 @@ export class Network {
     node.readStates.push(...rd.readStates);
     node.raw.advance(rd);
     if (rd.softState?.role === Role.Leader) {
-      const term = node.raw.status().term;
+      const term = node.pendingTerm;
       const other = this.leadersByTerm.get(term);
       if (other !== undefined && other !== id) this.violation(`two leaders in term ${term}: ${other} and ${id}`);
       this.leadersByTerm.set(term, id);

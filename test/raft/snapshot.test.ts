@@ -134,6 +134,20 @@ describe('InstallSnapshot', () => {
     expect(net.raw('c').status().snapshotIndex).toBe(41);
   });
 
+  it('regression (sim seed 1242): a replicating follower whose lost Apps were compacted away gets a snapshot', () => {
+    const net = new Network(ABC, { maxInflight: 2, snapshotChunkBytes: 64 });
+    net.elect('a');
+    let drop = true;
+    net.filter = (m) => !(drop && m.type === MessageType.App && m.to === 'c');
+    for (let i = 0; i < 6; i++) net.propose('a', `x${i}`); // one App per turn: c's window fills with lost Apps
+    expect(net.raw('a').status().progress.c).toMatchObject({ state: 'replicate', match: 1, inflight: 2 });
+    net.compact('a');
+    drop = false;
+    net.tick(5);
+    expect(net.raw('c').status().snapshotIndex).toBe(7);
+    expect(net.appliedData('c')).toEqual(net.appliedData('a'));
+  });
+
   it('a snapshot that is not newer than the follower\'s commit is acknowledged without being installed', () => {
     const raw = nodeWithLog('b', ABC, [1, 1, 1, 1], { term: 1, commit: 4 });
     const meta = { index: 3, term: 1, config: { voters: ABC } };
