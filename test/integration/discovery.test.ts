@@ -2,10 +2,11 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import * as path from 'node:path';
+import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, LocalCluster } from './harness';
 
-const healthProto = (require('grpc-health-check') as { protoPath: string }).protoPath;
+const healthProto = healthProtoPath;
 const reflectionProto = path.join(path.dirname(require.resolve('@grpc/reflection/package.json')), 'build/proto/grpc/reflection/v1/reflection.proto');
 const loaded = grpc.loadPackageDefinition(protoLoader.loadSync([healthProto, reflectionProto], { keepCase: true, defaults: true, enums: String })) as unknown as {
   grpc: {

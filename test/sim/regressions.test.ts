@@ -19,16 +19,15 @@ function explain(r: SimResult): string {
 }
 
 describe('regressions: bugs found by the simulator', () => {
-  // KNOWN CORE BUG, open: this test FAILS until src/raft/rawNode.ts is fixed.
+  // Core bug (fixed in rawNode.sendResync, which now falls back to probing and so to a snapshot).
   // Liveness: a follower in replicate state whose in-flight window is full (its Apps were lost in a
   // partition) is never caught up once the leader has compacted past its `next - 1`. Every heartbeat
   // response calls sendResync(), which returns silently when log.term(next - 1) is compacted away, while
   // isPaused() (full window) keeps sendAppend() from noticing that a snapshot is needed. No App, no
   // snapshot, forever. Seed 1242 (5 nodes, churn, maxInflight 2): n2 has match 9, next 12, inflight 2
   // from t=79.8; the leader n3 compacts at 20 at t=85.1 before any resync left; 600 healed ticks later n2
-  // is still at 9 while the others applied 126. Fix idea: in sendResync (and generally when the entry
-  // before `next` is gone) fall back to a snapshot, e.g. becomeProbe() + sendAppend().
-  it('[KNOWN CORE BUG, fails until fixed] seed 1242: a paused follower behind the leader\'s compaction is caught up', () => {
+  // is still at 9 while the others applied 126.
+  it('seed 1242: a paused follower behind the leader\'s compaction is caught up', () => {
     const r = run(1242, 150);
     expect(r.ok, explain(r)).toBe(true);
   });
