@@ -1,12 +1,14 @@
 import { loadConfig } from './config';
-import { createLogger } from './logger';
+import { createLogger, type LogContext } from './logger';
 import { FenceLockServer } from './server';
 
 /** Runs one node until SIGTERM or SIGINT, then shuts it down gracefully. Resolves once it has stopped. */
 export async function serve(configPath: string): Promise<void> {
   const config = loadConfig(configPath);
-  const logger = createLogger(config.id, config.logLevel);
+  const logContext: { current?: LogContext } = {};
+  const logger = createLogger(config.id, config.logLevel, logContext);
   const node = await FenceLockServer.start(config, logger);
+  logContext.current = { term: () => node.driver.node.status().term, role: () => node.driver.currentRole() };
   await new Promise<void>((resolve) => {
     let stopping = false;
     const onSignal = (signal: string): void => {
