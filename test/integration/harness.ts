@@ -1,15 +1,18 @@
 // Real node processes on 127.0.0.1 for integration tests: each node is `node dist/src/node/main.js`
 // with its own config and data directory under a temp folder; the harness kills everything it started.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { protoRoot } from '../../src/codec/protoPath';
+import { FaultProxy } from './faultProxy';
 
 // The repository root (proto/ sits in it), whether this runs from test/ or from dist/test/.
 const ROOT = path.dirname(protoRoot());
 export const NODE_MAIN = path.join(ROOT, 'dist/src/node/main.js');
+/** The repository root (for other compiled entry points under dist/). */
+export const PROJECT_ROOT = ROOT;
 
 export interface NodeHandle {
   id: string;
@@ -36,6 +39,42 @@ export async function freePorts(count: number): Promise<number[]> {
   return ports;
 }
 
+/**
+ * Free ports BELOW the kernel's ephemeral range (net.ipv4.ip_local_port_range), bound together so they are
+ * distinct. An outgoing connection takes its local port from the ephemeral range, so none can sit on such a
+ * port while the node that owns it is down: a killed node always gets its port back on restart (with
+ * freePorts, a client or proxy connection made meanwhile can take it, and the restart fails EADDRINUSE).
+ */
+export async function stablePorts(count: number): Promise<number[]> {
+  let low = 32_768;
+  try {
+    low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || low;
+  } catch {
+    /* not Linux: assume the IANA range */
+  }
+  const min = 10_000;
+  const max = Math.max(min + 1_000, low - 1);
+  const held: net.Server[] = [];
+  const tried = new Set<number>();
+  try {
+    while (held.length < count) {
+      if (tried.size > 5_000) throw new Error(`stablePorts: found only ${held.length} of ${count} free ports in ${min}..${max}`);
+      const port = min + Math.floor(Math.random() * (max - min));
+      if (tried.has(port)) continue;
+      tried.add(port);
+      const s = net.createServer();
+      const ok = await new Promise<boolean>((resolve) => {
+        s.once('error', () => resolve(false));
+        s.listen(port, '127.0.0.1', () => resolve(true));
+      });
+      if (ok) held.push(s);
+    }
+    return held.map((s) => (s.address() as net.AddressInfo).port);
+  } finally {
+    await Promise.all(held.map((s) => new Promise((r) => s.close(r))));
+  }
+}
+
 export interface ClusterOptions {
   size?: number;
   tickMs?: number;
@@ -43,6 +82,16 @@ export interface ClusterOptions {
   snapshotEveryEntries?: number;
   minSessionTtlMs?: number;
   logLevel?: string;
+  heartbeatTicks?: number;
+  /**
+   * Put a fault-injecting proxy (faultProxy.ts) on every directed peer link: node A dials peer B through
+   * its own proxy P(A->B) (`peerAddresses` in A's config), while `members` (what clients use) stays the
+   * nodes' real addresses. Then link(from, to), isolate(), partition(), oneWay() and healLinks() work.
+   * Implies stablePorts.
+   */
+  proxies?: boolean;
+  /** Listen ports (and proxy ports) from stablePorts() rather than freePorts(). */
+  stablePorts?: boolean;
 }
 
 // A test that dies before its cleanup must not leave node processes behind.
@@ -55,6 +104,8 @@ export class LocalCluster {
   readonly dir: string;
   readonly nodes: NodeHandle[] = [];
   private readonly logs: WriteStream;
+  /** Proxies by "from->to" (only with `proxies: true`). */
+  private readonly proxies = new Map<string, FaultProxy>();
 
   private constructor(dir: string) {
     this.dir = dir;
@@ -65,8 +116,19 @@ export class LocalCluster {
     const size = opts.size ?? 3;
     const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-it-'));
     const cluster = new LocalCluster(dir);
-    const ports = await freePorts(size);
+    const links = opts.proxies ? size * (size - 1) : 0;
+    const all = opts.proxies || opts.stablePorts ? await stablePorts(size + links) : await freePorts(size);
+    const ports = all.slice(0, size);
+    const proxyPorts = all.slice(size);
     const members = Object.fromEntries(ports.map((p, i) => [`n${i + 1}`, `127.0.0.1:${p}`]));
+    if (opts.proxies) {
+      for (const from of Object.keys(members)) {
+        for (const [to, target] of Object.entries(members)) {
+          if (from === to) continue;
+          cluster.proxies.set(`${from}->${to}`, await FaultProxy.start({ name: `${from}->${to}`, target, port: proxyPorts.shift()! }));
+        }
+      }
+    }
     for (const [id, address] of Object.entries(members)) {
       const configFile = path.join(dir, `${id}.json`);
       const config = {
@@ -76,15 +138,81 @@ export class LocalCluster {
         dataDir: path.join(dir, 'data', id),
         tickMs: opts.tickMs ?? 50,
         electionTicks: opts.electionTicks ?? 10,
-        heartbeatTicks: 2,
+        heartbeatTicks: opts.heartbeatTicks ?? 2,
         snapshotEveryEntries: opts.snapshotEveryEntries ?? 20_000,
         minSessionTtlMs: opts.minSessionTtlMs ?? 3_000,
         logLevel: opts.logLevel ?? 'info',
+        ...(opts.proxies ? { peerAddresses: cluster.peerAddressesOf(id, Object.keys(members)) } : {}),
       };
       writeFileSync(configFile, JSON.stringify(config, null, 2));
       cluster.nodes.push({ id, address, configFile, paused: false });
     }
     return cluster;
+  }
+
+  private peerAddressesOf(id: string, ids: string[]): Record<string, string> {
+    return Object.fromEntries(ids.filter((to) => to !== id).map((to) => [to, this.link(id, to).address]));
+  }
+
+  /** True when the cluster was created with `proxies: true`. */
+  get hasProxies(): boolean {
+    return this.proxies.size > 0;
+  }
+
+  /** The proxy of the directed peer link from -> to (the stream `from` opens to send to `to`). */
+  link(from: string, to: string): FaultProxy {
+    const p = this.proxies.get(`${from}->${to}`);
+    if (!p) throw new Error(`no proxy for ${from}->${to} (create the cluster with proxies: true)`);
+    return p;
+  }
+
+  /** Every proxy. */
+  links(): FaultProxy[] {
+    return [...this.proxies.values()];
+  }
+
+  /** Cuts every link to and from `id` (a symmetric partition {id} | rest). */
+  isolate(id: string, opts: { existing?: 'freeze' | 'reset' } = {}): void {
+    this.node(id);
+    for (const other of this.nodes) {
+      if (other.id === id) continue;
+      this.link(id, other.id).cut(opts);
+      this.link(other.id, id).cut(opts);
+    }
+  }
+
+  /**
+   * A symmetric partition: links between nodes of different groups are cut, links within a group work.
+   * Nodes in no group are cut off from everyone.
+   */
+  partition(groups: string[][], opts: { existing?: 'freeze' | 'reset' } = {}): void {
+    const groupOf = new Map<string, number>();
+    groups.forEach((g, i) => g.forEach((id) => groupOf.set(id, i)));
+    for (const a of this.nodes) {
+      for (const b of this.nodes) {
+        if (a.id === b.id) continue;
+        const ga = groupOf.get(a.id);
+        if (ga === undefined || ga !== groupOf.get(b.id)) this.link(a.id, b.id).cut(opts);
+      }
+    }
+  }
+
+  /** One-way partition: `from` cannot send to any of `to` (their messages still reach `from`). */
+  oneWay(from: string, to: string[], opts: { existing?: 'freeze' | 'reset' } = {}): void {
+    for (const t of to) this.link(from, t).cut(opts);
+  }
+
+  /** Heals every link (cuts, blocks; and delays too unless keepDelays). */
+  healLinks(opts: { keepDelays?: boolean } = {}): void {
+    for (const p of this.proxies.values()) {
+      p.heal();
+      if (!opts.keepDelays) p.delay(0);
+    }
+  }
+
+  /** healLinks(): every link works again, without delays. */
+  heal(): void {
+    this.healLinks();
   }
 
   get endpoints(): string[] {
@@ -155,6 +283,7 @@ export class LocalCluster {
   /** Stops every process and removes the data, unless KEEP_TEST_DATA is set (for post-mortems). */
   async destroy(): Promise<void> {
     await Promise.all(this.nodes.map((n) => this.kill(n.id)));
+    await Promise.all([...this.proxies.values()].map((p) => p.close()));
     await new Promise((r) => this.logs.end(r));
     if (!process.env.KEEP_TEST_DATA) rmSync(this.dir, { recursive: true, force: true });
   }
