@@ -174,7 +174,7 @@ async function main(): Promise<number> {
         if (f.overlapped) totals.overlapped++;
         else if (f.ms !== undefined) totals.failovers.push(f.ms);
         else totals.noLeader++;
-        if (f.stepDownMs !== undefined) totals.stepDowns.push(f.stepDownMs);
+        if (f.stepDownMs !== undefined && !f.overlapped) totals.stepDowns.push(f.stepDownMs);
       }
       totals.recoveries.push(run.recoveryMs);
       totals.refused += run.history.ops.filter((o) => o.op === 'write' && o.outcome === 'fail' && o.process.endsWith('-holder')).length;
@@ -192,7 +192,7 @@ async function main(): Promise<number> {
   say(`[soak] checker time per round: ${spread(totals.checkMs)}`);
   say(`[soak] time to a new leader (faults that did not overlap another): ${spread(totals.failovers)}; ` +
     `none within the hold: ${totals.noLeader}; overlapped (not counted): ${totals.overlapped}`);
-  say(`[soak] isolated/cut-off leader stepped down after: ${spread(totals.stepDowns)}`);
+  say(`[soak] isolated/cut-off leader stepped down after (no overlap): ${spread(totals.stepDowns)}`);
   say(`[soak] recovery after healing: ${spread(totals.recoveries)}; frozen holders' stale writes refused: ${totals.refused}`);
   if (failed) {
     if (failed.run) {

@@ -26,6 +26,7 @@ import {
  *
  * - indeterminate (the client gave up after retries), UNAVAILABLE, CANCELLED, ABORTED, INTERNAL, UNKNOWN,
  *   any non-FenceLockError: unknown.
+ * - NOT_FOUND of an acquire: unknown (the grant may have happened before the session ended).
  * - FAILED_PRECONDITION, NOT_FOUND, RESOURCE_EXHAUSTED, INVALID_ARGUMENT: fail (the server refused, or the
  *   client refused before sending) — except REQUEST_TOO_OLD (a retry below the client's acknowledged floor:
  *   the first attempt may have been applied, its result forgotten) and REQUEST_ID_REUSED: unknown.
@@ -48,6 +49,9 @@ export function classifyError(op: OpKind, err: unknown): { outcome: Exclude<Outc
     case 'INVALID_ARGUMENT':
       return { outcome: err.reason === 'REQUEST_ID_REUSED' ? 'unknown' : 'fail', error };
     case 'NOT_FOUND':
+      // A blocked (or retried) acquire whose session ended may have been granted before it ended: the server
+      // answers with the session's present state (regression: process chaos seed 11).
+      return { outcome: op === 'acquire' ? 'unknown' : 'fail', error };
     case 'RESOURCE_EXHAUSTED':
       return { outcome: 'fail', error };
     case 'DEADLINE_EXCEEDED': {
