@@ -23,7 +23,6 @@ import './env';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type Dockerode from 'dockerode';
@@ -31,6 +30,7 @@ import { GenericContainer, Wait, getContainerRuntimeClient } from 'testcontainer
 import { FenceLockClient, type NodeStatus } from '../../src/client';
 import type { FenceLockClientOptions } from '../../src/client/types';
 import { LABEL_CHAOS_DIR, LABEL_CHAOS_PID, LABEL_TESTCONTAINERS, TEMP_PREFIX } from './cleanup';
+import { freePorts } from '../integration/harness';
 
 export const DEFAULT_IMAGE = process.env.FENCELOCK_IMAGE ?? 'fencelock-node:dev';
 export const NODE_PORT = 7000;
@@ -89,25 +89,10 @@ export interface LeaderInfo {
   waitedMs: number;
 }
 
+export { freePorts };
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const pairKey = (from: string, to: string): string => `${from}>${to}`;
-
-export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<net.Server>((resolve, reject) => {
-          const s = net.createServer();
-          s.once('error', reject);
-          s.listen(0, '127.0.0.1', () => resolve(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
-}
 
 function findBinary(name: string): string {
   for (const dir of [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/sbin', '/usr/bin', '/bin']) {
