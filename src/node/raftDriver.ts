@@ -25,6 +25,9 @@ export class OutcomeUnknownError extends Error {
   }
 }
 
+const TEXT_ENCODER = new TextEncoder();
+const TEXT_DECODER = new TextDecoder();
+
 export interface PeerTransport {
   send(messages: Message[]): void;
   onMessages(handler: (messages: Message[]) => void): void;
@@ -82,6 +85,8 @@ export class RaftDriver<Result> extends EventEmitter {
   private stopped = false;
   private fatal: Error | undefined;
   private lastSnapshotIndex: number;
+  /** Index of the last entry applied to the app (the snapshot's index at start). */
+  private applied: number;
   private role: Role = Role.Follower;
   /** The hard state as last written to storage. */
   private durableHardState: HardState | undefined;
@@ -94,6 +99,7 @@ export class RaftDriver<Result> extends EventEmitter {
     this.opts = opts;
     this.node = node;
     this.lastSnapshotIndex = snapshotIndex;
+    this.applied = snapshotIndex;
   }
 
   /** Loads durable state, restores the app from the stored snapshot and starts ticking. */
@@ -155,7 +161,7 @@ export class RaftDriver<Result> extends EventEmitter {
     if (this.role !== Role.Leader) return Promise.reject(new NotLeaderError(this.leader));
     const id = `${this.nextReadId++}`;
     try {
-      this.node.readIndex(new TextEncoder().encode(id));
+      this.node.readIndex(TEXT_ENCODER.encode(id));
     } catch (err) {
       return Promise.reject(err instanceof ProposalDroppedError ? new NotLeaderError(this.leader, err.message) : err);
     }
@@ -257,18 +263,21 @@ export class RaftDriver<Result> extends EventEmitter {
       }
     }
     for (const rs of rd.readStates) {
-      const read = this.pendingReads.get(new TextDecoder().decode(rs.context));
+      const id = TEXT_DECODER.decode(rs.context);
+      const read = this.pendingReads.get(id);
       if (!read) continue;
-      this.pendingReads.delete(new TextDecoder().decode(rs.context));
+      this.pendingReads.delete(id);
       read.readIndex = rs.index;
       this.confirmedReads.push(read);
     }
     this.node.advance(rd);
     if (rd.softState) this.onSoftState(rd.softState.role, rd.softState.leader);
-    const applied = this.node.status().applied;
-    this.releaseReads(applied);
+    // Tracked here rather than read from status(), which builds the whole progress map on every call.
+    if (rd.snapshot) this.applied = Math.max(this.applied, rd.snapshot.meta.index);
+    if (lastApplied > 0) this.applied = lastApplied;
+    this.releaseReads(this.applied);
     if (lastApplied > 0) this.emit('applied', lastApplied);
-    if (applied - this.lastSnapshotIndex >= this.opts.snapshotEveryEntries) await this.takeSnapshot(applied);
+    if (this.applied - this.lastSnapshotIndex >= this.opts.snapshotEveryEntries) await this.takeSnapshot(this.applied);
   }
 
   /**
