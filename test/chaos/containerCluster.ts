@@ -110,6 +110,9 @@ function run(cmd: string, args: string[], input = ''): Promise<string> {
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.once('error', reject);
+    // A command that exits before reading all its input makes the write fail with EPIPE; its exit code,
+    // handled below, is what tells whether it worked.
+    child.stdin.on('error', () => undefined);
     child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err.trim()}`))));
     child.stdin.end(input);
   });
