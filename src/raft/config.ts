@@ -27,6 +27,12 @@ export interface RaftConfig {
   snapshotInflightChunks?: number;
   /** Upper bound on ReadIndex requests waiting on the leader (for leadership confirmation or its no-op). */
   maxPendingReads?: number;
+  /**
+   * Followers learn a new commit index from the next append or heartbeat instead of an empty append of its
+   * own. Under a light load that halves the messages (and the follower Readies) per proposal; followers
+   * then apply up to heartbeatTicks later. Safety does not depend on when followers learn the commit.
+   */
+  lazyCommitNotice?: boolean;
   testOnlyBugs?: TestOnlyBugs;
 }
 
@@ -39,4 +45,5 @@ export const RAFT_DEFAULTS = {
   snapshotChunkBytes: 1 << 20,
   snapshotInflightChunks: 4,
   maxPendingReads: 10_000,
+  lazyCommitNotice: false,
 } as const;

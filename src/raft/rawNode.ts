@@ -866,7 +866,7 @@ export class RawNode {
   }
 
   private onCommitAdvanced(): void {
-    this.pendingCommitNotice = true;
+    if (!this.cfg.lazyCommitNotice) this.pendingCommitNotice = true;
     if (this.committedInCurrentTerm() && this.pendingReads.length > 0) {
       const reads = this.pendingReads;
       this.pendingReads = [];

@@ -101,6 +101,14 @@ export function setupForSeed(seed: number): { nodes: number; profile: string } {
   return { nodes: s % 2 === 1 ? 3 : 5, profile: PROFILES[Math.floor(s / 2) % PROFILES.length]!.name };
 }
 
+/**
+ * Every other run of all sizes and profiles lets followers learn the commit index lazily. Taken from the
+ * seed, not from the setup stream, so that existing seeds replay the scenarios they always did.
+ */
+function lazyCommitNoticeFor(seed: number): boolean {
+  return Math.floor(Math.abs(Math.trunc(seed)) / (2 * PROFILES.length)) % 2 === 1;
+}
+
 export function runSeed(opts: SimOptions): SimResult {
   return new Simulation(opts).run();
 }
@@ -247,7 +255,7 @@ class Simulation {
     try {
       this.log(
         `seed ${this.seed}: ${this.size} nodes, profile ${this.baseProfile.name} (preVote ${this.preVote}, ` +
-          `checkQuorum ${this.checkQuorum})${this.bugs ? `, bugs ${JSON.stringify(this.bugs)}` : ''}`,
+          `checkQuorum ${this.checkQuorum}, lazyCommitNotice ${lazyCommitNoticeFor(this.seed)})${this.bugs ? `, bugs ${JSON.stringify(this.bugs)}` : ''}`,
       );
       for (const n of this.nodes) this.boot(n, false);
       for (const n of this.nodes) this.queue.push(1 + n.idx, { k: 'tick', node: n });
@@ -317,6 +325,7 @@ class Simulation {
       random: () => n.jitter.next(),
       preVote: this.preVote,
       checkQuorum: this.checkQuorum,
+      lazyCommitNotice: lazyCommitNoticeFor(this.seed),
     };
     if (p.maxMsgBytes !== undefined) cfg.maxMsgBytes = p.maxMsgBytes;
     if (p.maxInflight !== undefined) cfg.maxInflight = p.maxInflight;
