@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { ProposalDroppedError, RawNode } from '../raft';
 import type { RaftConfig } from '../raft/config';
-import { Role, type HardState, type Message, type NodeId, type Ready } from '../raft/types';
+import { Role, type Entry, type HardState, type Message, type NodeId, type Ready } from '../raft/types';
 import type { RaftStorage } from '../storage/types';
 import type { Logger } from './logger';
 import type { ReplicatedApp } from './replicatedApp';
@@ -30,6 +30,8 @@ const TEXT_DECODER = new TextDecoder();
 
 export interface PeerTransport {
   send(messages: Message[]): void;
+  /** Sends what is queued now rather than at the end of the turn: a Ready's messages are already one batch. */
+  flush?(): void;
   onMessages(handler: (messages: Message[]) => void): void;
   onUnreachable(handler: (peer: NodeId) => void): void;
   close(): Promise<void>;
@@ -238,29 +240,31 @@ export class RaftDriver<Result> extends EventEmitter {
 
   private async handleReady(rd: Ready): Promise<void> {
     const { transport, app } = this.opts;
-    if (rd.messages.length > 0) transport.send(rd.messages);
-    await this.persist(rd);
-    if (rd.messagesAfterPersist.length > 0) transport.send(rd.messagesAfterPersist);
+    if (rd.messages.length > 0) {
+      transport.send(rd.messages);
+      transport.flush?.();
+    }
+    let lastApplied = 0;
     if (rd.snapshot) {
+      // The snapshot replaces the state the committed entries build on: store it, restore, then apply.
+      await this.persist(rd);
       app.restore(rd.snapshot.data);
       this.lastSnapshotIndex = rd.snapshot.meta.index;
       this.dropProposalsUpTo(rd.snapshot.meta.index);
+      lastApplied = this.applyCommitted(rd.committedEntries);
+    } else {
+      // Committed entries are durable on a majority already, so they are applied while this Ready's new
+      // entries are being synced: under load the answers no longer wait for the next batch's fsync.
+      const persisting = this.persist(rd);
+      try {
+        lastApplied = this.applyCommitted(rd.committedEntries);
+      } finally {
+        await persisting;
+      }
     }
-    let lastApplied = 0;
-    for (const entry of rd.committedEntries) {
-      lastApplied = entry.index;
-      const pending = this.pendingProposals.get(entry.index);
-      if (pending) this.pendingProposals.delete(entry.index);
-      if (entry.data.length === 0) {
-        // A leader's no-op took this index: whatever was proposed here under an older term is gone.
-        pending?.reject(new OutcomeUnknownError('leadership changed before the entry committed'));
-        continue;
-      }
-      const result = app.apply(entry.index, entry.data);
-      if (pending) {
-        if (pending.term === entry.term) pending.resolve({ index: entry.index, result });
-        else pending.reject(new OutcomeUnknownError('leadership changed before the entry committed'));
-      }
+    if (rd.messagesAfterPersist.length > 0) {
+      transport.send(rd.messagesAfterPersist);
+      transport.flush?.();
     }
     for (const rs of rd.readStates) {
       const id = TEXT_DECODER.decode(rs.context);
@@ -278,6 +282,27 @@ export class RaftDriver<Result> extends EventEmitter {
     this.releaseReads(this.applied);
     if (lastApplied > 0) this.emit('applied', lastApplied);
     if (this.applied - this.lastSnapshotIndex >= this.opts.snapshotEveryEntries) await this.takeSnapshot(this.applied);
+  }
+
+  /** Applies committed entries in order and settles their proposals; returns the last index applied (0 if none). */
+  private applyCommitted(entries: Entry[]): number {
+    let lastApplied = 0;
+    for (const entry of entries) {
+      lastApplied = entry.index;
+      const pending = this.pendingProposals.get(entry.index);
+      if (pending) this.pendingProposals.delete(entry.index);
+      if (entry.data.length === 0) {
+        // A leader's no-op took this index: whatever was proposed here under an older term is gone.
+        pending?.reject(new OutcomeUnknownError('leadership changed before the entry committed'));
+        continue;
+      }
+      const result = this.opts.app.apply(entry.index, entry.data);
+      if (pending) {
+        if (pending.term === entry.term) pending.resolve({ index: entry.index, result });
+        else pending.reject(new OutcomeUnknownError('leadership changed before the entry committed'));
+      }
+    }
+    return lastApplied;
   }
 
   /**

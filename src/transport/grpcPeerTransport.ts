@@ -223,9 +223,16 @@ export class GrpcPeerTransport {
       this.logger.warn({ err: errorText(err) }, 'send failed; messages dropped');
     } finally {
       if (this.dirty.size > 0 && !this.flushScheduled && !this.closed) {
-        this.flushScheduled = setImmediate(() => this.flush());
+        this.flushScheduled = setImmediate(() => this.flushNow());
       }
     }
+  }
+
+  /** Writes everything queued now instead of at the end of the turn (the caller knows its batch is complete). */
+  flush(): void {
+    if (!this.flushScheduled) return;
+    clearImmediate(this.flushScheduled);
+    this.flushNow();
   }
 
   stats(): Record<NodeId, PeerStats> {
@@ -262,7 +269,7 @@ export class GrpcPeerTransport {
 
   // ---- outgoing ----
 
-  private flush(): void {
+  private flushNow(): void {
     this.flushScheduled = null;
     if (this.closed) return;
     const links = [...this.dirty];
