@@ -99,7 +99,7 @@ export class FenceLockClient implements SessionHost {
     if (idBytes < 1 || idBytes > 64) throw new FenceLockError('INVALID_ARGUMENT', `clientId must be 1..64 bytes, got ${idBytes}`);
     this.requestTimeoutMs = positiveInt('requestTimeoutMs', opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
     this.totalTimeoutMs = positiveInt('totalTimeoutMs', opts.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS);
-    this.router = new Router(opts.endpoints ?? [], this.requestTimeoutMs, this.totalTimeoutMs, this.logger);
+    this.router = new Router(opts.endpoints ?? [], this.requestTimeoutMs, this.totalTimeoutMs, this.logger, opts.pipeline ?? true);
     this.ids = new RequestIds(this.clientId);
     this.keepalive = new KeepAliveStream(this.router, this.requestTimeoutMs, this.logger);
   }

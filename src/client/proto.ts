@@ -146,6 +146,18 @@ export interface WireStatusResponse {
   address: string;
 }
 
+/** The calls that travel on the Pipeline stream: the oneof field names of CallRequest and CallResponse. */
+export type PipelineCall = 'acquire' | 'release' | 'write' | 'get';
+
+/** One answer on the Pipeline stream: a status, and on OK the result under the call's name. */
+export interface WireCallResponse {
+  callId: string;
+  code: number;
+  message: string;
+  metadata: Record<string, string>;
+  [result: string]: unknown;
+}
+
 /** Options for @grpc/proto-loader; the server side may use the same so both agree on shapes. */
 export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
   keepCase: false,
@@ -161,6 +173,7 @@ export const SERVICE_NAMES = {
   lock: 'fencelock.v1.Lock',
   kv: 'fencelock.v1.KV',
   cluster: 'fencelock.v1.Cluster',
+  pipeline: 'fencelock.v1.Pipeline',
 } as const;
 
 let cached: protoLoader.PackageDefinition | undefined;
@@ -186,15 +199,18 @@ export interface MethodDesc<Req, Res> {
   path: string;
   serialize: (req: Req) => Buffer;
   deserialize: (buf: Buffer) => Res;
+  /** Set when the call may also travel on the Pipeline stream, under this name. */
+  pipeline?: PipelineCall;
 }
 
-function method<Req, Res>(service: (typeof SERVICE_NAMES)[keyof typeof SERVICE_NAMES], name: string): MethodDesc<Req, Res> {
+function method<Req, Res>(service: (typeof SERVICE_NAMES)[keyof typeof SERVICE_NAMES], name: string, pipeline?: PipelineCall): MethodDesc<Req, Res> {
   const def = serviceDefinition(service)[name];
   if (!def) throw new Error(`method ${service}/${name} is missing from lock.proto`);
   return {
     path: def.path,
     serialize: def.requestSerialize as (req: Req) => Buffer,
     deserialize: def.responseDeserialize as (buf: Buffer) => Res,
+    pipeline,
   };
 }
 
@@ -210,6 +226,7 @@ export interface Methods {
   get: MethodDesc<WireGetRequest, WireGetResponse>;
   list: MethodDesc<WireListRequest, WireListResponse>;
   status: MethodDesc<WireStatusRequest, WireStatusResponse>;
+  pipelineCalls: MethodDesc<unknown, WireCallResponse>;
 }
 
 let cachedMethods: Methods | undefined;
@@ -221,14 +238,15 @@ export function methods(): Methods {
       open: method(SERVICE_NAMES.session, 'Open'),
       keepAlive: method(SERVICE_NAMES.session, 'KeepAlive'),
       closeSession: method(SERVICE_NAMES.session, 'Close'),
-      acquire: method(SERVICE_NAMES.lock, 'Acquire'),
-      release: method(SERVICE_NAMES.lock, 'Release'),
+      acquire: method(SERVICE_NAMES.lock, 'Acquire', 'acquire'),
+      release: method(SERVICE_NAMES.lock, 'Release', 'release'),
       describe: method(SERVICE_NAMES.lock, 'Describe'),
       watch: method(SERVICE_NAMES.lock, 'Watch'),
-      write: method(SERVICE_NAMES.kv, 'Write'),
-      get: method(SERVICE_NAMES.kv, 'Get'),
+      write: method(SERVICE_NAMES.kv, 'Write', 'write'),
+      get: method(SERVICE_NAMES.kv, 'Get', 'get'),
       list: method(SERVICE_NAMES.kv, 'List'),
       status: method(SERVICE_NAMES.cluster, 'Status'),
+      pipelineCalls: method(SERVICE_NAMES.pipeline, 'Calls'),
     };
   }
   return cachedMethods;

@@ -2,7 +2,8 @@ import * as grpc from '@grpc/grpc-js';
 import { createSleeper, monotonicNow, type Sleeper } from './clock';
 import { FenceLockError, toFenceLockError } from './errors';
 import type { Logger } from './logger';
-import type { MethodDesc, WireRequestHeader } from './proto';
+import { PipelineLink } from './pipeline';
+import { methods, type MethodDesc, type WireRequestHeader } from './proto';
 
 /** Channel options: notice a dead peer within ~3 s even when idle, and reconnect quickly after a restart. */
 export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
@@ -82,6 +83,7 @@ export class RequestIds {
 export class Router {
   private readonly endpoints: string[];
   private readonly clients = new Map<string, grpc.Client>();
+  private readonly pipelines = new Map<string, PipelineLink>();
   private readonly active = new Set<grpc.ClientUnaryCall>();
   private readonly sleeper: Sleeper = createSleeper();
   private currentIndex = 0;
@@ -92,6 +94,7 @@ export class Router {
     readonly requestTimeoutMs: number,
     readonly totalTimeoutMs: number,
     private readonly logger: Logger,
+    private readonly pipelining = true,
   ) {
     if (endpoints.length === 0) throw new FenceLockError('INVALID_ARGUMENT', 'at least one endpoint is required');
     for (const e of endpoints) {
@@ -152,8 +155,20 @@ export class Router {
     return this.sleeper.sleep(ms);
   }
 
-  /** One attempt against one endpoint, with a deadline. Rejects with the raw gRPC error. */
+  /** The Pipeline stream to an endpoint, created on first use; undefined when the node lacks it. */
+  private pipelineFor(address: string): PipelineLink | undefined {
+    let link = this.pipelines.get(address);
+    if (!link) {
+      link = new PipelineLink(this.clientFor(address), methods().pipelineCalls);
+      this.pipelines.set(address, link);
+    }
+    return link.supported ? link : undefined;
+  }
+
+  /** One attempt against one endpoint, with a deadline. Rejects with the raw gRPC error (or its twin from the pipeline). */
   once<Req, Res>(address: string, m: MethodDesc<Req, Res>, req: Req, timeoutMs: number): Promise<Res> {
+    const link = m.pipeline && this.pipelining ? this.pipelineFor(address) : undefined;
+    if (link) return link.call<Res>(m.pipeline!, req, timeoutMs);
     const client = this.clientFor(address);
     return new Promise<Res>((resolve, reject) => {
       const call = client.makeUnaryRequest(
@@ -239,6 +254,8 @@ export class Router {
     this.sleeper.wakeAll();
     for (const call of [...this.active]) call.cancel();
     this.active.clear();
+    for (const link of this.pipelines.values()) link.close();
+    this.pipelines.clear();
     for (const c of this.clients.values()) c.close();
     this.clients.clear();
   }

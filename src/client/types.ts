@@ -12,6 +12,11 @@ export interface FenceLockClientOptions {
   totalTimeoutMs?: number;
   /** pino-compatible logger; silent by default. */
   logger?: Logger;
+  /**
+   * Send Acquire, Release, Write and Get as messages on one long-lived stream per node (Pipeline.Calls)
+   * instead of one unary call each: same semantics, far less overhead per call. Default true.
+   */
+  pipeline?: boolean;
 }
 
 /** One operation of a fenced write: put a value, or delete a key. */

@@ -8,9 +8,10 @@ import { Role } from '../raft/types';
 import { LevelStorage } from '../storage/levelStorage';
 import { GrpcPeerTransport, PEER_SERVER_OPTIONS } from '../transport';
 import { clusterService } from './api/clusterService';
-import { NodeContext } from './api/context';
+import { NodeContext, type Handler } from './api/context';
 import { kvService } from './api/kvService';
 import { lockService } from './api/lockService';
+import { pipelineService, type PipelineCall } from './api/pipelineService';
 import { sessionService } from './api/sessionService';
 import type { NodeConfig } from './config';
 import { LockApp } from './lockApp';
@@ -57,6 +58,7 @@ export class FenceLockServer {
         heartbeatTicks: config.heartbeatTicks,
         random: secureRandom,
         ...RAFT_DEFAULTS,
+        lazyCommitNotice: true,
       },
       storage,
       transport,
@@ -74,8 +76,11 @@ export class FenceLockServer {
     };
     const v1 = pkg.fencelock.v1;
     server.addService(v1.Session.service, sessionService(ctx));
-    server.addService(v1.Lock.service, lockService(ctx));
-    server.addService(v1.KV.service, kvService(ctx));
+    const lock = lockService(ctx);
+    const kv = kvService(ctx);
+    server.addService(v1.Lock.service, lock.service);
+    server.addService(v1.KV.service, kv.service);
+    server.addService(v1.Pipeline.service, pipelineService(logger, { ...lock.calls, ...kv.calls } as Record<PipelineCall, Handler<unknown, object>>));
     server.addService(v1.Cluster.service, clusterService(ctx));
     health.addToServer(server);
     new ReflectionService(pkgDef).addToServer(server);

@@ -108,11 +108,20 @@ export function refusalError(reason: Reason, watermark: number, key?: string): A
   return new ApiError(grpc.status.FAILED_PRECONDITION, text, metadata);
 }
 
+/** What a handler sees of its call: 'cancelled' once the caller went away or the call's deadline passed. */
+export interface CallScope {
+  on(event: 'cancelled', listener: () => void): unknown;
+  off(event: 'cancelled', listener: () => void): unknown;
+}
+
+/** A call's logic, apart from how it arrived (its own unary call, or a message on the Pipeline stream). */
+export type Handler<Req, Res> = (req: Req, call: CallScope) => Promise<Res>;
+
 /** Wraps a unary handler: ApiErrors become their status; anything else is INTERNAL and logged, never a crash. */
 export function unary<Req, Res>(
   logger: Logger,
   name: string,
-  fn: (req: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>,
+  fn: Handler<Req, Res>,
 ): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     fn(call.request, call).then(

@@ -3,7 +3,7 @@ import type { WriteOp } from '../../state';
 import * as L from '../../state/limits';
 import { utf8ByteLength } from '../../state/text';
 import { ApiError, invalidArgument } from './errors';
-import { expectOk, unary, type NodeContext } from './context';
+import { expectOk, unary, type Handler, type NodeContext } from './context';
 import * as v from './validate';
 
 interface WireOp {
@@ -39,31 +39,40 @@ function ops(wire: WireOp[] | undefined): WriteOp[] {
   return out;
 }
 
-export function kvService(ctx: NodeContext): grpc.UntypedServiceImplementation {
+interface GetReq {
+  key?: string;
+  staleOk?: boolean;
+}
+
+/** The KV service, and its hot calls for the Pipeline stream. */
+export function kvService(ctx: NodeContext): { service: grpc.UntypedServiceImplementation; calls: { write: Handler<WriteReq, object>; get: Handler<GetReq, object> } } {
   const { logger } = ctx;
   /** Linearizable unless the caller accepts this node's possibly stale state. */
   const readBarrier = async (staleOk: boolean | undefined): Promise<void> => {
     if (!staleOk) await ctx.linearizableRead();
   };
-  return {
-    Write: unary(logger, 'KV.Write', async (req: WriteReq) => {
-      const id = v.header(req.header);
-      const lock = v.lockName(req.lock);
-      const token = v.token(req.token);
-      const sessionId = v.sessionId(req.sessionId);
-      const { index, result } = await ctx.propose({ type: 'Write', ...id, now: ctx.now(), lock, token, sessionId, ops: ops(req.ops) });
-      const ok = expectOk(result);
-      if (ok.status !== 'written') throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
-      return { index: String(index) };
-    }),
+  const write = async (req: WriteReq): Promise<object> => {
+    const id = v.header(req.header);
+    const lock = v.lockName(req.lock);
+    const token = v.token(req.token);
+    const sessionId = v.sessionId(req.sessionId);
+    const { index, result } = await ctx.propose({ type: 'Write', ...id, now: ctx.now(), lock, token, sessionId, ops: ops(req.ops) });
+    const ok = expectOk(result);
+    if (ok.status !== 'written') throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
+    return { index: String(index) };
+  };
 
-    Get: unary(logger, 'KV.Get', async (req: { key?: string; staleOk?: boolean }) => {
-      const key = v.key(req.key);
-      await readBarrier(req.staleOk);
-      const entry = ctx.machine.get(key);
-      if (!entry || entry.value === null) return { found: false, value: Buffer.alloc(0), token: String(entry?.watermark ?? 0), lock: entry?.lock ?? '' };
-      return { found: true, value: Buffer.from(entry.value), token: String(entry.watermark), lock: entry.lock };
-    }),
+  const get = async (req: GetReq): Promise<object> => {
+    const key = v.key(req.key);
+    await readBarrier(req.staleOk);
+    const entry = ctx.machine.get(key);
+    if (!entry || entry.value === null) return { found: false, value: Buffer.alloc(0), token: String(entry?.watermark ?? 0), lock: entry?.lock ?? '' };
+    return { found: true, value: Buffer.from(entry.value), token: String(entry.watermark), lock: entry.lock };
+  };
+
+  const service: grpc.UntypedServiceImplementation = {
+    Write: unary(logger, 'KV.Write', write),
+    Get: unary(logger, 'KV.Get', get),
 
     List: unary(logger, 'KV.List', async (req: { prefix?: string; startAfter?: string; limit?: number }) => {
       const prefix = v.text('prefix', req.prefix ?? '', L.MAX_KEY_BYTES, { allowEmpty: true });
@@ -78,4 +87,5 @@ export function kvService(ctx: NodeContext): grpc.UntypedServiceImplementation {
       };
     }),
   };
+  return { service, calls: { write, get } };
 }

@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Command, CommandResult, LockEvent } from '../../state';
 import * as L from '../../state/limits';
 import { ApiError } from './errors';
-import { expectOk, refusalError, toServiceError, unary, type NodeContext } from './context';
+import { expectOk, refusalError, toServiceError, unary, type CallScope, type Handler, type NodeContext } from './context';
 import { publicSessionId } from './publicSessionId';
 import * as v from './validate';
 import { AcquireWaits } from '../acquireWaits';
@@ -25,7 +25,8 @@ interface ReleaseReq {
 
 const granted = (token: number): object => ({ acquired: true, token: String(token), holderSession: '' });
 
-export function lockService(ctx: NodeContext): grpc.UntypedServiceImplementation {
+/** The Lock service, and its hot calls for the Pipeline stream (sharing one wait registry). */
+export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImplementation; calls: { acquire: Handler<AcquireReq, object>; release: Handler<ReleaseReq, object> } } {
   const { logger } = ctx;
 
   // Retries of a blocked Acquire must find their wait, so a dropped call only withdraws it after a grace period.
@@ -43,7 +44,7 @@ export function lockService(ctx: NodeContext): grpc.UntypedServiceImplementation
   ctx.onStop(() => waits.clear());
 
   /** Waits for the session's grant of the lock, the end of its wait, or the wait timeout. */
-  async function awaitGrant(call: grpc.ServerUnaryCall<AcquireReq, unknown>, lock: string, sessionId: string, waitMs: number): Promise<object> {
+  async function awaitGrant(call: CallScope, lock: string, sessionId: string, waitMs: number): Promise<object> {
     let state = ctx.machine.sessionLockState(lock, sessionId);
     if (state.state === 'none' && ctx.machine.getSession(sessionId)) {
       // A retry answered "waiting" from the dedup table, but the wait was withdrawn since: queue again.
@@ -75,49 +76,52 @@ export function lockService(ctx: NodeContext): grpc.UntypedServiceImplementation
     });
   }
 
-  return {
-    Acquire: unary(logger, 'Lock.Acquire', async (req: AcquireReq, call) => {
-      const id = v.header(req.header);
-      const lock = v.lockName(req.lock);
-      const sessionId = v.sessionId(req.sessionId);
-      const waitMs = v.safeInteger('wait_timeout_ms', req.waitTimeoutMs, { max: L.MAX_WAIT_TIMEOUT_MS });
-      const { result } = await ctx.propose({
-        type: 'Acquire',
-        ...id,
-        now: ctx.now(),
-        lock,
-        sessionId,
-        tryOnly: waitMs === 0,
-        waitTimeoutMs: waitMs,
-      });
-      const ok = expectOk(result);
-      switch (ok.status) {
-        case 'granted':
-          return granted(ok.token);
-        case 'held': {
-          const holder = ctx.machine.describeLock(lock)?.holder;
-          return { acquired: false, token: '0', holderSession: publicSessionId(holder?.sessionId ?? '') };
-        }
-        case 'waiting':
-          return awaitGrant(call, lock, sessionId, waitMs);
-        default:
-          throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
+  const acquire = async (req: AcquireReq, call: CallScope): Promise<object> => {
+    const id = v.header(req.header);
+    const lock = v.lockName(req.lock);
+    const sessionId = v.sessionId(req.sessionId);
+    const waitMs = v.safeInteger('wait_timeout_ms', req.waitTimeoutMs, { max: L.MAX_WAIT_TIMEOUT_MS });
+    const { result } = await ctx.propose({
+      type: 'Acquire',
+      ...id,
+      now: ctx.now(),
+      lock,
+      sessionId,
+      tryOnly: waitMs === 0,
+      waitTimeoutMs: waitMs,
+    });
+    const ok = expectOk(result);
+    switch (ok.status) {
+      case 'granted':
+        return granted(ok.token);
+      case 'held': {
+        const holder = ctx.machine.describeLock(lock)?.holder;
+        return { acquired: false, token: '0', holderSession: publicSessionId(holder?.sessionId ?? '') };
       }
-    }),
+      case 'waiting':
+        return awaitGrant(call, lock, sessionId, waitMs);
+      default:
+        throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
+    }
+  };
 
-    Release: unary(logger, 'Lock.Release', async (req: ReleaseReq) => {
-      const id = v.header(req.header);
-      const lock = v.lockName(req.lock);
-      const sessionId = v.sessionId(req.sessionId);
-      const token = v.token(req.token);
-      const { result, outcome } = await ctx.propose({ type: 'Release', ...id, now: ctx.now(), lock, sessionId, token });
-      expectOk(result);
-      // A retried release is answered from the dedup table without events: the handover is then unknown here.
-      const handover = outcome.events.find((e) => e.type === 'granted' && e.lock === lock);
-      return handover && handover.type === 'granted'
-        ? { nextHolderSession: publicSessionId(handover.sessionId), nextToken: String(handover.token) }
-        : { nextHolderSession: '', nextToken: '0' };
-    }),
+  const release = async (req: ReleaseReq): Promise<object> => {
+    const id = v.header(req.header);
+    const lock = v.lockName(req.lock);
+    const sessionId = v.sessionId(req.sessionId);
+    const token = v.token(req.token);
+    const { result, outcome } = await ctx.propose({ type: 'Release', ...id, now: ctx.now(), lock, sessionId, token });
+    expectOk(result);
+    // A retried release is answered from the dedup table without events: the handover is then unknown here.
+    const handover = outcome.events.find((e) => e.type === 'granted' && e.lock === lock);
+    return handover && handover.type === 'granted'
+      ? { nextHolderSession: publicSessionId(handover.sessionId), nextToken: String(handover.token) }
+      : { nextHolderSession: '', nextToken: '0' };
+  };
+
+  const service: grpc.UntypedServiceImplementation = {
+    Acquire: unary(logger, 'Lock.Acquire', acquire),
+    Release: unary(logger, 'Lock.Release', release),
 
     Describe: unary(logger, 'Lock.Describe', async (req: { lock?: string }) => {
       const lock = v.lockName(req.lock);
@@ -159,6 +163,7 @@ export function lockService(ctx: NodeContext): grpc.UntypedServiceImplementation
       call.on('error', stop);
     },
   };
+  return { service, calls: { acquire, release } };
 }
 
 function watchKind(e: LockEvent): string | undefined {

@@ -1,0 +1,95 @@
+import * as grpc from '@grpc/grpc-js';
+import type { MethodDesc, PipelineCall, WireCallResponse } from './proto';
+
+interface Pending {
+  kind: PipelineCall;
+  resolve: (res: unknown) => void;
+  reject: (err: grpc.ServiceError) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** The longest timer Node keeps (2^31 - 1 ms, about 24.8 days); it also fits timeout_ms (uint32). */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** The error a unary call would have given, so retries and error mapping treat both paths alike. */
+export function pipelineError(code: grpc.status, details: string, metadata: Record<string, string> = {}): grpc.ServiceError {
+  const md = new grpc.Metadata();
+  for (const [k, v] of Object.entries(metadata)) md.set(k, v);
+  return Object.assign(new Error(`${code} ${grpc.status[code]}: ${details}`), { code, details, metadata: md });
+}
+
+/**
+ * One Pipeline.Calls stream to one node, opened on first use and again after it breaks. A call is one
+ * message each way instead of an HTTP/2 stream of its own. When the stream breaks, every call in flight
+ * fails UNAVAILABLE: the router retries it with the same request id, so none applies twice.
+ */
+export class PipelineLink {
+  private stream: grpc.ClientDuplexStream<unknown, WireCallResponse> | undefined;
+  private readonly pending = new Map<string, Pending>();
+  private nextCallId = 1;
+  /** False once the node answered UNIMPLEMENTED (an older server): the router then uses unary calls. */
+  supported = true;
+
+  constructor(
+    private readonly client: grpc.Client,
+    private readonly method: MethodDesc<unknown, WireCallResponse>,
+  ) {}
+
+  call<Res>(kind: PipelineCall, req: unknown, timeoutMs: number): Promise<Res> {
+    const stream = this.stream ?? this.open();
+    const callId = String(this.nextCallId++);
+    // Within what a timer can wait (a longer one fires at once) and what timeout_ms (uint32) can carry.
+    const timeout = Math.min(MAX_TIMEOUT_MS, Math.max(1, Math.floor(timeoutMs)));
+    return new Promise<Res>((resolve, reject) => {
+      // The server gets the same deadline and gives up on its side; this timer covers a silent server.
+      const timer = setTimeout(() => {
+        if (!this.pending.delete(callId)) return;
+        reject(pipelineError(grpc.status.DEADLINE_EXCEEDED, `deadline of ${timeout} ms exceeded`));
+      }, timeout);
+      this.pending.set(callId, { kind, resolve: resolve as (res: unknown) => void, reject, timer });
+      stream.write({ callId, timeoutMs: timeout, [kind]: req });
+    });
+  }
+
+  close(): void {
+    const stream = this.stream;
+    this.stream = undefined;
+    this.failAll(pipelineError(grpc.status.CANCELLED, 'the fencelock client is closed'));
+    stream?.cancel();
+  }
+
+  private open(): grpc.ClientDuplexStream<unknown, WireCallResponse> {
+    const stream = this.client.makeBidiStreamRequest(this.method.path, this.method.serialize, this.method.deserialize);
+    this.stream = stream;
+    stream.on('data', (res: WireCallResponse) => this.answer(res));
+    const broken = (why: string): void => {
+      if (this.stream !== stream) return;
+      this.stream = undefined;
+      this.failAll(pipelineError(grpc.status.UNAVAILABLE, `pipeline stream ${why}`));
+    };
+    stream.on('error', (err: Error) => {
+      if ((err as Partial<grpc.ServiceError>).code === grpc.status.UNIMPLEMENTED) this.supported = false;
+      broken(`failed: ${(err as Partial<grpc.ServiceError>).details ?? err.message}`);
+    });
+    stream.on('end', () => broken('ended by the server'));
+    return stream;
+  }
+
+  private answer(res: WireCallResponse): void {
+    const p = this.pending.get(res.callId);
+    if (!p) return; // timed out here already
+    this.pending.delete(res.callId);
+    clearTimeout(p.timer);
+    if (res.code === grpc.status.OK) p.resolve(res[p.kind]);
+    else p.reject(pipelineError(res.code, res.message, res.metadata));
+  }
+
+  private failAll(err: grpc.ServiceError): void {
+    const calls = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of calls) {
+      clearTimeout(p.timer);
+      p.reject(err);
+    }
+  }
+}
