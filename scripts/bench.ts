@@ -1,0 +1,227 @@
+// Side-by-side benchmark: the same workloads against a fresh local 3-node fencelock cluster and a local
+// 3-member etcd 3.4 cluster (when etcd is installed), both fsync on, both driven from this one Node.js process.
+// Systems alternate within each row, so slow drift of the machine (other load, thermals) hits both alike.
+//
+//   npm run bench -- [--seconds 10] [--warmup 2] [--rounds 1] [--workloads cycles-distinct,cycles-hot,...]
+//                    [--clients 1,8,64] [--systems fencelock,etcd] [--json FILE] [--data-root DIR]
+import { execFileSync } from 'node:child_process';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { etcdAvailable, startEtcdCluster } from './bench/etcdTarget';
+import { startFencelockCluster } from './bench/fencelockTarget';
+import { renderTable, summarize, writeJson, type RowResult } from './bench/report';
+import { errorMessage, runRow, WORKLOADS, type Measurement, type Workload } from './bench/runner';
+import type { BenchTarget } from './bench/target';
+
+const SYSTEMS = ['fencelock', 'etcd'] as const;
+type SystemName = (typeof SYSTEMS)[number];
+
+interface Flags {
+  seconds: number;
+  warmup: number;
+  rounds: number;
+  workloads: Workload[];
+  clients: number[];
+  systems?: SystemName[];
+  json?: string;
+  dataRoot: string;
+}
+
+function numberAtLeast(min: number, integer: boolean) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) {
+      throw new InvalidArgumentError(`needs ${integer ? 'an integer' : 'a number'} >= ${min}`);
+    }
+    return n;
+  };
+}
+
+function list<T>(parse: (item: string) => T) {
+  return (value: string): T[] => {
+    const items = value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+    if (items.length === 0) throw new InvalidArgumentError('needs a comma-separated list');
+    return items.map(parse);
+  };
+}
+
+function parseFlags(argv: string[]): Flags {
+  const workloadByName = (name: string): Workload => {
+    const w = WORKLOADS.find((x) => x.name === name);
+    if (!w) throw new InvalidArgumentError(`unknown workload ${name} (known: ${WORKLOADS.map((x) => x.name).join(', ')})`);
+    return w;
+  };
+  const systemByName = (name: string): SystemName => {
+    if (!(SYSTEMS as readonly string[]).includes(name)) throw new InvalidArgumentError(`unknown system ${name} (known: ${SYSTEMS.join(', ')})`);
+    return name as SystemName;
+  };
+  const program = new Command()
+    .name('bench')
+    .description('fencelock vs etcd: lock cycles, fenced writes and linearizable reads on local 3-node clusters')
+    .option('--seconds <n>', 'measured seconds per row and system', numberAtLeast(0.1, false), 10)
+    .option('--warmup <n>', 'unrecorded seconds before each measurement', numberAtLeast(0, false), 2)
+    .option('--rounds <n>', 'times each row runs per system; the table shows medians', numberAtLeast(1, true), 1)
+    .option('--workloads <list>', 'comma-separated workloads', list(workloadByName), [...WORKLOADS])
+    .option('--clients <list>', 'comma-separated client counts', list(numberAtLeast(1, true)), [1, 8, 64])
+    .option('--systems <list>', 'comma-separated systems (default: fencelock, and etcd when installed)', list(systemByName))
+    .option('--json <file>', 'where to write the results (default: bench-results/<timestamp>.json)')
+    .option('--data-root <dir>', 'where the clusters keep their data (fsync goes there)', os.tmpdir());
+  program.parse(argv);
+  const flags = program.opts<Flags>();
+  return { ...flags, systems: flags.systems && [...new Set(flags.systems)] };
+}
+
+function etcdVersion(bin: string): string | undefined {
+  try {
+    return /etcd Version:\s*(\S+)/.exec(execFileSync(bin, ['--version'], { encoding: 'utf8' }))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+function gitRevision(): string | undefined {
+  try {
+    return execFileSync('git', ['describe', '--always', '--dirty'], { cwd: path.resolve(__dirname, '../..'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+function progressLine(round: string, workload: string, clients: number, system: string, m: Measurement | { failed: string }): string {
+  const head = `${round}  ${workload.padEnd(15)} x${String(clients).padEnd(3)} ${system.padEnd(9)}`;
+  if ('failed' in m) return `${head}  failed: ${m.failed}`;
+  const cpu = (pct: number | undefined): string => (pct === undefined ? 'n/a' : `${Math.round(pct)}%`);
+  return (
+    `${head}  ${m.opsPerSec.toFixed(0).padStart(6)} ops/s  p50 ${m.p50Ms.toFixed(2)} ms  p99 ${m.p99Ms.toFixed(2)} ms` +
+    `  srv ${cpu(m.serverCpuPct)}  cli ${cpu(m.clientCpuPct)}${m.errors > 0 ? `  ${m.errors} errors` : ''}`
+  );
+}
+
+/** Every started cluster, so an interrupt or a failure stops them all. */
+const running = new Map<SystemName, BenchTarget>();
+
+let stopping: Promise<void> | undefined;
+
+/** Idempotent; a second caller (an interrupt racing the normal end) waits for the same stop. */
+function stopAll(): Promise<void> {
+  stopping ??= (async () => {
+    const results = await Promise.allSettled([...running.values()].map((t) => t.stop()));
+    for (const r of results) if (r.status === 'rejected') console.error(`stopping a cluster failed: ${errorMessage(r.reason)}`);
+  })();
+  return stopping;
+}
+
+let interrupted = false;
+function onSignal(signal: NodeJS.Signals): void {
+  // A second signal exits at once; the targets' exit hooks still SIGKILL the servers and remove their data.
+  if (interrupted) process.exit(130);
+  interrupted = true;
+  console.error(`\n${signal}: stopping the clusters (again to force)`);
+  void stopAll().finally(() => process.exit(130));
+}
+
+async function main(): Promise<number> {
+  const flags = parseFlags(process.argv);
+  const startedAt = new Date();
+  const etcdBin = etcdAvailable();
+  const systems: SystemName[] = flags.systems ?? (etcdBin ? ['fencelock', 'etcd'] : ['fencelock']);
+  const failures: Partial<Record<SystemName, string>> = {};
+
+  if (!etcdBin && (flags.systems === undefined || systems.includes('etcd'))) {
+    const rest = systems.includes('fencelock') ? '; running fencelock alone' : '';
+    console.log(`etcd is not installed (to compare with it: apt-get install etcd-server)${rest}.`);
+    if (systems.includes('etcd')) failures.etcd = 'etcd is not installed';
+  }
+
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  for (const system of systems) {
+    if (failures[system] || interrupted) continue;
+    try {
+      console.log(`starting ${system} (3 members, data under ${flags.dataRoot}) ...`);
+      const target = system === 'fencelock' ? await startFencelockCluster({ dataRoot: flags.dataRoot }) : await startEtcdCluster({ dataRoot: flags.dataRoot });
+      running.set(system, target);
+      for (const w of flags.workloads) await w.seed?.(target);
+    } catch (e) {
+      failures[system] = errorMessage(e);
+      console.error(`${system} failed to start: ${failures[system]}`);
+      await running.get(system)?.stop();
+      running.delete(system);
+    }
+  }
+  const measured = systems.filter((s) => running.has(s));
+  if (measured.length === 0) {
+    console.error('no system to measure');
+    return 1;
+  }
+
+  const rows: RowResult[] = flags.workloads.flatMap((w) => flags.clients.map((clients) => ({ workload: w.name, clients, systems: Object.fromEntries(measured.map((s) => [s, []])) })));
+  const totalS = rows.length * measured.length * flags.rounds * (flags.seconds + flags.warmup);
+  console.log(
+    `${rows.length} rows x ${measured.length} system(s) x ${flags.rounds} round(s), ${flags.warmup} s warm-up + ${flags.seconds} s each: about ${totalS < 120 ? `${Math.ceil(totalS)} s` : `${Math.ceil(totalS / 60)} min`}`,
+  );
+
+  for (let round = 0; round < flags.rounds; round++) {
+    // Who goes first flips every round, so neither system always runs right after the other's heavy row.
+    const order = round % 2 === 0 ? measured : [...measured].reverse();
+    for (const row of rows) {
+      const workload = flags.workloads.find((w) => w.name === row.workload)!;
+      for (const system of order) {
+        if (interrupted) return 130;
+        let result: Measurement | { failed: string };
+        try {
+          result = await runRow(running.get(system)!, workload, row.clients, flags.seconds, flags.warmup);
+        } catch (e) {
+          result = { failed: errorMessage(e) };
+        }
+        row.systems[system].push(result);
+        console.log(progressLine(`[${round + 1}/${flags.rounds}]`, row.workload, row.clients, system, result));
+      }
+    }
+  }
+  if (interrupted) return 130;
+
+  console.log('');
+  console.log(
+    `3-node clusters, fsync on; ${flags.seconds} s per row after ${flags.warmup} s warm-up` +
+      (flags.rounds > 1 ? `; medians of ${flags.rounds} rounds` : '') +
+      `; ${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}`,
+  );
+  console.log(renderTable(rows, measured));
+
+  const jsonFile = flags.json ?? path.join('bench-results', `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+  writeJson(jsonFile, {
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      totalMemoryMiB: Math.round(os.totalmem() / 2 ** 20),
+      os: `${os.type()} ${os.release()} ${os.arch()}`,
+      node: process.version,
+      etcd: etcdBin ? etcdVersion(etcdBin) : undefined,
+      fencelock: gitRevision(),
+    },
+    flags: { ...flags, workloads: flags.workloads.map((w) => w.name), systems },
+    failedToStart: failures,
+    rows: rows.map((r) => ({
+      workload: r.workload,
+      clients: r.clients,
+      systems: Object.fromEntries(Object.entries(r.systems).map(([s, rounds]) => [s, { median: summarize(rounds), rounds }])),
+    })),
+  });
+  console.log(`\nresults: ${jsonFile}`);
+  return Object.keys(failures).length > 0 ? 1 : 0;
+}
+
+main()
+  .catch((err: unknown) => {
+    console.error(err);
+    return 1;
+  })
+  .then(async (code) => {
+    await stopAll();
+    process.exit(code);
+  });

@@ -1,0 +1,207 @@
+// The fencelock side of the side-by-side benchmark: a fresh local 3-node cluster (default config, so fsync on)
+// of dist/src/node/main.js processes, driven through the TypeScript client in src/client.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { FenceLockClient, type LockHandle, type Session } from '../../src/client';
+import type { BenchTarget, BenchWorker } from './target';
+
+const NODE_IDS = ['n1', 'n2', 'n3'];
+const READY_TIMEOUT_MS = 20_000;
+const SESSION_TTL_MS = 10_000;
+// An acquire of the hot lock queues behind every other client; etcd's side waits as long.
+const ACQUIRE_WAIT_MS = 30_000;
+/** This file is dist/scripts/bench/fencelockTarget.js once built; the node entry point is built alongside. */
+const NODE_MAIN = path.resolve(__dirname, '../../src/node/main.js');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function exited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
+  if (exited(child)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(exited(child)), ms);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+function logTail(file: string, lines = 15): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch (e) {
+    return `(cannot read ${file}: ${(e as Error).message})`;
+  }
+}
+
+interface Node {
+  id: string;
+  logFile: string;
+  child: ChildProcess;
+}
+
+/** Starts a fresh local 3-node fencelock cluster and waits until a session can be opened on it. */
+export async function startFencelockCluster(opts: { dataRoot?: string } = {}): Promise<BenchTarget> {
+  try {
+    return await startCluster(opts.dataRoot);
+  } catch (e) {
+    // Free ports are picked before the nodes bind them; on a busy machine another process can win one.
+    console.error(`${(e as Error).message.split('\n')[0]}; retrying once with fresh ports`);
+    return startCluster(opts.dataRoot);
+  }
+}
+
+async function startCluster(dataRoot: string | undefined): Promise<BenchTarget> {
+  const dir = mkdtempSync(path.join(dataRoot ?? os.tmpdir(), 'fencelock-bench-fl-'));
+  const ports: number[] = [];
+  for (const _ of NODE_IDS) ports.push(await freePort());
+  const members = Object.fromEntries(NODE_IDS.map((id, i) => [id, `127.0.0.1:${ports[i]}`]));
+  const endpoints = Object.values(members);
+
+  const nodes: Node[] = NODE_IDS.map((id) => {
+    const configFile = path.join(dir, `${id}.json`);
+    writeFileSync(configFile, JSON.stringify({ id, listen: members[id], members, dataDir: path.join(dir, id), logLevel: 'warn' }));
+    const logFile = path.join(dir, `${id}.log`);
+    const fd = openSync(logFile, 'a');
+    const child = spawn(process.execPath, [NODE_MAIN, '--config', configFile], { stdio: ['ignore', fd, fd] });
+    closeSync(fd); // the child holds its own copy of the descriptor
+    return { id, logFile, child };
+  });
+
+  // process.exit() and uncaught errors skip stop(); the nodes must not outlive the benchmark.
+  const killOnExit = (): void => {
+    for (const n of nodes) if (!exited(n.child)) n.child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.on('exit', killOnExit);
+
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    for (const n of nodes) if (!exited(n.child)) n.child.kill('SIGTERM');
+    await Promise.all(
+      nodes.map(async (n) => {
+        if (await waitExit(n.child, 3_000)) return;
+        n.child.kill('SIGKILL');
+        await waitExit(n.child, 3_000);
+      }),
+    );
+    process.removeListener('exit', killOnExit);
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  try {
+    await waitReady(nodes, endpoints);
+  } catch (e) {
+    const tails = nodes.map((n) => `--- ${n.id} (${n.logFile}) ---\n${logTail(n.logFile)}`).join('\n');
+    await stop();
+    throw new Error(`fencelock cluster did not become ready: ${(e as Error).message}\n${tails}`);
+  }
+
+  return {
+    name: 'fencelock',
+    pids: nodes.map((n) => n.child.pid!),
+    newWorker: (index: number): Promise<BenchWorker> => FencelockWorker.open(endpoints, index),
+    stop,
+  };
+}
+
+/** Ready means a leader that commits: opening a session is a replicated write. */
+async function waitReady(nodes: Node[], endpoints: string[]): Promise<void> {
+  const probe = new FenceLockClient({ endpoints });
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let last = 'no leader yet';
+  try {
+    while (Date.now() < deadline) {
+      const dead = nodes.find((n) => exited(n.child));
+      if (dead) throw new Error(`node ${dead.id} exited (code ${dead.child.exitCode}, signal ${dead.child.signalCode})`);
+      // Every member must answer as itself: a port taken by another process between freePort() and the node's
+      // bind makes that node exit, and a quorum of two would still elect a leader.
+      const statuses = await probe.statusAll();
+      const all = statuses.every((s) => s.ok && endpoints[NODE_IDS.indexOf(s.status.id)] === s.endpoint);
+      if (all && statuses.some((s) => s.ok && s.status.role === 'leader')) {
+        try {
+          const session = await probe.openSession({ ttlMs: SESSION_TTL_MS, name: 'bench-ready' });
+          await session.close();
+          return;
+        } catch (e) {
+          last = `opening a session failed: ${(e as Error).message}`;
+        }
+      }
+      await sleep(100);
+    }
+    throw new Error(`timed out after ${READY_TIMEOUT_MS / 1000} s (${last})`);
+  } finally {
+    await probe.close();
+  }
+}
+
+/** One benchmark client: its own FenceLockClient (own channels) and its own session. */
+class FencelockWorker implements BenchWorker {
+  private held: LockHandle | undefined;
+
+  private constructor(
+    private readonly client: FenceLockClient,
+    private readonly session: Session,
+  ) {}
+
+  static async open(endpoints: string[], index: number): Promise<FencelockWorker> {
+    const client = new FenceLockClient({ endpoints });
+    try {
+      const session = await client.openSession({ ttlMs: SESSION_TTL_MS, name: `bench-${index}` });
+      return new FencelockWorker(client, session);
+    } catch (e) {
+      await client.close();
+      throw e;
+    }
+  }
+
+  async lockCycle(lock: string): Promise<void> {
+    const handle = await this.session.acquire(lock, { waitTimeoutMs: ACQUIRE_WAIT_MS });
+    try {
+      await handle.write([{ put: `${lock}/value`, value: `token ${handle.token}` }]);
+    } finally {
+      // Released even when the write failed, or every later cycle of this worker would find the lock held.
+      await handle.release();
+    }
+  }
+
+  async holdLock(lock: string): Promise<void> {
+    this.held = await this.session.acquire(lock, { waitTimeoutMs: ACQUIRE_WAIT_MS });
+  }
+
+  async fencedWrite(key: string, value: string): Promise<void> {
+    if (!this.held) throw new Error('fencedWrite before holdLock');
+    await this.held.write([{ put: key, value }]);
+  }
+
+  async linearizableRead(key: string): Promise<void> {
+    await this.client.get(key);
+  }
+
+  /** Closing the client closes the session, which releases a lock taken by holdLock. */
+  close(): Promise<void> {
+    return this.client.close();
+  }
+}
