@@ -14,12 +14,14 @@ export interface RawNodeClient {
   address: string;
   call(service: 'Session' | 'Lock' | 'KV' | 'Cluster', method: string, req: Obj, timeoutMs?: number): Promise<Obj>;
   keepAliveStream(): grpc.ClientDuplexStream<Obj, Obj>;
+  /** A new Pipeline.Calls stream (CallRequest in, CallResponse out), as raw as the rest. */
+  pipelineStream(): grpc.ClientDuplexStream<Obj, Obj>;
   close(): void;
 }
 
 export function rawClient(address: string): RawNodeClient {
   const clients: Record<string, grpc.Client> = {};
-  for (const name of ['Session', 'Lock', 'KV', 'Cluster']) clients[name] = new v1[name](address, grpc.credentials.createInsecure());
+  for (const name of ['Session', 'Lock', 'KV', 'Cluster', 'Pipeline']) clients[name] = new v1[name](address, grpc.credentials.createInsecure());
   return {
     address,
     call(service, method, req, timeoutMs = 5_000) {
@@ -32,6 +34,9 @@ export function rawClient(address: string): RawNodeClient {
     },
     keepAliveStream() {
       return (clients.Session as unknown as { KeepAlive: () => grpc.ClientDuplexStream<Obj, Obj> }).KeepAlive();
+    },
+    pipelineStream() {
+      return (clients.Pipeline as unknown as { Calls: () => grpc.ClientDuplexStream<Obj, Obj> }).Calls();
     },
     close() {
       // Session.Close shadows Client.close in generated grpc-js clients: close the channel directly.
