@@ -309,13 +309,31 @@ export class RawNode {
     if (rd.snapshot !== undefined) this.log.snapshotInstalled(rd.snapshot);
     this.log.stableTo(rd.entries);
     if (rd.committedEntries.length > 0) {
-      this.log.appliedTo(rd.committedEntries[rd.committedEntries.length - 1].index);
+      // takeCommittedEntries() may have handed out later entries while this Ready was out.
+      this.log.appliedTo(Math.max(this.log.applied, rd.committedEntries[rd.committedEntries.length - 1].index));
     }
     if (this.role === Role.Leader) {
       // The leader counts itself towards a quorum only for entries it has made durable.
       this.progress.get(this.id)!.maybeUpdate(this.log.stable);
       if (this.maybeCommit()) this.onCommitAdvanced();
     }
+  }
+
+  /**
+   * Committed entries that are durable here and were handed out by no Ready, for the caller to apply now,
+   * while a Ready's write is still in flight: a leader answers its clients as soon as a quorum holds an
+   * entry instead of after its next batch's fsync. They count as applied at once and are in no later
+   * Ready. None while the outstanding Ready carries a snapshot (it is installed first); the outstanding
+   * Ready's own committed entries are skipped, so the caller must apply those before calling this.
+   */
+  takeCommittedEntries(): Entry[] {
+    if (this.outstanding?.snapshot !== undefined) return [];
+    const inReady = this.outstanding?.committedEntries;
+    const handedOut = inReady && inReady.length > 0 ? inReady[inReady.length - 1].index : 0;
+    if (handedOut > this.log.applied) this.log.appliedTo(handedOut);
+    const entries = this.log.nextCommittedEntries(this.cfg.maxMsgBytes);
+    if (entries.length > 0) this.log.appliedTo(entries[entries.length - 1].index);
+    return entries;
   }
 
   /**

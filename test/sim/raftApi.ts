@@ -3,7 +3,7 @@
  * tests can run it against a stand-in, and the CLI/tests against the real src/raft RawNode.
  */
 import type { RaftConfig } from '../../src/raft/config';
-import type { Message, NodeId, PersistedState, Ready, Role } from '../../src/raft/types';
+import type { Entry, Message, NodeId, PersistedState, Ready, Role } from '../../src/raft/types';
 
 export interface SimStatus {
   id: NodeId;
@@ -29,6 +29,8 @@ export interface SimRaftNode {
   hasReady(): boolean;
   ready(): Ready;
   advance(ready: Ready): void;
+  /** Committed entries handed out outside the Ready cycle (optional: stand-ins may lack it). */
+  takeCommittedEntries?(): Entry[];
   compact(index: number, data: Uint8Array): void;
   reportUnreachable(id: NodeId): void;
   status(): SimStatus;

@@ -17,7 +17,7 @@
  * taken while a write is outstanding, but the node keeps ticking and receiving messages.
  */
 import type { RaftConfig } from '../../src/raft/config';
-import { MessageType, Role, type Message, type NodeId, type PersistedState, type Ready, type TestOnlyBugs } from '../../src/raft/types';
+import { MessageType, Role, type Entry, type Message, type NodeId, type PersistedState, type Ready, type TestOnlyBugs } from '../../src/raft/types';
 import { AppState, decodeSnapshotData, decodeValue, encodeValue } from './app';
 import { EventQueue } from './eventQueue';
 import { Network, describePartition } from './network';
@@ -102,10 +102,11 @@ export function setupForSeed(seed: number): { nodes: number; profile: string } {
 }
 
 /**
- * Every other run of all sizes and profiles lets followers learn the commit index lazily. Taken from the
+ * Every other run of all sizes and profiles runs as the node does: followers learn the commit index lazily,
+ * committed entries are applied while a write is in flight (also those taken with takeCommittedEntries). Taken from the
  * seed, not from the setup stream, so that existing seeds replay the scenarios they always did.
  */
-function lazyCommitNoticeFor(seed: number): boolean {
+function lazyCommitNoticeAndEarlyApplyFor(seed: number): boolean {
   return Math.floor(Math.abs(Math.trunc(seed)) / (2 * PROFILES.length)) % 2 === 1;
 }
 
@@ -136,6 +137,8 @@ interface SimNode {
   app: AppState;
   /** The Ready whose write is issued but not yet synced. */
   awaiting: Ready | null;
+  /** The awaited Ready's committed entries were applied when it was handed out. */
+  awaitingApplied: boolean;
   term: number;
   lastCompact: number;
   /** This incarnation's accepted proposals by index: applied with the same term = acknowledged. */
@@ -156,6 +159,7 @@ class Simulation {
   private readonly safetyTicks: number;
   private readonly livenessTicks: number;
   private readonly preVote: boolean;
+  private readonly applyEarly: boolean;
   private readonly checkQuorum: boolean;
 
   private readonly queue = new EventQueue<Ev>();
@@ -221,6 +225,7 @@ class Simulation {
     const p = this.baseProfile;
     this.preVote = p.preVote === 'random' ? setupRng.chance(0.5) : p.preVote;
     this.checkQuorum = p.checkQuorum === 'random' ? setupRng.chance(0.5) : p.checkQuorum;
+    this.applyEarly = lazyCommitNoticeAndEarlyApplyFor(this.seed);
     this.ids = Array.from({ length: this.size }, (_, i) => `n${i + 1}`);
     this.net = new Network(this.ids, Prng.derive(this.seed, 'net'), this.profile);
     this.faults = Prng.derive(this.seed, 'faults');
@@ -236,6 +241,7 @@ class Simulation {
         storage: new SimStorage(),
         app: new AppState(),
         awaiting: null,
+        awaitingApplied: false,
         term: 0,
         lastCompact: 0,
         proposals: new Map(),
@@ -255,7 +261,7 @@ class Simulation {
     try {
       this.log(
         `seed ${this.seed}: ${this.size} nodes, profile ${this.baseProfile.name} (preVote ${this.preVote}, ` +
-          `checkQuorum ${this.checkQuorum}, lazyCommitNotice ${lazyCommitNoticeFor(this.seed)})${this.bugs ? `, bugs ${JSON.stringify(this.bugs)}` : ''}`,
+          `checkQuorum ${this.checkQuorum}, lazyCommitNotice and early apply ${this.applyEarly})${this.bugs ? `, bugs ${JSON.stringify(this.bugs)}` : ''}`,
       );
       for (const n of this.nodes) this.boot(n, false);
       for (const n of this.nodes) this.queue.push(1 + n.idx, { k: 'tick', node: n });
@@ -325,7 +331,7 @@ class Simulation {
       random: () => n.jitter.next(),
       preVote: this.preVote,
       checkQuorum: this.checkQuorum,
-      lazyCommitNotice: lazyCommitNoticeFor(this.seed),
+      lazyCommitNotice: this.applyEarly,
     };
     if (p.maxMsgBytes !== undefined) cfg.maxMsgBytes = p.maxMsgBytes;
     if (p.maxInflight !== undefined) cfg.maxInflight = p.maxInflight;
@@ -395,13 +401,14 @@ class Simulation {
         this.stats.messagesDelivered++;
         if (this.trace) this.log(`${m.to} <- ${fmtMsg(m)}`);
         this.core(to, `step(${MessageType[m.type]} from ${m.from})`, (r) => r.step(m));
+        if (this.applyEarly && to.awaiting) this.applyTaken(to);
         this.afterNodeEvent(to);
         return;
       }
       case 'sync': {
         const n = ev.node;
         if (n.inc !== ev.inc || !n.raft || !n.awaiting) return;
-        this.finishReady(n, n.awaiting);
+        this.finishReady(n, n.awaiting, n.awaitingApplied);
         this.afterNodeEvent(n);
         return;
       }
@@ -493,18 +500,22 @@ class Simulation {
       if (rd.hardState) this.checker.onCommitClaim(n.id, rd.hardState.term, rd.hardState.commit, latest);
     }
     for (const m of rd.messages) this.send(n, m, true);
+    // As the node's driver does: committed entries are applied while the Ready's write is in flight.
+    const appliedNow = this.applyEarly && !rd.snapshot;
+    if (appliedNow) this.applyEntries(n, rd.committedEntries);
     for (const rs of rd.readStates) {
       this.stats.readStates++;
       this.checker.onReadState(n.id, decodeValue(rs.context), rs.index);
     }
     if (!write) {
-      this.finishReady(n, rd);
+      this.finishReady(n, rd, appliedNow);
       return;
     }
     n.awaiting = rd;
+    n.awaitingApplied = appliedNow;
     const delay = this.disk.range(this.profile.syncDelay[0], this.profile.syncDelay[1]);
     if (delay === 0) {
-      this.finishReady(n, rd);
+      this.finishReady(n, rd, appliedNow);
       return;
     }
     this.queue.push(this.now + delay, { k: 'sync', node: n, inc: n.inc });
@@ -514,20 +525,15 @@ class Simulation {
     }
   }
 
-  private finishReady(n: SimNode, rd: Ready): void {
-    n.storage.sync();
-    n.disk.sync();
-    for (const m of rd.messagesAfterPersist) this.send(n, m, false);
-    if (rd.snapshot) {
-      const snap = rd.snapshot;
-      const values = decodeSnapshotData(snap.data);
-      this.checker.onSnapshotInstall(n.id, n.term, snap.meta, values, n.app.appliedIndex);
-      n.app.install(snap);
-      n.lastCompact = Math.max(n.lastCompact, snap.meta.index);
-      this.stats.snapshotsInstalled++;
-      for (const [, v] of values) this.noteMarker(n, v);
-    }
-    for (const e of rd.committedEntries) {
+  /** Committed entries the core handed out while a write is in flight (takeCommittedEntries). */
+  private applyTaken(n: SimNode): void {
+    const entries = this.core(n, 'takeCommittedEntries()', (r) => r.takeCommittedEntries?.() ?? []);
+    if (entries.length > 0 && this.trace) this.log(`${n.id} TAKE apply ${entries[0]!.index}..${entries[entries.length - 1]!.index}`);
+    this.applyEntries(n, entries);
+  }
+
+  private applyEntries(n: SimNode, entries: readonly Entry[]): void {
+    for (const e of entries) {
       this.checker.onApply(n.id, n.term, e, n.app.appliedIndex);
       n.app.apply(e);
       const value = e.data.length > 0 ? decodeValue(e.data) : '';
@@ -541,6 +547,22 @@ class Simulation {
       }
       this.noteMarker(n, value);
     }
+  }
+
+  private finishReady(n: SimNode, rd: Ready, alreadyApplied = false): void {
+    n.storage.sync();
+    n.disk.sync();
+    for (const m of rd.messagesAfterPersist) this.send(n, m, false);
+    if (rd.snapshot) {
+      const snap = rd.snapshot;
+      const values = decodeSnapshotData(snap.data);
+      this.checker.onSnapshotInstall(n.id, n.term, snap.meta, values, n.app.appliedIndex);
+      n.app.install(snap);
+      n.lastCompact = Math.max(n.lastCompact, snap.meta.index);
+      this.stats.snapshotsInstalled++;
+      for (const [, v] of values) this.noteMarker(n, v);
+    }
+    if (!alreadyApplied) this.applyEntries(n, rd.committedEntries);
     this.core(n, 'advance()', (r) => r.advance(rd));
     n.awaiting = null;
     this.maybeCompact(n);
