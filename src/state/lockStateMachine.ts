@@ -356,9 +356,13 @@ export class LockStateMachine {
     return this.kv.get(key);
   }
 
-  /** Live keys with `prefix`, in code point (= UTF-8 byte) order, at most min(limit, MAX_LIST_LIMIT). */
+  /**
+   * Live keys with `prefix`, in code point (= UTF-8 byte) order, at most min(limit, MAX_LIST_LIMIT + 1): one
+   * more than the largest page, so that a caller asking for a full page can tell whether more follow.
+   */
   list(prefix: string, limit: number, startAfter?: string): KvEntry[] {
-    const n = Number.isFinite(limit) ? Math.max(0, Math.min(Math.floor(limit), L.MAX_LIST_LIMIT)) : L.MAX_LIST_LIMIT;
+    const cap = L.MAX_LIST_LIMIT + 1;
+    const n = Number.isFinite(limit) ? Math.max(0, Math.min(Math.floor(limit), cap)) : cap;
     return this.kv.list(prefix, n, startAfter);
   }
 

@@ -1,6 +1,7 @@
 // The fencing matrix (DESIGN.md 1.2): who may write, under which token, and why everyone else is refused.
 import { describe, expect, it } from 'vitest';
 import { Reason } from '../../src/state';
+import * as L from '../../src/state/limits';
 import { checkFence } from '../../src/state/fencing';
 import { FencedKv } from '../../src/state/fencedKv';
 import type { LockRecord } from '../../src/state/locks';
@@ -281,6 +282,19 @@ describe('list', () => {
     expect(h.m.list('', 100).length).toBe(7);
     expect(h.m.list('c', 100)).toEqual([]);
     expect(h.m.list('a/', 0)).toEqual([]);
+  });
+
+  it('returns one more than the largest page, so that a full page can tell that more keys follow', () => {
+    const h = new Harness();
+    const a = h.open();
+    const t = h.grant(a, 'L');
+    const total = L.MAX_LIST_LIMIT + 5;
+    for (let i = 0; i < total; i += L.MAX_OPS_PER_WRITE) {
+      const n = Math.min(L.MAX_OPS_PER_WRITE, total - i);
+      h.write(a, 'L', t, Array.from({ length: n }, (_, j) => put(`p/${String(i + j).padStart(5, '0')}`, 'v')));
+    }
+    expect(h.m.list('p/', L.MAX_LIST_LIMIT + 1)).toHaveLength(L.MAX_LIST_LIMIT + 1);
+    expect(h.m.list('p/', Number.POSITIVE_INFINITY)).toHaveLength(L.MAX_LIST_LIMIT + 1);
   });
 });
 
