@@ -1,11 +1,11 @@
 // The fencelock side of the side-by-side benchmark: a fresh local 3-node cluster (default config, so fsync on)
 // of dist/src/node/main.js processes, driven through the TypeScript client in src/client.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import * as net from 'node:net';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { FenceLockClient, type LockHandle, type Session } from '../../src/client';
+import { exited, freePort, logTail, sleep, waitExit } from './processes';
 import type { BenchTarget, BenchWorker } from './target';
 
 const NODE_IDS = ['n1', 'n2', 'n3'];
@@ -15,44 +15,6 @@ const SESSION_TTL_MS = 10_000;
 const ACQUIRE_WAIT_MS = 30_000;
 /** This file is dist/scripts/bench/fencelockTarget.js once built; the node entry point is built alongside. */
 const NODE_MAIN = path.resolve(__dirname, '../../src/node/main.js');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-function exited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
-
-function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
-  if (exited(child)) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(exited(child)), ms);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
-
-function logTail(file: string, lines = 15): string {
-  try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-  } catch (e) {
-    return `(cannot read ${file}: ${(e as Error).message})`;
-  }
-}
 
 interface Node {
   id: string;
