@@ -106,6 +106,8 @@ class PeerLink {
   sentMessages = 0;
   dropped = 0;
   reconnects = 0;
+  /** A message from the peer already cut this outage's backoff short (see redialEarly). */
+  redialedEarly = false;
 
   constructor(
     readonly id: NodeId,
@@ -340,6 +342,7 @@ export class GrpcPeerTransport {
       link.state = 'connected';
       link.writable = true;
       link.connectedAt = Date.now();
+      link.redialedEarly = false;
       this.logger.debug({ peer: link.id, address: link.address }, 'peer stream connected');
       this.flushLink(link);
     });
@@ -405,6 +408,25 @@ export class GrpcPeerTransport {
       this.openStream(link);
     }, delay);
     link.timer.unref();
+  }
+
+  /**
+   * A message from a peer we are backing off from shows it is up again (typically restarted): dial it now
+   * instead of when the backoff ends, on a fresh channel (the old one may be waiting out grpc-js's own
+   * reconnect backoff). Once per outage, so that a one-way partition cannot turn backoff into a busy loop.
+   * Saves a restarted node up to the maximum backoff before its leader reaches it again.
+   */
+  private redialEarly(peer: NodeId): void {
+    const link = this.links.get(peer);
+    if (!link || link.state !== 'backoff' || link.redialedEarly || this.closed) return;
+    link.redialedEarly = true;
+    link.clearTimer();
+    const stale = link.client;
+    link.client = null;
+    stale?.close();
+    link.reconnects++;
+    this.logger.debug({ peer: link.id, address: link.address }, 'heard from a peer during backoff: redialling now');
+    this.openStream(link);
   }
 
   private reportUnreachable(peer: NodeId): void {
@@ -500,6 +522,7 @@ export class GrpcPeerTransport {
           'dropping messages addressed to another node (check the peer address configuration)');
       }
     }
+    if (accepted.length > 0) this.redialEarly(accepted[0]!.from);
     const handler = this.messageHandler;
     if (!handler || accepted.length === 0) return;
     try {

@@ -73,6 +73,44 @@ describe('GrpcPeerTransport with a peer that is down', () => {
     expect(s.reconnects).toBeGreaterThan(0);
   });
 
+  it('a message from a peer it is backing off from makes it redial at once, once per outage', async () => {
+    const a = track(new TestNode('a'));
+    const aPort = await a.listen();
+    const bPort = await freePort();
+    // A backoff far longer than the test: only the early redial can reconnect in time.
+    const ta = a.start({ b: `127.0.0.1:${bPort}` }, { reconnectBackoffMinMs: 30_000, reconnectBackoffMaxMs: 30_000 });
+    ta.send([appMsg('a', 'b', 1)]);
+    await waitFor('unreachable reported', () => a.unreachable.includes('b'));
+    expect(ta.stats().b!.reconnects).toBe(0);
+
+    const b = track(new TestNode('b'));
+    await b.listen(bPort);
+    const tb = b.start({ a: `127.0.0.1:${aPort}` });
+    tb.send([appMsg('b', 'a', 7)]); // b restarted and talks to a first, as a new follower answering a heartbeat would
+    await waitFor('a hears from b', () => a.received.length === 1);
+    await waitFor('a reaches b again', () => b.received.length === 1, 3_000);
+    expect(b.received[0]!.index).toBe(1);
+    expect(ta.stats().b).toMatchObject({ connected: true, reconnects: 1 });
+  });
+
+  it('a peer reachable one way only: hearing from it redials once, then the backoff holds', async () => {
+    const a = track(new TestNode('a'));
+    const aPort = await a.listen();
+    const deadPort = await freePort(); // a dials b here, where nothing listens; b reaches a fine
+    const ta = a.start({ b: `127.0.0.1:${deadPort}` }, { reconnectBackoffMinMs: 30_000, reconnectBackoffMaxMs: 30_000 });
+    ta.send([appMsg('a', 'b', 1)]);
+    await waitFor('unreachable reported', () => a.unreachable.includes('b'));
+    const b = track(new TestNode('b'));
+    await b.listen();
+    const tb = b.start({ a: `127.0.0.1:${aPort}` });
+    for (let i = 0; i < 5; i++) {
+      tb.send([appMsg('b', 'a', i)]);
+      await waitFor(`a hears message ${i}`, () => a.received.length === i + 1);
+      await sleep(100);
+    }
+    expect(ta.stats().b).toMatchObject({ connected: false, reconnects: 1 });
+  });
+
   it('a peer that accepts TCP but never answers (hung process) is reported and redialled on fresh channels', async () => {
     const sockets = new Set<net.Socket>();
     let accepted = 0;
