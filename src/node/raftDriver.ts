@@ -205,7 +205,14 @@ export class RaftDriver<Result> extends EventEmitter {
   private receive(messages: Message[]): void {
     if (this.stopped) return;
     for (const m of messages) this.node.step(m);
-    if (this.role === Role.Leader && this.loopRunning) this.applyEarly();
+    if (this.role === Role.Leader && this.loopRunning) {
+      try {
+        this.applyEarly();
+      } catch (err) {
+        this.die(err as Error);
+        return;
+      }
+    }
     this.schedule();
   }
 
@@ -239,16 +246,24 @@ export class RaftDriver<Result> extends EventEmitter {
         while (!this.stopped && this.node.hasReady()) await this.handleReady(this.node.ready());
       } while (this.loopAgain && !this.stopped);
     } catch (err) {
-      // A failed fsync leaves the durable state unknown: continuing could acknowledge what was never stored.
-      this.fatal = err as Error;
-      this.opts.logger.fatal({ err }, 'storage failed; stopping this node');
-      this.stopped = true;
-      if (this.ticker) clearInterval(this.ticker);
-      this.failPending(new NotLeaderError('', 'node stopped after a storage failure'));
-      this.emit('fatal', err);
+      this.die(err as Error);
     } finally {
       this.loopRunning = false;
     }
+  }
+
+  /**
+   * A failed fsync leaves the durable state unknown, and a failed apply leaves the state machine half
+   * changed: continuing could acknowledge what was never stored, or answer from a broken state.
+   */
+  private die(err: Error): void {
+    if (this.fatal) return;
+    this.fatal = err;
+    this.opts.logger.fatal({ err }, 'the Ready loop failed (storage or apply); stopping this node');
+    this.stopped = true;
+    if (this.ticker) clearInterval(this.ticker);
+    this.failPending(new NotLeaderError('', 'node stopped after a storage or apply failure'));
+    this.emit('fatal', err);
   }
 
   private async handleReady(rd: Ready): Promise<void> {
