@@ -2,7 +2,7 @@
 // 3-member etcd 3.4 cluster (when etcd is installed), both fsync on, both driven from this one Node.js process.
 // Systems alternate within each row, so slow drift of the machine (other load, thermals) hits both alike.
 //
-//   npm run bench -- [--seconds 10] [--warmup 2] [--rounds 1] [--workloads cycles-distinct,cycles-hot,...]
+//   npm run bench -- [--seconds 10] [--warmup 2] [--start-warmup 6] [--rounds 1] [--workloads cycles-distinct,cycles-hot,...]
 //                    [--clients 1,8,64] [--systems fencelock,etcd] [--json FILE] [--data-root DIR]
 import { execFileSync } from 'node:child_process';
 import * as os from 'node:os';
@@ -20,6 +20,7 @@ type SystemName = (typeof SYSTEMS)[number];
 interface Flags {
   seconds: number;
   warmup: number;
+  startWarmup: number;
   rounds: number;
   workloads: Workload[];
   clients: number[];
@@ -61,6 +62,7 @@ function parseFlags(argv: string[]): Flags {
     .description('fencelock vs etcd: lock cycles, fenced writes and linearizable reads on local 3-node clusters')
     .option('--seconds <n>', 'measured seconds per row and system', numberAtLeast(0.1, false), 10)
     .option('--warmup <n>', 'unrecorded seconds before each measurement', numberAtLeast(0, false), 2)
+    .option('--start-warmup <n>', 'unrecorded seconds of every workload at the most clients, once per system before the first row', numberAtLeast(0, false), 6)
     .option('--rounds <n>', 'times each row runs per system; the table shows medians', numberAtLeast(1, true), 1)
     .option('--workloads <list>', 'comma-separated workloads', list(workloadByName), [...WORKLOADS])
     .option('--clients <list>', 'comma-separated client counts', list(numberAtLeast(1, true)), [1, 8, 64])
@@ -158,10 +160,26 @@ async function main(): Promise<number> {
   }
 
   const rows: RowResult[] = flags.workloads.flatMap((w) => flags.clients.map((clients) => ({ workload: w.name, clients, systems: Object.fromEntries(measured.map((s) => [s, []])) })));
-  const totalS = rows.length * measured.length * flags.rounds * (flags.seconds + flags.warmup);
+  const totalS = measured.length * (flags.startWarmup + rows.length * flags.rounds * (flags.seconds + flags.warmup));
   console.log(
     `${rows.length} rows x ${measured.length} system(s) x ${flags.rounds} round(s), ${flags.warmup} s warm-up + ${flags.seconds} s each: about ${totalS < 120 ? `${Math.ceil(totalS)} s` : `${Math.ceil(totalS / 60)} min`}`,
   );
+
+  // A fresh process runs its first thousands of operations unoptimized (V8 compiles hot code later), which
+  // would penalize whichever row comes first; a long-running deployment is past that.
+  if (flags.startWarmup > 0) {
+    const maxClients = Math.max(...flags.clients);
+    const perWorkload = flags.startWarmup / flags.workloads.length;
+    for (const system of measured) {
+      console.log(`warming up ${system}: every workload at ${maxClients} clients, ${flags.startWarmup} s ...`);
+      for (const w of flags.workloads) {
+        if (interrupted) return 130;
+        await runRow(running.get(system)!, w, maxClients, perWorkload, 0).catch((e: unknown) => {
+          console.error(`${system} warm-up of ${w.name} failed: ${errorMessage(e)}`);
+        });
+      }
+    }
+  }
 
   for (let round = 0; round < flags.rounds; round++) {
     // Who goes first flips every round, so neither system always runs right after the other's heavy row.
