@@ -21,6 +21,18 @@ export default defineConfig({
         },
       },
       {
+        // The side-by-side benchmark, briefly: local fencelock and etcd clusters. The global setup installs
+        // Debian's etcd-server when missing. Runs its processes on loopback like the integration tests.
+        test: {
+          name: 'bench',
+          include: ['test/bench/**/*.test.ts'],
+          globalSetup: ['test/bench/globalSetup.ts'],
+          fileParallelism: false,
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
         // Containers (Docker, testcontainers): one file at a time. The global setup installs/starts Docker
         // when needed and builds the local image; see test/chaos/containerCluster.ts.
         test: {
