@@ -74,7 +74,7 @@ export class DedupTable {
     }
     this.clients.delete(clientId);
     this.clients.set(clientId, c);
-    invariant(!c.entries.has(requestId), `request ${requestId} of ${JSON.stringify(clientId)} recorded twice`);
+    invariant(!c.entries.has(requestId), () => `request ${requestId} of ${JSON.stringify(clientId)} recorded twice`);
     c.entries.set(requestId, { requestId, commandType, result });
     this.total++;
     while (c.entries.size > L.DEDUP_MAX_RESULTS_PER_CLIENT) {
@@ -93,12 +93,10 @@ export class DedupTable {
 
   /** Restores one client from a snapshot, as the most recently used so far (call in LRU order). */
   restore(clientId: string, floor: number, entries: readonly DedupEntry[]): void {
-    invariant(!this.clients.has(clientId), `dedup client ${JSON.stringify(clientId)} restored twice`);
+    invariant(!this.clients.has(clientId), () => `dedup client ${JSON.stringify(clientId)} restored twice`);
     const c: DedupClient = { floor, entries: new Map() };
-    for (const e of entries) {
-      invariant(!c.entries.has(e.requestId), `dedup request ${e.requestId} restored twice`);
-      c.entries.set(e.requestId, e);
-    }
+    for (const e of entries) c.entries.set(e.requestId, e);
+    invariant(c.entries.size === entries.length, () => `a dedup request of ${JSON.stringify(clientId)} restored twice`);
     this.clients.set(clientId, c);
     this.total += c.entries.size;
   }

@@ -8,7 +8,7 @@
 import { copyBytes } from './bytes';
 import type { WriteOp } from './commands';
 import { invariant } from './invariant';
-import { SortedIndex } from './sortedIndex';
+import { KeyIndex } from './sortedIndex';
 import { compareStrings, utf8ByteLength } from './text';
 
 export interface KvRecord {
@@ -38,7 +38,7 @@ export interface WritePlan {
 export class FencedKv {
   private readonly records = new Map<string, KvRecord>();
   /** The same records (tombstones included), sorted by key. */
-  private readonly sorted = new SortedIndex<KvRecord>();
+  private readonly sorted = new KeyIndex<KvRecord>();
   private storedBytes = 0;
   private liveCount = 0;
 

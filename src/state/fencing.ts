@@ -57,7 +57,7 @@ export function checkFence(q: FenceQuery): FenceDecision {
   }
   if (q.token > latest) return refuse(Reason.WRONG_LOCK);
   if (q.token < latest) return refuse(Reason.STALE_TOKEN);
-  if (q.record.holder === q.sessionId) {
+  if (q.record.holder !== null && q.record.holder.id === q.sessionId) {
     for (const key of q.keys) {
       const r = q.kv.record(key);
       if (r !== undefined && r.watermark > q.token) return refuse(Reason.STALE_TOKEN, key);

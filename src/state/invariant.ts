@@ -9,6 +9,7 @@ export class InvariantError extends Error {
   }
 }
 
-export function invariant(condition: boolean, message: string): asserts condition {
-  if (!condition) throw new InvariantError(message);
+/** `message` may be a function, so that hot paths build the message only when the invariant fails. */
+export function invariant(condition: boolean, message: string | (() => string)): asserts condition {
+  if (!condition) throw new InvariantError(typeof message === 'string' ? message : message());
 }

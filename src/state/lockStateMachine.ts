@@ -21,12 +21,12 @@ import {
   type RequestCommand,
   type WriteCommand,
 } from './commands';
-import { DedupTable, type DedupEntry } from './dedup';
+import { DedupTable } from './dedup';
 import { checkFence } from './fencing';
 import { FencedKv, type KvEntry } from './fencedKv';
 import { InvariantError, invariant } from './invariant';
 import * as L from './limits';
-import { LockTable, queuePosition, type LockRecord } from './locks';
+import { LockTable, queuePosition } from './locks';
 import {
   Reason,
   freezeResult,
@@ -36,15 +36,30 @@ import {
   type LockEvent,
   type Result,
 } from './results';
-import { SessionTable } from './sessions';
 import {
-  SNAPSHOT_FORMAT,
-  SnapshotError,
-  checkSnapshotShape,
-  type KeySnapshot,
-  type StateSnapshot,
-} from './snapshot';
-import { sortedStrings } from './text';
+  addHeld,
+  addWaiter,
+  addWaiting,
+  deleteHeld,
+  deleteWaiter,
+  deleteWaiting,
+  firstWaiter,
+  hasWaiter,
+  heldLocks,
+  holderIdOf,
+  tokenOf,
+  waiterCount,
+  waitingCount,
+  type LockRecord,
+  type Session,
+} from './records';
+import { SessionTable } from './sessions';
+import { copyBytes } from './bytes';
+import { SnapshotError, checkSnapshotShape, type StateSnapshot } from './snapshot';
+import { decodePlainSnapshot, encodePlainSnapshot } from './snapshotPlain';
+import { readState, writeState, type StateTables } from './snapshotState';
+import { bytesOfView, makeSnapshotView } from './snapshotView';
+import { compareStrings, sortedStrings } from './text';
 
 /** A session as queries report it. */
 export interface SessionInfo {
@@ -185,20 +200,20 @@ export class LockStateMachine {
   private endSession(index: number, now: number, sessionId: string, cause: 'closed' | 'expired', events: LockEvent[]): Result {
     const s = this.sessions.get(sessionId);
     if (s === undefined) return refused(Reason.UNKNOWN_SESSION, 0);
-    for (const name of sortedStrings(s.waiting)) {
-      const rec = this.locks.get(name);
-      invariant(rec !== undefined && rec.waiters.delete(sessionId), `session waits for ${JSON.stringify(name)} but is not queued`);
-      events.push({ type: 'wait_ended', lock: name, sessionId, cause });
+    for (const rec of sortedByName(s.waiting)) {
+      invariant(deleteWaiter(rec, s), () => `session waits for ${JSON.stringify(rec.name)} but is not queued`);
+      events.push({ type: 'wait_ended', lock: rec.name, sessionId, cause });
     }
-    s.waiting.clear();
-    this.sessions.delete(sessionId);
-    const released = sortedStrings(s.held);
-    for (const name of released) {
-      const rec = this.locks.get(name);
-      invariant(rec !== undefined && rec.holder === sessionId, `session holds ${JSON.stringify(name)} but the lock disagrees`);
+    s.waiting = null;
+    this.sessions.delete(s);
+    const releasedLocks = heldLocks(s).sort(byName);
+    const released: string[] = [];
+    for (const rec of releasedLocks) {
+      invariant(rec.holder === s, () => `session holds ${JSON.stringify(rec.name)} but the lock disagrees`);
+      deleteHeld(s, rec);
       const token = this.locks.clearHolder(rec);
-      s.held.delete(name);
-      events.push({ type: 'released', lock: name, sessionId, token, cause });
+      released.push(rec.name);
+      events.push({ type: 'released', lock: rec.name, sessionId, token, cause });
       this.handOver(rec, index, now, cause, events);
       this.locks.collectIfIdle(rec);
     }
@@ -208,14 +223,13 @@ export class LockStateMachine {
 
   /** Grants a just-freed lock to its first live waiter (token = `index`); dead waiters are dropped. */
   private handOver(rec: LockRecord, index: number, now: number, cause: 'released' | 'closed' | 'expired', events: LockEvent[]): void {
-    for (const waiter of rec.waiters) {
-      rec.waiters.delete(waiter);
-      const s = this.sessions.get(waiter);
-      if (s === undefined) continue; // cannot happen (ending a session drops its waits); never grant the dead
-      s.waiting.delete(rec.name);
-      this.locks.grant(rec, waiter, index, now);
-      s.held.add(rec.name);
-      events.push({ type: 'granted', lock: rec.name, sessionId: waiter, token: index, cause });
+    for (let s = firstWaiter(rec); s !== undefined; s = firstWaiter(rec)) {
+      deleteWaiter(rec, s);
+      deleteWaiting(s, rec);
+      if (this.sessions.get(s.id) !== s) continue; // cannot happen (ending a session drops its waits); never grant the dead
+      this.locks.grant(rec, s, index, now);
+      addHeld(s, rec);
+      events.push({ type: 'granted', lock: rec.name, sessionId: s.id, token: index, cause });
       return;
     }
   }
@@ -225,28 +239,28 @@ export class LockStateMachine {
     const watermark = rec?.latestToken ?? 0;
     const s = this.sessions.get(c.sessionId);
     if (s === undefined) return refused(Reason.UNKNOWN_SESSION, watermark);
-    if (rec !== undefined && rec.holder === c.sessionId) return { status: 'granted', token: rec.token, newGrant: false };
-    const perSessionFull = s.held.size + s.waiting.size >= L.MAX_LOCKS_PER_SESSION;
+    if (rec !== undefined && rec.holder === s) return { status: 'granted', token: tokenOf(rec), newGrant: false };
+    const perSessionFull = s.heldCount + waitingCount(s) >= L.MAX_LOCKS_PER_SESSION;
     if (rec !== undefined && rec.holder !== null) {
-      if (rec.waiters.has(c.sessionId)) {
-        return { status: 'waiting', holderToken: rec.token, position: queuePosition(rec, c.sessionId) };
+      if (hasWaiter(rec, s)) {
+        return { status: 'waiting', holderToken: tokenOf(rec), position: queuePosition(rec, c.sessionId) };
       }
-      if (c.tryOnly) return { status: 'held', holderToken: rec.token };
-      if (rec.waiters.size >= L.MAX_WAITERS_PER_LOCK) return refused(Reason.TOO_MANY_WAITERS, watermark);
+      if (c.tryOnly) return { status: 'held', holderToken: tokenOf(rec) };
+      if (waiterCount(rec) >= L.MAX_WAITERS_PER_LOCK) return refused(Reason.TOO_MANY_WAITERS, watermark);
       if (perSessionFull) return refused(Reason.TOO_MANY_LOCKS, watermark);
-      rec.waiters.add(c.sessionId);
-      s.waiting.add(c.lock);
-      events.push({ type: 'queued', lock: c.lock, sessionId: c.sessionId, position: rec.waiters.size });
-      return { status: 'waiting', holderToken: rec.token, position: rec.waiters.size };
+      addWaiter(rec, s);
+      addWaiting(s, rec);
+      events.push({ type: 'queued', lock: c.lock, sessionId: c.sessionId, position: waiterCount(rec) });
+      return { status: 'waiting', holderToken: tokenOf(rec), position: waiterCount(rec) };
     }
     if (perSessionFull) return refused(Reason.TOO_MANY_LOCKS, watermark);
     if (rec === undefined) {
       if (this.locks.size >= L.MAX_LOCKS) return refused(Reason.TOO_MANY_LOCKS, watermark);
       rec = this.locks.create(c.lock);
     }
-    invariant(rec.waiters.size === 0, `free lock ${JSON.stringify(c.lock)} has waiters`);
-    this.locks.grant(rec, c.sessionId, index, c.now);
-    s.held.add(c.lock);
+    invariant(rec.waiters === null, () => `free lock ${JSON.stringify(c.lock)} has waiters`);
+    this.locks.grant(rec, s, index, c.now);
+    addHeld(s, rec);
     events.push({ type: 'granted', lock: c.lock, sessionId: c.sessionId, token: index, cause: 'acquired' });
     return { status: 'granted', token: index, newGrant: true };
   }
@@ -257,11 +271,11 @@ export class LockStateMachine {
    */
   private cancelWait(c: CancelWaitCommand, events: LockEvent[]): Result {
     const rec = this.locks.get(c.lock);
-    if (rec !== undefined && rec.holder === c.sessionId) return { status: 'granted', token: rec.token, newGrant: false };
+    if (rec !== undefined && holderIdOf(rec) === c.sessionId) return { status: 'granted', token: tokenOf(rec), newGrant: false };
     const s = this.sessions.get(c.sessionId);
     if (s === undefined) return refused(Reason.UNKNOWN_SESSION, rec?.latestToken ?? 0);
-    if (rec !== undefined && rec.waiters.delete(c.sessionId)) {
-      s.waiting.delete(c.lock);
+    if (rec !== undefined && deleteWaiter(rec, s)) {
+      deleteWaiting(s, rec);
       events.push({ type: 'wait_ended', lock: c.lock, sessionId: c.sessionId, cause: 'cancelled' });
       return { status: 'cancelled' };
     }
@@ -271,10 +285,10 @@ export class LockStateMachine {
   private release(index: number, c: ReleaseCommand, events: LockEvent[]): Result {
     const rec = this.locks.get(c.lock);
     const watermark = rec?.latestToken ?? 0;
-    if (rec !== undefined && rec.holder === c.sessionId) {
-      if (rec.token !== c.token) return refused(Reason.WRONG_TOKEN, watermark);
+    if (rec !== undefined && rec.holder !== null && rec.holder.id === c.sessionId) {
+      if (tokenOf(rec) !== c.token) return refused(Reason.WRONG_TOKEN, watermark);
+      deleteHeld(rec.holder, rec);
       const token = this.locks.clearHolder(rec);
-      this.sessions.get(c.sessionId)!.held.delete(c.lock);
       events.push({ type: 'released', lock: c.lock, sessionId: c.sessionId, token, cause: 'released' });
       this.handOver(rec, index, c.now, 'released', events);
       this.locks.collectIfIdle(rec);
@@ -304,7 +318,7 @@ export class LockStateMachine {
       return refused(Reason.STORE_FULL, c.token);
     }
     for (const op of c.ops) {
-      if (this.kv.apply(op, c.lock, c.token)) rec.boundKeys++;
+      if (this.kv.apply(op, rec.name, c.token)) rec.boundKeys++;
     }
     return { status: 'written', token: c.token, ops: c.ops.length };
   }
@@ -320,8 +334,8 @@ export class LockStateMachine {
       ttlMs: s.ttlMs,
       openedAt: s.openedAt,
       openIndex: s.openIndex,
-      locks: sortedStrings(s.held),
-      waiting: sortedStrings(s.waiting),
+      locks: sortedStrings(heldLocks(s).map((rec) => rec.name)),
+      waiting: sortedNames(s.waiting),
     };
   }
 
@@ -333,20 +347,21 @@ export class LockStateMachine {
       rec.holder === null
         ? null
         : {
-            sessionId: rec.holder,
-            clientName: this.sessions.get(rec.holder)?.clientName ?? '',
-            token: rec.token,
-            grantIndex: rec.token,
+            sessionId: rec.holder.id,
+            clientName: rec.holder.clientName,
+            token: tokenOf(rec),
+            grantIndex: tokenOf(rec),
             grantedAt: rec.grantedAt,
           };
-    return { name: rec.name, holder, latestToken: rec.latestToken, waiters: Array.from(rec.waiters) };
+    const waiters = rec.waiters === null ? [] : Array.from(rec.waiters, (s) => s.id);
+    return { name: rec.name, holder, latestToken: rec.latestToken, waiters };
   }
 
   /** Where `sessionId` stands with `lock`: for answering a blocked or retried Acquire. */
   sessionLockState(lock: string, sessionId: string): SessionLockState {
     const rec = this.locks.get(lock);
     if (rec === undefined) return { state: 'none' };
-    if (rec.holder === sessionId) return { state: 'holder', token: rec.token };
+    if (holderIdOf(rec) === sessionId) return { state: 'holder', token: tokenOf(rec) };
     const position = queuePosition(rec, sessionId);
     return position > 0 ? { state: 'waiting', position } : { state: 'none' };
   }
@@ -376,7 +391,7 @@ export class LockStateMachine {
     let waiters = 0;
     for (const rec of this.locks.values()) {
       if (rec.holder !== null) heldLocks++;
-      waiters += rec.waiters.size;
+      waiters += waiterCount(rec);
     }
     return {
       lastApplied: this.applied,
@@ -394,179 +409,187 @@ export class LockStateMachine {
 
   /**
    * Every invariant, checked in full (O(state)): for tests, the simulator and after a restore. Returns the
-   * violations found; empty means healthy.
+   * violations found; empty means healthy. One pass over locks, sessions and keys with no lookups by name
+   * (records point at each other); messages are built only for violations.
    */
   checkInvariants(): string[] {
     const p: string[] = [];
     const q = (s: string): string => JSON.stringify(s);
-    const boundKeys = new Map<string, number>();
+    const applied = this.applied;
+    if (this.locks.gcFloor > applied) p.push('gcFloor above lastApplied');
+    let keyCount = 0;
+    const boundKeys = new Map<LockRecord, number>();
     this.kv.forEachSorted((r) => {
-      boundKeys.set(r.lock, (boundKeys.get(r.lock) ?? 0) + 1);
+      keyCount++;
       const rec = this.locks.get(r.lock);
       if (rec === undefined) p.push(`key ${q(r.key)} bound to lock ${q(r.lock)} without a record`);
-      else if (r.watermark > rec.latestToken) p.push(`key ${q(r.key)} watermark ${r.watermark} above its lock's latest token`);
+      else {
+        boundKeys.set(rec, (boundKeys.get(rec) ?? 0) + 1);
+        if (r.watermark > rec.latestToken) p.push(`key ${q(r.key)} watermark ${r.watermark} above its lock's latest token`);
+      }
       if (r.watermark < 1) p.push(`key ${q(r.key)} has no watermark`);
     });
-    if (this.locks.gcFloor > this.applied) p.push('gcFloor above lastApplied');
-    for (const rec of this.locks.values()) {
-      const n = q(rec.name);
-      if (rec.latestToken < 1 || rec.latestToken > this.applied) p.push(`lock ${n} latest token ${rec.latestToken} out of range`);
-      if (rec.holder !== null) {
-        if (rec.token !== rec.latestToken) p.push(`lock ${n} held under ${rec.token}, latest ${rec.latestToken}`);
-        if (rec.latestHolder !== rec.holder) p.push(`lock ${n} latestHolder is not the holder`);
-        if (!this.sessions.get(rec.holder)?.held.has(rec.name)) p.push(`lock ${n} holder session does not know it`);
-        if (rec.waiters.has(rec.holder)) p.push(`lock ${n} holder also waits`);
-      } else {
-        if (rec.token !== 0 || rec.grantedAt !== 0) p.push(`free lock ${n} has a token`);
-        if (rec.waiters.size > 0) p.push(`free lock ${n} has waiters`);
-      }
-      for (const w of rec.waiters) {
-        if (!this.sessions.get(w)?.waiting.has(rec.name)) p.push(`lock ${n} waiter ${w} is dead or does not know it`);
-      }
-      if (rec.waiters.size > L.MAX_WAITERS_PER_LOCK) p.push(`lock ${n} has too many waiters`);
-      if (rec.boundKeys !== (boundKeys.get(rec.name) ?? 0)) p.push(`lock ${n} bound key count ${rec.boundKeys} is wrong`);
-      if (rec.holder === null && rec.waiters.size === 0 && rec.boundKeys === 0) p.push(`idle lock ${n} not forgotten`);
-    }
+    // Open sessions by position (their `ordinal` scratch): "is this session record open" without a lookup.
+    const open: Session[] = [];
     for (const s of this.sessions.values()) {
-      if (s.openIndex > this.applied) p.push(`session ${s.id} opened in the future`);
-      for (const name of s.held) if (this.locks.get(name)?.holder !== s.id) p.push(`session ${s.id} thinks it holds ${q(name)}`);
-      for (const name of s.waiting) if (!this.locks.get(name)?.waiters.has(s.id)) p.push(`session ${s.id} thinks it waits for ${q(name)}`);
-      if (s.held.size + s.waiting.size > L.MAX_LOCKS_PER_SESSION) p.push(`session ${s.id} has too many locks`);
+      s.ordinal = open.length;
+      open.push(s);
     }
+    const isOpen = (s: Session): boolean => open[s.ordinal] === s;
+    const maxWaiters = L.MAX_WAITERS_PER_LOCK;
+    let lockCount = 0;
+    let heldLocks = 0;
+    let queued = 0;
+    this.locks.forEachSorted((rec) => {
+      lockCount++;
+      if (rec.holder !== null) heldLocks++;
+      queued += waiterCount(rec);
+      const latest = rec.latestToken;
+      if (latest < 1 || latest > applied) p.push(`lock ${q(rec.name)} latest token ${latest} out of range`);
+      const holder = rec.holder;
+      if (holder !== null) {
+        if (rec.latestHolder !== holder.id) p.push(`lock ${q(rec.name)} latestHolder is not the holder`);
+        if (!isOpen(holder)) p.push(`lock ${q(rec.name)} held by a session that is not open`);
+        const linked = rec.heldPrev === null ? holder.heldHead === rec : rec.heldPrev.heldNext === rec;
+        if (!linked) p.push(`lock ${q(rec.name)} holder session does not know it`);
+        if (hasWaiter(rec, holder)) p.push(`lock ${q(rec.name)} holder also waits`);
+      } else {
+        if (rec.grantedAt !== 0) p.push(`free lock ${q(rec.name)} has a grant time`);
+        if (rec.heldPrev !== null || rec.heldNext !== null) p.push(`free lock ${q(rec.name)} is in a held list`);
+      }
+      const waiters = rec.waiters;
+      if (waiters !== null) {
+        if (holder === null) p.push(`free lock ${q(rec.name)} has waiters`);
+        if (waiters.size === 0) p.push(`lock ${q(rec.name)} keeps an empty queue`);
+        if (waiters.size > maxWaiters) p.push(`lock ${q(rec.name)} has too many waiters`);
+        for (const w of waiters) {
+          if (!isOpen(w) || w.waiting === null || !w.waiting.has(rec)) {
+            p.push(`lock ${q(rec.name)} waiter ${w.id} is dead or does not know it`);
+          }
+        }
+      }
+      if (rec.boundKeys !== (keyCount === 0 ? 0 : (boundKeys.get(rec) ?? 0))) p.push(`lock ${q(rec.name)} bound key count ${rec.boundKeys} is wrong`);
+      if (holder === null && waiters === null && rec.boundKeys === 0) p.push(`idle lock ${q(rec.name)} not forgotten`);
+    });
+    const maxPerSession = L.MAX_LOCKS_PER_SESSION;
+    let heldCount = 0;
+    let waitingTotal = 0;
+    for (const s of open) {
+      if (s.openIndex > applied) p.push(`session ${s.id} opened in the future`);
+      // The held list: linked both ways, as long as its count, every lock in it held by this session. With the
+      // totals compared below, this also shows that every held lock is in its holder's list.
+      let n = 0;
+      let prev: LockRecord | null = null;
+      for (let rec = s.heldHead; rec !== null && n <= s.heldCount; rec = rec.heldNext) {
+        n++;
+        if (rec.heldPrev !== prev) p.push(`session ${s.id} held list is broken at ${q(rec.name)}`);
+        if (rec.holder !== s) p.push(`session ${s.id} thinks it holds ${q(rec.name)}`);
+        prev = rec;
+      }
+      if (n !== s.heldCount) p.push(`session ${s.id} holds ${n} locks, counts ${s.heldCount}`);
+      heldCount += n;
+      if (s.waiting !== null) {
+        if (s.waiting.size === 0) p.push(`session ${s.id} keeps an empty waiting set`);
+        waitingTotal += s.waiting.size;
+        for (const rec of s.waiting) if (!hasWaiter(rec, s)) p.push(`session ${s.id} thinks it waits for ${q(rec.name)}`);
+      }
+      if (s.heldCount + waitingCount(s) > maxPerSession) p.push(`session ${s.id} has too many locks`);
+    }
+    // Every lock a session holds or waits for is a record of the table: each side points at the other (checked
+    // above), and both sides count the same.
+    if (heldLocks !== heldCount) p.push(`${heldLocks} locks held, sessions hold ${heldCount}`);
+    if (queued !== waitingTotal) p.push(`${queued} waiters queued, sessions wait ${waitingTotal} times`);
+    if (lockCount !== this.locks.size || keyCount !== this.kv.size) p.push('an index is out of step with its table');
     if (this.sessions.size > L.MAX_SESSIONS) p.push('too many sessions');
     if (this.locks.size > L.MAX_LOCKS) p.push('too many locks');
     if (this.kv.size > L.MAX_KEYS || this.kv.bytes > L.MAX_STORE_BYTES) p.push('store over its bounds');
-    p.push(...this.kv.check(), ...this.dedup.check());
+    p.push(...this.sessions.check(), ...this.locks.check(), ...this.kv.check(), ...this.dedup.check());
     return p;
   }
 
   // ---- snapshot and restore -----------------------------------------------------------------------------
 
   /**
-   * The whole state as canonical plain data. Values are shared with the machine, not copied: stored values
-   * are never mutated in place (a write replaces them), so the snapshot stays valid after further applies,
-   * as long as nobody mutates its arrays.
+   * The whole state as a canonical snapshot. It is encoded right away, straight from the machine's tables
+   * (no plain copy of the state is built, nothing is sorted), and handed out as a view of those bytes (see
+   * snapshotView.ts): encodeSnapshot returns them as they are, and the plain fields are decoded only if
+   * someone reads them. The snapshot stays valid after further applies.
    */
   toSnapshot(): StateSnapshot {
-    return {
-      format: SNAPSHOT_FORMAT,
-      lastApplied: this.applied,
-      gcFloor: this.locks.gcFloor,
-      sessions: this.sessions.sortedIds().map((id) => {
-        const s = this.sessions.get(id)!;
-        return { id: s.id, clientName: s.clientName, ttlMs: s.ttlMs, openedAt: s.openedAt, openIndex: s.openIndex };
-      }),
-      locks: this.locks.sorted().map((rec) => ({
-        name: rec.name,
-        holder: rec.holder ?? '',
-        token: rec.token,
-        grantedAt: rec.grantedAt,
-        latestToken: rec.latestToken,
-        latestHolder: rec.latestHolder,
-        waiters: Array.from(rec.waiters),
-      })),
-      keys: this.keySnapshots(),
-      dedup: Array.from(this.dedup.entries(), ([clientId, c]) => ({
-        clientId,
-        floor: c.floor,
-        entries: Array.from(c.entries.values(), (e) => ({
-          requestId: e.requestId,
-          commandType: e.commandType,
-          result: JSON.stringify(e.result),
-        })),
-      })),
-    };
-  }
-
-  private keySnapshots(): KeySnapshot[] {
-    const keys: KeySnapshot[] = [];
-    this.kv.forEachSorted((r) => {
-      keys.push({ key: r.key, lock: r.lock, watermark: r.watermark, deleted: r.value === null, value: r.value ?? EMPTY });
-    });
-    return keys;
+    const bytes = writeState(this.applied, this.tables());
+    return makeSnapshotView(bytes, this.applied, this.locks.gcFloor);
   }
 
   /**
-   * Rebuilds a machine from a snapshot; throws SnapshotError if it is malformed or inconsistent. The machine
-   * adopts the snapshot's value arrays without copying: do not mutate them afterwards (decodeSnapshot
-   * output is fresh, and toSnapshot output shares arrays that are never mutated).
+   * Rebuilds a machine from a snapshot; throws SnapshotError if it is malformed or inconsistent. The state
+   * is checked in full (checkInvariants). A view from decodeSnapshot brings the machine decodeSnapshot
+   * already restored from its bytes (the first time; later calls restore another). Nothing of a plain
+   * snapshot is adopted: the machine holds copies.
    */
   static fromSnapshot(snapshot: StateSnapshot): LockStateMachine {
+    const bytes = bytesOfView(snapshot);
+    const pending = restoredFrom.get(snapshot);
+    if (pending !== undefined) {
+      restoredFrom.delete(snapshot);
+      if (bytes !== undefined) return pending;
+    }
+    if (bytes !== undefined) return LockStateMachine.fromBytes(bytes);
     checkSnapshotShape(snapshot);
+    return LockStateMachine.fromBytes(encodePlainSnapshot(snapshot));
+  }
+
+  /**
+   * For decodeSnapshot (snapshotCodec.ts): restores a machine straight from `bytes` and returns a view of
+   * them that brings the machine along to fromSnapshot. Bytes that do not restore (malformed, or consistent
+   * in encoding but not in content) are decoded the plain way instead, which throws SnapshotError for a
+   * malformed encoding and leaves the content to fromSnapshot.
+   */
+  static decodeToView(bytes: Uint8Array): StateSnapshot {
+    const own = copyBytes(bytes);
+    let m: LockStateMachine;
+    try {
+      m = LockStateMachine.fromBytes(own);
+    } catch {
+      return decodePlainSnapshot(own);
+    }
+    const view = makeSnapshotView(own, m.applied, m.locks.gcFloor);
+    restoredFrom.set(view, m);
+    return view;
+  }
+
+  /** Restores straight from encoded bytes, then checks every invariant. Throws SnapshotError. */
+  private static fromBytes(bytes: Uint8Array): LockStateMachine {
     const m = new LockStateMachine();
-    m.applied = snapshot.lastApplied;
-    m.locks.gcFloor = snapshot.gcFloor;
-    for (const s of snapshot.sessions) {
-      if (m.sessions.has(s.id)) throw new SnapshotError(`session ${s.id} twice`);
-      m.sessions.add({ id: s.id, clientName: s.clientName, ttlMs: s.ttlMs, openedAt: s.openedAt, openIndex: s.openIndex });
-    }
-    for (const l of snapshot.locks) {
-      if (m.locks.get(l.name) !== undefined) throw new SnapshotError(`lock ${JSON.stringify(l.name)} twice`);
-      const holder = l.holder === '' ? null : l.holder;
-      const rec: LockRecord = {
-        name: l.name,
-        holder,
-        token: l.token,
-        grantedAt: l.grantedAt,
-        latestToken: l.latestToken,
-        latestHolder: l.latestHolder,
-        waiters: new Set(l.waiters),
-        boundKeys: 0,
-      };
-      if (rec.waiters.size !== l.waiters.length) throw new SnapshotError(`lock ${JSON.stringify(l.name)} has a waiter twice`);
-      m.locks.restore(rec);
-      if (holder !== null) {
-        const s = m.sessions.get(holder);
-        if (s === undefined) throw new SnapshotError(`lock ${JSON.stringify(l.name)} held by an unknown session`);
-        s.held.add(l.name);
-      }
-      for (const w of l.waiters) {
-        const s = m.sessions.get(w);
-        if (s === undefined) throw new SnapshotError(`lock ${JSON.stringify(l.name)} awaited by an unknown session`);
-        s.waiting.add(l.name);
-      }
-    }
-    for (const k of snapshot.keys) {
-      const rec = m.locks.get(k.lock);
-      if (rec === undefined) throw new SnapshotError(`key ${JSON.stringify(k.key)} bound to an unknown lock`);
-      try {
-        m.kv.restore(k.key, k.lock, k.watermark, k.deleted ? null : k.value);
-      } catch (e) {
-        throw new SnapshotError(e instanceof Error ? e.message : String(e));
-      }
-      rec.boundKeys++;
-    }
-    for (const d of snapshot.dedup) {
-      const entries: DedupEntry[] = d.entries.map((e) => ({
-        requestId: e.requestId,
-        commandType: e.commandType,
-        result: parseResult(e.result),
-      }));
-      try {
-        m.dedup.restore(d.clientId, d.floor, entries);
-      } catch (e) {
-        throw new SnapshotError(e instanceof Error ? e.message : String(e));
-      }
+    try {
+      m.applied = readState(bytes, m.tables()).lastApplied;
+    } catch (e) {
+      throw e instanceof InvariantError ? new SnapshotError(e.message) : e;
     }
     const problems = m.checkInvariants();
     if (problems.length > 0) throw new SnapshotError(problems.slice(0, 5).join('; '));
     return m;
   }
+
+  private tables(): StateTables {
+    return { sessions: this.sessions, locks: this.locks, kv: this.kv, dedup: this.dedup };
+  }
 }
 
-const EMPTY = new Uint8Array(0);
+/** Views made by decodeToView -> the machine restored from their bytes, until fromSnapshot takes it. */
+const restoredFrom = new WeakMap<StateSnapshot, LockStateMachine>();
+
+const byName = (a: LockRecord, b: LockRecord): number => compareStrings(a.name, b.name);
+
+/** The records of `set` (null = none) sorted by name. */
+function sortedByName(set: ReadonlySet<LockRecord> | null): LockRecord[] {
+  return set === null ? [] : Array.from(set).sort(byName);
+}
+
+/** The names of the records of `set` (null = none), sorted. */
+function sortedNames(set: ReadonlySet<LockRecord> | null): string[] {
+  return set === null ? [] : sortedStrings(Array.from(set, (rec) => rec.name));
+}
 
 function outcome(result: Result): CommandResult {
   return { result, events: [], duplicate: false };
-}
-
-function parseResult(json: string): Result {
-  let v: unknown;
-  try {
-    v = JSON.parse(json);
-  } catch {
-    throw new SnapshotError('a stored result is not JSON');
-  }
-  if (!isRecord(v) || typeof v.status !== 'string') throw new SnapshotError('a stored result has no status');
-  return freezeResult(v as unknown as Result);
 }

@@ -6,28 +6,21 @@
 // forgotten record, so a token can still be classified as "maybe issued" (<= gcFloor) or "never issued for
 // this lock" (> gcFloor and no record).
 import { invariant } from './invariant';
-import { compareStrings } from './text';
+import { newLockRecord, tokenOf, type LockRecord, type Session } from './records';
+import { SortedIndex } from './sortedIndex';
 
-export interface LockRecord {
-  readonly name: string;
-  /** Session holding the lock, or null when free. */
-  holder: string | null;
-  /** Token of the current grant (0 when free). Equals latestToken while held. */
-  token: number;
-  /** `now` of the entry that made the current grant (0 when free). */
-  grantedAt: number;
-  /** Highest token ever issued for this lock; survives release, never goes back. */
-  latestToken: number;
-  /** Session of the latestToken grant; survives release (tells "your grant ended" from "not yours"). */
-  latestHolder: string;
-  /** Queued session ids; Set iteration order is insertion order, i.e. FIFO. */
-  readonly waiters: Set<string>;
-  /** Keys of the fenced store bound to this lock (tombstones included). Derived, not snapshotted. */
-  boundKeys: number;
+export type { LockRecord };
+
+class LockIndex extends SortedIndex<LockRecord> {
+  protected keyOf(rec: LockRecord): string {
+    return rec.name;
+  }
 }
 
 export class LockTable {
   private readonly byName = new Map<string, LockRecord>();
+  /** The same records in name order (code point order: canonical for snapshots, kept without sorting). */
+  private readonly sorted = new LockIndex();
   /** Highest latestToken of any forgotten lock record (0 when none was forgotten). */
   gcFloor = 0;
 
@@ -43,69 +36,74 @@ export class LockTable {
     return this.byName.values();
   }
 
-  /** Lock records in code point order of their names. */
-  sorted(): LockRecord[] {
-    return Array.from(this.byName.values()).sort((a, b) => compareStrings(a.name, b.name));
+  /** The records in name order, as consecutive chunks (see SortedIndex.chunksInOrder). */
+  chunksInOrder(): readonly (readonly LockRecord[])[] {
+    return this.sorted.chunksInOrder();
+  }
+
+  /** Calls `visit` for every record in name order. */
+  forEachSorted(visit: (rec: LockRecord) => void): void {
+    this.sorted.scan(visit);
   }
 
   create(name: string): LockRecord {
-    invariant(!this.byName.has(name), `lock ${JSON.stringify(name)} created twice`);
-    const rec: LockRecord = {
-      name,
-      holder: null,
-      token: 0,
-      grantedAt: 0,
-      latestToken: 0,
-      latestHolder: '',
-      waiters: new Set(),
-      boundKeys: 0,
-    };
+    invariant(!this.byName.has(name), () => `lock ${JSON.stringify(name)} created twice`);
+    const rec = newLockRecord(name);
     this.byName.set(name, rec);
+    this.sorted.insert(rec);
     return rec;
   }
 
-  /** Restores a record from a snapshot (no checks beyond uniqueness: the caller validates). */
+  /**
+   * Restores a record from a snapshot; names must come in strictly increasing order (the caller checks, and
+   * validates the record).
+   */
   restore(rec: LockRecord): void {
-    invariant(!this.byName.has(rec.name), `lock ${JSON.stringify(rec.name)} restored twice`);
     this.byName.set(rec.name, rec);
+    this.sorted.append(rec);
   }
 
   /** Grants a free lock: the token is the index of the entry being applied. */
-  grant(rec: LockRecord, sessionId: string, index: number, now: number): void {
-    invariant(rec.holder === null, `grant of held lock ${JSON.stringify(rec.name)}`);
-    invariant(index > rec.latestToken, `token of ${JSON.stringify(rec.name)} would not increase: ${index} <= ${rec.latestToken}`);
-    invariant(index > this.gcFloor, `token ${index} not above forgotten tokens (${this.gcFloor})`);
-    rec.holder = sessionId;
-    rec.token = index;
+  grant(rec: LockRecord, session: Session, index: number, now: number): void {
+    invariant(rec.holder === null, () => `grant of held lock ${JSON.stringify(rec.name)}`);
+    invariant(index > rec.latestToken, () => `token of ${JSON.stringify(rec.name)} would not increase: ${index} <= ${rec.latestToken}`);
+    invariant(index > this.gcFloor, () => `token ${index} not above forgotten tokens (${this.gcFloor})`);
+    rec.holder = session;
     rec.grantedAt = now;
     rec.latestToken = index;
-    rec.latestHolder = sessionId;
+    rec.latestHolder = session.id;
   }
 
   /** Ends the current grant; returns its token. */
   clearHolder(rec: LockRecord): number {
-    invariant(rec.holder !== null, `release of free lock ${JSON.stringify(rec.name)}`);
-    const token = rec.token;
+    invariant(rec.holder !== null, () => `release of free lock ${JSON.stringify(rec.name)}`);
+    const token = tokenOf(rec);
     rec.holder = null;
-    rec.token = 0;
     rec.grantedAt = 0;
     return token;
   }
 
   /** Forgets the record if nothing refers to it any more. */
   collectIfIdle(rec: LockRecord): void {
-    if (rec.holder !== null || rec.waiters.size > 0 || rec.boundKeys > 0) return;
+    if (rec.holder !== null || rec.waiters !== null || rec.boundKeys > 0) return;
     this.byName.delete(rec.name);
+    invariant(this.sorted.delete(rec), () => `lock ${JSON.stringify(rec.name)} missing from the name index`);
     if (rec.latestToken > this.gcFloor) this.gcFloor = rec.latestToken;
+  }
+
+  /** Self-check: the sorted index holds exactly the records of the map, in strictly increasing order. */
+  check(): string[] {
+    return this.sorted.matches(this.byName) ? [] : ['lock index out of step with the lock table'];
   }
 }
 
 /** 1-based position of `sessionId` in the queue, 0 when not queued. O(queue length). */
 export function queuePosition(rec: LockRecord, sessionId: string): number {
+  if (rec.waiters === null) return 0;
   let i = 0;
   for (const w of rec.waiters) {
     i++;
-    if (w === sessionId) return i;
+    if (w.id === sessionId) return i;
   }
   return 0;
 }

@@ -1,26 +1,19 @@
-// The session table. A session carries locks (etcd lease, Chubby session); its deadline lives on the
-// leader only, so the replicated record holds what was decided when it opened plus the locks it holds and
-// waits for (kept in step with the lock table by the state machine).
-import { sortedStrings } from './text';
+// The session table: open sessions by id, and in id order. The records are in records.ts.
+import { newSession, type Session, type SessionInit } from './records';
+import { SortedIndex } from './sortedIndex';
 
-export interface Session {
-  readonly id: string;
-  readonly clientName: string;
-  readonly ttlMs: number;
-  /** `now` of the OpenSession entry. */
-  readonly openedAt: number;
-  /** Index of the OpenSession entry. */
-  readonly openIndex: number;
-  /** Names of the locks this session holds. */
-  readonly held: Set<string>;
-  /** Names of the locks this session is queued for. */
-  readonly waiting: Set<string>;
+export type { Session, SessionInit };
+
+class SessionIndex extends SortedIndex<Session> {
+  protected keyOf(s: Session): string {
+    return s.id;
+  }
 }
-
-export type SessionInit = Omit<Session, 'held' | 'waiting'>;
 
 export class SessionTable {
   private readonly byId = new Map<string, Session>();
+  /** The same sessions in id order (code point order: canonical for snapshots, kept without sorting). */
+  private readonly sorted = new SessionIndex();
 
   get size(): number {
     return this.byId.size;
@@ -35,21 +28,43 @@ export class SessionTable {
   }
 
   add(init: SessionInit): Session {
-    const s: Session = { ...init, held: new Set(), waiting: new Set() };
+    const s = newSession(init.id, init.clientName, init.ttlMs, init.openedAt, init.openIndex);
     this.byId.set(s.id, s);
+    this.sorted.insert(s);
     return s;
   }
 
-  delete(id: string): void {
-    this.byId.delete(id);
+  /** Restores a session from a snapshot; ids must come in strictly increasing order (the caller checks). */
+  restore(s: Session): void {
+    this.byId.set(s.id, s);
+    this.sorted.append(s);
+  }
+
+  delete(s: Session): void {
+    this.byId.delete(s.id);
+    this.sorted.delete(s);
   }
 
   values(): IterableIterator<Session> {
     return this.byId.values();
   }
 
+  /** The records in id order, as consecutive chunks (see SortedIndex.chunksInOrder). */
+  chunksInOrder(): readonly (readonly Session[])[] {
+    return this.sorted.chunksInOrder();
+  }
+
   /** Session ids in code point order (independent of history, so snapshots are canonical). */
   sortedIds(): string[] {
-    return sortedStrings(this.byId.keys());
+    const ids: string[] = [];
+    this.sorted.scan((s) => {
+      ids.push(s.id);
+    });
+    return ids;
+  }
+
+  /** Self-check: the sorted index holds exactly the sessions of the map, in strictly increasing order. */
+  check(): string[] {
+    return this.sorted.matches(this.byId) ? [] : ['session index out of step with the session table'];
   }
 }

@@ -7,7 +7,7 @@
 import { COMMAND_TYPES, type CommandType } from './commands';
 import { isSessionId, isWellFormed } from './text';
 
-export const SNAPSHOT_FORMAT = 1;
+export const SNAPSHOT_FORMAT = 2;
 
 export interface SessionSnapshot {
   id: string;

@@ -1,16 +1,27 @@
-// An insert-only index of records sorted by their `key` (compareStrings order), for the fenced store's
-// prefix listing and its canonical snapshot order.
+// An index of records sorted by a string key (compareStrings order): the fenced store's prefix listing, and the
+// canonical snapshot order of keys, locks and sessions, kept up to date as records come and go so that a
+// snapshot never sorts.
 //
-// Records are kept in sorted chunks of at most 2 * CHUNK, so an insert moves at most one chunk's elements
-// (splicing one flat array of 1,000,000 keys costs ~1 ms per insert), and iterating in key order walks the
-// records themselves, with no lookup per key. Nothing is ever removed: deleted keys stay as tombstones.
-import { compareStrings } from './text';
+// Records are kept in sorted chunks of at most 2 * CHUNK, so an insert or a removal moves at most one chunk's
+// elements (splicing one flat array of 1,000,000 keys costs ~1 ms per insert), and iterating in key order
+// walks the records themselves, with no lookup per key. An emptied chunk is dropped, and a small chunk is
+// merged into its successor when both fit in one, so chunks stay dense whatever the history.
+import { compareStrings, isBelowSurrogates } from './text';
 
-const CHUNK = 512;
+const CHUNK = 256;
 
-export class SortedIndex<T extends { readonly key: string }> {
+/**
+ * The index; a subclass says where a record's key is (keyOf). A method rather than a function passed in: the
+ * searches call it on every probe, and V8 inlines a method of a few known classes, not a function value.
+ */
+export abstract class SortedIndex<T> {
   private readonly chunks: T[][] = [];
+  /** The last key of each chunk (searched first: a small array, mostly in cache). */
+  private readonly lastKeys: string[] = [];
   private count = 0;
+
+  /** A record's key (which never changes while it is indexed). */
+  protected abstract keyOf(record: T): string;
 
   get size(): number {
     return this.count;
@@ -19,22 +30,72 @@ export class SortedIndex<T extends { readonly key: string }> {
   /** Inserts a record whose key is not present yet. */
   insert(record: T): void {
     this.count++;
+    const key = this.keyOf(record);
     if (this.chunks.length === 0) {
       this.chunks.push([record]);
+      this.lastKeys.push(key);
       return;
     }
-    const ci = Math.min(this.chunkFor(record.key), this.chunks.length - 1);
+    const native = isBelowSurrogates(key);
+    const ci = Math.min(this.chunkFor(key, native), this.chunks.length - 1);
     const chunk = this.chunks[ci]!;
-    chunk.splice(lowerBound(chunk, record.key), 0, record);
-    if (chunk.length > 2 * CHUNK) this.chunks.splice(ci + 1, 0, chunk.splice(CHUNK));
+    const i = this.lowerBound(chunk, key, native);
+    chunk.splice(i, 0, record);
+    if (i === chunk.length - 1) this.lastKeys[ci] = key;
+    if (chunk.length > 2 * CHUNK) {
+      const moved = chunk.splice(CHUNK);
+      this.chunks.splice(ci + 1, 0, moved);
+      this.lastKeys.splice(ci + 1, 0, this.keyOf(moved[moved.length - 1]!));
+      this.lastKeys[ci] = this.keyOf(chunk[chunk.length - 1]!);
+    }
+  }
+
+  /** Removes `record` (the very object inserted); false when it is not in the index. */
+  delete(record: T): boolean {
+    const key = this.keyOf(record);
+    const native = isBelowSurrogates(key);
+    const ci = this.chunkFor(key, native);
+    const chunk = this.chunks[ci];
+    if (chunk === undefined) return false;
+    const i = this.lowerBound(chunk, key, native);
+    if (chunk[i] !== record) return false;
+    chunk.splice(i, 1);
+    this.count--;
+    if (chunk.length === 0) {
+      this.chunks.splice(ci, 1);
+      this.lastKeys.splice(ci, 1);
+      return true;
+    }
+    if (i === chunk.length) this.lastKeys[ci] = this.keyOf(chunk[i - 1]!);
+    if (chunk.length < CHUNK / 4) {
+      const next = this.chunks[ci + 1];
+      if (next !== undefined && chunk.length + next.length <= CHUNK) {
+        for (const r of next) chunk.push(r);
+        this.chunks.splice(ci + 1, 1);
+        this.lastKeys[ci] = this.lastKeys[ci + 1]!;
+        this.lastKeys.splice(ci + 1, 1);
+      }
+    }
+    return true;
   }
 
   /** Appends a record whose key is greater than every key present (restoring a sorted snapshot). */
   append(record: T): void {
-    const lastChunk = this.chunks[this.chunks.length - 1];
-    if (lastChunk === undefined || lastChunk.length >= CHUNK) this.chunks.push([record]);
-    else lastChunk.push(record);
+    const key = this.keyOf(record);
+    const last = this.chunks.length - 1;
+    const lastChunk = this.chunks[last];
+    if (lastChunk === undefined || lastChunk.length >= CHUNK) {
+      this.chunks.push([record]);
+      this.lastKeys.push(key);
+    } else {
+      lastChunk.push(record);
+      this.lastKeys[last] = key;
+    }
     this.count++;
+  }
+
+  first(): T | undefined {
+    return this.chunks[0]?.[0];
   }
 
   last(): T | undefined {
@@ -43,40 +104,95 @@ export class SortedIndex<T extends { readonly key: string }> {
   }
 
   /**
+   * The records in key order, as consecutive chunks (for walks that want a plain loop). Read only, and only
+   * until the next change of the index.
+   */
+  chunksInOrder(): readonly (readonly T[])[] {
+    return this.chunks;
+  }
+
+  /**
    * Calls `visit` for each record with key >= `from` (every record when omitted), in key order, until it
    * returns false.
    */
   scan(visit: (record: T) => boolean | void, from?: string): void {
-    let ci = from === undefined ? 0 : this.chunkFor(from);
+    const native = from === undefined || isBelowSurrogates(from);
+    let ci = from === undefined ? 0 : this.chunkFor(from, native);
     if (ci >= this.chunks.length) return;
-    let i = from === undefined ? 0 : lowerBound(this.chunks[ci]!, from);
+    let i = from === undefined ? 0 : this.lowerBound(this.chunks[ci]!, from, native);
     for (; ci < this.chunks.length; ci++, i = 0) {
       const chunk = this.chunks[ci]!;
       for (; i < chunk.length; i++) if (visit(chunk[i]!) === false) return;
     }
   }
 
-  /** Index of the first chunk whose last key is >= `key` (chunks.length if none). */
-  private chunkFor(key: string): number {
+  /**
+   * Self-check: the index holds exactly the records of `map` (each under its own key), in strictly increasing
+   * key order. Walks both in step while the map's insertion order is the key order (as after a restore),
+   * with one lookup per record only from where they differ.
+   */
+  matches(map: ReadonlyMap<string, T>): boolean {
+    if (map.size !== this.count) return false;
+    const keys = Array.from(map.keys());
+    const values = Array.from(map.values());
+    let n = 0;
+    let inStep = true;
+    let previous: string | undefined;
+    if (this.lastKeys.length !== this.chunks.length) return false;
+    for (let ci = 0; ci < this.chunks.length; ci++) {
+      const chunk = this.chunks[ci]!;
+      if (chunk.length === 0 || this.lastKeys[ci] !== this.keyOf(chunk[chunk.length - 1]!)) return false;
+      for (const r of chunk) {
+        const key = this.keyOf(r);
+        if (previous !== undefined && compareStrings(previous, key) >= 0) return false;
+        previous = key;
+        if (inStep && values[n] === r && keys[n] === key) {
+          n++;
+          continue;
+        }
+        inStep = false;
+        n++;
+        if (map.get(key) !== r) return false;
+      }
+    }
+    return n === this.count;
+  }
+
+  /**
+   * Index of the first chunk whose last key is >= `key` (chunks.length if none). `native`: the key has no
+   * unit >= U+D800, so the native `<` orders like compareStrings (see isBelowSurrogates), and several times
+   * faster than comparing unit by unit in JS.
+   */
+  private chunkFor(key: string, native: boolean): number {
+    const lastKeys = this.lastKeys;
     let lo = 0;
-    let hi = this.chunks.length;
+    let hi = lastKeys.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const chunk = this.chunks[mid]!;
-      if (compareStrings(chunk[chunk.length - 1]!.key, key) < 0) lo = mid + 1;
+      const k = lastKeys[mid]!;
+      if (native ? k < key : compareStrings(k, key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Position of the first record of `xs` whose key is >= `key` (`native` as for chunkFor). */
+  private lowerBound(xs: readonly T[], key: string, native: boolean): number {
+    let lo = 0;
+    let hi = xs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const k = this.keyOf(xs[mid]!);
+      if (native ? k < key : compareStrings(k, key) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
   }
 }
 
-function lowerBound<T extends { readonly key: string }>(xs: readonly T[], key: string): number {
-  let lo = 0;
-  let hi = xs.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareStrings(xs[mid]!.key, key) < 0) lo = mid + 1;
-    else hi = mid;
+/** An index of records that carry their key as `key` (the fenced store's). */
+export class KeyIndex<T extends { readonly key: string }> extends SortedIndex<T> {
+  protected keyOf(record: T): string {
+    return record.key;
   }
-  return lo;
 }

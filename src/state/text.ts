@@ -52,6 +52,16 @@ export function compareStrings(a: string, b: string): number {
   return a.length - b.length;
 }
 
+/**
+ * True when every UTF-16 unit of `s` is below U+D800. Against such a string, the native `<` (UTF-16 unit
+ * order) agrees with compareStrings: the two orders differ only where the first differing units are both
+ * >= U+D800 (a surrogate against U+E000..U+FFFF). Lets a binary search compare natively.
+ */
+export function isBelowSurrogates(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0xd800) return false;
+  return true;
+}
+
 function codePointRank(unit: number): number {
   if (unit >= 0xe000) return unit - 0x800; // U+E000..U+FFFF sort before astral characters
   if (unit >= 0xd800) return unit + 0x2000; // surrogates stand for code points above U+FFFF

@@ -4,7 +4,7 @@ import { Reason } from '../../src/state';
 import * as L from '../../src/state/limits';
 import { checkFence } from '../../src/state/fencing';
 import { FencedKv } from '../../src/state/fencedKv';
-import type { LockRecord } from '../../src/state/locks';
+import { newLockRecord, newSession } from '../../src/state/records';
 import { Harness, del, put, sid } from './harness';
 
 const written = (token: number, ops = 1) => ({ status: 'written', token, ops });
@@ -259,9 +259,9 @@ describe('checkFence, defensively', () => {
     const kv = new FencedKv();
     kv.apply({ type: 'put', key: 'k', value: new Uint8Array(1) }, 'L', 50);
     const s = sid(1);
-    const record: LockRecord = {
-      name: 'L', holder: s, token: 40, grantedAt: 0, latestToken: 40, latestHolder: s, waiters: new Set(), boundKeys: 1,
-    };
+    const record = newLockRecord('L', 0, 40, s);
+    record.holder = newSession(s, '', 5_000, 0, 1);
+    record.boundKeys = 1;
     const q = { lock: 'L', sessionId: s, token: 40, record, gcFloor: 0, sessionOpen: true, kv };
     expect(checkFence({ ...q, keys: ['k'] })).toEqual({ ok: false, reason: Reason.STALE_TOKEN, watermark: 50, key: 'k' });
     expect(checkFence({ ...q, keys: ['other'] })).toEqual({ ok: true });

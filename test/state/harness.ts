@@ -3,13 +3,21 @@
 import { expect } from 'vitest';
 import {
   LockStateMachine,
+  SNAPSHOT_FORMAT,
+  compareStrings,
   decodeSnapshot,
   encodeSnapshot,
   type Command,
   type CommandResult,
   type Result,
+  type StateSnapshot,
   type WriteOp,
 } from '../../src/state';
+import type { DedupTable } from '../../src/state/dedup';
+import type { FencedKv } from '../../src/state/fencedKv';
+import type { LockTable } from '../../src/state/locks';
+import type { LockRecord } from '../../src/state/records';
+import type { SessionTable } from '../../src/state/sessions';
 
 export const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 export const dec = (b: Uint8Array | null | undefined): string | null => (b == null ? null : new TextDecoder().decode(b));
@@ -113,4 +121,63 @@ export class Harness {
   value(key: string): string | null {
     return dec(this.m.get(key)?.value);
   }
+}
+
+/** The machine's tables, for white-box tests (they are private). */
+export interface MachineInternals {
+  applied: number;
+  sessions: SessionTable;
+  locks: LockTable;
+  kv: FencedKv;
+  dedup: DedupTable;
+}
+
+export function internals(m: LockStateMachine): MachineInternals {
+  return m as unknown as MachineInternals;
+}
+
+/**
+ * The plain snapshot of a machine built the straightforward way, independently of the machine's own encoder
+ * (walk every table, sort, stringify results): what toSnapshot must be equal to, byte for byte once encoded.
+ */
+export function referenceSnapshot(m: LockStateMachine): StateSnapshot {
+  const t = internals(m);
+  const byName = (a: LockRecord, b: LockRecord): number => compareStrings(a.name, b.name);
+  const sessions = Array.from(t.sessions.values()).sort((a, b) => compareStrings(a.id, b.id));
+  const locks = Array.from(t.locks.values()).sort(byName);
+  const keys: StateSnapshot['keys'] = [];
+  t.kv.forEachSorted((r) => keys.push({ key: r.key, lock: r.lock, watermark: r.watermark, deleted: r.value === null, value: r.value ?? new Uint8Array(0) }));
+  return {
+    format: SNAPSHOT_FORMAT,
+    lastApplied: t.applied,
+    gcFloor: t.locks.gcFloor,
+    sessions: sessions.map((s) => ({ id: s.id, clientName: s.clientName, ttlMs: s.ttlMs, openedAt: s.openedAt, openIndex: s.openIndex })),
+    locks: locks.map((rec) => ({
+      name: rec.name,
+      holder: rec.holder?.id ?? '',
+      token: rec.holder === null ? 0 : rec.latestToken,
+      grantedAt: rec.grantedAt,
+      latestToken: rec.latestToken,
+      latestHolder: rec.latestHolder,
+      waiters: Array.from(rec.waiters ?? [], (s) => s.id),
+    })),
+    keys,
+    dedup: Array.from(t.dedup.entries(), ([clientId, c]) => ({
+      clientId,
+      floor: c.floor,
+      entries: Array.from(c.entries.values(), (e) => ({ requestId: e.requestId, commandType: e.commandType, result: JSON.stringify(e.result) })),
+    })),
+  };
+}
+
+/** Equal bytes (fast; toEqual on large byte arrays is slow, so it only runs to show a difference). */
+export function expectSameBytes(actual: Uint8Array, expected: Uint8Array, what?: string): void {
+  if (Buffer.compare(actual, expected) !== 0) expect(actual, what).toEqual(expected);
+}
+
+/** Checks that the machine's own snapshot bytes are those of its reference snapshot. */
+export function expectCanonicalSnapshot(m: LockStateMachine): Uint8Array {
+  const bytes = encodeSnapshot(m.toSnapshot());
+  expectSameBytes(encodeSnapshot(referenceSnapshot(m)), bytes, 'the machine encodes itself like its reference snapshot');
+  return bytes;
 }

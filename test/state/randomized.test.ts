@@ -10,7 +10,7 @@ import {
   type Result,
   type WriteOp,
 } from '../../src/state';
-import { roundTrip, sid } from './harness';
+import { expectCanonicalSnapshot, roundTrip, sid } from './harness';
 
 function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
@@ -167,8 +167,11 @@ function run(seed: number, steps: number): { statuses: Map<string, number> } {
         : outA.result.status;
     statuses.set(status, (statuses.get(status) ?? 0) + 1);
     if (restoreAt.has(step) || step % 37 === 0) {
+      // The machine's own encoder writes exactly the bytes of the plain reference snapshot.
+      expectCanonicalSnapshot(a);
       b = roundTrip(b);
       expect(b.checkInvariants()).toEqual([]);
+      expectCanonicalSnapshot(b);
       if (step === steps - 5) a = roundTrip(a); // both restored: still equal to each other
     }
   }

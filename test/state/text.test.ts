@@ -1,7 +1,8 @@
 // String helpers and the sorted key index: code point order, UTF-8 sizes, well-formedness.
 import { describe, expect, it } from 'vitest';
 import { compareStrings, isWellFormed, utf8ByteLength } from '../../src/state';
-import { SortedIndex } from '../../src/state/sortedIndex';
+import { isBelowSurrogates } from '../../src/state/text';
+import { KeyIndex } from '../../src/state/sortedIndex';
 
 const samples = ['', 'a', 'ab', 'b', 'é', '\u07ff', '\u0800', '\ud7ff', '\ue000', '\uffff', '\u{10000}', '\u{1F600}', '\u{10FFFF}', 'a\u{1F600}', 'a\uffff', 'A', '~'];
 
@@ -26,6 +27,17 @@ describe('text', () => {
     for (const s of [...samples, samples.join(''), 'x'.repeat(300)]) expect(utf8ByteLength(s)).toBe(new TextEncoder().encode(s).length);
   });
 
+  it('against a string with no unit >= U+D800, the native order agrees with compareStrings', () => {
+    const low = samples.filter((s) => isBelowSurrogates(s));
+    expect(low).toEqual(['', 'a', 'ab', 'b', 'é', '\u07ff', '\u0800', '\ud7ff', 'A', '~']);
+    for (const a of low) {
+      for (const b of samples) {
+        const native = a < b ? -1 : a > b ? 1 : 0;
+        expect(native, `${JSON.stringify(a)} vs ${JSON.stringify(b)}`).toBe(Math.sign(compareStrings(a, b)));
+      }
+    }
+  });
+
   it('isWellFormed rejects lone surrogates', () => {
     for (const s of samples) expect(isWellFormed(s)).toBe(true);
     for (const s of ['\ud800', '\udc00', 'a\ud800b', '\udc00\ud800', '\u{1F600}'.slice(0, 1)]) expect(isWellFormed(s)).toBe(false);
@@ -33,7 +45,7 @@ describe('text', () => {
 });
 
 describe('SortedIndex', () => {
-  const keysOf = (index: SortedIndex<{ key: string }>, from?: string): string[] => {
+  const keysOf = (index: KeyIndex<{ key: string }>, from?: string): string[] => {
     const out: string[] = [];
     index.scan((r) => {
       out.push(r.key);
@@ -44,7 +56,7 @@ describe('SortedIndex', () => {
   it('keeps random inserts sorted and scans from any key', () => {
     let seed = 42;
     const rnd = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
-    const index = new SortedIndex<{ key: string }>();
+    const index = new KeyIndex<{ key: string }>();
     const reference = new Set<string>();
     for (let i = 0; i < 5_000; i++) {
       const k = `k${Math.floor(rnd() * 100_000)}${rnd() < 0.1 ? '\u{1F600}' : ''}`;
@@ -65,7 +77,7 @@ describe('SortedIndex', () => {
   });
 
   it('appends in order (restore), then accepts inserts anywhere', () => {
-    const index = new SortedIndex<{ key: string }>();
+    const index = new KeyIndex<{ key: string }>();
     for (let i = 0; i < 2_000; i++) index.append({ key: `k${String(i).padStart(5, '0')}` });
     for (const key of ['k00500x', 'a', 'z']) index.insert({ key });
     const all = keysOf(index);

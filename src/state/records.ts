@@ -1,0 +1,165 @@
+// The records of sessions and locks, which point at each other: a lock's holder and waiters are session
+// records, a session's held and awaited locks are lock records. So a session id string is stored once, in
+// its session (a lock refers to the session object, not to another copy of the id), and no lookup by id or
+// name is needed to walk from one to the other.
+//
+// Memory and speed: a machine holds up to MAX_SESSIONS sessions and MAX_LOCKS locks.
+// - Each kind is made by one object literal in one factory below, with every field: one hidden class for
+//   all records of a kind, fields in the object, and an allocation site V8 can pretenure when records
+//   live long (restoring a snapshot makes hundreds of thousands at once; a class constructor would make
+//   every one of them be copied by the young-generation collector, twice).
+// - The locks a session holds are a doubly linked list through the lock records (two fields per lock
+//   instead of a Set per session), and the sets of waiters and awaited locks are created only when first
+//   needed and dropped when they empty again: most locks have no waiters, most sessions wait for nothing.
+
+export interface SessionInit {
+  readonly id: string;
+  readonly clientName: string;
+  readonly ttlMs: number;
+  /** `now` of the OpenSession entry. */
+  readonly openedAt: number;
+  /** Index of the OpenSession entry. */
+  readonly openIndex: number;
+}
+
+export interface Session extends SessionInit {
+  /** First of the locks this session holds (linked through LockRecord.heldNext), null when none. */
+  heldHead: LockRecord | null;
+  /** Number of locks this session holds. */
+  heldCount: number;
+  /** Locks this session is queued for, null when none. */
+  waiting: Set<LockRecord> | null;
+  /**
+   * Scratch for the snapshot encoder and the invariant check: this session's position in the list they
+   * walk, valid only while one of them runs. Not state: nothing else reads it.
+   */
+  ordinal: number;
+}
+
+export interface LockRecord {
+  readonly name: string;
+  /** Session holding the lock, or null when free. */
+  holder: Session | null;
+  /** `now` of the entry that made the current grant (0 when free). */
+  grantedAt: number;
+  /**
+   * Highest token ever issued for this lock; survives release, never goes back. While the lock is held it
+   * is the token of the current grant (see tokenOf).
+   */
+  latestToken: number;
+  /**
+   * Session id of the latestToken grant; survives release (tells "your grant ended" from "not yours"). While
+   * held it is the holder's own id string (not a copy).
+   */
+  latestHolder: string;
+  /** Queued sessions, null when none; Set iteration order is insertion order, i.e. FIFO. */
+  waiters: Set<Session> | null;
+  /** Keys of the fenced store bound to this lock (tombstones included). Derived, not snapshotted. */
+  boundKeys: number;
+  /** Neighbours in the holder's list of held locks (Session.heldHead); null when free or at an end. */
+  heldPrev: LockRecord | null;
+  heldNext: LockRecord | null;
+}
+
+export function newSession(id: string, clientName: string, ttlMs: number, openedAt: number, openIndex: number): Session {
+  return { id, clientName, ttlMs, openedAt, openIndex, heldHead: null, heldCount: 0, waiting: null, ordinal: 0 };
+}
+
+/** A free lock record (as created for a first grant, or restored and then filled in). */
+export function newLockRecord(name: string, grantedAt = 0, latestToken = 0, latestHolder = ''): LockRecord {
+  return {
+    name,
+    holder: null,
+    grantedAt,
+    latestToken,
+    latestHolder,
+    waiters: null,
+    boundKeys: 0,
+    heldPrev: null,
+    heldNext: null,
+  };
+}
+
+// ---- sessions -----------------------------------------------------------------------------------------
+
+/** Adds `rec` (in no session's list: it is being granted to `s`) to the locks `s` holds. */
+export function addHeld(s: Session, rec: LockRecord): void {
+  const head = s.heldHead;
+  rec.heldPrev = null;
+  rec.heldNext = head;
+  if (head !== null) head.heldPrev = rec;
+  s.heldHead = rec;
+  s.heldCount++;
+}
+
+/** Removes `rec`, which must be in the list of `s` (the caller knows: rec.holder is s). */
+export function deleteHeld(s: Session, rec: LockRecord): void {
+  const prev = rec.heldPrev;
+  const next = rec.heldNext;
+  if (prev === null) s.heldHead = next;
+  else prev.heldNext = next;
+  if (next !== null) next.heldPrev = prev;
+  rec.heldPrev = null;
+  rec.heldNext = null;
+  s.heldCount--;
+}
+
+/** The locks `s` holds, in no particular order. */
+export function heldLocks(s: Session): LockRecord[] {
+  const out: LockRecord[] = [];
+  for (let rec = s.heldHead; rec !== null; rec = rec.heldNext) out.push(rec);
+  return out;
+}
+
+export function waitingCount(s: Session): number {
+  return s.waiting === null ? 0 : s.waiting.size;
+}
+
+export function addWaiting(s: Session, rec: LockRecord): void {
+  (s.waiting ??= new Set()).add(rec);
+}
+
+/** False when `s` was not waiting for the lock. */
+export function deleteWaiting(s: Session, rec: LockRecord): boolean {
+  if (s.waiting === null || !s.waiting.delete(rec)) return false;
+  if (s.waiting.size === 0) s.waiting = null;
+  return true;
+}
+
+// ---- locks ----------------------------------------------------------------------------------------------
+
+/** Token of the current grant, 0 when free: a grant's token is always the latest token. */
+export function tokenOf(rec: LockRecord): number {
+  return rec.holder === null ? 0 : rec.latestToken;
+}
+
+/** Id of the holding session, null when free. */
+export function holderIdOf(rec: LockRecord): string | null {
+  return rec.holder === null ? null : rec.holder.id;
+}
+
+export function waiterCount(rec: LockRecord): number {
+  return rec.waiters === null ? 0 : rec.waiters.size;
+}
+
+export function hasWaiter(rec: LockRecord, s: Session): boolean {
+  return rec.waiters !== null && rec.waiters.has(s);
+}
+
+export function addWaiter(rec: LockRecord, s: Session): void {
+  (rec.waiters ??= new Set()).add(s);
+}
+
+/** False when `s` was not queued. */
+export function deleteWaiter(rec: LockRecord, s: Session): boolean {
+  if (rec.waiters === null || !rec.waiters.delete(s)) return false;
+  if (rec.waiters.size === 0) rec.waiters = null;
+  return true;
+}
+
+/** The head of the queue, if any. */
+export function firstWaiter(rec: LockRecord): Session | undefined {
+  if (rec.waiters === null) return undefined;
+  for (const s of rec.waiters) return s;
+  return undefined;
+}
