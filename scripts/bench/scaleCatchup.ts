@@ -28,6 +28,7 @@ import { MAX_LOCKS, MAX_SESSIONS, encodeSnapshot, type CommandResult } from '../
 import { LevelStorage } from '../../src/storage/levelStorage';
 import type { PersistBatch, RaftStorage } from '../../src/storage/types';
 import { GrpcPeerTransport, PEER_SERVER_OPTIONS } from '../../src/transport/grpcPeerTransport';
+import { freePort, sleep } from './processes';
 import { bytesEqual, check, mib, ms, round, workload } from './scaleCommon';
 
 export interface CatchupOptions {
@@ -99,17 +100,6 @@ interface Node {
 }
 
 const IDS = ['n1', 'n2', 'n3'];
-
-async function freePort(): Promise<number> {
-  const server = new grpc.Server();
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-  );
-  await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
-  return port;
-}
-
-const sleep = (millis: number): Promise<void> => new Promise((r) => setTimeout(r, millis));
 
 async function until(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = performance.now() + timeoutMs;

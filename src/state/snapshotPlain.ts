@@ -137,13 +137,7 @@ export function decodePlainSnapshot(bytes: Uint8Array): StateSnapshot {
   const lastApplied = r.varint();
   const gcFloor = r.varint();
 
-  const sessions: SessionSnapshot[] = Array.from({ length: r.count(5) }, () => ({
-    id: r.str(),
-    clientName: r.str(),
-    ttlMs: r.varint(),
-    openedAt: r.varint(),
-    openIndex: r.varint(),
-  }));
+  const sessions = readSessions(r);
   const sessionAt = firstPositions(sessions.map((x) => x.id));
   const sref = (): string => {
     const ref = r.varint();
@@ -216,16 +210,21 @@ export function decodePlainSnapshot(bytes: Uint8Array): StateSnapshot {
  *   key     = str key | str lock | varint watermark | byte deleted (0/1) | bytes value
  *   dedupClient = str clientId | varint floor | list(varint requestId | str commandType | str resultJson)
  */
-function decodeFormat1(r: Reader): StateSnapshot {
-  const lastApplied = r.varint();
-  const gcFloor = r.varint();
-  const sessions: SessionSnapshot[] = Array.from({ length: r.count(5) }, () => ({
+/** The session list, the same in both formats. */
+function readSessions(r: Reader): SessionSnapshot[] {
+  return Array.from({ length: r.count(5) }, () => ({
     id: r.str(),
     clientName: r.str(),
     ttlMs: r.varint(),
     openedAt: r.varint(),
     openIndex: r.varint(),
   }));
+}
+
+function decodeFormat1(r: Reader): StateSnapshot {
+  const lastApplied = r.varint();
+  const gcFloor = r.varint();
+  const sessions = readSessions(r);
   const locks: LockSnapshot[] = Array.from({ length: r.count(7) }, () => ({
     name: r.str(),
     holder: r.str(),

@@ -1,34 +1,16 @@
 // `npm run bench` end to end, short: both clusters start, every workload runs on both without errors, the
 // table and the JSON record come out, and nothing is left running.
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runNode } from '../integration/harness';
 
 const ROOT = path.resolve(__dirname, '../..');
 const BENCH = path.join(ROOT, 'dist/scripts/bench.js');
 const work = mkdtempSync(path.join(os.tmpdir(), 'fencelock-bench-test-'));
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-
-function run(args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BENCH, ...args], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`bench timed out\n${stdout}\n${stderr}`));
-    }, timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 /** Pids of processes whose command line mentions `needle` (the bench's data folder names both clusters' members). */
 function processesMentioning(needle: string): number[] {
@@ -58,9 +40,9 @@ describe('npm run bench', () => {
     const dataRoot = path.join(work, 'data');
     mkdirSync(dataRoot);
     const json = path.join(work, 'results.json');
-    const res = await run(
-      ['--seconds', '0.5', '--warmup', '0.2', '--start-warmup', '0.4', '--clients', '2', '--systems', 'fencelock,etcd', '--json', json, '--data-root', dataRoot],
-      150_000,
+    const res = await runNode(
+      [BENCH, '--seconds', '0.5', '--warmup', '0.2', '--start-warmup', '0.4', '--clients', '2', '--systems', 'fencelock,etcd', '--json', json, '--data-root', dataRoot],
+      { cwd: work, timeoutMs: 150_000 },
     );
     expect(res.code, `${res.stdout}\n${res.stderr}`).toBe(0);
     expect(res.stdout).toMatch(/workload\s+clients\s+\|/);
@@ -91,7 +73,7 @@ describe('npm run bench', () => {
   });
 
   it('refuses an unknown workload with a clear message and starts nothing', async () => {
-    const res = await run(['--workloads', 'cycles-distinct,nope'], 30_000);
+    const res = await runNode([BENCH, '--workloads', 'cycles-distinct,nope'], { cwd: work, timeoutMs: 30_000 });
     expect(res.code).not.toBe(0);
     expect(res.stderr).toMatch(/unknown workload nope/);
   });

@@ -13,6 +13,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { NodeStatus } from '../../src/client';
 import { runScenario, stopActiveClusters, writeScenarioReports, type Scenario } from './scenarioKit';
+import { mulberry32 } from '../sim/prng';
 
 const SCENARIO_TIMEOUT_MS = 150_000;
 
@@ -46,16 +47,6 @@ async function waitNoLeaderAmong(s: Scenario, ids: string[], timeoutMs = 5_000):
 /** Operations answered ok inside [from, to] (recorder clock). */
 function okBetween(s: Scenario, from: number, to: number): number {
   return s.recorder.operations().filter((o) => o.outcome === 'ok' && o.ret !== undefined && o.ret >= from && o.ret <= to).length;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed | 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('chaos scenarios (containers, recorded workload, history checker)', () => {

@@ -22,6 +22,7 @@ import { FenceLockClient, silentLogger, type Logger, type Session } from '../../
 import type { FenceLockClientOptions } from '../../src/client';
 import type { FinalRead, History, KeyWrite } from '../checker/history';
 import { Recorder } from './recorder';
+import { mulberry32 } from '../sim/prng';
 
 export interface WorkloadOptions {
   /** host:port of the cluster's nodes. */
@@ -74,16 +75,6 @@ export interface WorkloadStats {
   sessionsOpened: number;
   /** Errors thrown by the loop itself (not by recorded operations). */
   loopErrors: number;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed | 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export class Workload {

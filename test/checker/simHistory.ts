@@ -5,6 +5,7 @@
 // re-entrant acquire, blocking and try acquires, multi-key writes and deletes. Deterministic per seed.
 import { LockStateMachine, type Command, type LockEvent, type Result } from '../../src/state';
 import type { FinalRead, KeyWrite, OpError, Operation, OpKind, OpArgs, OpResult } from './history';
+import { mulberry32 } from '../sim/prng';
 
 export interface SimOptions {
   seed: number;
@@ -31,16 +32,6 @@ export interface SimRun {
   /** Final read of every key, after the run. */
   final: Map<string, FinalRead>;
   stats: { ops: number; unknown: number; grants: number; expiries: number; staleRefusals: number };
-}
-
-export function mulberry32(seed: number): () => number {
-  let a = seed | 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A binary heap of timed callbacks; ties run in scheduling order. */

@@ -71,6 +71,7 @@ import { runClock, type WorkerConfig } from './clientWorker';
 import type { FaultProxy } from './faultProxy';
 import { LocalCluster, PROJECT_ROOT } from './harness';
 import { header, rawClient, type RawNodeClient } from './rawClient';
+import { mulberry32 } from '../sim/prng';
 
 export const WORKER_MAIN = path.join(PROJECT_ROOT, 'dist/test/integration/clientWorker.js');
 const CHECKER_MAIN = path.join(PROJECT_ROOT, 'dist/test/checker/index.js');
@@ -102,16 +103,6 @@ export interface ScheduledFault {
   existing: 'freeze' | 'reset';
   /** delay: ms per chunk. */
   delayMs?: number;
-}
-
-export function mulberry32(seed: number): () => number {
-  let a = seed | 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const NODE_WEIGHTS: Record<3 | 5, Array<[NodeFaultKind, number]>> = {

@@ -1,32 +1,13 @@
 // The `fencelock` command and `npm run demo`, end to end against real node processes.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient } from '../../src/client';
-import { eventually, freePorts, LocalCluster } from './harness';
+import { eventually, freePorts, LocalCluster, runNode } from './harness';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CLI = path.join(ROOT, 'dist/src/cli/main.js');
-
-function run(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`timed out: ${args.join(' ')}\n${stdout}\n${stderr}`));
-    }, timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 describe('the fencelock CLI', () => {
   let cluster: LocalCluster;
@@ -47,7 +28,7 @@ describe('the fencelock CLI', () => {
   it('lock -- CMD runs CMD with the token, and CMD writes under it with kv put', async () => {
     const endpoints = cluster.endpoints.join(',');
     const script = `echo "token=$FENCELOCK_TOKEN"; "${process.execPath}" "${CLI}" kv put cli/key "from CMD" && exit 7`;
-    const res = await run([CLI, '--endpoints', endpoints, 'lock', 'cli-lock', '--', 'sh', '-c', script]);
+    const res = await runNode([CLI, '--endpoints', endpoints, 'lock', 'cli-lock', '--', 'sh', '-c', script]);
     expect(res.code, res.stderr).toBe(7); // CMD's own exit code comes back
     const token = BigInt(/token=(\d+)/.exec(res.stdout)![1]);
     expect(token).toBeGreaterThan(0n);
@@ -62,7 +43,7 @@ describe('the fencelock CLI', () => {
   it('lock --wait 0 on a held lock exits 3 without running CMD', async () => {
     const session = await client.openSession({ ttlMs: 10_000 });
     const held = await session.acquire('cli-held');
-    const res = await run([CLI, '--endpoints', cluster.endpoints.join(','), 'lock', 'cli-held', '--wait', '0', '--', 'sh', '-c', 'echo ran']);
+    const res = await runNode([CLI, '--endpoints', cluster.endpoints.join(','), 'lock', 'cli-held', '--wait', '0', '--', 'sh', '-c', 'echo ran']);
     expect(res.code).toBe(3);
     expect(res.stdout).not.toContain('ran');
     await held.release();
@@ -74,7 +55,7 @@ describe('the fencelock CLI', () => {
     const first = await session.acquire('cli-stale');
     await first.release();
     const second = await session.acquire('cli-stale');
-    const res = await run([CLI, '--endpoints', cluster.endpoints.join(','), 'kv', 'put', 'cli-stale/k', 'v', '--lock', 'cli-stale', '--token', String(first.token), '--session', session.id]);
+    const res = await runNode([CLI, '--endpoints', cluster.endpoints.join(','), 'kv', 'put', 'cli-stale/k', 'v', '--lock', 'cli-stale', '--token', String(first.token), '--session', session.id]);
     expect(res.code).toBe(2);
     expect(res.stderr + res.stdout).toContain('STALE_TOKEN');
     await second.release();
@@ -82,7 +63,7 @@ describe('the fencelock CLI', () => {
   });
 
   it('status lists every node with its role', async () => {
-    const res = await run([CLI, '--endpoints', cluster.endpoints.join(','), '--json', 'status']);
+    const res = await runNode([CLI, '--endpoints', cluster.endpoints.join(','), '--json', 'status']);
     expect(res.code).toBe(0);
     const text = res.stdout;
     for (const n of cluster.nodes) expect(text).toContain(n.address);
@@ -95,7 +76,7 @@ describe('npm run demo', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-demo-'));
     const ports = await freePorts(3);
     try {
-      const res = await run([path.join(ROOT, 'dist/scripts/demo.js')], { FENCELOCK_DEMO_DIR: dir, FENCELOCK_DEMO_PORTS: ports.join(',') }, 120_000);
+      const res = await runNode([path.join(ROOT, 'dist/scripts/demo.js')], { env: { FENCELOCK_DEMO_DIR: dir, FENCELOCK_DEMO_PORTS: ports.join(',') }, timeoutMs: 120_000 });
       expect(res.code, res.stdout + res.stderr).toBe(0);
       expect(res.stdout).toMatch(/REFUSED FAILED_PRECONDITION STALE_TOKEN/);
       expect(res.stdout).toMatch(/B's write is intact/);

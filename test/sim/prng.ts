@@ -121,3 +121,17 @@ export class Prng {
     return items;
   }
 }
+
+/**
+ * mulberry32: a small seeded generator of floats in [0, 1), for tests and workloads that need one stream and
+ * no per-purpose derivation (the raft unit tests, the checker's simulated histories, the chaos workloads).
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed | 0;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -11,17 +11,7 @@ import {
   type WriteOp,
 } from '../../src/state';
 import { expectCanonicalSnapshot, roundTrip, sid } from './harness';
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../sim/prng';
 
 const SESSIONS = Array.from({ length: 6 }, (_, i) => sid(0x100 + i));
 const LOCKS = ['a', 'b', 'c', 'd'];
