@@ -1,4 +1,5 @@
-// The local cluster on 127.0.0.1 (configs in cluster/, data under data/, which git ignores).
+// The local cluster on 127.0.0.1 (configs in cluster/, data under data/, which git ignores), TLS on with
+// development certificates made in data/certs on first start.
 //
 //   npm run cluster                      all nodes in the foreground, prefixed logs, Ctrl-C stops them
 //   npm run cluster -- start|stop|status background mode (pids and logs under data/run/)
@@ -7,6 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { ensureDevCerts } from '../src/certs/devCluster';
 
 const ROOT = path.resolve(__dirname, '../..');
 const NODE_MAIN = path.join(ROOT, 'dist/src/node/main.js');
@@ -143,6 +145,10 @@ async function main(): Promise<void> {
   const five = args.includes('--five');
   const [cmd, id] = args.filter((a) => a !== '--five');
   if (!existsSync(NODE_MAIN)) throw new Error(`${NODE_MAIN} is missing: run npm run build first`);
+  if (cmd === undefined || cmd === 'run' || cmd === 'start' || cmd === 'restart') {
+    const dir = await ensureDevCerts(ROOT);
+    console.log(`TLS on: certificates in ${path.relative(ROOT, dir)} (clients run from ${ROOT} find ca.pem there, or set FENCELOCK_CACERT)`);
+  }
   switch (cmd ?? 'run') {
     case 'run':
       return foreground(five);

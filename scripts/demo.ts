@@ -7,14 +7,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
+import { generateDevCerts } from '../src/certs/generate';
 import { FenceLockClient, type NodeStatus } from '../src/client';
 
 const ROOT = path.resolve(__dirname, '../..');
 // The integration tests run the demo on ports and in a folder of their own.
 const DIR = process.env.FENCELOCK_DEMO_DIR ?? path.join(ROOT, 'data', 'demo');
 const IDS = ['n1', 'n2', 'n3'];
-const PORTS = (process.env.FENCELOCK_DEMO_PORTS ?? '7201,7202,7203').split(',').map(Number);
-const MEMBERS = Object.fromEntries(IDS.map((id, i) => [id, `127.0.0.1:${PORTS[i]}`]));
+// Three client ports, then three peer ports.
+const PORTS = (process.env.FENCELOCK_DEMO_PORTS ?? '7201,7202,7203,7211,7212,7213').split(',').map(Number);
+const MEMBERS = Object.fromEntries(IDS.map((id, i) => [id, { client: `127.0.0.1:${PORTS[i]}`, peer: `127.0.0.1:${PORTS[i + 3]}` }]));
+const CERTS = path.join(DIR, 'certs');
 const LOCK = 'demo/invoice-run';
 const KEY = 'demo/invoice-run/last-writer';
 
@@ -58,13 +61,17 @@ async function nextEvent(it: AsyncIterator<string>): Promise<Record<string, stri
 async function main(): Promise<void> {
   rmSync(DIR, { recursive: true, force: true });
   mkdirSync(DIR, { recursive: true });
+  await generateDevCerts(CERTS, { nodes: IDS });
   for (const id of IDS) {
-    const config = { id, listen: MEMBERS[id], members: MEMBERS, dataDir: path.join(DIR, id), logLevel: 'warn' };
+    const tls = { ca: path.join(CERTS, 'ca.pem'), cert: path.join(CERTS, `${id}.pem`), key: path.join(CERTS, `${id}-key.pem`) };
+    const config = { id, listen: MEMBERS[id]!.client, peerListen: MEMBERS[id]!.peer, members: MEMBERS, tls, dataDir: path.join(DIR, id), logLevel: 'warn' };
     writeFileSync(path.join(DIR, `${id}.json`), JSON.stringify(config, null, 2));
   }
-  const endpoints = Object.values(MEMBERS);
+  // The clients here and client A's process verify the nodes against the demo's CA.
+  process.env.FENCELOCK_CACERT = path.join(CERTS, 'ca.pem');
+  const endpoints = Object.values(MEMBERS).map((m) => m.client);
 
-  step(`Start a 3-node cluster on ${endpoints.join(', ')} (fsync on, data in ${path.relative(ROOT, DIR) || DIR})`);
+  step(`Start a 3-node cluster on ${endpoints.join(', ')} (TLS and fsync on, data in ${path.relative(ROOT, DIR) || DIR})`);
   for (const id of IDS) startNode(id);
   const client = new FenceLockClient({ endpoints, clientId: 'demo-client-b' });
   const first = await leader(client);

@@ -1,18 +1,42 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 
-/** One node's configuration file (cluster/node1.json and friends). Times in milliseconds. */
+/** The two addresses of a member: where clients call it, and where its peers dial it. */
+export interface MemberAddresses {
+  client: string;
+  peer: string;
+}
+
+/** Files of the node's TLS identity (PEM); relative paths are taken relative to the config file. */
+export interface TlsConfig {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+/** One node's configuration file (cluster/node1.json and friends). Times in milliseconds. See docs/security.md. */
 export interface NodeConfig {
   id: string;
-  /** host:port this node listens on, for clients and peers alike. */
+  /** host:port of the client listener (Session, Lock, KV, Pipeline, Cluster, health, reflection). */
   listen: string;
-  /** Every member of the cluster (this node included): id -> host:port. */
-  members: Record<string, string>;
+  /** host:port of the peer listener (RaftPeer only, mutual TLS). */
+  peerListen: string;
+  /** Every member of the cluster (this node included): id -> its client and peer addresses. */
+  members: Record<string, MemberAddresses>;
   /**
-   * Where this node dials each peer, when not its `members` address (for example through a fault-injecting
-   * proxy in tests). Clients are always pointed at `members` addresses.
+   * Where this node dials each peer, when not its `members` peer address (for example through a
+   * fault-injecting proxy in tests).
    */
   peerAddresses?: Record<string, string>;
+  /** Carried on every peer stream; streams of another cluster are refused. Derived from members by default. */
+  clusterId: string;
+  /** The node's CA, certificate and key. Required unless `insecure`. */
+  tls?: TlsConfig;
+  /** Require a client certificate from the cluster CA on the client listener. */
+  clientCertAuth: boolean;
+  /** Plaintext on both listeners, loopback addresses only. */
+  insecure: boolean;
   dataDir: string;
   tickMs: number;
   electionTicks: number;
@@ -25,7 +49,7 @@ export interface NodeConfig {
   logLevel: string;
 }
 
-export const CONFIG_DEFAULTS: Omit<NodeConfig, 'id' | 'listen' | 'members' | 'dataDir'> = {
+export const CONFIG_DEFAULTS = {
   tickMs: 50,
   electionTicks: 10,
   heartbeatTicks: 2,
@@ -33,7 +57,14 @@ export const CONFIG_DEFAULTS: Omit<NodeConfig, 'id' | 'listen' | 'members' | 'da
   minSessionTtlMs: 3_000,
   maxSessionTtlMs: 300_000,
   logLevel: 'info',
+  clientCertAuth: false,
+  insecure: false,
 };
+
+const KNOWN_FIELDS = new Set<string>([
+  'id', 'listen', 'peerListen', 'members', 'peerAddresses', 'clusterId', 'tls', 'clientCertAuth', 'insecure', 'dataDir',
+  ...Object.keys(CONFIG_DEFAULTS),
+]);
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -43,29 +74,76 @@ export class ConfigError extends Error {
 }
 
 const HOST_PORT = /^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-/** Fills defaults and checks every field, so a typo stops the node at start with a message that says what. */
-export function validateConfig(raw: unknown, origin = 'config'): NodeConfig {
-  if (typeof raw !== 'object' || raw === null) throw new ConfigError(`${origin}: expected a JSON object`);
-  const cfg = { ...CONFIG_DEFAULTS, ...(raw as Partial<NodeConfig>) } as NodeConfig;
-  const fail = (field: string, why: string): never => {
-    throw new ConfigError(`${origin}: field "${field}" ${why}`);
-  };
-  if (typeof cfg.id !== 'string' || !/^[A-Za-z0-9_-]{1,32}$/.test(cfg.id)) fail('id', 'must be 1-32 letters, digits, - or _');
-  if (typeof cfg.listen !== 'string' || !HOST_PORT.test(cfg.listen)) fail('listen', 'must be host:port');
-  if (typeof cfg.members !== 'object' || cfg.members === null) fail('members', 'must map node ids to host:port');
-  for (const [id, addr] of Object.entries(cfg.members)) {
-    if (typeof addr !== 'string' || !HOST_PORT.test(addr)) fail(`members.${id}`, 'must be host:port');
+/** True for addresses only this machine can reach: 127.0.0.0/8, ::1, localhost. */
+export function isLoopback(hostPort: string): boolean {
+  const host = hostPort.slice(0, hostPort.lastIndexOf(':')).replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** The default cluster id: a digest of the sorted member ids and peer addresses (like etcd's). */
+export function deriveClusterId(members: Record<string, MemberAddresses>): string {
+  const text = Object.keys(members).sort().map((id) => `${id}=${members[id]!.peer}`).join(',');
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+}
+
+type Fail = (field: string, why: string) => never;
+
+function checkMembers(cfg: NodeConfig, fail: Fail): void {
+  if (typeof cfg.members !== 'object' || cfg.members === null) fail('members', 'must map node ids to { "client": host:port, "peer": host:port }');
+  for (const [id, m] of Object.entries(cfg.members)) {
+    if (!/^[A-Za-z0-9_-]{1,32}$/.test(id)) fail(`members.${id}`, 'node ids are 1-32 letters, digits, - or _');
+    if (typeof m !== 'object' || m === null) fail(`members.${id}`, 'must be { "client": host:port, "peer": host:port }');
+    for (const k of Object.keys(m)) if (k !== 'client' && k !== 'peer') fail(`members.${id}.${k}`, 'is not a known field (client, peer)');
+    if (typeof m.client !== 'string' || !HOST_PORT.test(m.client)) fail(`members.${id}.client`, 'must be host:port');
+    if (typeof m.peer !== 'string' || !HOST_PORT.test(m.peer)) fail(`members.${id}.peer`, 'must be host:port');
   }
   if (!(cfg.id in cfg.members)) fail('members', `must include this node's own id "${cfg.id}"`);
   for (const [id, addr] of Object.entries(cfg.peerAddresses ?? {})) {
     if (!(id in cfg.members)) fail(`peerAddresses.${id}`, 'names no member');
     if (typeof addr !== 'string' || !HOST_PORT.test(addr)) fail(`peerAddresses.${id}`, 'must be host:port');
   }
+}
+
+function checkSecurity(cfg: NodeConfig, fail: Fail): void {
+  for (const field of ['clientCertAuth', 'insecure'] as const) if (typeof cfg[field] !== 'boolean') fail(field, 'must be true or false');
+  if (typeof cfg.clusterId !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(cfg.clusterId)) fail('clusterId', 'must be 1-64 letters, digits, ., - or _');
+  if (cfg.insecure) {
+    if (cfg.tls !== undefined) fail('tls', 'must not be set together with "insecure": true');
+    if (cfg.clientCertAuth) fail('clientCertAuth', 'needs TLS; remove "insecure": true');
+    for (const field of ['listen', 'peerListen'] as const) {
+      if (!isLoopback(cfg[field])) fail(field, `is not a loopback address; plaintext ("insecure": true) is only allowed on 127.0.0.1, ::1 or localhost`);
+    }
+    return;
+  }
+  if (typeof cfg.tls !== 'object' || cfg.tls === null) fail('tls', 'is required: { "ca", "cert", "key" } PEM files (make them with `fencelock certs init`), or set "insecure": true for plaintext on loopback');
+  for (const k of Object.keys(cfg.tls)) if (!['ca', 'cert', 'key'].includes(k)) fail(`tls.${k}`, 'is not a known field (ca, cert, key)');
+  for (const k of ['ca', 'cert', 'key'] as const) {
+    if (typeof cfg.tls[k] !== 'string' || cfg.tls[k].length === 0) fail(`tls.${k}`, 'must be a file path');
+  }
+}
+
+/** Fills defaults and checks every field, so a typo stops the node at start with a message that says what. */
+export function validateConfig(raw: unknown, origin = 'config'): NodeConfig {
+  if (typeof raw !== 'object' || raw === null) throw new ConfigError(`${origin}: expected a JSON object`);
+  const fail: Fail = (field, why) => {
+    throw new ConfigError(`${origin}: field "${field}" ${why}`);
+  };
+  for (const k of Object.keys(raw)) if (!KNOWN_FIELDS.has(k)) fail(k, `is not a known field (known: ${[...KNOWN_FIELDS].join(', ')})`);
+  const cfg = { ...CONFIG_DEFAULTS, ...(raw as Partial<NodeConfig>) } as NodeConfig;
+  if (typeof cfg.id !== 'string' || !/^[A-Za-z0-9_-]{1,32}$/.test(cfg.id)) fail('id', 'must be 1-32 letters, digits, - or _');
+  if (typeof cfg.listen !== 'string' || !HOST_PORT.test(cfg.listen)) fail('listen', 'must be host:port');
+  if (typeof cfg.peerListen !== 'string' || !HOST_PORT.test(cfg.peerListen)) fail('peerListen', 'must be host:port (the peer listener, apart from the client listener)');
+  if (cfg.peerListen === cfg.listen) fail('peerListen', 'must differ from listen: peers and clients have listeners of their own');
+  checkMembers(cfg, fail);
+  cfg.clusterId ??= deriveClusterId(cfg.members);
+  checkSecurity(cfg, fail);
   if (typeof cfg.dataDir !== 'string' || cfg.dataDir.length === 0) fail('dataDir', 'must be a directory path');
   for (const field of ['tickMs', 'electionTicks', 'heartbeatTicks', 'snapshotEveryEntries', 'minSessionTtlMs', 'maxSessionTtlMs'] as const) {
     if (!Number.isInteger(cfg[field]) || cfg[field] <= 0) fail(field, 'must be a positive integer');
   }
+  if (!LOG_LEVELS.includes(cfg.logLevel)) fail('logLevel', `must be one of ${LOG_LEVELS.join(', ')}`);
   if (cfg.heartbeatTicks >= cfg.electionTicks) fail('heartbeatTicks', 'must be below electionTicks');
   const electionTimeoutMs = cfg.tickMs * cfg.electionTicks;
   // A lease must outlive a failover: up to two election timeouts pass before a new leader restarts deadlines.
@@ -76,7 +154,7 @@ export function validateConfig(raw: unknown, origin = 'config'): NodeConfig {
   return cfg;
 }
 
-/** Reads a config file; a relative dataDir is taken relative to the file's folder. */
+/** Reads a config file; a relative dataDir and TLS file paths are taken relative to the file's folder. */
 export function loadConfig(file: string): NodeConfig {
   let text: string;
   try {
@@ -91,6 +169,8 @@ export function loadConfig(file: string): NodeConfig {
     throw new ConfigError(`config ${file} is not valid JSON: ${(err as Error).message}`);
   }
   const cfg = validateConfig(raw, file);
-  if (!path.isAbsolute(cfg.dataDir)) cfg.dataDir = path.resolve(path.dirname(file), cfg.dataDir);
+  const resolve = (p: string): string => (path.isAbsolute(p) ? p : path.resolve(path.dirname(file), p));
+  cfg.dataDir = resolve(cfg.dataDir);
+  if (cfg.tls) cfg.tls = { ca: resolve(cfg.tls.ca), cert: resolve(cfg.tls.cert), key: resolve(cfg.tls.key) };
   return cfg;
 }

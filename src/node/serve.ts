@@ -5,6 +5,8 @@ import { FenceLockServer } from './server';
 /** Runs one node until SIGTERM or SIGINT, then shuts it down gracefully. Resolves once it has stopped. */
 export async function serve(configPath: string): Promise<void> {
   const config = loadConfig(configPath);
+  // Every file the node writes (log, snapshots) is readable by its own user only: the log holds session ids.
+  process.umask(0o077);
   const logContext: { current?: LogContext } = {};
   const logger = createLogger(config.id, config.logLevel, logContext);
   const node = await FenceLockServer.start(config, logger);
@@ -20,6 +22,7 @@ export async function serve(configPath: string): Promise<void> {
         resolve();
       });
     };
+    process.on('SIGHUP', () => node.reloadCertificates());
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
     node.driver.once('fatal', () => onSignal('fatal'));

@@ -18,6 +18,8 @@ import { LockApp } from './lockApp';
 import { createLogger, type Logger } from './logger';
 import { RaftDriver } from './raftDriver';
 import { SessionLeases } from './sessionLeases';
+import { CertificateFiles } from './tls/certificateFiles';
+import { clientServerCredentials, peerChannelCredentials, peerServerCredentials } from './tls/credentials';
 import { randomBytes } from 'node:crypto';
 
 const LOADER_OPTIONS: protoLoader.Options = { keepCase: false, longs: String, enums: String, defaults: true, oneofs: true };
@@ -27,7 +29,31 @@ function secureRandom(): number {
   return randomBytes(4).readUInt32BE(0) / 2 ** 32;
 }
 
-/** One fencelock node: the Raft driver, the lock state machine, the public API and the peer service on one port. */
+/** Binds a server to one address, resolving when it listens. */
+function bind(server: grpc.Server, address: string, credentials: grpc.ServerCredentials): Promise<void> {
+  return new Promise<void>((resolve, reject) =>
+    server.bindAsync(address, credentials, (err) => (err ? reject(new Error(`cannot listen on ${address}: ${err.message}`)) : resolve())),
+  );
+}
+
+/** Stops a server: in-flight calls get a second to finish, then it is forced. */
+function shutdown(server: grpc.Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, 1_000);
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/**
+ * One fencelock node: the Raft driver, the lock state machine, the public API on the client listener and
+ * the Raft peer service on a listener of its own (see docs/security.md).
+ */
 export class FenceLockServer {
   private sweeper: NodeJS.Timeout | undefined;
 
@@ -35,6 +61,8 @@ export class FenceLockServer {
     readonly config: NodeConfig,
     readonly logger: Logger,
     private readonly server: grpc.Server,
+    private readonly peerServer: grpc.Server,
+    private readonly certificates: CertificateFiles | null,
     private readonly storage: LevelStorage,
     private readonly transport: GrpcPeerTransport,
     readonly driver: RaftDriver<import('../state').CommandResult>,
@@ -43,10 +71,20 @@ export class FenceLockServer {
   ) {}
 
   static async start(config: NodeConfig, logger = createLogger(config.id, config.logLevel)): Promise<FenceLockServer> {
+    const certificates = config.tls ? new CertificateFiles(config.tls) : null;
     const storage = await LevelStorage.open(config.dataDir);
     const server = new grpc.Server(PEER_SERVER_OPTIONS);
-    const transport = new GrpcPeerTransport({ selfId: config.id, peers: { ...config.members, ...config.peerAddresses }, logger: logger.child({ part: 'transport' }) });
-    transport.register(server);
+    const peerServer = new grpc.Server(PEER_SERVER_OPTIONS);
+    const peers = Object.fromEntries(Object.entries(config.members).map(([id, m]) => [id, m.peer]));
+    const transport = new GrpcPeerTransport({
+      selfId: config.id,
+      peers: { ...peers, ...config.peerAddresses },
+      clusterId: config.clusterId,
+      channelCredentials: (peer) => peerChannelCredentials(certificates, peer),
+      authenticatePeers: certificates !== null,
+      logger: logger.child({ part: 'transport' }),
+    });
+    transport.register(peerServer);
 
     const app = new LockApp();
     const leases = new SessionLeases(() => Date.now());
@@ -70,7 +108,7 @@ export class FenceLockServer {
     const ctx = new NodeContext(config, driver, app, leases, logger);
     const health = new HealthImplementation({ '': 'SERVING', 'fencelock.v1.Lock': 'NOT_SERVING' });
 
-    const pkgDef = protoLoader.loadSync([protoFile('fencelock/v1/lock.proto'), protoFile('fencelock/v1/raft.proto'), healthProtoPath], LOADER_OPTIONS);
+    const pkgDef = protoLoader.loadSync([protoFile('fencelock/v1/lock.proto'), healthProtoPath], LOADER_OPTIONS);
     const pkg = grpc.loadPackageDefinition(pkgDef) as unknown as {
       fencelock: { v1: Record<string, { service: grpc.ServiceDefinition }> };
     };
@@ -85,12 +123,12 @@ export class FenceLockServer {
     health.addToServer(server);
     new ReflectionService(pkgDef).addToServer(server);
 
-    await new Promise<void>((resolve, reject) =>
-      server.bindAsync(config.listen, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
-    );
-    const node = new FenceLockServer(config, logger, server, storage, transport, driver, ctx, health);
+    await bind(peerServer, config.peerListen, peerServerCredentials(certificates));
+    await bind(server, config.listen, clientServerCredentials(certificates, config.clientCertAuth));
+    const node = new FenceLockServer(config, logger, server, peerServer, certificates, storage, transport, driver, ctx, health);
     node.wireLeaderDuties(app, leases);
-    logger.info({ listen: config.listen, members: config.members, dataDir: config.dataDir }, 'fencelock node started');
+    logger.info({ listen: config.listen, peerListen: config.peerListen, tls: certificates !== null, clientCertAuth: config.clientCertAuth,
+      clusterId: config.clusterId, members: config.members, dataDir: config.dataDir }, 'fencelock node started');
     return node;
   }
 
@@ -125,21 +163,23 @@ export class FenceLockServer {
     }, this.config.tickMs);
   }
 
+  /** Rereads the TLS files (SIGHUP): new connections get the new certificates; a bad file keeps the old ones. */
+  reloadCertificates(): void {
+    if (!this.certificates) return;
+    try {
+      this.certificates.reload();
+      this.logger.info(this.certificates.files, 'TLS certificates reloaded');
+    } catch (err) {
+      this.logger.error({ err: (err as Error).message }, 'TLS certificate reload failed; still using the previous certificates');
+    }
+  }
+
   /** Graceful stop: leadership handed over, in-flight batch flushed, LevelDB closed. */
   async stop(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     this.context.runStopHooks();
     await this.driver.stop();
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        this.server.forceShutdown();
-        resolve();
-      }, 1_000);
-      this.server.tryShutdown(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    await Promise.all([shutdown(this.server), shutdown(this.peerServer)]);
     await this.transport.close();
     await this.storage.close();
     this.logger.info('fencelock node stopped');

@@ -133,6 +133,9 @@ export class LevelStorage implements RaftStorage {
   static async open(dir: string): Promise<LevelStorage> {
     const abs = path.resolve(dir);
     const fresh = await classifyDirectory(abs);
+    // The log holds session ids (bearer secrets): only the node's own user may read the folder.
+    if (fresh) await fs.promises.mkdir(abs, { recursive: true, mode: 0o700 });
+    await fs.promises.chmod(abs, 0o700);
     const db: Db = new Level<Uint8Array, Uint8Array>(abs, {
       keyEncoding: 'view',
       valueEncoding: 'view',

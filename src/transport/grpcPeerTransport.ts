@@ -27,6 +27,7 @@ import {
   MAX_PEER_MESSAGE_BYTES,
   PEER_CHANNEL_OPTIONS,
 } from './options';
+import { nodeIdOf } from '../certs/identity';
 import { MessageQueue } from './queue';
 import { RAFT_PEER_SERVICE, RAFT_PEER_STREAM_PATH, toBuffer } from './service';
 
@@ -57,7 +58,19 @@ export interface GrpcPeerTransportOptions {
   connectTimeoutMs?: number;
   /** Extra client channel options, merged over PEER_CHANNEL_OPTIONS. */
   channelOptions?: grpc.ChannelOptions;
+  /** Sent on every outgoing stream and required on every inbound one; streams of another cluster are refused. */
+  clusterId?: string;
+  /** Credentials to dial a peer (mutual TLS in production); plaintext when absent. */
+  channelCredentials?: (peer: NodeId) => grpc.ChannelCredentials;
+  /**
+   * Accept an inbound stream only from a certificate that names another configured member, and drop every
+   * message on it whose `from` is not that member. Needs the peer listener to require client certificates.
+   */
+  authenticatePeers?: boolean;
 }
+
+/** Metadata key of the cluster id on peer streams. */
+export const CLUSTER_ID_METADATA = 'fencelock-cluster-id';
 
 export interface PeerStats {
   /** The outgoing stream is established (the peer answered with response headers). */
@@ -143,6 +156,9 @@ export class GrpcPeerTransport {
   private readonly backoffMaxMs: number;
   private readonly connectTimeoutMs: number;
   private readonly channelOptions: grpc.ChannelOptions;
+  private readonly clusterId: string;
+  private readonly channelCredentials: (peer: NodeId) => grpc.ChannelCredentials;
+  private readonly authenticatePeers: boolean;
 
   private messageHandler: ((messages: Message[]) => void) | null = null;
   private unreachableHandler: ((peer: NodeId) => void) | null = null;
@@ -166,6 +182,9 @@ export class GrpcPeerTransport {
     this.backoffMaxMs = Math.max(this.backoffMinMs, positive('reconnectBackoffMaxMs', opts.reconnectBackoffMaxMs, DEFAULT_RECONNECT_BACKOFF_MAX_MS));
     this.connectTimeoutMs = positive('connectTimeoutMs', opts.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
     this.channelOptions = { ...PEER_CHANNEL_OPTIONS, ...opts.channelOptions };
+    this.clusterId = opts.clusterId ?? '';
+    this.channelCredentials = opts.channelCredentials ?? (() => grpc.credentials.createInsecure());
+    this.authenticatePeers = opts.authenticatePeers ?? false;
     for (const [id, address] of Object.entries(opts.peers)) {
       if (id === this.selfId) continue;
       if (!address) throw new Error(`peer ${id} has no address`);
@@ -325,10 +344,12 @@ export class GrpcPeerTransport {
   private openStream(link: PeerLink): void {
     if (this.closed) return;
     if (!link.client) {
-      link.client = new grpc.Client(link.address, grpc.credentials.createInsecure(), this.channelOptions);
+      link.client = new grpc.Client(link.address, this.channelCredentials(link.id), this.channelOptions);
     }
+    const metadata = new grpc.Metadata();
+    if (this.clusterId) metadata.set(CLUSTER_ID_METADATA, this.clusterId);
     const call = link.client.makeBidiStreamRequest<Uint8Array, Uint8Array>(
-      RAFT_PEER_STREAM_PATH, toBuffer, identity, new grpc.Metadata(), {});
+      RAFT_PEER_STREAM_PATH, toBuffer, identity, metadata, {});
     link.call = call;
     link.state = 'connecting';
     link.writable = false;
@@ -476,6 +497,8 @@ export class GrpcPeerTransport {
       call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'peer transport is closed' });
       return;
     }
+    const sender = this.admitInbound(call);
+    if (sender === null) return;
     this.inbound.add(call);
     const forget = (): void => {
       this.inbound.delete(call);
@@ -493,6 +516,7 @@ export class GrpcPeerTransport {
     call.sendMetadata(new grpc.Metadata());
 
     let misaddressed = 0;
+    let spoofed = 0;
     const onData = (buf: Buffer): void => {
       if (this.closed) return;
       let messages: Message[];
@@ -506,9 +530,43 @@ export class GrpcPeerTransport {
         call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: `malformed MessageBatch: ${errorText(err)}` });
         return;
       }
-      this.deliver(messages, call, () => misaddressed++ === 0);
+      this.deliver(this.fromSender(messages, sender, call, () => spoofed++ === 0), call, () => misaddressed++ === 0);
     };
     call.on('data', onData);
+  }
+
+  /**
+   * Checks the cluster id and, when peers are authenticated, who the certificate names. Returns the sender's
+   * node id (undefined when peers are not authenticated), or null after refusing the stream.
+   */
+  private admitInbound(call: InboundCall): NodeId | undefined | null {
+    const refuse = (code: grpc.status, why: string, details: object): null => {
+      this.logger.warn({ peer: call.getPeer(), ...details, why }, 'refusing inbound peer stream');
+      call.emit('error', { code, details: why });
+      return null;
+    };
+    const theirCluster = String(call.metadata.get(CLUSTER_ID_METADATA)[0] ?? '');
+    if (this.clusterId && theirCluster !== this.clusterId) {
+      return refuse(grpc.status.PERMISSION_DENIED, `cluster id "${theirCluster}" is not this cluster's ("${this.clusterId}")`, {});
+    }
+    if (!this.authenticatePeers) return undefined;
+    const cert = call.getAuthContext()?.sslPeerCertificate;
+    const named = nodeIdOf(cert);
+    if (named === undefined || named === this.selfId || !this.links.has(named)) {
+      return refuse(grpc.status.PERMISSION_DENIED, `certificate names no other member of this cluster (${named ?? 'no node identity'})`, { named });
+    }
+    return named;
+  }
+
+  /** Keeps only the messages whose `from` is the authenticated sender of the stream; warns once per stream. */
+  private fromSender(messages: Message[], sender: NodeId | undefined, call: InboundCall, firstSpoof: () => boolean): Message[] {
+    if (sender === undefined || messages.every((m) => m.from === sender)) return messages;
+    const forged = messages.find((m) => m.from !== sender)!;
+    if (firstSpoof()) {
+      this.logger.warn({ peer: call.getPeer(), authenticated: sender, claimed: forged.from, type: forged.type },
+        'dropping peer messages whose sender is not the authenticated peer');
+    }
+    return messages.filter((m) => m.from === sender);
   }
 
   private deliver(messages: Message[], call: InboundCall, firstMisaddressed: () => boolean): void {

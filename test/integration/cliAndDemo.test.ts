@@ -74,7 +74,7 @@ describe('the fencelock CLI', () => {
 describe('npm run demo', () => {
   it('plays the fencing timeline: the frozen holder is refused with STALE_TOKEN, tokens grow across a failover', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-demo-'));
-    const ports = await freePorts(3);
+    const ports = await freePorts(6);
     try {
       const res = await runNode([path.join(ROOT, 'dist/scripts/demo.js')], { env: { FENCELOCK_DEMO_DIR: dir, FENCELOCK_DEMO_PORTS: ports.join(',') }, timeoutMs: 120_000 });
       expect(res.code, res.stdout + res.stderr).toBe(0);

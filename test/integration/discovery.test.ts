@@ -4,7 +4,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import * as path from 'node:path';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, LocalCluster } from './harness';
+import { eventually, LocalCluster, testCredentials } from './harness';
 
 const healthProto = healthProtoPath;
 const reflectionProto = path.join(path.dirname(require.resolve('@grpc/reflection/package.json')), 'build/proto/grpc/reflection/v1/reflection.proto');
@@ -32,7 +32,7 @@ afterAll(async () => {
 describe('grpcurl support on every node', () => {
   it('the health service answers SERVING, and the lock service is SERVING once a leader is known', async () => {
     for (const address of cluster.endpoints) {
-      const health = new loaded.grpc.health.v1.Health(address, grpc.credentials.createInsecure(), FAST_RECONNECT) as unknown as {
+      const health = new loaded.grpc.health.v1.Health(address, testCredentials(), FAST_RECONNECT) as unknown as {
         Check(req: object, opts: object, cb: (err: grpc.ServiceError | null, res: { status: string }) => void): void;
         close(): void;
       };
@@ -49,7 +49,7 @@ describe('grpcurl support on every node', () => {
   it('server reflection lists the fencelock services', async () => {
     const address = cluster.endpoints[0];
     await eventually(async () => {
-      const client = new loaded.grpc.reflection.v1.ServerReflection(address, grpc.credentials.createInsecure(), FAST_RECONNECT) as unknown as {
+      const client = new loaded.grpc.reflection.v1.ServerReflection(address, testCredentials(), FAST_RECONNECT) as unknown as {
         ServerReflectionInfo(): grpc.ClientDuplexStream<object, { list_services_response?: { service: Array<{ name: string }> } }>;
         close(): void;
       };

@@ -5,7 +5,9 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync, ty
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { protoRoot } from '../../src/codec/protoPath';
+import { generateDevCerts } from '../../src/certs/generate';
 import { FaultProxy } from './faultProxy';
 
 // The repository root (proto/ sits in it), whether this runs from test/ or from dist/test/.
@@ -16,7 +18,10 @@ export const PROJECT_ROOT = ROOT;
 
 export interface NodeHandle {
   id: string;
+  /** The client listener. */
   address: string;
+  /** The peer listener (RaftPeer, mutual TLS). */
+  peerAddress: string;
   configFile: string;
   process?: ChildProcess;
   paused: boolean;
@@ -92,6 +97,14 @@ export interface ClusterOptions {
   proxies?: boolean;
   /** Listen ports (and proxy ports) from stablePorts() rather than freePorts(). */
   stablePorts?: boolean;
+  /**
+   * TLS on both listeners (the default), with certificates made for this cluster in `<dir>/certs`. The
+   * harness points FENCELOCK_CACERT/CERT/KEY of this test process (and so of the processes it starts) at them.
+   * false: `insecure: true` (plaintext on loopback).
+   */
+  tls?: boolean;
+  /** Require client certificates on the client listener. */
+  clientCertAuth?: boolean;
 }
 
 // A test that dies before its cleanup must not leave node processes behind.
@@ -102,6 +115,8 @@ process.once('exit', () => {
 
 export class LocalCluster {
   readonly dir: string;
+  /** Where this cluster's CA, node and client certificates are (with TLS on). */
+  certsDir: string | undefined;
   readonly nodes: NodeHandle[] = [];
   private readonly logs: WriteStream;
   /** Proxies by "from->to" (only with `proxies: true`). */
@@ -117,24 +132,28 @@ export class LocalCluster {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-it-'));
     const cluster = new LocalCluster(dir);
     const links = opts.proxies ? size * (size - 1) : 0;
-    const all = opts.proxies || opts.stablePorts ? await stablePorts(size + links) : await freePorts(size);
+    const all = opts.proxies || opts.stablePorts ? await stablePorts(2 * size + links) : await freePorts(2 * size);
     const ports = all.slice(0, size);
-    const proxyPorts = all.slice(size);
-    const members = Object.fromEntries(ports.map((p, i) => [`n${i + 1}`, `127.0.0.1:${p}`]));
+    const peerPorts = all.slice(size, 2 * size);
+    const proxyPorts = all.slice(2 * size);
+    const members = Object.fromEntries(ports.map((p, i) => [`n${i + 1}`, { client: `127.0.0.1:${p}`, peer: `127.0.0.1:${peerPorts[i]}` }]));
     if (opts.proxies) {
       for (const from of Object.keys(members)) {
         for (const [to, target] of Object.entries(members)) {
           if (from === to) continue;
-          cluster.proxies.set(`${from}->${to}`, await FaultProxy.start({ name: `${from}->${to}`, target, port: proxyPorts.shift()! }));
+          cluster.proxies.set(`${from}->${to}`, await FaultProxy.start({ name: `${from}->${to}`, target: target.peer, port: proxyPorts.shift()! }));
         }
       }
     }
-    for (const [id, address] of Object.entries(members)) {
+    const security = opts.tls === false ? { insecure: true } : await cluster.makeCertificates(Object.keys(members), opts.clientCertAuth ?? false);
+    for (const [id, addresses] of Object.entries(members)) {
       const configFile = path.join(dir, `${id}.json`);
       const config = {
         id,
-        listen: address,
+        listen: addresses.client,
+        peerListen: addresses.peer,
         members,
+        ...(typeof security === 'function' ? security(id) : security),
         dataDir: path.join(dir, 'data', id),
         tickMs: opts.tickMs ?? 50,
         electionTicks: opts.electionTicks ?? 10,
@@ -145,9 +164,24 @@ export class LocalCluster {
         ...(opts.proxies ? { peerAddresses: cluster.peerAddressesOf(id, Object.keys(members)) } : {}),
       };
       writeFileSync(configFile, JSON.stringify(config, null, 2));
-      cluster.nodes.push({ id, address, configFile, paused: false });
+      cluster.nodes.push({ id, address: addresses.client, peerAddress: addresses.peer, configFile, paused: false });
     }
     return cluster;
+  }
+
+  /** Makes this cluster's certificates; returns each node's TLS config. Clients of this process use them. */
+  private async makeCertificates(ids: string[], clientCertAuth: boolean): Promise<(id: string) => object> {
+    const certs = path.join(this.dir, 'certs');
+    await generateDevCerts(certs, { nodes: ids, client: 'test' });
+    this.certsDir = certs;
+    process.env.FENCELOCK_CACERT = path.join(certs, 'ca.pem');
+    process.env.FENCELOCK_CERT = path.join(certs, 'client.pem');
+    process.env.FENCELOCK_KEY = path.join(certs, 'client-key.pem');
+    delete process.env.FENCELOCK_INSECURE;
+    return (id) => ({
+      tls: { ca: path.join(certs, 'ca.pem'), cert: path.join(certs, `${id}.pem`), key: path.join(certs, `${id}-key.pem`) },
+      clientCertAuth,
+    });
   }
 
   private peerAddressesOf(id: string, ids: string[]): Record<string, string> {
@@ -326,4 +360,16 @@ export function runNode(
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * Channel credentials for raw gRPC clients in tests: TLS against the CA the last TLS cluster of this process
+ * made (with its client certificate), plaintext when there is none.
+ */
+export function testCredentials(): grpc.ChannelCredentials {
+  const ca = process.env.FENCELOCK_CACERT;
+  if (!ca || process.env.FENCELOCK_INSECURE === '1') return grpc.credentials.createInsecure();
+  const cert = process.env.FENCELOCK_CERT;
+  const key = process.env.FENCELOCK_KEY;
+  return grpc.credentials.createSsl(readFileSync(ca), key ? readFileSync(key) : null, cert ? readFileSync(cert) : null);
 }

@@ -3,6 +3,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { protoFile } from '../../src/codec/protoPath';
+import { testCredentials } from './harness';
 
 const PROTO = protoFile('fencelock/v1/lock.proto');
 const def = protoLoader.loadSync(PROTO, { keepCase: false, longs: String, enums: String, defaults: true, oneofs: true });
@@ -21,7 +22,7 @@ export interface RawNodeClient {
 
 export function rawClient(address: string): RawNodeClient {
   const clients: Record<string, grpc.Client> = {};
-  for (const name of ['Session', 'Lock', 'KV', 'Cluster', 'Pipeline']) clients[name] = new v1[name](address, grpc.credentials.createInsecure());
+  for (const name of ['Session', 'Lock', 'KV', 'Cluster', 'Pipeline']) clients[name] = new v1[name](address, testCredentials());
   return {
     address,
     call(service, method, req, timeoutMs = 5_000) {

@@ -19,9 +19,9 @@ export function clusterService(ctx: NodeContext): grpc.UntypedServiceImplementat
         lastIndex: String(st.lastIndex),
         peers: Object.entries(ctx.config.members)
           .filter(([id]) => id !== ctx.config.id)
-          .map(([id, address]) => ({
+          .map(([id, addresses]) => ({
             id,
-            address,
+            address: addresses.client,
             match: String(progress[id]?.match ?? 0),
             next: String(progress[id]?.next ?? 0),
             state: progress[id]?.state ?? '',

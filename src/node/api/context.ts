@@ -25,7 +25,7 @@ export class NodeContext {
 
   leaderAddress(): string | undefined {
     const leader = this.driver.leaderId();
-    return leader ? this.config.members[leader] : undefined;
+    return leader ? this.config.members[leader]?.client : undefined;
   }
 
   /** Mutations and linearizable reads are served by the leader; others answer with where it is. */
