@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { generateDevCerts } from '../../src/certs/generate';
 import { FenceLockClient, type LockHandle, type Session } from '../../src/client';
 import { exited, freePort, logTail, sleep, waitExit } from './processes';
 import type { BenchTarget, BenchWorker } from './target';
@@ -23,26 +24,42 @@ interface Node {
 }
 
 /** Starts a fresh local 3-node fencelock cluster and waits until a session can be opened on it. */
-export async function startFencelockCluster(opts: { dataRoot?: string } = {}): Promise<BenchTarget> {
+export async function startFencelockCluster(opts: { dataRoot?: string; tls?: boolean } = {}): Promise<BenchTarget> {
+  const tls = opts.tls ?? true;
   try {
-    return await startCluster(opts.dataRoot);
+    return await startCluster(opts.dataRoot, tls);
   } catch (e) {
     // Free ports are picked before the nodes bind them; on a busy machine another process can win one.
     console.error(`${(e as Error).message.split('\n')[0]}; retrying once with fresh ports`);
-    return startCluster(opts.dataRoot);
+    return startCluster(opts.dataRoot, tls);
   }
 }
 
-async function startCluster(dataRoot: string | undefined): Promise<BenchTarget> {
+/** Certificates for the bench cluster; the bench's clients verify the nodes against its CA (env, like the CLI). */
+async function security(dir: string, tls: boolean): Promise<(id: string) => object> {
+  if (!tls) {
+    process.env.FENCELOCK_INSECURE = '1';
+    return () => ({ insecure: true });
+  }
+  const certs = path.join(dir, 'certs');
+  await generateDevCerts(certs, { nodes: NODE_IDS, client: 'bench' });
+  delete process.env.FENCELOCK_INSECURE;
+  process.env.FENCELOCK_CACERT = path.join(certs, 'ca.pem');
+  return (id) => ({ tls: { ca: path.join(certs, 'ca.pem'), cert: path.join(certs, `${id}.pem`), key: path.join(certs, `${id}-key.pem`) } });
+}
+
+async function startCluster(dataRoot: string | undefined, tls: boolean): Promise<BenchTarget> {
   const dir = mkdtempSync(path.join(dataRoot ?? os.tmpdir(), 'fencelock-bench-fl-'));
   const ports: number[] = [];
-  for (const _ of NODE_IDS) ports.push(await freePort());
-  const members = Object.fromEntries(NODE_IDS.map((id, i) => [id, `127.0.0.1:${ports[i]}`]));
-  const endpoints = Object.values(members);
+  for (const _ of [...NODE_IDS, ...NODE_IDS]) ports.push(await freePort());
+  const members = Object.fromEntries(NODE_IDS.map((id, i) => [id, { client: `127.0.0.1:${ports[i]}`, peer: `127.0.0.1:${ports[i + NODE_IDS.length]}` }]));
+  const endpoints = Object.values(members).map((m) => m.client);
+  const secure = await security(dir, tls);
 
   const nodes: Node[] = NODE_IDS.map((id) => {
     const configFile = path.join(dir, `${id}.json`);
-    writeFileSync(configFile, JSON.stringify({ id, listen: members[id], members, dataDir: path.join(dir, id), logLevel: 'warn' }));
+    const config = { id, listen: members[id]!.client, peerListen: members[id]!.peer, members, ...secure(id), dataDir: path.join(dir, id), logLevel: 'warn' };
+    writeFileSync(configFile, JSON.stringify(config));
     const logFile = path.join(dir, `${id}.log`);
     const fd = openSync(logFile, 'a');
     const child = spawn(process.execPath, [NODE_MAIN, '--config', configFile], { stdio: ['ignore', fd, fd] });

@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import { envCredentials } from './envCredentials';
 import { createSleeper, monotonicNow, type Sleeper } from './clock';
 import { FenceLockError, toFenceLockError } from './errors';
 import type { Logger } from './logger';
@@ -145,7 +146,7 @@ export class Router {
     if (this.closed) throw new FenceLockError('CANCELLED', 'the fencelock client is closed');
     let c = this.clients.get(address);
     if (!c) {
-      c = new grpc.Client(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+      c = new grpc.Client(address, envCredentials(), CHANNEL_OPTIONS);
       this.clients.set(address, c);
     }
     return c;

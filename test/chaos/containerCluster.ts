@@ -27,6 +27,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type Dockerode from 'dockerode';
 import { GenericContainer, Wait, getContainerRuntimeClient } from 'testcontainers';
+import { generateDevCerts } from '../../src/certs/generate';
 import { FenceLockClient, type NodeStatus } from '../../src/client';
 import type { FenceLockClientOptions } from '../../src/client/types';
 import { LABEL_CHAOS_DIR, LABEL_CHAOS_PID, LABEL_TESTCONTAINERS, TEMP_PREFIX } from './cleanup';
@@ -34,6 +35,8 @@ import { freePorts } from '../integration/harness';
 
 export const DEFAULT_IMAGE = process.env.FENCELOCK_IMAGE ?? 'fencelock-node:dev';
 export const NODE_PORT = 7000;
+/** The peer listener's port inside every container (mutual TLS); only other containers dial it. */
+export const PEER_PORT = 7100;
 export const STARTED_MESSAGE = 'fencelock node started';
 export const LABEL_CHAOS_CLUSTER = 'fencelock.chaos.cluster';
 
@@ -192,7 +195,14 @@ export class ContainerCluster {
     const dir = mkdtempSync(path.join(os.tmpdir(), TEMP_PREFIX));
     const ids = Array.from({ length: size }, (_, i) => `n${i + 1}`);
     const ports = await freePorts(size);
-    const members = Object.fromEntries(ids.map((id, i) => [id, `127.0.0.1:${ports[i]}`]));
+    // Clients reach a node at its fixed host port; peers dial each other by network alias.
+    const members = Object.fromEntries(ids.map((id, i) => [id, { client: `127.0.0.1:${ports[i]}`, peer: `${id}:${PEER_PORT}` }]));
+    const certs = path.join(dir, 'certs');
+    await generateDevCerts(certs, { nodes: ids, client: 'chaos' });
+    // Clients in this test process (and the processes it starts) verify the nodes against this CA.
+    process.env.FENCELOCK_CACERT = path.join(certs, 'ca.pem');
+    process.env.FENCELOCK_CERT = path.join(certs, 'client.pem');
+    process.env.FENCELOCK_KEY = path.join(certs, 'client-key.pem');
     const nodes: ChaosNode[] = ids.map((id, i) => {
       const dataDir = path.join(dir, 'data', id);
       mkdirSync(dataDir, { recursive: true });
@@ -201,8 +211,9 @@ export class ContainerCluster {
       const config = {
         id,
         listen: `0.0.0.0:${NODE_PORT}`,
+        peerListen: `0.0.0.0:${PEER_PORT}`,
         members,
-        peerAddresses: Object.fromEntries(ids.filter((p) => p !== id).map((p) => [p, `${p}:${NODE_PORT}`])),
+        tls: { ca: '/certs/ca.pem', cert: `/certs/${id}.pem`, key: `/certs/${id}-key.pem` },
         dataDir: '/data',
         tickMs: opts.tickMs ?? 50,
         electionTicks: opts.electionTicks ?? 10,
@@ -215,7 +226,7 @@ export class ContainerCluster {
       return {
         id,
         hostPort: ports[i],
-        endpoint: members[id],
+        endpoint: members[id]!.client,
         containerName: `${networkName}-${id}`,
         dataDir,
         configFile,
@@ -262,6 +273,7 @@ export class ContainerCluster {
         ro('proto'),
         ro('package.json'),
         { source: n.configFile, target: '/config/node.json', mode: 'ro' },
+        { source: path.join(this.dir, 'certs'), target: '/certs', mode: 'ro' },
         { source: n.dataDir, target: '/data', mode: 'rw' },
       ])
       .withCommand(['/app/dist/src/node/main.js', '--config', '/config/node.json'])
