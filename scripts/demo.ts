@@ -69,6 +69,9 @@ async function main(): Promise<void> {
   }
   // The clients here and client A's process verify the nodes against the demo's CA.
   process.env.FENCELOCK_CACERT = path.join(CERTS, 'ca.pem');
+  process.env.FENCELOCK_CERT = path.join(CERTS, 'client.pem');
+  process.env.FENCELOCK_KEY = path.join(CERTS, 'client-key.pem');
+  delete process.env.FENCELOCK_INSECURE;
   const endpoints = Object.values(MEMBERS).map((m) => m.client);
 
   step(`Start a 3-node cluster on ${endpoints.join(', ')} (TLS and fsync on, data in ${path.relative(ROOT, DIR) || DIR})`);
