@@ -116,13 +116,12 @@ function walkMapEntry(field: protobuf.MapField, body: Uint8Array, path: string):
 function stringProblem(bytes: Uint8Array): string | undefined {
   if (isUtf8(bytes)) return undefined;
   const at = firstInvalidUtf8(bytes);
-  const shown = at < bytes.length ? `0x${bytes[at].toString(16).padStart(2, '0')}` : 'the end';
-  return `is not valid UTF-8 (byte ${at} of ${bytes.length} is ${shown}); send the text as UTF-8, invalid bytes are not replaced`;
+  return `is not valid UTF-8 (byte ${at} of ${bytes.length}, 0x${bytes[at].toString(16).padStart(2, '0')}, starts no valid character); send the text as UTF-8, invalid bytes are not replaced`;
 }
 
 /**
- * Offset of the first byte that is not part of a well-formed UTF-8 sequence (bytes.length when the text
- * ends inside a sequence). Only called on text that isUtf8 refused, to say where.
+ * Offset of the first byte that does not start a well-formed UTF-8 sequence (bytes.length when there is
+ * none): everything before it is valid UTF-8. Only called on text that isUtf8 refused, to say where.
  */
 export function firstInvalidUtf8(bytes: Uint8Array): number {
   let i = 0;
@@ -145,9 +144,9 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
     else if (b === 0xf4) [need, hi] = [3, 0x8f]; // nothing above U+10FFFF
     else return i;
     for (let k = 1; k <= need; k++) {
-      if (i + k >= bytes.length) return bytes.length;
+      if (i + k >= bytes.length) return i; // cut inside a character
       const c = bytes[i + k];
-      if (k === 1 ? c < lo || c > hi : c < 0x80 || c > 0xbf) return i + k;
+      if (k === 1 ? c < lo || c > hi : c < 0x80 || c > 0xbf) return i;
     }
     i += need + 1;
   }
