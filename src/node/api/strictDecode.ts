@@ -23,97 +23,145 @@ export interface WalkResult {
 
 const WIRE_TYPE_NAMES = ['varint', '64-bit', 'length-delimited', 'group start', 'group end', '32-bit', 'invalid (6)', 'invalid (7)'];
 
-/** Checks `bytes` as an encoded `type`: well-formed framing, and UTF-8 in every string field. */
-export function walkMessage(type: protobuf.Type, bytes: Uint8Array): WalkResult {
-  const out: WalkResult = {};
-  out.problem = walk(type, bytes, '', out, true);
-  return out;
+const enum Kind {
+  Other,
+  String,
+  Message,
 }
 
-function walk(type: protobuf.Type, bytes: Uint8Array, prefix: string, out: WalkResult, top: boolean): DecodeProblem | undefined {
+/** What the walk needs of one field, worked out once per type (names already in the proto's snake_case). */
+interface FieldPlan {
+  name: string;
+  kind: Kind;
+  repeated: boolean;
+  /** Message fields and map entries. */
+  plan?: Plan;
+  /** The Pipeline's correlation id: read at the top level so that a refusal can be answered per call. */
+  callId: boolean;
+}
+type Plan = Map<number, FieldPlan>;
+
+const plans = new WeakMap<protobuf.Type, Plan>();
+
+function planOf(type: protobuf.Type): Plan {
+  let plan = plans.get(type);
+  if (plan) return plan;
+  plan = new Map();
+  plans.set(type, plan); // before the fields: a type may contain itself
+  for (const field of type.fieldsArray) {
+    if (!field.resolved) field.resolve();
+    const name = protoName(field.name);
+    const repeated = field.repeated || field.map;
+    if (field.map) {
+      // A map entry is a message with key = 1 and value = 2.
+      const map = field as unknown as protobuf.MapField;
+      const entry: Plan = new Map();
+      entry.set(1, { name: 'key', kind: map.keyType === 'string' ? Kind.String : Kind.Other, repeated: false, callId: false });
+      entry.set(2, valuePlan('value', map.type, map.resolvedType));
+      plan.set(field.id, { name, kind: Kind.Message, repeated, plan: entry, callId: false });
+      continue;
+    }
+    plan.set(field.id, { ...valuePlan(name, field.type, field.resolvedType), repeated, callId: field.name === 'callId' });
+  }
+  return plan;
+}
+
+function valuePlan(name: string, type: string, resolved: protobuf.Type | protobuf.Enum | null): FieldPlan {
+  if (type === 'string') return { name, kind: Kind.String, repeated: false, callId: false };
+  if (resolved instanceof protobuf.Type) return { name, kind: Kind.Message, repeated: false, plan: planOf(resolved), callId: false };
+  return { name, kind: Kind.Other, repeated: false, callId: false };
+}
+
+/** Checks `bytes` as an encoded `type`: well-formed framing, and UTF-8 in every string field. */
+export function walkMessage(type: protobuf.Type, bytes: Uint8Array): WalkResult {
   const r = protobuf.Reader.create(bytes);
-  const counts = new Map<number, number>();
-  const where = prefix === '' ? undefined : prefix.slice(0, -1);
+  const at: CallIdAt = { pos: -1 };
+  const problem = walk(planOf(type), r, [], at, true);
+  if (!problem) return {};
+  if (at.pos < 0) return { problem };
+  // Only now is the call_id worth decoding (a uint64 becomes a Long first).
+  r.pos = at.pos;
+  r.len = bytes.length;
+  return { problem, callId: String(r.uint64()) };
+}
+
+/** Where the top-level call_id varint starts, once seen (-1 before). */
+interface CallIdAt {
+  pos: number;
+}
+
+const pathOf = (path: string[]): string | undefined => (path.length === 0 ? undefined : path.join('.'));
+const fieldPathOf = (path: string[], name: string, index: number): string => [...path, index < 0 ? name : `${name}[${index}]`].join('.');
+
+/**
+ * Walks the fields between r.pos and r.len (a nested message is walked with r.len set to its end).
+ * `path` holds the names of the enclosing fields; strings for messages are only built for a problem.
+ */
+function walk(plan: Plan, r: protobuf.Reader, path: string[], callIdAt: CallIdAt, top: boolean): DecodeProblem | undefined {
+  let counts: Map<number, number> | undefined;
   while (r.pos < r.len) {
     const tagAt = r.pos;
     let tag: number;
     try {
       tag = r.uint32();
     } catch {
-      return { field: where, why: `is truncated: a field tag at byte ${tagAt} runs past the end` };
+      return { field: pathOf(path), why: `is truncated: a field tag at byte ${tagAt} runs past the end` };
     }
     const id = tag >>> 3;
     const wireType = tag & 7;
-    if (id === 0) return { field: where, why: `has an invalid field tag (field number 0) at byte ${tagAt}; the bytes are not a protobuf message` };
-    const field = type.fieldsById[id];
-    const kind = field ? fieldKind(field) : 'other';
-    if (!field || kind === 'other') {
-      if (top && field && field.name === 'callId' && wireType === 0) {
-        try {
-          out.callId = String(r.uint64());
-          continue;
-        } catch {
-          return { field: 'call_id', why: 'is truncated' };
-        }
-      }
+    if (id === 0) return { field: pathOf(path), why: `has an invalid field tag (field number 0) at byte ${tagAt}; the bytes are not a protobuf message` };
+    const field = plan.get(id);
+    if (!field || field.kind === Kind.Other) {
       try {
+        const valueAt = r.pos;
         r.skipType(wireType);
+        if (top && field?.callId && wireType === 0) callIdAt.pos = valueAt;
       } catch (err) {
-        const name = field ? prefix + protoName(field.name) : prefix + `field ${id}`;
-        return { field: where, why: `cannot be read at byte ${tagAt} (${name}, wire type ${WIRE_TYPE_NAMES[wireType]}): ${(err as Error).message}; the message is truncated or not protobuf` };
+        const name = [...path, field ? field.name : `field ${id}`].join('.');
+        return { field: pathOf(path), why: `cannot be read at byte ${tagAt} (${name}, wire type ${WIRE_TYPE_NAMES[wireType]}): ${(err as Error).message}; the message is truncated or not protobuf` };
       }
       continue;
     }
-    let path = prefix + protoName(field.name);
-    if (field.repeated || field.map) {
-      const n = counts.get(id) ?? 0;
-      counts.set(id, n + 1);
-      path += `[${n}]`;
+    let index = -1;
+    if (field.repeated) {
+      counts ??= new Map();
+      index = counts.get(id) ?? 0;
+      counts.set(id, index + 1);
     }
-    if (wireType !== 2) return { field: path, why: `has wire type ${WIRE_TYPE_NAMES[wireType]}; a ${kind} field is length-delimited` };
+    if (wireType !== 2) return { field: fieldPathOf(path, field.name, index), why: `has wire type ${WIRE_TYPE_NAMES[wireType]}; a ${field.kind === Kind.String ? 'string' : 'message'} field is length-delimited` };
     let len: number;
     try {
       len = r.uint32();
     } catch {
-      return { field: path, why: 'is truncated: its length runs past the end of the message' };
+      return { field: fieldPathOf(path, field.name, index), why: 'is truncated: its length runs past the end of the message' };
     }
     const left = r.len - r.pos;
-    if (len > left) return { field: path, why: `is truncated: its length says ${len} bytes but only ${left} remain in the message` };
-    const body = r.buf.subarray(r.pos, r.pos + len);
-    r.pos += len;
-    if (kind === 'string') {
-      const bad = stringProblem(body);
-      if (bad) return { field: path, why: bad };
-    } else if (kind === 'map') {
-      const bad = walkMapEntry(field as unknown as protobuf.MapField, body, path);
-      if (bad) return bad;
-    } else {
-      const bad = walk(field.resolvedType as protobuf.Type, body, path + '.', out, false);
-      if (bad) return bad;
+    if (len > left) return { field: fieldPathOf(path, field.name, index), why: `is truncated: its length says ${len} bytes but only ${left} remain in the message` };
+    const start = r.pos;
+    const end = start + len;
+    if (field.kind === Kind.String) {
+      r.pos = end;
+      const bad = stringProblem(r.buf, start, end);
+      if (bad) return { field: fieldPathOf(path, field.name, index), why: bad };
+      continue;
     }
+    const outer = r.len;
+    r.len = end;
+    path.push(index < 0 ? field.name : `${field.name}[${index}]`);
+    const bad = walk(field.plan!, r, path, callIdAt, false);
+    path.pop();
+    r.len = outer;
+    if (bad) return bad;
   }
   return undefined;
 }
 
-type Kind = 'string' | 'message' | 'map' | 'other';
-
-function fieldKind(field: protobuf.Field): Kind {
-  if (field.map) return 'map';
-  if (field.type === 'string') return 'string';
-  if (!field.resolvedType && !field.resolved) field.resolve();
-  return field.resolvedType instanceof protobuf.Type ? 'message' : 'other';
-}
-
-/** A map entry is a message with key = 1 and value = 2; string keys and values, and message values, are checked. */
-function walkMapEntry(field: protobuf.MapField, body: Uint8Array, path: string): DecodeProblem | undefined {
-  const entry = new protobuf.Type(`${field.name}Entry`).add(new protobuf.Field('key', 1, field.keyType)).add(new protobuf.Field('value', 2, field.type));
-  const value = entry.fieldsById[2];
-  if (field.resolvedType) value.resolvedType = field.resolvedType;
-  return walk(entry, body, path + '.', {}, false);
-}
-
-/** undefined when `bytes` is well-formed UTF-8; otherwise what is wrong, with the offending byte. */
-function stringProblem(bytes: Uint8Array): string | undefined {
+/** undefined when buf[start, end) is well-formed UTF-8; otherwise what is wrong, with the offending byte. */
+function stringProblem(buf: Uint8Array, start: number, end: number): string | undefined {
+  let i = start;
+  while (i < end && buf[i] < 0x80) i++; // ASCII needs no more (most names and keys)
+  if (i === end) return undefined;
+  const bytes = buf.subarray(start, end);
   if (isUtf8(bytes)) return undefined;
   const at = firstInvalidUtf8(bytes);
   return `is not valid UTF-8 (byte ${at} of ${bytes.length}, 0x${bytes[at].toString(16).padStart(2, '0')}, starts no valid character); send the text as UTF-8, invalid bytes are not replaced`;
