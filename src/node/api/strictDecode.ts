@@ -38,7 +38,20 @@ interface FieldPlan {
   plan?: Plan;
   /** The Pipeline's correlation id: read at the top level so that a refusal can be answered per call. */
   callId: boolean;
+  /**
+   * The wire type its values must have. protobufjs reads a known field by its declared type whatever its
+   * wire type says, so a scalar sent length-delimited would make it parse the payload as more fields, out
+   * of this walk's sight: a mismatch is refused.
+   */
+  wire: number;
+  /** Repeated scalars may also come packed (length-delimited). */
+  packable: boolean;
 }
+
+const SCALAR_WIRE_TYPES: Record<string, number> = {
+  double: 1, float: 5, int32: 0, uint32: 0, sint32: 0, fixed32: 5, sfixed32: 5,
+  int64: 0, uint64: 0, sint64: 0, fixed64: 1, sfixed64: 1, bool: 0, string: 2, bytes: 2,
+};
 type Plan = Map<number, FieldPlan>;
 
 const plans = new WeakMap<protobuf.Type, Plan>();
@@ -56,20 +69,25 @@ function planOf(type: protobuf.Type): Plan {
       // A map entry is a message with key = 1 and value = 2.
       const map = field as unknown as protobuf.MapField;
       const entry: Plan = new Map();
-      entry.set(1, { name: 'key', kind: map.keyType === 'string' ? Kind.String : Kind.Other, repeated: false, callId: false });
+      entry.set(1, valuePlan('key', map.keyType, null));
       entry.set(2, valuePlan('value', map.type, map.resolvedType));
-      plan.set(field.id, { name, kind: Kind.Message, repeated, plan: entry, callId: false });
+      plan.set(field.id, { name, kind: Kind.Message, repeated, plan: entry, callId: false, wire: 2, packable: false });
       continue;
     }
-    plan.set(field.id, { ...valuePlan(name, field.type, field.resolvedType), repeated, callId: field.name === 'callId' });
+    const value = valuePlan(name, field.type, field.resolvedType);
+    plan.set(field.id, { ...value, repeated, callId: field.name === 'callId', packable: repeated && value.wire !== 2 });
   }
   return plan;
 }
 
 function valuePlan(name: string, type: string, resolved: protobuf.Type | protobuf.Enum | null): FieldPlan {
-  if (type === 'string') return { name, kind: Kind.String, repeated: false, callId: false };
-  if (resolved instanceof protobuf.Type) return { name, kind: Kind.Message, repeated: false, plan: planOf(resolved), callId: false };
-  return { name, kind: Kind.Other, repeated: false, callId: false };
+  const base = { name, repeated: false, callId: false, packable: false };
+  if (type === 'string') return { ...base, kind: Kind.String, wire: 2 };
+  if (resolved instanceof protobuf.Type) return { ...base, kind: Kind.Message, plan: planOf(resolved), wire: 2 };
+  if (resolved instanceof protobuf.Enum) return { ...base, kind: Kind.Other, wire: 0 };
+  const wire = SCALAR_WIRE_TYPES[type];
+  if (wire === undefined) throw new Error(`strictDecode: field ${name} has unknown type ${type}`);
+  return { ...base, kind: Kind.Other, wire };
 }
 
 /** Checks `bytes` as an encoded `type`: well-formed framing, and UTF-8 in every string field. */
@@ -111,6 +129,9 @@ function walk(plan: Plan, r: protobuf.Reader, path: string[], callIdAt: CallIdAt
     const wireType = tag & 7;
     if (id === 0) return { field: pathOf(path), why: `has an invalid field tag (field number 0) at byte ${tagAt}; the bytes are not a protobuf message` };
     const field = plan.get(id);
+    if (field && wireType !== field.wire && !(field.packable && wireType === 2)) {
+      return { field: fieldPathOf(path, field.name, -1), why: `has wire type ${WIRE_TYPE_NAMES[wireType]}; its type needs ${WIRE_TYPE_NAMES[field.wire]}` };
+    }
     if (!field || field.kind === Kind.Other) {
       try {
         const valueAt = r.pos;
@@ -128,7 +149,6 @@ function walk(plan: Plan, r: protobuf.Reader, path: string[], callIdAt: CallIdAt
       index = counts.get(id) ?? 0;
       counts.set(id, index + 1);
     }
-    if (wireType !== 2) return { field: fieldPathOf(path, field.name, index), why: `has wire type ${WIRE_TYPE_NAMES[wireType]}; a ${field.kind === Kind.String ? 'string' : 'message'} field is length-delimited` };
     let len: number;
     try {
       len = r.uint32();
