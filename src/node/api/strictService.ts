@@ -106,6 +106,7 @@ function answerUndecodable(method: grpc.MethodDefinition<unknown, unknown>, hand
       if (failed) return false;
       const msg = args[0];
       if (!(msg instanceof UndecodableRequest)) return emit(event, ...args);
+      if (call.cancelled) return true; // nobody to answer
       const answer = options.answerOnStream?.(msg);
       if (answer !== undefined && 'write' in call) {
         call.write(answer);
