@@ -21,6 +21,17 @@ export default defineConfig({
         },
       },
       {
+        // Attacks over real connections (real node processes, or a grpc server in this process with the
+        // real services): one file at a time, like the integration tests.
+        test: {
+          name: 'security',
+          include: ['test/security/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
         // The side-by-side benchmark, briefly: local fencelock and etcd clusters. The global setup installs
         // Debian's etcd-server when missing. Runs its processes on loopback like the integration tests.
         test: {

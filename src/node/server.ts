@@ -13,6 +13,7 @@ import { kvService } from './api/kvService';
 import { lockService } from './api/lockService';
 import { pipelineService, type PipelineCall } from './api/pipelineService';
 import { sessionService } from './api/sessionService';
+import { answerPipelineCall, strictService } from './api/strictService';
 import type { NodeConfig } from './config';
 import { LockApp } from './lockApp';
 import { createLogger, type Logger } from './logger';
@@ -113,13 +114,13 @@ export class FenceLockServer {
       fencelock: { v1: Record<string, { service: grpc.ServiceDefinition }> };
     };
     const v1 = pkg.fencelock.v1;
-    server.addService(v1.Session.service, sessionService(ctx));
+    server.addService(...strictService(v1.Session.service, sessionService(ctx)));
     const lock = lockService(ctx);
     const kv = kvService(ctx);
-    server.addService(v1.Lock.service, lock.service);
-    server.addService(v1.KV.service, kv.service);
-    server.addService(v1.Pipeline.service, pipelineService(logger, { ...lock.calls, ...kv.calls } as Record<PipelineCall, Handler<unknown, object>>));
-    server.addService(v1.Cluster.service, clusterService(ctx));
+    server.addService(...strictService(v1.Lock.service, lock.service));
+    server.addService(...strictService(v1.KV.service, kv.service));
+    server.addService(...strictService(v1.Pipeline.service, pipelineService(logger, { ...lock.calls, ...kv.calls } as Record<PipelineCall, Handler<unknown, object>>), { answerOnStream: answerPipelineCall }));
+    server.addService(...strictService(v1.Cluster.service, clusterService(ctx)));
     health.addToServer(server);
     new ReflectionService(pkgDef).addToServer(server);
 
