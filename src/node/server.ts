@@ -13,6 +13,7 @@ import { kvService } from './api/kvService';
 import { lockService } from './api/lockService';
 import { pipelineService, type PipelineCall } from './api/pipelineService';
 import { sessionService } from './api/sessionService';
+import { CLIENT_SERVER_OPTIONS } from './api/serverOptions';
 import { answerPipelineCall, strictService } from './api/strictService';
 import type { NodeConfig } from './config';
 import { LockApp } from './lockApp';
@@ -74,7 +75,7 @@ export class FenceLockServer {
   static async start(config: NodeConfig, logger = createLogger(config.id, config.logLevel)): Promise<FenceLockServer> {
     const certificates = config.tls ? new CertificateFiles(config.tls) : null;
     const storage = await LevelStorage.open(config.dataDir);
-    const server = new grpc.Server(PEER_SERVER_OPTIONS);
+    const server = new grpc.Server(CLIENT_SERVER_OPTIONS);
     const peerServer = new grpc.Server(PEER_SERVER_OPTIONS);
     const peers = Object.fromEntries(Object.entries(config.members).map(([id, m]) => [id, m.peer]));
     const transport = new GrpcPeerTransport({
