@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, deriveClusterId, isLoopback, validateConfig } from '../../src/node/config';
+
+const MEMBERS = {
+  n1: { client: '127.0.0.1:7001', peer: '127.0.0.1:7101' },
+  n2: { client: '127.0.0.1:7002', peer: '127.0.0.1:7102' },
+  n3: { client: '127.0.0.1:7003', peer: '127.0.0.1:7103' },
+};
+const TLS = { ca: 'ca.pem', cert: 'n1.pem', key: 'n1-key.pem' };
+const base = { id: 'n1', listen: '127.0.0.1:7001', peerListen: '127.0.0.1:7101', members: MEMBERS, tls: TLS, dataDir: 'data/n1' };
+
+function refusal(raw: object): string {
+  try {
+    validateConfig(raw, 'node.json');
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('config was accepted');
+}
+
+describe('node config', () => {
+  it('fills defaults: TLS on, client certificates optional, a cluster id derived from the members', () => {
+    const cfg = validateConfig(base);
+    expect(cfg.insecure).toBe(false);
+    expect(cfg.clientCertAuth).toBe(false);
+    expect(cfg.clusterId).toBe(deriveClusterId(MEMBERS));
+    expect(cfg.clusterId).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it('derives different cluster ids for clusters with other peer addresses', () => {
+    const other = { ...MEMBERS, n3: { client: '127.0.0.1:7003', peer: '127.0.0.1:7203' } };
+    expect(deriveClusterId(other)).not.toBe(deriveClusterId(MEMBERS));
+  });
+
+  it('refuses a config without TLS files unless insecure is explicit', () => {
+    const { tls: _tls, ...noTls } = base;
+    expect(refusal(noTls)).toMatch(/"tls" is required.*certs init.*insecure/);
+    expect(validateConfig({ ...noTls, insecure: true }).insecure).toBe(true);
+  });
+
+  it('refuses plaintext on an address that is not loopback', () => {
+    const { tls: _tls, ...noTls } = base;
+    expect(refusal({ ...noTls, insecure: true, listen: '0.0.0.0:7001' })).toMatch(/"listen" is not a loopback address/);
+    expect(refusal({ ...noTls, insecure: true, peerListen: '10.0.0.5:7101' })).toMatch(/"peerListen" is not a loopback address/);
+    expect(isLoopback('127.0.0.2:1')).toBe(true);
+    expect(isLoopback('[::1]:1')).toBe(true);
+    expect(isLoopback('localhost:1')).toBe(true);
+    expect(isLoopback('127.0.0.1.example.com:1')).toBe(false);
+  });
+
+  it('refuses one listener for both clients and peers', () => {
+    expect(refusal({ ...base, peerListen: base.listen })).toMatch(/"peerListen" must differ from listen/);
+  });
+
+  it('refuses members given as one address (the old shape) and unknown member fields', () => {
+    expect(refusal({ ...base, members: { ...MEMBERS, n2: '127.0.0.1:7002' } })).toMatch(/members\.n2/);
+    expect(refusal({ ...base, members: { ...MEMBERS, n2: { ...MEMBERS.n2, raft: 'x:1' } } })).toMatch(/members\.n2\.raft" is not a known field/);
+  });
+
+  it('refuses misspelt fields instead of ignoring them', () => {
+    expect(refusal({ ...base, electonTicks: 10 })).toMatch(/field "electonTicks" is not a known field/);
+    expect(refusal({ ...base, loglevel: 'debug' })).toMatch(/field "loglevel" is not a known field/);
+    expect(refusal({ ...base, tls: { ...TLS, cafile: 'x' } })).toMatch(/"tls\.cafile" is not a known field/);
+    expect(refusal({ ...base, logLevel: 'verbose' })).toMatch(/"logLevel" must be one of/);
+  });
+
+  it('refuses insecure together with TLS files or required client certificates', () => {
+    expect(refusal({ ...base, insecure: true })).toMatch(/"tls" must not be set together with "insecure"/);
+    const { tls: _tls, ...noTls } = base;
+    expect(refusal({ ...noTls, insecure: true, clientCertAuth: true })).toMatch(/"clientCertAuth" needs TLS/);
+  });
+});
