@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 /** Entry point of the `fencelock` command (package.json bin -> dist/src/cli/main.js). */
+import { quietSniIpWarning } from '../node/processWarnings';
 import { runCli } from './program';
 
 export { runCli };
 export { EXIT } from './exitCodes';
 
 if (require.main === module) {
+  quietSniIpWarning();
   runCli(process.argv.slice(2), {
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),

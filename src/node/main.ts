@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // Entry point of one node process: `node dist/src/node/main.js --config cluster/node1.json`.
+import { quietSniIpWarning } from './processWarnings';
 import { serve } from './serve';
 
 function configArg(argv: string[]): string {
@@ -11,6 +12,7 @@ function configArg(argv: string[]): string {
   return argv[i + 1];
 }
 
+quietSniIpWarning();
 serve(configArg(process.argv.slice(2))).then(
   () => process.exit(0),
   (err: Error) => {
