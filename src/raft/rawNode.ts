@@ -9,6 +9,7 @@ import { RAFT_DEFAULTS, type RaftConfig } from './config';
 import { invariant, ProposalDroppedError } from './errors';
 import {
   EMPTY_BYTES,
+  isAdoptableTerm,
   isTransferContext,
   isVoteRequest,
   isWellFormed,
@@ -26,6 +27,7 @@ import {
   EntryType,
   MessageType,
   NONE,
+  RAFT_NUMBER_LIMIT,
   Role,
   type Entry,
   type HardState,
@@ -166,6 +168,8 @@ export class RawNode {
   step(m: Message): void {
     if (!isWellFormed(m)) return;
     if (m.to !== this.id || m.from === this.id || !this.voters.includes(m.from)) return;
+    // A term we could never move past is never adopted (nor voted on): see RAFT_NUMBER_LIMIT.
+    if (!isAdoptableTerm(m.term)) return;
 
     if (m.term > this.term) {
       if (isVoteRequest(m.type) && this.inLease(m)) {
@@ -212,6 +216,7 @@ export class RawNode {
     if (this.log.lastIndex() - this.log.committed >= this.cfg.maxUncommittedEntries) {
       throw new ProposalDroppedError('too-many-uncommitted');
     }
+    if (this.log.lastIndex() + 1 >= RAFT_NUMBER_LIMIT) throw new ProposalDroppedError('log-full');
     const e = this.appendEntry(data);
     return { index: e.index, term: e.term };
   }
@@ -451,6 +456,8 @@ export class RawNode {
 
   private hup(transfer: boolean): void {
     if (this.role === Role.Leader || !this.promotable()) return;
+    // Never campaign at a term the others would refuse to adopt (unreachable: no such term is adopted).
+    if (!isAdoptableTerm(this.term + 1)) return;
     if (this.cfg.preVote && !transfer) {
       this.becomePreCandidate();
       this.startElection(MessageType.PreVote, false);
