@@ -65,6 +65,8 @@ export interface RaftStatus {
   progress: Record<NodeId, ProgressStatus>;
   /** Target of a leadership transfer in progress, or NONE. */
   leadTransferee: NodeId;
+  /** Peer messages dropped because they contradict the protocol (forged or corrupt), since start. */
+  refusedMessages: number;
 }
 
 type ResolvedConfig = Required<Omit<RaftConfig, 'testOnlyBugs'>> & { testOnlyBugs: TestOnlyBugs };
@@ -133,6 +135,13 @@ export class RawNode {
   private pendingReadHeartbeat = false;
 
   private readonly snapshotReceiver = new SnapshotReceiver();
+  /**
+   * Follower: the highest index known to match the current leader's log in this term (from its appends and
+   * snapshots). A heartbeat's commit is honoured only up to it. Reset with the term or the leader.
+   */
+  private leaderMatch = 0;
+  /** Messages dropped because they contradict the protocol (e.g. overwriting a committed entry). */
+  private refusedMessages = 0;
 
   // Output buffers and what the caller has been handed.
   private msgs: Message[] = [];
@@ -379,6 +388,7 @@ export class RawNode {
       stableIndex: this.log.stable,
       progress,
       leadTransferee: this.transferee,
+      refusedMessages: this.refusedMessages,
     };
   }
 
@@ -403,6 +413,7 @@ export class RawNode {
       this.snapshotReceiver.reset();
     }
     this.leader = NONE;
+    this.leaderMatch = 0;
     this.electionElapsed = 0;
     this.heartbeatElapsed = 0;
     this.resetRandomizedElectionTimeout();
@@ -607,17 +618,17 @@ export class RawNode {
     switch (m.type) {
       case MessageType.App:
         this.electionElapsed = 0;
-        this.leader = m.from;
+        this.followLeader(m.from);
         this.handleAppend(m);
         return;
       case MessageType.Heartbeat:
         this.electionElapsed = 0;
-        this.leader = m.from;
+        this.followLeader(m.from);
         this.handleHeartbeat(m);
         return;
       case MessageType.Snap:
         this.electionElapsed = 0;
-        this.leader = m.from;
+        this.followLeader(m.from);
         this.handleSnapshotChunk(m);
         return;
       case MessageType.TimeoutNow:
@@ -630,6 +641,12 @@ export class RawNode {
       default:
         return;
     }
+  }
+
+  /** `from` leads this term (stepFollower has checked the term). A change of leader forgets the match. */
+  private followLeader(from: NodeId): void {
+    if (this.leader !== from) this.leaderMatch = 0;
+    this.leader = from;
   }
 
   private stepCandidate(m: Message): void {
@@ -691,22 +708,46 @@ export class RawNode {
       reply({ index: this.log.committed });
       return;
     }
-    const lastNew = this.log.maybeAppend(m.index, m.logTerm, m.commit, m.entries);
-    if (lastNew !== undefined) {
-      reply({ index: lastNew });
-      return;
+    const out = this.log.maybeAppend(m.index, m.logTerm, m.entries);
+    switch (out.kind) {
+      case 'matched':
+        this.leaderMatch = Math.max(this.leaderMatch, out.lastNew);
+        // Paper Figure 2, rule 5: never past the last entry this append is known to match.
+        this.log.commitTo(Math.min(m.commit, out.lastNew));
+        reply({ index: out.lastNew });
+        return;
+      case 'overwrites-committed':
+        // No leader sends that (Leader Completeness): forged or corrupt. Dropped, and counted.
+        this.refusedMessages++;
+        return;
+      case 'mismatch': {
+        // Consistency check failed. Hint the last index whose term is <= the leader's term at m.index:
+        // the leader can then skip a whole term per round trip instead of one entry.
+        const hint = this.log.findConflictByTerm(Math.min(m.index, this.log.lastIndex()), m.logTerm);
+        reply({ index: m.index, reject: true, rejectHint: hint.index, logTerm: hint.term });
+        return;
+      }
     }
-    // Consistency check failed. Hint the last index whose term is <= the leader's term at m.index:
-    // the leader can then skip a whole term per round trip instead of one entry.
-    const hint = this.log.findConflictByTerm(Math.min(m.index, this.log.lastIndex()), m.logTerm);
-    reply({ index: m.index, reject: true, rejectHint: hint.index, logTerm: hint.term });
   }
 
   private handleHeartbeat(m: Message): void {
-    // The leader sends min(commit, our match), so this never exceeds what we hold from it.
-    this.log.commitTo(Math.min(m.commit, this.log.lastIndex()));
+    // A heartbeat proves nothing about our log: commit only up to what an append of this leader in this
+    // term has matched (a forged commit must not commit our own unreplicated tail). The leader sends
+    // min(commit, our match), so normally this loses nothing; when it does (we restarted and forgot the
+    // match), the answer says so (reject) and the leader sends an append that re-establishes it.
+    const target = Math.min(m.commit, this.log.lastIndex());
+    const allowed = Math.min(target, Math.max(this.leaderMatch, this.log.committed));
+    this.log.commitTo(allowed);
     this.send(
-      makeMessage({ type: MessageType.HeartbeatResp, from: this.id, to: m.from, term: this.term, index: m.index, context: m.context }),
+      makeMessage({
+        type: MessageType.HeartbeatResp,
+        from: this.id,
+        to: m.from,
+        term: this.term,
+        index: m.index,
+        context: m.context,
+        reject: m.commit > this.log.committed,
+      }),
     );
   }
 
@@ -732,6 +773,7 @@ export class RawNode {
         return;
       case 'complete':
         this.log.restore(out.snapshot);
+        this.leaderMatch = meta.index;
         this.voters = [...out.snapshot.meta.config.voters];
         reply({ index: meta.index, snapshotDone: true });
         return;
@@ -847,7 +889,10 @@ export class RawNode {
   }
 
   private handleHeartbeatResponse(m: Message, pr: Progress): void {
-    if (pr.match < this.log.lastIndex() && this.ticks - pr.lastRetryTick >= this.cfg.heartbeatTicks) {
+    // `reject`: the follower could not commit what we sent, for want of an append that matched this term
+    // (it restarted, say): it needs an append even when it holds everything.
+    const behind = pr.match < this.log.lastIndex() || m.reject;
+    if (behind && this.ticks - pr.lastRetryTick >= this.cfg.heartbeatTicks) {
       pr.lastRetryTick = this.ticks;
       if (pr.state === 'probe') {
         // The probe in flight may be lost: the follower is alive, so probe again.

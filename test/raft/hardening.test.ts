@@ -3,7 +3,8 @@
 
 import { describe, it, expect } from 'vitest';
 import { MessageType, NONE, RAFT_NUMBER_LIMIT, RawNode, Role } from '../../src/raft';
-import { Network, drain, msg, nodeWithLog } from './network';
+import { RaftLog } from '../../src/raft/raftLog';
+import { Network, drain, entries, msg, nodeWithLog } from './network';
 
 const ABC = ['a', 'b', 'c'];
 
@@ -46,5 +47,72 @@ describe('hardening: terms at the limit', () => {
     drain(raw);
     expect(raw.status().role).toBe(Role.Follower);
     expect(raw.status().term).toBe(RAFT_NUMBER_LIMIT - 2);
+  });
+});
+
+describe('hardening: a follower commits only what the leader has matched', () => {
+  it('a forged heartbeat commit does not commit the follower\'s unmatched uncommitted tail', () => {
+    // b holds 1..3 of term 1, commit 1; a new leader (term 2) has not appended anything to b yet.
+    const b = nodeWithLog('b', ABC, [1, 1, 1], { term: 1, commit: 1 });
+    b.step(msg({ type: MessageType.Heartbeat, from: 'a', to: 'b', term: 2, commit: 3 }));
+    const sent = drain(b);
+    expect(b.status().commit).toBe(1);
+    // The answer tells the leader that an append is needed to commit.
+    const resp = sent.find((m) => m.type === MessageType.HeartbeatResp);
+    expect(resp?.reject).toBe(true);
+    // Once an append of this leader matched up to 2, a heartbeat may commit up to 2, not 3.
+    b.step(msg({ type: MessageType.App, from: 'a', to: 'b', term: 2, index: 1, logTerm: 1, entries: entries([1], 2), commit: 1 }));
+    b.step(msg({ type: MessageType.Heartbeat, from: 'a', to: 'b', term: 2, commit: 3 }));
+    expect(b.status().commit).toBe(2);
+  });
+
+  it('the match is forgotten when the term changes', () => {
+    const b = nodeWithLog('b', ABC, [1, 1, 1], { term: 1, commit: 0 });
+    b.step(msg({ type: MessageType.App, from: 'a', to: 'b', term: 1, index: 3, logTerm: 1, commit: 0 }));
+    b.step(msg({ type: MessageType.Heartbeat, from: 'c', to: 'b', term: 2, commit: 3 }));
+    expect(b.status().commit).toBe(0);
+  });
+
+  it('a follower that restarted learns the commit again: the leader answers the refused heartbeat with an append', () => {
+    const net = new Network(ABC);
+    net.elect('a');
+    net.propose('a', 'x');
+    net.propose('a', 'y');
+    net.stabilize();
+    const commit = net.raw('a').status().commit;
+    // b restarts and forgets its commit (the commit-only hard state may not have been synced).
+    const st = net.n('b').store;
+    st.hardState = { ...st.hardState, commit: 0 };
+    net.restart('b');
+    net.tick(3);
+    net.stabilize();
+    expect(net.raw('b').status().commit).toBe(commit);
+  });
+
+  it('after a forged heartbeat, the real leader can still replace the unmatched tail (it was never committed)', () => {
+    // Before: the forged commit committed 2..3 of term 1, and the leader's append that replaces them was
+    // then an overwrite of committed entries (the follower diverged, or the core threw).
+    const b = nodeWithLog('b', ABC, [1, 1, 1], { term: 1, commit: 1 });
+    b.step(msg({ type: MessageType.Heartbeat, from: 'a', to: 'b', term: 2, commit: 3 }));
+    const real = msg({ type: MessageType.App, from: 'a', to: 'b', term: 2, index: 1, logTerm: 1, entries: entries([2, 2], 2), commit: 3 });
+    expect(() => b.step(real)).not.toThrow();
+    expect(() => drain(b)).not.toThrow();
+    expect(b.status()).toMatchObject({ lastIndex: 3, commit: 3, refusedMessages: 0 });
+  });
+
+  it('an append that would overwrite a committed entry is refused as a message error, never thrown', () => {
+    const log = new RaftLog(undefined, entries([1, 1, 1]), 2);
+    let out: ReturnType<RaftLog['maybeAppend']> | undefined;
+    expect(() => (out = log.maybeAppend(0, 0, entries([2, 2, 2])))).not.toThrow();
+    expect(out).toEqual({ kind: 'overwrites-committed', index: 1 });
+    expect(log.lastIndex()).toBe(3);
+    expect(log.term(1)).toBe(1);
+    // Through step(): a forged append below the commit changes nothing and the node keeps working.
+    const b = nodeWithLog('b', ABC, [1, 1, 1], { term: 1, commit: 2 });
+    expect(() => b.step(msg({ type: MessageType.App, from: 'a', to: 'b', term: 2, index: 1, logTerm: 1, entries: entries([2, 2], 2), commit: 3 }))).not.toThrow();
+    expect(() => drain(b)).not.toThrow();
+    expect(b.status()).toMatchObject({ lastIndex: 3, commit: 2 });
+    b.step(msg({ type: MessageType.App, from: 'a', to: 'b', term: 2, index: 3, logTerm: 1, entries: entries([2], 4), commit: 4 }));
+    expect(b.status()).toMatchObject({ lastIndex: 4, commit: 4 });
   });
 });
