@@ -172,21 +172,31 @@ function configFromProto(m: unknown): ClusterConfig {
 
 function metaToProto(meta: SnapshotMeta, field: string): Decoded {
   if (!meta) throw new CodecError(`${field} is missing`);
-  return {
+  const o: Decoded = {
     index: u64In(meta.index, `${field}.index`),
     term: u64In(meta.term, `${field}.term`),
     config: configToProto(meta.config, `${field}.config`),
   };
+  if (meta.crc32 !== undefined) {
+    if (!Number.isInteger(meta.crc32) || meta.crc32 < 0 || meta.crc32 > 0xffffffff) {
+      throw new CodecError(`${field}.crc32 must be a uint32, got ${String(meta.crc32)}`);
+    }
+    o.crc32 = meta.crc32;
+  }
+  return o;
 }
 
 function metaFromProto(m: unknown, field: string): SnapshotMeta {
   if (m === null || m === undefined) throw new CodecError(`${field} is missing`);
   const d = m as Decoded;
-  return {
+  const meta: SnapshotMeta = {
     index: u64Out(d.index, `${field}.index`),
     term: u64Out(d.term, `${field}.term`),
     config: configFromProto(d.config),
   };
+  // Present on the TS side exactly when present on the wire (proto3 optional).
+  if (has(d, 'crc32')) meta.crc32 = typeof d.crc32 === 'number' ? d.crc32 >>> 0 : 0;
+  return meta;
 }
 
 /**

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { ProposalDroppedError, RawNode } from '../raft';
 import type { RaftConfig } from '../raft/config';
 import { Role, type Entry, type HardState, type Message, type NodeId, type Ready } from '../raft/types';
+import { crc32 } from '../storage/checksum';
 import type { RaftStorage } from '../storage/types';
 import type { Logger } from './logger';
 import type { ReplicatedApp } from './replicatedApp';
@@ -108,7 +109,21 @@ export class RaftDriver<Result> extends EventEmitter {
   static async start<Result>(opts: DriverOptions<Result>): Promise<RaftDriver<Result>> {
     const persisted = await opts.storage.load();
     if (persisted.snapshot) opts.app.restore(persisted.snapshot.data);
-    const node = new RawNode(opts.raft, persisted);
+    const { app, logger } = opts;
+    const node = new RawNode(
+      {
+        // Native CRC-32, the same function as the core's pure default.
+        checksum: crc32,
+        ...opts.raft,
+        // A snapshot from the leader is decoded fully before storage sees it (see RaftConfig).
+        validateSnapshot: (snap) => {
+          app.validateSnapshot(snap.data);
+          return true;
+        },
+        onRefused: (reason, from) => logger.warn({ from, reason }, 'refused a message from a peer'),
+      },
+      persisted,
+    );
     const driver = new RaftDriver(opts, node, persisted.snapshot?.meta.index ?? 0);
     driver.durableHardState = persisted.hardState;
     opts.transport.onMessages((msgs) => driver.receive(msgs));

@@ -84,6 +84,7 @@ function isNodeId(x: unknown): x is NodeId {
 function isSnapshotMeta(x: unknown): x is SnapshotMeta {
   if (typeof x !== 'object' || x === null) return false;
   const m = x as Partial<SnapshotMeta>;
+  if (m.crc32 !== undefined && !(Number.isInteger(m.crc32) && m.crc32 >= 0 && m.crc32 <= 0xffffffff)) return false;
   return (
     isCount(m.index) &&
     isCount(m.term) &&

@@ -217,12 +217,12 @@ export class RaftLog {
   }
 
   /** The application's snapshot at `index` (<= applied) replaces the entries up to it. */
-  compact(index: number, data: Uint8Array, config: ClusterConfig): void {
+  compact(index: number, data: Uint8Array, config: ClusterConfig, crc32: number): void {
     invariant(index <= this.applied, () => `compact(${index}) beyond applied ${this.applied}`);
     if (index <= this.snapIndex) return;
     const term = this.term(index)!;
     this.entries = this.entries.slice(index - this.snapIndex);
-    this.snapshot = { meta: { index, term, config: { voters: [...config.voters] } }, data };
+    this.snapshot = { meta: { index, term, config: { voters: [...config.voters] }, crc32 }, data };
     this.snapIndex = index;
     this.snapTerm = term;
   }

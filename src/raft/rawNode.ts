@@ -76,7 +76,7 @@ function resolveConfig(c: RaftConfig): ResolvedConfig {
     ...RAFT_DEFAULTS,
     ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)),
     testOnlyBugs: c.testOnlyBugs ?? {},
-  } as ResolvedConfig;
+  } as unknown as ResolvedConfig;
   const positive = (x: number) => Number.isSafeInteger(x) && x >= 1;
   if (r.id === NONE) throw new Error('RaftConfig.id must not be empty');
   if (!positive(r.electionTicks) || !positive(r.heartbeatTicks) || r.heartbeatTicks >= r.electionTicks) {
@@ -155,8 +155,9 @@ export class RawNode {
     this.cfg = resolveConfig(config);
     this.id = this.cfg.id;
     const hs = persisted?.hardState ?? { term: 0, vote: NONE, commit: 0 };
-    this.log = new RaftLog(persisted?.snapshot, persisted?.entries ?? [], hs.commit);
-    this.voters = [...(persisted?.snapshot?.meta.config.voters ?? this.cfg.voters)];
+    this.log = new RaftLog(this.withChecksum(persisted?.snapshot), persisted?.entries ?? [], hs.commit);
+    // From the configuration only, never from the stored snapshot (see RaftConfig.voters).
+    this.voters = [...this.cfg.voters];
     if (this.voters.length === 0) throw new Error('RaftConfig.voters must not be empty');
     this.term = hs.term;
     this.vote = hs.vote;
@@ -357,7 +358,7 @@ export class RawNode {
    */
   compact(index: number, data: Uint8Array): Snapshot {
     invariant(Number.isSafeInteger(index) && index >= 1, 'compact: index must be a positive integer');
-    this.log.compact(index, data, { voters: this.voters });
+    this.log.compact(index, data, { voters: this.voters }, this.cfg.checksum(data) >>> 0);
     return this.log.snapshot!;
   }
 
@@ -718,7 +719,7 @@ export class RawNode {
         return;
       case 'overwrites-committed':
         // No leader sends that (Leader Completeness): forged or corrupt. Dropped, and counted.
-        this.refusedMessages++;
+        this.refuse(`append at ${m.index + 1} would overwrite committed entry ${out.index}`, m.from);
         return;
       case 'mismatch': {
         // Consistency check failed. Hint the last index whose term is <= the leader's term at m.index:
@@ -771,13 +772,53 @@ export class RawNode {
       case 'gap':
         reply({ index: out.received, snapshotOffset: out.received, snapshotDone: false, reject: true });
         return;
-      case 'complete':
+      case 'complete': {
+        const refusal = this.snapshotRefusal(out.snapshot);
+        if (refusal !== undefined) {
+          // Dropped before anything of it is persisted or installed; no answer, so the leader's transfer
+          // goes idle and it sends its snapshot again later.
+          this.refuse(`snapshot at ${meta.index} (term ${meta.term}, ${out.snapshot.data.byteLength} bytes): ${refusal}`, m.from);
+          return;
+        }
         this.log.restore(out.snapshot);
         this.leaderMatch = meta.index;
-        this.voters = [...out.snapshot.meta.config.voters];
         reply({ index: meta.index, snapshotDone: true });
         return;
+      }
     }
+  }
+
+  /**
+   * A whole snapshot received from the leader may be installed only if its data matches its checksum,
+   * its configuration names exactly our voters, and the application has decoded it fully.
+   *
+   * Voters never come from a snapshot: a forged snapshot naming one voter once made its receiver lead a
+   * one-node cluster. Without membership changes every valid snapshot names our configured voters, so
+   * one that names others is refused rather than installed with its configuration ignored: it cannot
+   * come from a leader of this cluster's configuration, so nothing else in it can be trusted either.
+   */
+  private snapshotRefusal(snap: Snapshot): string | undefined {
+    const { crc32 } = snap.meta;
+    if (crc32 === undefined) return 'no checksum';
+    if (this.cfg.checksum(snap.data) >>> 0 !== crc32) return 'checksum mismatch';
+    if (!sameVoters(snap.meta.config.voters, this.voters)) return `its voters [${snap.meta.config.voters.join(',')}] are not ours`;
+    try {
+      if (this.cfg.validateSnapshot(snap) !== true) return 'the application refused it';
+    } catch (err) {
+      return `the application refused it: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    return undefined;
+  }
+
+  private refuse(reason: string, from: NodeId): void {
+    this.refusedMessages++;
+    this.cfg.onRefused(reason, from);
+  }
+
+  /** A stored snapshot from before checksums existed gets one (it was checked by storage when read). */
+  private withChecksum(snap: Snapshot | undefined): Snapshot | undefined {
+    if (snap === undefined || snap.meta.crc32 !== undefined) return snap;
+    return { meta: { ...snap.meta, crc32: this.cfg.checksum(snap.data) >>> 0 }, data: snap.data };
   }
 
   // ---- leader: replication ------------------------------------------------------------------------
@@ -1073,6 +1114,11 @@ export class RawNode {
     const p = this.prevHard;
     return p.term !== this.term || p.vote !== this.vote || p.commit !== this.log.committed;
   }
+}
+
+function sameVoters(a: readonly NodeId[], b: readonly NodeId[]): boolean {
+  const sa = new Set(a);
+  return sa.size === a.length && sa.size === new Set(b).size && b.every((v) => sa.has(v));
 }
 
 function sameMeta(a: SnapshotMeta, b: SnapshotMeta): boolean {

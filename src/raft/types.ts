@@ -45,7 +45,16 @@ export interface ClusterConfig {
 export interface SnapshotMeta {
   index: number;
   term: number;
+  /**
+   * The voters when the snapshot was taken. Informational: a node's voters come from its configuration
+   * only (and, later, committed configuration entries), never from a snapshot or a message.
+   */
   config: ClusterConfig;
+  /**
+   * CRC-32 (RaftConfig.checksum) of `data`. Set by compact(); a received snapshot without it, or whose
+   * data does not match it, is refused. Absent only in snapshots stored before it existed.
+   */
+  crc32?: number;
 }
 
 export interface Snapshot {

@@ -2,9 +2,11 @@
 // does with it. Each test is a regression: it failed on the core before the defence it names.
 
 import { describe, it, expect } from 'vitest';
-import { MessageType, NONE, RAFT_NUMBER_LIMIT, RawNode, Role } from '../../src/raft';
+import { MessageType, NONE, RAFT_NUMBER_LIMIT, RawNode, Role, type RaftConfig, type Snapshot, type SnapshotMeta } from '../../src/raft';
+import { crc32 } from '../../src/raft/crc32';
+import { crc32 as zlibCrc32 } from '../../src/storage/checksum';
 import { RaftLog } from '../../src/raft/raftLog';
-import { Network, drain, entries, msg, nodeWithLog } from './network';
+import { Network, decodeState, drain, enc, encodeState, entries, msg, nodeWithLog } from './network';
 
 const ABC = ['a', 'b', 'c'];
 
@@ -114,5 +116,93 @@ describe('hardening: a follower commits only what the leader has matched', () =>
     expect(b.status()).toMatchObject({ lastIndex: 3, commit: 2 });
     b.step(msg({ type: MessageType.App, from: 'a', to: 'b', term: 2, index: 3, logTerm: 1, entries: entries([2], 4), commit: 4 }));
     expect(b.status()).toMatchObject({ lastIndex: 4, commit: 4 });
+  });
+});
+
+describe('hardening: snapshots received from a peer', () => {
+  /** b: a follower at term 2 with entries 1..2 committed; `snap` is offered by 'a' as leader of term 3. */
+  function offer(meta: Partial<SnapshotMeta> & { data?: Uint8Array }, extra: Partial<RaftConfig> = {}) {
+    const b = nodeWithLog('b', ABC, [1, 2], { term: 2, commit: 2 }, extra);
+    const data = meta.data ?? encodeState([]);
+    const snapshotMeta: SnapshotMeta = { index: 10, term: 3, config: { voters: ABC }, crc32: crc32(data), ...meta };
+    delete (snapshotMeta as { data?: unknown }).data;
+    b.step(msg({ type: MessageType.Snap, from: 'a', to: 'b', term: 3, snapshotMeta, snapshotOffset: 0, snapshotData: data, snapshotDone: true }));
+    return b;
+  }
+
+  function expectRefused(b: RawNode): void {
+    const sent = drain(b);
+    expect(sent.filter((m) => m.type === MessageType.SnapResp)).toEqual([]);
+    expect(b.status()).toMatchObject({ snapshotIndex: 0, lastIndex: 2, commit: 2, refusedMessages: 1 });
+    // The node keeps serving: the leader's next append is accepted.
+    b.step(msg({ type: MessageType.App, from: 'a', to: 'b', term: 3, index: 2, logTerm: 2, entries: entries([3], 3), commit: 3 }));
+    drain(b);
+    expect(b.status()).toMatchObject({ lastIndex: 3, commit: 3 });
+  }
+
+  it('a well-formed snapshot is installed (the baseline for the refusals below)', () => {
+    const b = offer({});
+    const rd = b.ready();
+    expect(rd.snapshot?.meta.index).toBe(10);
+    b.advance(rd);
+  });
+
+  it('a snapshot whose config names one voter is refused and does not change the voters', () => {
+    const b = offer({ config: { voters: ['b'] } });
+    expectRefused(b);
+    // Had b taken ['b'] as its voters, it would now elect itself leader of a one-node cluster.
+    for (let i = 0; i < 40; i++) b.tick();
+    drain(b);
+    expect(b.status().role).not.toBe(Role.Leader);
+  });
+
+  it('voters come from the configuration even when the stored snapshot names others', () => {
+    const raw = new RawNode(
+      { id: 'b', voters: ABC, electionTicks: 10, heartbeatTicks: 1, random: () => 0 },
+      { hardState: { term: 3, vote: NONE, commit: 10 }, snapshot: { meta: { index: 10, term: 3, config: { voters: ['b'] } }, data: enc('[]') }, entries: [] },
+    );
+    for (let i = 0; i < 40; i++) raw.tick();
+    drain(raw);
+    expect(raw.status().role).not.toBe(Role.Leader);
+  });
+
+  it('junk bytes whose checksum does not match are refused before anything is persisted', () => {
+    expectRefused(offer({ data: enc('14 junk bytes!'), crc32: 12345 }));
+  });
+
+  it('a snapshot without a checksum is refused', () => {
+    expectRefused(offer({ crc32: undefined }));
+  });
+
+  it('junk bytes with a correct checksum are refused when the application cannot decode them', () => {
+    const validateSnapshot = (s: Snapshot): boolean => {
+      decodeState(s.data);
+      return true;
+    };
+    expectRefused(offer({ data: enc('14 junk bytes!') }, { validateSnapshot }));
+    expectRefused(offer({ data: enc('[]') }, { validateSnapshot: () => false }));
+  });
+
+  it('compact() records the checksum of the data, and a stored snapshot without one gets it on load', () => {
+    const net = new Network(ABC);
+    net.elect('a');
+    net.propose('a', 'x');
+    net.stabilize();
+    const snap = net.compact('a');
+    expect(snap.meta.crc32).toBe(crc32(snap.data));
+    const { crc32: _dropped, ...old } = snap.meta;
+    const restarted = new RawNode(net.n('a').config, { hardState: net.n('a').store.hardState, snapshot: { meta: old, data: snap.data }, entries: [] });
+    // compact() at or below the snapshot returns the snapshot the core holds (and would send).
+    expect(restarted.compact(snap.meta.index, new Uint8Array()).meta.crc32).toBe(crc32(snap.data));
+  });
+});
+
+describe('hardening: the core\'s pure CRC-32', () => {
+  it('equals zlib\'s crc32 (used by storage and the server) on every length and alignment', () => {
+    for (let len = 0; len < 70; len++) {
+      const data = new Uint8Array(len + 3).map((_, i) => (i * 151 + len) & 0xff).subarray(3);
+      expect(crc32(data)).toBe(zlibCrc32(data));
+    }
+    expect(crc32(enc('123456789'))).toBe(0xcbf43926);
   });
 });

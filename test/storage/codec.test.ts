@@ -40,7 +40,7 @@ function fullMessage(): Message {
     type: MessageType.Snap, from: 'node-1', to: 'node-2', term: MAX, logTerm: MAX - 1, index: 2 ** 40 + 3,
     entries: [ent(1, 1), ent(MAX, MAX, new Uint8Array([0, 1, 2]), EntryType.ConfChange), ent(3, 2, '')],
     commit: 12345678901, reject: true, rejectHint: 2 ** 32, context: new Uint8Array([9, 8, 7]),
-    snapshotMeta: { index: MAX, term: 7, config: { voters: ['a', 'b', 'c'] } },
+    snapshotMeta: { index: MAX, term: 7, config: { voters: ['a', 'b', 'c'] }, crc32: 0xffffffff },
     snapshotOffset: 2 ** 33, snapshotData: new Uint8Array([1, 2, 3, 4]), snapshotDone: true,
   };
 }
