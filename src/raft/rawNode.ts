@@ -637,6 +637,8 @@ export class RawNode {
         this.hup(true);
         return;
       case MessageType.ReadIndexResp:
+        // Only the leader we forwarded the read to answers it: another voter's answer is forged or stale.
+        if (m.from !== this.leader) return;
         this.readStates.push({ index: m.index, context: m.context });
         return;
       default:

@@ -206,3 +206,13 @@ describe('hardening: the core\'s pure CRC-32', () => {
     expect(crc32(enc('123456789'))).toBe(0xcbf43926);
   });
 });
+
+describe('hardening: read answers', () => {
+  it('a ReadIndexResp from a voter that is not our leader yields no read state', () => {
+    const b = nodeWithLog('b', ABC, [1], { term: 1, commit: 1 });
+    b.step(msg({ type: MessageType.Heartbeat, from: 'a', to: 'b', term: 1, commit: 1 }));
+    drain(b);
+    b.step(msg({ type: MessageType.ReadIndexResp, from: 'c', to: 'b', term: 1, index: 0, context: enc('guess') }));
+    expect(b.ready().readStates).toEqual([]);
+  });
+});
