@@ -23,6 +23,9 @@ class CounterApp implements ReplicatedApp<number> {
   restore(data: Uint8Array): void {
     this.count = Number(new TextDecoder().decode(data));
   }
+  validateSnapshot(data: Uint8Array): void {
+    if (!Number.isSafeInteger(Number(new TextDecoder().decode(data)))) throw new Error('not a counter snapshot');
+  }
 }
 
 function arg(name: string, fallback: number): number {

@@ -3,8 +3,9 @@
  *
  * - Hot path: protobufjs' generated Type.encode/Type.decode with plain objects and direct field access; no
  *   JSON, no toObject().
- * - uint64 <-> number: every index/term/offset is checked to be a non-negative safe integer on encode, and on
- *   decode a value above Number.MAX_SAFE_INTEGER (2^53 - 1) is refused with a CodecError (never rounded).
+ * - uint64 <-> number: every index/term/offset is checked to be a non-negative integer below RAFT_NUMBER_LIMIT
+ *   (2^48, see src/raft/types.ts) on encode and on decode; anything else is refused with a CodecError (never
+ *   rounded). A peer's batch carrying such a value is dropped whole at this boundary.
  * - Missing bytes fields decode to an empty Uint8Array, missing strings to '', missing bools to false.
  * - Decoded bytes fields (entry data, context, snapshot data) are zero-copy Uint8Array VIEWS into the input
  *   buffer: do not reuse or overwrite a buffer after decoding it. (A small view keeps its whole input buffer
@@ -15,6 +16,7 @@ import * as protobuf from 'protobufjs';
 import {
   EntryType,
   MessageType,
+  RAFT_NUMBER_LIMIT,
   type ClusterConfig,
   type Entry,
   type HardState,
@@ -47,30 +49,30 @@ const MessageBatchProto = raftProtoRoot.lookupType('fencelock.v1.MessageBatch');
 // Scalars
 
 const TWO_POW_32 = 2 ** 32;
-/** Highest allowed value of the high 32 bits of a uint64 that still fits in a safe integer. */
-const MAX_SAFE_HIGH = 0x1fffff;
+/** Values must be below RAFT_NUMBER_LIMIT = 2^48: the high 32 bits of a uint64 must then be below 2^16. */
+const LIMIT_HIGH = RAFT_NUMBER_LIMIT / TWO_POW_32;
 
 /** Checks a number about to be written as uint64. */
 function u64In(value: number, field: string): number {
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new CodecError(`${field} must be a non-negative integer <= Number.MAX_SAFE_INTEGER, got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value < 0 || value >= RAFT_NUMBER_LIMIT) {
+    throw new CodecError(`${field} must be a non-negative integer below 2^48, got ${String(value)}`);
   }
   return value;
 }
 
-/** Converts a decoded uint64 (a Long, or a number when long.js is absent) to a safe number. */
+/** Converts a decoded uint64 (a Long, or a number when long.js is absent) to a number below 2^48. */
 function u64Out(value: unknown, field: string): number {
   if (typeof value === 'number') {
-    if (!Number.isSafeInteger(value) || value < 0) {
-      throw new CodecError(`${field} = ${value} is not a non-negative safe integer`);
+    if (!Number.isSafeInteger(value) || value < 0 || value >= RAFT_NUMBER_LIMIT) {
+      throw new CodecError(`${field} = ${value} is not a non-negative integer below 2^48`);
     }
     return value;
   }
   if (value === null || value === undefined) return 0;
   const long = value as { low: number; high: number; toString(): string };
   const high = long.high >>> 0;
-  if (high > MAX_SAFE_HIGH) {
-    throw new CodecError(`${field} = ${long.toString()} exceeds Number.MAX_SAFE_INTEGER (2^53 - 1)`);
+  if (high >= LIMIT_HIGH) {
+    throw new CodecError(`${field} = ${long.toString()} exceeds the limit 2^48 - 1`);
   }
   return high * TWO_POW_32 + (long.low >>> 0);
 }
@@ -170,21 +172,31 @@ function configFromProto(m: unknown): ClusterConfig {
 
 function metaToProto(meta: SnapshotMeta, field: string): Decoded {
   if (!meta) throw new CodecError(`${field} is missing`);
-  return {
+  const o: Decoded = {
     index: u64In(meta.index, `${field}.index`),
     term: u64In(meta.term, `${field}.term`),
     config: configToProto(meta.config, `${field}.config`),
   };
+  if (meta.crc32 !== undefined) {
+    if (!Number.isInteger(meta.crc32) || meta.crc32 < 0 || meta.crc32 > 0xffffffff) {
+      throw new CodecError(`${field}.crc32 must be a uint32, got ${String(meta.crc32)}`);
+    }
+    o.crc32 = meta.crc32;
+  }
+  return o;
 }
 
 function metaFromProto(m: unknown, field: string): SnapshotMeta {
   if (m === null || m === undefined) throw new CodecError(`${field} is missing`);
   const d = m as Decoded;
-  return {
+  const meta: SnapshotMeta = {
     index: u64Out(d.index, `${field}.index`),
     term: u64Out(d.term, `${field}.term`),
     config: configFromProto(d.config),
   };
+  // Present on the TS side exactly when present on the wire (proto3 optional).
+  if (has(d, 'crc32')) meta.crc32 = typeof d.crc32 === 'number' ? d.crc32 >>> 0 : 0;
+  return meta;
 }
 
 /**

@@ -12,6 +12,8 @@ import type { ReplicatedApp } from './replicatedApp';
  */
 export class LockApp extends EventEmitter implements ReplicatedApp<CommandResult> {
   machine = new LockStateMachine();
+  /** The state decoded by the last validateSnapshot(), kept for the restore() of the same bytes. */
+  private validated: { data: Uint8Array; machine: LockStateMachine } | undefined;
 
   constructor() {
     super();
@@ -34,8 +36,17 @@ export class LockApp extends EventEmitter implements ReplicatedApp<CommandResult
   }
 
   restore(data: Uint8Array): void {
-    this.machine = LockStateMachine.fromSnapshot(decodeSnapshot(data));
+    const validated = this.validated;
+    this.validated = undefined;
+    this.machine = validated?.data === data ? validated.machine : LockStateMachine.fromSnapshot(decodeSnapshot(data));
     this.emit('restored');
+  }
+
+  /** The full decode and check restore() does (encoding, ids, order, cross-references), without installing. */
+  validateSnapshot(data: Uint8Array): void {
+    this.validated = undefined;
+    const machine = LockStateMachine.fromSnapshot(decodeSnapshot(data));
+    this.validated = { data, machine };
   }
 }
 

@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { ProposalDroppedError, RawNode } from '../raft';
 import type { RaftConfig } from '../raft/config';
 import { Role, type Entry, type HardState, type Message, type NodeId, type Ready } from '../raft/types';
+import { crc32 } from '../storage/checksum';
 import type { RaftStorage } from '../storage/types';
 import type { Logger } from './logger';
 import type { ReplicatedApp } from './replicatedApp';
@@ -25,8 +27,11 @@ export class OutcomeUnknownError extends Error {
   }
 }
 
-const TEXT_ENCODER = new TextEncoder();
-const TEXT_DECODER = new TextDecoder();
+/**
+ * ReadIndex contexts are 128 random bits: a peer cannot guess the context of a read in flight (to answer it
+ * with a forged ReadIndexResp or heartbeat acknowledgement), nor learn anything from one it saw.
+ */
+const READ_CONTEXT_BYTES = 16;
 
 export interface PeerTransport {
   send(messages: Message[]): void;
@@ -45,6 +50,8 @@ export interface DriverOptions<Result> {
   tickMs: number;
   snapshotEveryEntries: number;
   logger: Logger;
+  /** Source of the random ReadIndex contexts; default node:crypto's randomBytes. */
+  randomBytes?: (size: number) => Uint8Array;
 }
 
 export interface Applied<Result> {
@@ -80,7 +87,6 @@ export class RaftDriver<Result> extends EventEmitter {
   private readonly pendingProposals = new Map<number, PendingProposal<Result>>();
   private readonly pendingReads = new Map<string, PendingRead>();
   private readonly confirmedReads: PendingRead[] = [];
-  private nextReadId = 1;
   private ticker: NodeJS.Timeout | undefined;
   private loopRunning = false;
   private loopAgain = false;
@@ -108,7 +114,21 @@ export class RaftDriver<Result> extends EventEmitter {
   static async start<Result>(opts: DriverOptions<Result>): Promise<RaftDriver<Result>> {
     const persisted = await opts.storage.load();
     if (persisted.snapshot) opts.app.restore(persisted.snapshot.data);
-    const node = new RawNode(opts.raft, persisted);
+    const { app, logger } = opts;
+    const node = new RawNode(
+      {
+        // Native CRC-32, the same function as the core's pure default.
+        checksum: crc32,
+        ...opts.raft,
+        // A snapshot from the leader is decoded fully before storage sees it (see RaftConfig).
+        validateSnapshot: (snap) => {
+          app.validateSnapshot(snap.data);
+          return true;
+        },
+        onRefused: (reason, from) => logger.warn({ from, reason }, 'refused a message from a peer'),
+      },
+      persisted,
+    );
     const driver = new RaftDriver(opts, node, persisted.snapshot?.meta.index ?? 0);
     driver.durableHardState = persisted.hardState;
     opts.transport.onMessages((msgs) => driver.receive(msgs));
@@ -161,9 +181,13 @@ export class RaftDriver<Result> extends EventEmitter {
   linearizableRead(): Promise<void> {
     if (this.stopped) return Promise.reject(new NotLeaderError('', 'node is shutting down'));
     if (this.role !== Role.Leader) return Promise.reject(new NotLeaderError(this.leader));
-    const id = `${this.nextReadId++}`;
+    const context = (this.opts.randomBytes ?? randomBytes)(READ_CONTEXT_BYTES);
+    const id = Buffer.from(context).toString('hex');
+    if (context.byteLength < READ_CONTEXT_BYTES || this.pendingReads.has(id)) {
+      return Promise.reject(new Error('read context source returned too few or repeated bytes'));
+    }
     try {
-      this.node.readIndex(TEXT_ENCODER.encode(id));
+      this.node.readIndex(context);
     } catch (err) {
       return Promise.reject(err instanceof ProposalDroppedError ? new NotLeaderError(this.leader, err.message) : err);
     }
@@ -295,7 +319,7 @@ export class RaftDriver<Result> extends EventEmitter {
       transport.flush?.();
     }
     for (const rs of rd.readStates) {
-      const id = TEXT_DECODER.decode(rs.context);
+      const id = Buffer.from(rs.context).toString('hex');
       const read = this.pendingReads.get(id);
       if (!read) continue;
       this.pendingReads.delete(id);

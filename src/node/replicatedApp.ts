@@ -6,4 +6,10 @@ export interface ReplicatedApp<Result> {
   snapshot(): Uint8Array;
   /** Replaces the whole state by a snapshot's (from local storage at start, or sent by the leader). */
   restore(data: Uint8Array): void;
+  /**
+   * Decodes and checks a snapshot sent by the leader, fully, before anything of it is stored; throws if it
+   * is not a valid state. Must not change the state; may keep the decoded state for the restore(data)
+   * that follows with the same bytes.
+   */
+  validateSnapshot(data: Uint8Array): void;
 }

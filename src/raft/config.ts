@@ -1,9 +1,14 @@
-import type { NodeId, TestOnlyBugs } from './types';
+import { crc32 } from './crc32';
+import type { NodeId, Snapshot, TestOnlyBugs } from './types';
 
 /** Every knob of the Raft core, in ticks and counts. The core has no clock: the caller ticks it. */
 export interface RaftConfig {
   id: NodeId;
-  /** Voters of the initial configuration (ignored when a snapshot carries one). */
+  /**
+   * The voters. They come from here only (and, once membership changes exist, from committed
+   * configuration entries): never from a snapshot or a message. A snapshot whose configuration names
+   * other voters is refused.
+   */
   voters: NodeId[];
   /** A follower that hears no leader for electionTicks..2*electionTicks-1 ticks campaigns. */
   electionTicks: number;
@@ -33,6 +38,23 @@ export interface RaftConfig {
    * then apply up to heartbeatTicks later. Safety does not depend on when followers learn the commit.
    */
   lazyCommitNotice?: boolean;
+  /**
+   * CRC-32 (IEEE, as zlib's crc32) of a snapshot's data, set in its meta by compact() and checked on every
+   * snapshot received. Default: a pure implementation (crc32.ts); the server may inject a native one.
+   * Every node must compute the same function.
+   */
+  checksum?: (data: Uint8Array) => number;
+  /**
+   * Called with a snapshot received from the leader, whole and with a matching checksum, before anything
+   * of it is persisted or installed: the application decodes it fully and returns false (or throws) if it
+   * is not a valid state. A refused snapshot is dropped (the leader sends it again later). Default: accept.
+   */
+  validateSnapshot?: (snapshot: Snapshot) => boolean;
+  /**
+   * Told of every peer message the core drops because it contradicts the protocol (a snapshot refused, an
+   * append that would overwrite a committed entry), for the caller to log. Default: nothing.
+   */
+  onRefused?: (reason: string, from: NodeId) => void;
   testOnlyBugs?: TestOnlyBugs;
 }
 
@@ -46,4 +68,7 @@ export const RAFT_DEFAULTS = {
   snapshotInflightChunks: 4,
   maxPendingReads: 10_000,
   lazyCommitNotice: false,
+  checksum: crc32,
+  validateSnapshot: (): boolean => true,
+  onRefused: (): void => undefined,
 } as const;

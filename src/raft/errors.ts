@@ -8,6 +8,8 @@ export type DropReason =
   | 'not-leader'
   | 'transferring'
   | 'too-many-uncommitted'
+  /** The next index would reach RAFT_NUMBER_LIMIT (see types.ts). */
+  | 'log-full'
   /** Too many ReadIndex requests wait for leadership confirmation (RaftConfig.maxPendingReads). */
   | 'too-many-pending-reads';
 

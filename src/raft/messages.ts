@@ -1,6 +1,6 @@
 // Building, classifying and validating peer messages.
 
-import { EntryType, MessageType, type Message, type NodeId, type SnapshotMeta } from './types';
+import { EntryType, MessageType, RAFT_NUMBER_LIMIT, type Message, type NodeId, type SnapshotMeta } from './types';
 
 export const EMPTY_BYTES: Uint8Array = new Uint8Array(0);
 
@@ -60,8 +60,17 @@ export function voteResponseType(type: MessageType.Vote | MessageType.PreVote): 
 
 // ---- validation: step() drops anything malformed instead of throwing --------------------------------
 
+/** A term, index, commit, hint or offset: an integer in [0, RAFT_NUMBER_LIMIT). */
 function isCount(x: unknown): x is number {
-  return typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
+  return typeof x === 'number' && Number.isSafeInteger(x) && x >= 0 && x < RAFT_NUMBER_LIMIT;
+}
+
+/**
+ * A term this node may adopt: one it can still increment (campaign at term + 1) and that its peers can
+ * in turn adopt. A forged term at the limit would otherwise leave every node unable to elect anyone.
+ */
+export function isAdoptableTerm(term: number): boolean {
+  return term + 2 < RAFT_NUMBER_LIMIT;
 }
 
 function isBytes(x: unknown): x is Uint8Array {
@@ -75,6 +84,7 @@ function isNodeId(x: unknown): x is NodeId {
 function isSnapshotMeta(x: unknown): x is SnapshotMeta {
   if (typeof x !== 'object' || x === null) return false;
   const m = x as Partial<SnapshotMeta>;
+  if (m.crc32 !== undefined && !(Number.isInteger(m.crc32) && m.crc32 >= 0 && m.crc32 <= 0xffffffff)) return false;
   return (
     isCount(m.index) &&
     isCount(m.term) &&

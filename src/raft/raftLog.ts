@@ -10,6 +10,11 @@
 import { invariant } from './errors';
 import type { ClusterConfig, Entry, Snapshot } from './types';
 
+export type AppendOutcome =
+  | { kind: 'matched'; lastNew: number }
+  | { kind: 'mismatch' }
+  | { kind: 'overwrites-committed'; index: number };
+
 export function entryBytes(e: Entry): number {
   return e.data.byteLength;
 }
@@ -107,16 +112,22 @@ export class RaftLog {
   }
 
   /**
-   * The AppendEntries consistency check and append (paper Figure 2, receiver rules 2-5). Returns the
-   * index of the last entry the leader sent (now known to match), or undefined on mismatch.
+   * The AppendEntries consistency check and append (paper Figure 2, receiver rules 2-4). Commits nothing:
+   * the caller knows how far the sender's log is known to match ours (rule 5 is min(leaderCommit, lastNew)).
+   * - matched: the entries up to `lastNew` (the last one the leader sent) now match the leader's log;
+   * - mismatch: we lack the entry at `prevIndex` or hold it with another term;
+   * - overwrites-committed: the entries conflict with one of ours that is committed. A leader can never
+   *   send that (Leader Completeness), so the message is forged or corrupt: nothing is changed.
    */
-  maybeAppend(prevIndex: number, prevTerm: number, leaderCommit: number, ents: readonly Entry[]): number | undefined {
-    if (!this.matchTerm(prevIndex, prevTerm)) return undefined;
+  maybeAppend(prevIndex: number, prevTerm: number, ents: readonly Entry[]): AppendOutcome {
+    if (!this.matchTerm(prevIndex, prevTerm)) return { kind: 'mismatch' };
     const lastNew = prevIndex + ents.length;
     const conflict = ents.find((e) => !this.matchTerm(e.index, e.term));
-    if (conflict !== undefined) this.append(ents.slice(conflict.index - prevIndex - 1));
-    this.commitTo(Math.min(leaderCommit, lastNew));
-    return lastNew;
+    if (conflict !== undefined) {
+      if (conflict.index <= this.committed) return { kind: 'overwrites-committed', index: conflict.index };
+      this.append(ents.slice(conflict.index - prevIndex - 1));
+    }
+    return { kind: 'matched', lastNew };
   }
 
   /** Appends `ents`, first deleting any entry at or after ents[0].index. */
@@ -206,12 +217,12 @@ export class RaftLog {
   }
 
   /** The application's snapshot at `index` (<= applied) replaces the entries up to it. */
-  compact(index: number, data: Uint8Array, config: ClusterConfig): void {
+  compact(index: number, data: Uint8Array, config: ClusterConfig, crc32: number): void {
     invariant(index <= this.applied, () => `compact(${index}) beyond applied ${this.applied}`);
     if (index <= this.snapIndex) return;
     const term = this.term(index)!;
     this.entries = this.entries.slice(index - this.snapIndex);
-    this.snapshot = { meta: { index, term, config: { voters: [...config.voters] } }, data };
+    this.snapshot = { meta: { index, term, config: { voters: [...config.voters] }, crc32 }, data };
     this.snapIndex = index;
     this.snapTerm = term;
   }

@@ -9,6 +9,7 @@ import { RAFT_DEFAULTS, type RaftConfig } from './config';
 import { invariant, ProposalDroppedError } from './errors';
 import {
   EMPTY_BYTES,
+  isAdoptableTerm,
   isTransferContext,
   isVoteRequest,
   isWellFormed,
@@ -26,6 +27,7 @@ import {
   EntryType,
   MessageType,
   NONE,
+  RAFT_NUMBER_LIMIT,
   Role,
   type Entry,
   type HardState,
@@ -63,6 +65,8 @@ export interface RaftStatus {
   progress: Record<NodeId, ProgressStatus>;
   /** Target of a leadership transfer in progress, or NONE. */
   leadTransferee: NodeId;
+  /** Peer messages dropped because they contradict the protocol (forged or corrupt), since start. */
+  refusedMessages: number;
 }
 
 type ResolvedConfig = Required<Omit<RaftConfig, 'testOnlyBugs'>> & { testOnlyBugs: TestOnlyBugs };
@@ -72,7 +76,7 @@ function resolveConfig(c: RaftConfig): ResolvedConfig {
     ...RAFT_DEFAULTS,
     ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)),
     testOnlyBugs: c.testOnlyBugs ?? {},
-  } as ResolvedConfig;
+  } as unknown as ResolvedConfig;
   const positive = (x: number) => Number.isSafeInteger(x) && x >= 1;
   if (r.id === NONE) throw new Error('RaftConfig.id must not be empty');
   if (!positive(r.electionTicks) || !positive(r.heartbeatTicks) || r.heartbeatTicks >= r.electionTicks) {
@@ -131,6 +135,13 @@ export class RawNode {
   private pendingReadHeartbeat = false;
 
   private readonly snapshotReceiver = new SnapshotReceiver();
+  /**
+   * Follower: the highest index known to match the current leader's log in this term (from its appends and
+   * snapshots). A heartbeat's commit is honoured only up to it. Reset with the term or the leader.
+   */
+  private leaderMatch = 0;
+  /** Messages dropped because they contradict the protocol (e.g. overwriting a committed entry). */
+  private refusedMessages = 0;
 
   // Output buffers and what the caller has been handed.
   private msgs: Message[] = [];
@@ -144,8 +155,9 @@ export class RawNode {
     this.cfg = resolveConfig(config);
     this.id = this.cfg.id;
     const hs = persisted?.hardState ?? { term: 0, vote: NONE, commit: 0 };
-    this.log = new RaftLog(persisted?.snapshot, persisted?.entries ?? [], hs.commit);
-    this.voters = [...(persisted?.snapshot?.meta.config.voters ?? this.cfg.voters)];
+    this.log = new RaftLog(this.withChecksum(persisted?.snapshot), persisted?.entries ?? [], hs.commit);
+    // From the configuration only, never from the stored snapshot (see RaftConfig.voters).
+    this.voters = [...this.cfg.voters];
     if (this.voters.length === 0) throw new Error('RaftConfig.voters must not be empty');
     this.term = hs.term;
     this.vote = hs.vote;
@@ -166,6 +178,8 @@ export class RawNode {
   step(m: Message): void {
     if (!isWellFormed(m)) return;
     if (m.to !== this.id || m.from === this.id || !this.voters.includes(m.from)) return;
+    // A term we could never move past is never adopted (nor voted on): see RAFT_NUMBER_LIMIT.
+    if (!isAdoptableTerm(m.term)) return;
 
     if (m.term > this.term) {
       if (isVoteRequest(m.type) && this.inLease(m)) {
@@ -212,6 +226,7 @@ export class RawNode {
     if (this.log.lastIndex() - this.log.committed >= this.cfg.maxUncommittedEntries) {
       throw new ProposalDroppedError('too-many-uncommitted');
     }
+    if (this.log.lastIndex() + 1 >= RAFT_NUMBER_LIMIT) throw new ProposalDroppedError('log-full');
     const e = this.appendEntry(data);
     return { index: e.index, term: e.term };
   }
@@ -343,7 +358,7 @@ export class RawNode {
    */
   compact(index: number, data: Uint8Array): Snapshot {
     invariant(Number.isSafeInteger(index) && index >= 1, 'compact: index must be a positive integer');
-    this.log.compact(index, data, { voters: this.voters });
+    this.log.compact(index, data, { voters: this.voters }, this.cfg.checksum(data) >>> 0);
     return this.log.snapshot!;
   }
 
@@ -374,6 +389,7 @@ export class RawNode {
       stableIndex: this.log.stable,
       progress,
       leadTransferee: this.transferee,
+      refusedMessages: this.refusedMessages,
     };
   }
 
@@ -398,6 +414,7 @@ export class RawNode {
       this.snapshotReceiver.reset();
     }
     this.leader = NONE;
+    this.leaderMatch = 0;
     this.electionElapsed = 0;
     this.heartbeatElapsed = 0;
     this.resetRandomizedElectionTimeout();
@@ -451,6 +468,8 @@ export class RawNode {
 
   private hup(transfer: boolean): void {
     if (this.role === Role.Leader || !this.promotable()) return;
+    // Never campaign at a term the others would refuse to adopt (unreachable: no such term is adopted).
+    if (!isAdoptableTerm(this.term + 1)) return;
     if (this.cfg.preVote && !transfer) {
       this.becomePreCandidate();
       this.startElection(MessageType.PreVote, false);
@@ -600,17 +619,17 @@ export class RawNode {
     switch (m.type) {
       case MessageType.App:
         this.electionElapsed = 0;
-        this.leader = m.from;
+        this.followLeader(m.from);
         this.handleAppend(m);
         return;
       case MessageType.Heartbeat:
         this.electionElapsed = 0;
-        this.leader = m.from;
+        this.followLeader(m.from);
         this.handleHeartbeat(m);
         return;
       case MessageType.Snap:
         this.electionElapsed = 0;
-        this.leader = m.from;
+        this.followLeader(m.from);
         this.handleSnapshotChunk(m);
         return;
       case MessageType.TimeoutNow:
@@ -618,11 +637,19 @@ export class RawNode {
         this.hup(true);
         return;
       case MessageType.ReadIndexResp:
+        // Only the leader we forwarded the read to answers it: another voter's answer is forged or stale.
+        if (m.from !== this.leader) return;
         this.readStates.push({ index: m.index, context: m.context });
         return;
       default:
         return;
     }
+  }
+
+  /** `from` leads this term (stepFollower has checked the term). A change of leader forgets the match. */
+  private followLeader(from: NodeId): void {
+    if (this.leader !== from) this.leaderMatch = 0;
+    this.leader = from;
   }
 
   private stepCandidate(m: Message): void {
@@ -684,22 +711,46 @@ export class RawNode {
       reply({ index: this.log.committed });
       return;
     }
-    const lastNew = this.log.maybeAppend(m.index, m.logTerm, m.commit, m.entries);
-    if (lastNew !== undefined) {
-      reply({ index: lastNew });
-      return;
+    const out = this.log.maybeAppend(m.index, m.logTerm, m.entries);
+    switch (out.kind) {
+      case 'matched':
+        this.leaderMatch = Math.max(this.leaderMatch, out.lastNew);
+        // Paper Figure 2, rule 5: never past the last entry this append is known to match.
+        this.log.commitTo(Math.min(m.commit, out.lastNew));
+        reply({ index: out.lastNew });
+        return;
+      case 'overwrites-committed':
+        // No leader sends that (Leader Completeness): forged or corrupt. Dropped, and counted.
+        this.refuse(`append at ${m.index + 1} would overwrite committed entry ${out.index}`, m.from);
+        return;
+      case 'mismatch': {
+        // Consistency check failed. Hint the last index whose term is <= the leader's term at m.index:
+        // the leader can then skip a whole term per round trip instead of one entry.
+        const hint = this.log.findConflictByTerm(Math.min(m.index, this.log.lastIndex()), m.logTerm);
+        reply({ index: m.index, reject: true, rejectHint: hint.index, logTerm: hint.term });
+        return;
+      }
     }
-    // Consistency check failed. Hint the last index whose term is <= the leader's term at m.index:
-    // the leader can then skip a whole term per round trip instead of one entry.
-    const hint = this.log.findConflictByTerm(Math.min(m.index, this.log.lastIndex()), m.logTerm);
-    reply({ index: m.index, reject: true, rejectHint: hint.index, logTerm: hint.term });
   }
 
   private handleHeartbeat(m: Message): void {
-    // The leader sends min(commit, our match), so this never exceeds what we hold from it.
-    this.log.commitTo(Math.min(m.commit, this.log.lastIndex()));
+    // A heartbeat proves nothing about our log: commit only up to what an append of this leader in this
+    // term has matched (a forged commit must not commit our own unreplicated tail). The leader sends
+    // min(commit, our match), so normally this loses nothing; when it does (we restarted and forgot the
+    // match), the answer says so (reject) and the leader sends an append that re-establishes it.
+    const target = Math.min(m.commit, this.log.lastIndex());
+    const allowed = Math.min(target, Math.max(this.leaderMatch, this.log.committed));
+    this.log.commitTo(allowed);
     this.send(
-      makeMessage({ type: MessageType.HeartbeatResp, from: this.id, to: m.from, term: this.term, index: m.index, context: m.context }),
+      makeMessage({
+        type: MessageType.HeartbeatResp,
+        from: this.id,
+        to: m.from,
+        term: this.term,
+        index: m.index,
+        context: m.context,
+        reject: m.commit > this.log.committed,
+      }),
     );
   }
 
@@ -723,12 +774,53 @@ export class RawNode {
       case 'gap':
         reply({ index: out.received, snapshotOffset: out.received, snapshotDone: false, reject: true });
         return;
-      case 'complete':
+      case 'complete': {
+        const refusal = this.snapshotRefusal(out.snapshot);
+        if (refusal !== undefined) {
+          // Dropped before anything of it is persisted or installed; no answer, so the leader's transfer
+          // goes idle and it sends its snapshot again later.
+          this.refuse(`snapshot at ${meta.index} (term ${meta.term}, ${out.snapshot.data.byteLength} bytes): ${refusal}`, m.from);
+          return;
+        }
         this.log.restore(out.snapshot);
-        this.voters = [...out.snapshot.meta.config.voters];
+        this.leaderMatch = meta.index;
         reply({ index: meta.index, snapshotDone: true });
         return;
+      }
     }
+  }
+
+  /**
+   * A whole snapshot received from the leader may be installed only if its data matches its checksum,
+   * its configuration names exactly our voters, and the application has decoded it fully.
+   *
+   * Voters never come from a snapshot: a forged snapshot naming one voter once made its receiver lead a
+   * one-node cluster. Without membership changes every valid snapshot names our configured voters, so
+   * one that names others is refused rather than installed with its configuration ignored: it cannot
+   * come from a leader of this cluster's configuration, so nothing else in it can be trusted either.
+   */
+  private snapshotRefusal(snap: Snapshot): string | undefined {
+    const { crc32 } = snap.meta;
+    if (crc32 === undefined) return 'no checksum';
+    if (this.cfg.checksum(snap.data) >>> 0 !== crc32) return 'checksum mismatch';
+    if (!sameVoters(snap.meta.config.voters, this.voters)) return `its voters [${snap.meta.config.voters.join(',')}] are not ours`;
+    try {
+      if (this.cfg.validateSnapshot(snap) !== true) return 'the application refused it';
+    } catch (err) {
+      return `the application refused it: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    return undefined;
+  }
+
+  private refuse(reason: string, from: NodeId): void {
+    this.refusedMessages++;
+    this.cfg.onRefused(reason, from);
+  }
+
+  /** A stored snapshot from before checksums existed gets one (it was checked by storage when read). */
+  private withChecksum(snap: Snapshot | undefined): Snapshot | undefined {
+    if (snap === undefined || snap.meta.crc32 !== undefined) return snap;
+    return { meta: { ...snap.meta, crc32: this.cfg.checksum(snap.data) >>> 0 }, data: snap.data };
   }
 
   // ---- leader: replication ------------------------------------------------------------------------
@@ -840,7 +932,10 @@ export class RawNode {
   }
 
   private handleHeartbeatResponse(m: Message, pr: Progress): void {
-    if (pr.match < this.log.lastIndex() && this.ticks - pr.lastRetryTick >= this.cfg.heartbeatTicks) {
+    // `reject`: the follower could not commit what we sent, for want of an append that matched this term
+    // (it restarted, say): it needs an append even when it holds everything.
+    const behind = pr.match < this.log.lastIndex() || m.reject;
+    if (behind && this.ticks - pr.lastRetryTick >= this.cfg.heartbeatTicks) {
       pr.lastRetryTick = this.ticks;
       if (pr.state === 'probe') {
         // The probe in flight may be lost: the follower is alive, so probe again.
@@ -1021,6 +1116,11 @@ export class RawNode {
     const p = this.prevHard;
     return p.term !== this.term || p.vote !== this.vote || p.commit !== this.log.committed;
   }
+}
+
+function sameVoters(a: readonly NodeId[], b: readonly NodeId[]): boolean {
+  const sa = new Set(a);
+  return sa.size === a.length && sa.size === new Set(b).size && b.every((v) => sa.has(v));
 }
 
 function sameMeta(a: SnapshotMeta, b: SnapshotMeta): boolean {

@@ -1,9 +1,18 @@
 // Shared vocabulary of the Raft core. Everything here is plain data: it crosses the storage,
 // transport and simulator boundaries, so it holds no behaviour.
 //
-// Log indexes and terms are plain numbers (safe up to 2^53); they travel as uint64 on the wire.
+// Log indexes and terms are plain numbers; they travel as uint64 on the wire, capped at RAFT_NUMBER_LIMIT.
 
 export type NodeId = string;
+
+/**
+ * Every term, index, commit, hint and offset is below this limit (2^48, far below 2^53 where numbers stop
+ * being exact). The codec refuses larger values on the wire and on disk, and the core drops a message
+ * carrying one. A term is adopted only if it can still be incremented (term + 1 < limit), so a forged
+ * huge term cannot leave the cluster unable to ever elect a leader again. 2^48 terms or entries are
+ * beyond any real cluster's life (a million elections or entries per second for 8 years).
+ */
+export const RAFT_NUMBER_LIMIT = 2 ** 48;
 
 /** No node: used for "no vote" and "no known leader". */
 export const NONE: NodeId = '';
@@ -36,7 +45,16 @@ export interface ClusterConfig {
 export interface SnapshotMeta {
   index: number;
   term: number;
+  /**
+   * The voters when the snapshot was taken. Informational: a node's voters come from its configuration
+   * only (and, later, committed configuration entries), never from a snapshot or a message.
+   */
   config: ClusterConfig;
+  /**
+   * CRC-32 (RaftConfig.checksum) of `data`. Set by compact(); a received snapshot without it, or whose
+   * data does not match it, is refused. Absent only in snapshots stored before it existed.
+   */
+  crc32?: number;
 }
 
 export interface Snapshot {

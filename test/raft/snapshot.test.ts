@@ -1,5 +1,6 @@
 // Compaction and chunked InstallSnapshot (paper section 7, Figure 13).
 
+import { crc32 } from '../../src/raft/crc32';
 import { describe, it, expect } from 'vitest';
 import { MessageType, RaftInvariantError, Role, type Message, type Snapshot } from '../../src/raft';
 import { Network, drain, enc, msg, nodeWithLog, encodeState } from './network';
@@ -27,7 +28,7 @@ describe('compaction', () => {
     for (let i = 0; i < 5; i++) net.propose('a', `x${i}`);
     net.tick(1);
     const snap = net.compact('a', 4);
-    expect(snap.meta).toEqual({ index: 4, term: 1, config: { voters: ABC } });
+    expect(snap.meta).toEqual({ index: 4, term: 1, config: { voters: ABC }, crc32: crc32(snap.data) });
     const st = net.raw('a').status();
     expect(st).toMatchObject({ snapshotIndex: 4, lastIndex: 6, applied: 6 });
     // Compacting at or below the current snapshot changes nothing.
@@ -160,8 +161,8 @@ describe('InstallSnapshot', () => {
 
   function install(log: number[], meta: { index: number; term: number }) {
     const raw = nodeWithLog('b', ABC, log, { term: 2, commit: 1 });
-    const snapshotMeta = { ...meta, config: { voters: ABC } };
     const data = encodeState([]);
+    const snapshotMeta = { ...meta, config: { voters: ABC }, crc32: crc32(data) };
     raw.step(msg({ type: MessageType.Snap, from: 'a', to: 'b', term: 3, snapshotMeta, snapshotOffset: 0, snapshotData: data, snapshotDone: true }));
     return raw;
   }

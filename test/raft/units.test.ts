@@ -104,7 +104,7 @@ describe('RaftLog', () => {
   it('terms, bounds and slices around a compaction point', () => {
     const log = new RaftLog(undefined, entries([1, 1, 2, 2, 3]), 4);
     log.appliedTo(4);
-    log.compact(2, enc('s'), { voters: ['a'] });
+    log.compact(2, enc('s'), { voters: ['a'] }, 0);
     expect([log.firstIndex(), log.lastIndex(), log.term(2), log.term(1), log.term(6)]).toEqual([3, 5, 1, undefined, undefined]);
     expect(log.slice(3, 5, 1).map((e) => e.index)).toEqual([3]); // at least one entry
     expect(log.findConflictByTerm(5, 2)).toEqual({ index: 4, term: 2 });

@@ -332,6 +332,11 @@ class Simulation {
       preVote: this.preVote,
       checkQuorum: this.checkQuorum,
       lazyCommitNotice: this.applyEarly,
+      // As the server does: the application decodes a received snapshot fully before it is stored.
+      validateSnapshot: (snap) => {
+        decodeSnapshotData(snap.data);
+        return true;
+      },
     };
     if (p.maxMsgBytes !== undefined) cfg.maxMsgBytes = p.maxMsgBytes;
     if (p.maxInflight !== undefined) cfg.maxInflight = p.maxInflight;

@@ -21,10 +21,11 @@ import {
   raftProtoRoot,
 } from '../../src/codec/raftCodec';
 import { protoFile, protoRoot } from '../../src/codec/protoPath';
-import { EntryType, MessageType, type Message } from '../../src/raft/types';
+import { EntryType, MessageType, RAFT_NUMBER_LIMIT, type Message } from '../../src/raft/types';
 import { ent, snap } from './helpers';
 
-const MAX = Number.MAX_SAFE_INTEGER;
+/** The largest term/index the codec accepts (RAFT_NUMBER_LIMIT - 1). */
+const MAX = RAFT_NUMBER_LIMIT - 1;
 
 function msg(overrides: Partial<Message> = {}): Message {
   return {
@@ -39,7 +40,7 @@ function fullMessage(): Message {
     type: MessageType.Snap, from: 'node-1', to: 'node-2', term: MAX, logTerm: MAX - 1, index: 2 ** 40 + 3,
     entries: [ent(1, 1), ent(MAX, MAX, new Uint8Array([0, 1, 2]), EntryType.ConfChange), ent(3, 2, '')],
     commit: 12345678901, reject: true, rejectHint: 2 ** 32, context: new Uint8Array([9, 8, 7]),
-    snapshotMeta: { index: MAX, term: 7, config: { voters: ['a', 'b', 'c'] } },
+    snapshotMeta: { index: MAX, term: 7, config: { voters: ['a', 'b', 'c'] }, crc32: 0xffffffff },
     snapshotOffset: 2 ** 33, snapshotData: new Uint8Array([1, 2, 3, 4]), snapshotDone: true,
   };
 }
@@ -143,8 +144,9 @@ describe('codec round trips', () => {
 });
 
 describe('codec limits and errors', () => {
-  it('refuses to encode unsafe, negative or fractional integers', () => {
-    expect(() => encodeEntry(ent(2 ** 53, 1))).toThrow(/entry.index must be a non-negative integer <= Number.MAX_SAFE_INTEGER/);
+  it('refuses to encode unsafe, negative or fractional integers, and anything at or above 2^48', () => {
+    expect(() => encodeEntry(ent(2 ** 53, 1))).toThrow(/entry.index must be a non-negative integer below 2\^48/);
+    expect(() => encodeEntry(ent(2 ** 48, 1))).toThrow(/entry.index must be a non-negative integer below 2\^48/);
     expect(() => encodeEntry(ent(1, -1))).toThrow(CodecError);
     expect(() => encodeHardState({ term: 1.5, vote: '', commit: 0 })).toThrow(/hardState.term/);
     expect(() => encodeMessage(msg({ commit: NaN }))).toThrow(/message.commit/);
@@ -152,9 +154,10 @@ describe('codec limits and errors', () => {
     expect(() => encodeMessage(msg({ entries: [ent(1, 2 ** 53 + 2)] }))).toThrow(/message.entries\[0\].term/);
   });
 
-  it('refuses to decode a uint64 above 2^53 - 1', () => {
-    expect(decodeEntry(raw('Entry', { index: '9007199254740991', term: 1 })).index).toBe(MAX);
-    expect(() => decodeEntry(raw('Entry', { index: '9007199254740992', term: 1 }))).toThrow(/entry.index = 9007199254740992 exceeds Number.MAX_SAFE_INTEGER/);
+  it('refuses to decode a uint64 at or above 2^48 (RAFT_NUMBER_LIMIT)', () => {
+    expect(decodeEntry(raw('Entry', { index: String(MAX), term: 1 })).index).toBe(MAX);
+    expect(() => decodeEntry(raw('Entry', { index: '281474976710656', term: 1 }))).toThrow(/entry.index = 281474976710656 exceeds the limit 2\^48 - 1/);
+    expect(() => decodeEntry(raw('Entry', { index: '9007199254740992', term: 1 }))).toThrow(/entry.index = 9007199254740992 exceeds/);
     expect(() => decodeHardState(raw('HardState', { term: '18446744073709551615' }))).toThrow(/hardState.term = 18446744073709551615 exceeds/);
     expect(() => decodeMessage(raw('Message', { type: 5, entries: [{ index: 1, term: '9007199254740993' }] }))).toThrow(
       /message.entries\[0\].term = 9007199254740993 exceeds/,
@@ -162,6 +165,18 @@ describe('codec limits and errors', () => {
     expect(() => decodeMessageBatch(raw('MessageBatch', { messages: [{ type: 9, snapshotOffset: '9007199254740992' }] }))).toThrow(
       /message.snapshotOffset = 9007199254740992 exceeds/,
     );
+  });
+
+  it('hardening: a Heartbeat at term 2^53 - 1 is refused at decode, so its batch is dropped', () => {
+    const batch = raw('MessageBatch', {
+      messages: [
+        { type: MessageType.Heartbeat, from: 'n1', to: 'n2', term: 5 },
+        { type: MessageType.Heartbeat, from: 'n1', to: 'n2', term: '9007199254740991' },
+      ],
+    });
+    expect(() => decodeMessageBatch(batch)).toThrow(CodecError);
+    expect(() => decodeMessage(raw('Message', { type: MessageType.Heartbeat, term: String(2 ** 48) }))).toThrow(/message.term/);
+    expect(decodeMessage(raw('Message', { type: MessageType.Heartbeat, term: String(MAX) })).term).toBe(MAX);
   });
 
   it('refuses unknown enum values', () => {

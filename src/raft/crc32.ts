@@ -1,0 +1,39 @@
+// CRC-32 (IEEE 802.3, the polynomial of zlib and gzip), written out by hand so that the core stays pure
+// (no node:zlib, no node:crypto). It guards snapshots in transit against corruption (a flipped bit, a
+// truncated or mixed-up transfer); it is not a defence against a peer that lies on purpose, which the
+// state machine's full decode of the snapshot is (RaftConfig.validateSnapshot).
+//
+// Slicing-by-4: four bytes per step with four 256-entry tables, about four times the speed of the plain
+// byte-at-a-time loop.
+
+const TABLES: Uint32Array[] = (() => {
+  const t0 = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t0[n] = c >>> 0;
+  }
+  const tables = [t0];
+  for (let t = 1; t < 4; t++) {
+    const prev = tables[t - 1];
+    const cur = new Uint32Array(256);
+    for (let n = 0; n < 256; n++) cur[n] = (t0[prev[n] & 0xff] ^ (prev[n] >>> 8)) >>> 0;
+    tables.push(cur);
+  }
+  return tables;
+})();
+
+/** CRC-32 of `data` as an unsigned 32-bit integer (the same value as zlib's crc32). */
+export function crc32(data: Uint8Array): number {
+  const [t0, t1, t2, t3] = TABLES;
+  let crc = 0xffffffff;
+  const n = data.length;
+  const end4 = n - (n % 4);
+  let i = 0;
+  for (; i < end4; i += 4) {
+    crc ^= data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (data[i + 3] << 24);
+    crc = t3[crc & 0xff] ^ t2[(crc >>> 8) & 0xff] ^ t1[(crc >>> 16) & 0xff] ^ t0[crc >>> 24];
+  }
+  for (; i < n; i++) crc = t0[(crc ^ data[i]) & 0xff] ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
