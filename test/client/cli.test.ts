@@ -112,7 +112,7 @@ describe('CLI against a fake cluster', () => {
   it('kv put/get/list/delete with fencing from the environment; stale token exits 2; missing key exits 5', async () => {
     const { nodes } = await fake(1, new FakeState(1n << 33n));
     const ep = nodes[0]!.address;
-    const c = new FenceLockClient({ endpoints: [ep] });
+    const c = new FenceLockClient({ endpoints: [ep], insecure: true });
     cleanups.push(() => c.close());
     const s = await c.openSession();
     const lock = await s.acquire('cfg');
@@ -167,7 +167,7 @@ describe('CLI against a fake cluster', () => {
   it('describe prints holder and token', async () => {
     const { nodes } = await fake();
     const ep = nodes[0]!.address;
-    const c = new FenceLockClient({ endpoints: [ep] });
+    const c = new FenceLockClient({ endpoints: [ep], insecure: true });
     cleanups.push(() => c.close());
     const s = await c.openSession();
     const l = await s.acquire('d');
@@ -225,7 +225,7 @@ describe('CLI against a fake cluster', () => {
     const p = cli(['lock', 'sig', '--', process.execPath, '-e', 'setTimeout(() => {}, 20000)'], { FENCELOCK_ENDPOINTS: ep }, signals);
     // Wait until CMD runs (the lock is held), then deliver SIGTERM to fencelock.
     for (let i = 0; i < 200 && !(state.locks.get('sig')?.holder && signals.listenerCount('SIGTERM') > 0); i++) await new Promise((r) => setTimeout(r, 10));
-    const c = new FenceLockClient({ endpoints: [ep] });
+    const c = new FenceLockClient({ endpoints: [ep], insecure: true });
     cleanups.push(() => c.close());
     const other = await c.openSession();
     await other.acquire('held-elsewhere');
@@ -244,7 +244,7 @@ describe('CLI against a fake cluster', () => {
   it('lock gives up a timed-out wait with exit 3', async () => {
     const { nodes } = await fake();
     const ep = nodes[0]!.address;
-    const c = new FenceLockClient({ endpoints: [ep] });
+    const c = new FenceLockClient({ endpoints: [ep], insecure: true });
     cleanups.push(() => c.close());
     await (await c.openSession()).acquire('busy');
     const r = await cli(['lock', 'busy', '--wait', '200', '--', process.execPath, '-e', ''], { FENCELOCK_ENDPOINTS: ep });
@@ -257,7 +257,7 @@ describe('CLI against a fake cluster', () => {
     const ep = nodes[0]!.address;
     const signals = new EventEmitter();
     const p = cli(['watch', 'wl', '--endpoints', ep, '--json'], {}, signals);
-    const c = new FenceLockClient({ endpoints: [ep] });
+    const c = new FenceLockClient({ endpoints: [ep], insecure: true });
     cleanups.push(() => c.close());
     await new Promise((r) => setTimeout(r, 150));
     const l = await (await c.openSession()).acquire('wl');
