@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as crypto from 'node:crypto';
 import { FenceLockError } from './errors';
 
 /**
@@ -77,13 +78,41 @@ function material(value: string | Buffer, what: string): Material {
   }
 }
 
-function build(tls: ClientTlsOptions, source: CredentialSource, names: MaterialNames): ResolvedCredentials {
-  if ((tls.cert === undefined) !== (tls.key === undefined)) {
+const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/** Every certificate of a PEM bundle, parsed; at least one. */
+function certificates(pem: Buffer, what: string): crypto.X509Certificate[] {
+  const blocks = pem.toString('utf8').match(PEM_CERT) ?? [];
+  if (blocks.length === 0) throw new FenceLockError('INVALID_ARGUMENT', `${what}: no PEM certificate in it`);
+  return blocks.map((b, i) => {
+    try {
+      return new crypto.X509Certificate(b);
+    } catch (err) {
+      throw new FenceLockError('INVALID_ARGUMENT', `${what}: certificate ${i + 1} cannot be parsed (${(err as Error).message})`);
+    }
+  });
+}
+
+function build(opts: ClientTlsOptions, source: CredentialSource, names: MaterialNames): ResolvedCredentials {
+  if ((opts.cert === undefined) !== (opts.key === undefined)) {
     throw new FenceLockError('INVALID_ARGUMENT', `${names.cert} and ${names.key} go together: give both or neither`);
   }
-  const ca = tls.ca !== undefined ? material(tls.ca, names.ca) : undefined;
-  const cert = tls.cert !== undefined ? material(tls.cert, names.cert) : undefined;
-  const key = tls.key !== undefined ? material(tls.key, names.key) : undefined;
+  const ca = opts.ca !== undefined ? material(opts.ca, names.ca) : undefined;
+  const cert = opts.cert !== undefined ? material(opts.cert, names.cert) : undefined;
+  const key = opts.key !== undefined ? material(opts.key, names.key) : undefined;
+  // grpc-js reads the PEM only when it connects (and Node ignores a CA it cannot parse): check it here, so a
+  // bad file fails at once, by name.
+  if (ca) certificates(ca.pem, names.ca);
+  const leaf = cert ? certificates(cert.pem, names.cert)[0] : undefined;
+  if (leaf && key) {
+    let keyObject: crypto.KeyObject;
+    try {
+      keyObject = crypto.createPrivateKey(key.pem);
+    } catch (err) {
+      throw new FenceLockError('INVALID_ARGUMENT', `${names.key}: not a PEM private key (${(err as Error).message})`);
+    }
+    if (!leaf.checkPrivateKey(keyObject)) throw new FenceLockError('INVALID_ARGUMENT', `${names.key} is not the private key of ${names.cert}`);
+  }
   let credentials: grpc.ChannelCredentials;
   try {
     credentials = grpc.credentials.createSsl(ca?.pem ?? null, key?.pem ?? null, cert?.pem ?? null);
@@ -91,9 +120,9 @@ function build(tls: ClientTlsOptions, source: CredentialSource, names: MaterialN
     throw new FenceLockError('INVALID_ARGUMENT', `TLS credentials (${source}): ${(err as Error).message}`);
   }
   const channelOptions: grpc.ChannelOptions = {};
-  if (tls.serverName !== undefined) {
-    if (typeof tls.serverName !== 'string' || tls.serverName === '') throw new FenceLockError('INVALID_ARGUMENT', 'tls.serverName must be a non-empty string');
-    channelOptions['grpc.ssl_target_name_override'] = tls.serverName;
+  if (opts.serverName !== undefined) {
+    if (typeof opts.serverName !== 'string' || opts.serverName === '') throw new FenceLockError('INVALID_ARGUMENT', 'tls.serverName must be a non-empty string');
+    channelOptions['grpc.ssl_target_name_override'] = opts.serverName;
   }
   return {
     credentials,
