@@ -175,7 +175,8 @@ export function chooseCredentials(
   }
   if (opts.tls !== undefined) return { insecure: false, source: 'options', tls: opts.tls, names: optionNames };
 
-  const fromEnv: ClientTlsOptions = { ca: env[ENV_CACERT] || undefined, cert: env[ENV_CERT] || undefined, key: env[ENV_KEY] || undefined };
+  const envPath = (name: string): string | undefined => (env[name] ? path.resolve(cwd, env[name]) : undefined);
+  const fromEnv: ClientTlsOptions = { ca: envPath(ENV_CACERT), cert: envPath(ENV_CERT), key: envPath(ENV_KEY) };
   const anyEnvFile = fromEnv.ca !== undefined || fromEnv.cert !== undefined || fromEnv.key !== undefined;
   if (opts.insecure !== false && parseInsecureEnv(env[ENV_INSECURE])) {
     if (anyEnvFile) throw new FenceLockError('INVALID_ARGUMENT', `${ENV_INSECURE}=1 contradicts ${ENV_CACERT}/${ENV_CERT}/${ENV_KEY}; unset one or the other`);
@@ -194,8 +195,12 @@ export function chooseCredentials(
   return { insecure: false, source: 'system-roots', tls: {}, names: optionNames };
 }
 
+/** Builds the credentials of a choice: reads and checks its files, naming them as the choice does. */
+export function buildCredentials(choice: CredentialChoice): ResolvedCredentials {
+  return choice.insecure ? plaintext(choice.source) : build(choice.tls, choice.source, choice.names);
+}
+
 /** Builds the channel credentials chooseCredentials picks (reading the files it names). */
 export function resolveCredentials(opts: CredentialOptions = {}, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ResolvedCredentials {
-  const choice = chooseCredentials(opts, env, cwd);
-  return choice.insecure ? plaintext(choice.source) : build(choice.tls, choice.source, choice.names);
+  return buildCredentials(chooseCredentials(opts, env, cwd));
 }

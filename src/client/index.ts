@@ -15,6 +15,7 @@ export { parseDecimalUint64, UINT64_MAX } from './uint64';
 export { findProtoRoot, lockProtoPath } from './protoPath';
 export { publicSessionId } from './publicId';
 export {
+  buildCredentials,
   chooseCredentials,
   resolveCredentials,
   parseInsecureEnv,
