@@ -45,6 +45,11 @@ async function refusal(p: Promise<unknown>): Promise<FenceLockError> {
   throw new Error('expected the call to be refused');
 }
 
+/** A refused connection: the call fails as unreachable (UNAVAILABLE, or DEADLINE_EXCEEDED on a busy machine). */
+async function refused(p: Promise<unknown>): Promise<void> {
+  expect(['UNAVAILABLE', 'DEADLINE_EXCEEDED']).toContain((await refusal(p)).code);
+}
+
 const serverTls = (): FakeTls => ({ cert: pki.node.cert, key: pki.node.key });
 const mutualTls = (): FakeTls => ({ cert: pki.node.cert, key: pki.node.key, ca: pki.ca.cert, requireClientCert: true });
 
@@ -64,32 +69,30 @@ describe('TLS between the client library and a node', () => {
   it('a plaintext client is refused by a TLS node, and a TLS client refuses a plaintext node', async () => {
     const { state, nodes } = await cluster(serverTls());
     const plain = client({ endpoints: [nodes[0]!.address], insecure: true });
-    expect((await refusal(plain.openSession())).code).toBe('UNAVAILABLE');
+    await refused(plain.openSession());
     expect(state.calls).toEqual([]);
 
     const { state: plainState, nodes: plainNodes } = await cluster(undefined);
     const tlsClient = client({ endpoints: [plainNodes[0]!.address], tls: { ca: pki.ca.cert } });
-    expect((await refusal(tlsClient.openSession())).code).toBe('UNAVAILABLE');
+    await refused(tlsClient.openSession());
     expect(plainState.calls).toEqual([]);
   });
 
   it('refuses a node whose certificate comes from another CA', async () => {
     const { state, nodes } = await cluster({ cert: pki.foreignNode.cert, key: pki.foreignNode.key });
     const c = client({ endpoints: [nodes[0]!.address], tls: { ca: pki.ca.cert } });
-    const err = await refusal(c.openSession());
-    expect(err.code).toBe('UNAVAILABLE');
+    await refused(c.openSession());
     expect(state.calls).toEqual([]);
   });
 
   it('refuses a node whose certificate does not name the host dialled; tls.serverName names it instead', async () => {
     const { state, nodes } = await cluster({ cert: pki.misnamedNode.cert, key: pki.misnamedNode.key });
     const c = client({ endpoints: [nodes[0]!.address], tls: { ca: pki.ca.cert } });
-    const err = await refusal(c.openSession());
-    expect(err.code).toBe('UNAVAILABLE');
+    await refused(c.openSession());
     expect(state.calls).toEqual([]);
     // The override changes which name is verified, not whether: a wrong override fails as well.
     const wrong = client({ endpoints: [nodes[0]!.address], tls: { ca: pki.ca.cert, serverName: 'third.example' } });
-    expect((await refusal(wrong.status())).code).toBe('UNAVAILABLE');
+    await refused(wrong.status());
     const right = client({ endpoints: [nodes[0]!.address], tls: { ca: pki.ca.cert, serverName: 'other.example' } });
     expect((await right.status()).id).toBe('n1');
   });
@@ -97,12 +100,12 @@ describe('TLS between the client library and a node', () => {
   it('presents the client certificate when configured; a node that requires one refuses a client without', async () => {
     const { state, nodes } = await cluster(mutualTls());
     const anonymous = client({ endpoints: [nodes[0]!.address], tls: { ca: pki.ca.cert } });
-    expect((await refusal(anonymous.openSession())).code).toBe('UNAVAILABLE');
+    await refused(anonymous.openSession());
     expect(state.calls).toEqual([]);
     // A certificate from another CA is no better.
     const stranger = pki.otherCa.issue({ commonName: 'x', uris: ['urn:fencelock:client:tester'], client: true });
     const foreign = client({ endpoints: [nodes[0]!.address], tls: { ca: pki.ca.cert, cert: stranger.cert, key: stranger.key } });
-    expect((await refusal(foreign.openSession())).code).toBe('UNAVAILABLE');
+    await refused(foreign.openSession());
     expect(state.calls).toEqual([]);
 
     const c = client({ endpoints: [nodes[0]!.address], tls: { ca: pki.ca.cert, cert: pki.client.cert, key: pki.client.key } });
@@ -205,8 +208,8 @@ describe('where the credentials come from', () => {
     expect(plain.credentialSource).toBe('insecure-env');
     expect((await plain.status()).id).toBe('n1');
     // ...and a client of a TLS node then fails rather than falling back.
-    const refused = client({ endpoints: [nodes[0]!.address] });
-    expect((await refusal(refused.status())).code).toBe('UNAVAILABLE');
+    const toTlsNode = client({ endpoints: [nodes[0]!.address] });
+    await refused(toTlsNode.status());
   });
 
   it('warns when talking plaintext to an endpoint that is not loopback', () => {
