@@ -4,9 +4,12 @@ import { performance } from 'node:perf_hooks';
 import { FenceLockClient, isFenceLockError, type Logger, type LockHandle, type Session } from '../client';
 import { EXIT, EXIT_CMD_NOT_EXECUTABLE, EXIT_CMD_NOT_FOUND } from './exitCodes';
 import type { CliIO } from './output';
+import type { ClientSecurity } from './security';
 
 export interface LockCommandOptions {
   endpoints: string[];
+  /** TLS or plaintext, as resolved from the flags and environment; passed on to CMD's environment too. */
+  security: ClientSecurity;
   name: string;
   /** The command and its arguments. */
   command: string[];
@@ -33,7 +36,7 @@ function signalExitCode(sig: NodeJS.Signals | string): number {
  * exit code is EXIT.LOCK_LOST. SIGINT/SIGTERM/SIGHUP are forwarded to CMD. Resolves to the exit code.
  */
 export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<number> {
-  const client = new FenceLockClient({ endpoints: o.endpoints, logger: o.logger });
+  const client = new FenceLockClient({ endpoints: o.endpoints, tls: o.security.tls, insecure: o.security.insecure, logger: o.logger });
   let interrupted: string | undefined;
   const onSignalWhileWaiting = (sig: string): void => {
     // Give up the wait: closing the client closes the session, which removes our place in the queue.
@@ -78,6 +81,11 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
     FENCELOCK_SESSION: session.id,
     FENCELOCK_ENDPOINTS: client.endpoints().join(','),
   };
+  // CMD connects the way we did (a `kv put` inside it included): same CA and client certificate, or plaintext.
+  for (const [k, v] of Object.entries(o.security.childEnv)) {
+    if (v === '') delete env[k];
+    else env[k] = v;
+  }
 
   return new Promise<number>((resolve) => {
     let lostWhy: string | undefined;

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { endpointProblem, parseDecimalUint64 } from '../client';
 import { UsageError } from './exitCodes';
 
@@ -54,19 +55,48 @@ export function parsePositiveInt(text: string, what: string, max = Number.MAX_SA
   return n;
 }
 
-/** The fencing triple for kv put/delete: flags first, then FENCELOCK_LOCK / FENCELOCK_TOKEN / FENCELOCK_SESSION. */
-export function resolveFencing(
-  flags: { lock?: string; token?: string; session?: string },
+/**
+ * The session id of a fenced write: --session (works, but argv is visible to every local user in `ps`),
+ * else --session-file (the file's content, surrounding whitespace trimmed), else FENCELOCK_SESSION.
+ * Returns undefined when none is given.
+ */
+export function resolveSession(
+  flags: { session?: string; sessionFile?: string },
   env: NodeJS.ProcessEnv,
+  readFile: (file: string) => string = (f) => fs.readFileSync(f, 'utf8'),
+): string | undefined {
+  if (flags.session !== undefined && flags.sessionFile !== undefined) throw new UsageError('give --session or --session-file, not both');
+  if (flags.sessionFile !== undefined) {
+    let text: string;
+    try {
+      text = readFile(flags.sessionFile);
+    } catch (err) {
+      throw new UsageError(`--session-file: cannot read ${flags.sessionFile}: ${(err as Error).message}`);
+    }
+    const id = text.trim();
+    if (id === '') throw new UsageError(`--session-file: ${flags.sessionFile} is empty`);
+    return id;
+  }
+  return flags.session || env.FENCELOCK_SESSION || undefined;
+}
+
+/**
+ * The fencing triple for kv put/delete: flags first, then FENCELOCK_LOCK / FENCELOCK_TOKEN / FENCELOCK_SESSION;
+ * the session may also come from --session-file.
+ */
+export function resolveFencing(
+  flags: { lock?: string; token?: string; session?: string; sessionFile?: string },
+  env: NodeJS.ProcessEnv,
+  readFile?: (file: string) => string,
 ): { lock: string; token: bigint; sessionId: string } {
   const lock = flags.lock ?? env.FENCELOCK_LOCK;
-  const session = flags.session ?? env.FENCELOCK_SESSION;
+  const session = resolveSession(flags, env, readFile);
   const tokenText = flags.token ?? env.FENCELOCK_TOKEN;
   const tokenSource = flags.token !== undefined ? '--token' : 'FENCELOCK_TOKEN';
   const missing: string[] = [];
   if (!lock) missing.push('--lock (or FENCELOCK_LOCK)');
   if (tokenText === undefined || tokenText === '') missing.push('--token (or FENCELOCK_TOKEN)');
-  if (!session) missing.push('--session (or FENCELOCK_SESSION)');
+  if (!session) missing.push('FENCELOCK_SESSION (or --session-file, or --session)');
   if (missing.length > 0) {
     throw new UsageError(`a fenced write needs ${missing.join(', ')}; run it inside \`fencelock lock NAME -- CMD\` or pass the flags`);
   }

@@ -1,7 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import pino from 'pino';
 import { DEFAULT_TTL_MS, DEFAULT_WAIT_TIMEOUT_MS, FenceLockClient, silentLogger, type Logger } from '../client';
-import { EXIT, EXIT_CODES_HELP, exitCodeFor } from './exitCodes';
+import { EXIT, EXIT_CODES_HELP, exitCodeFor, UsageError } from './exitCodes';
 import { runLockCommand } from './lockCommand';
 import {
   type CliIO,
@@ -16,16 +16,27 @@ import {
   toJson,
 } from './output';
 import { DEFAULT_ENDPOINTS, parseNonNegativeInt, parsePositiveInt, resolveEndpoints, resolveFencing } from './parse';
+import { resolveClientSecurity, type SecurityFlags } from './security';
 
-interface GlobalOpts {
+interface GlobalOpts extends SecurityFlags {
   endpoints?: string;
   json?: boolean;
 }
 
+/** A node or client name in a certificate identity (urn:fencelock:node:NAME). */
+const CERT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+
 const ENV_HELP = `Environment:
   FENCELOCK_ENDPOINTS   default for --endpoints (default ${DEFAULT_ENDPOINTS.join(',')})
+  FENCELOCK_CACERT, FENCELOCK_CERT, FENCELOCK_KEY
+                        defaults for --cacert/--cert/--key (PEM file paths); without any of them,
+                        ./data/certs/ca.pem (+ client.pem, client-key.pem) when present, else the
+                        system's root CAs
+  FENCELOCK_INSECURE    1: plaintext, like --insecure (only for a cluster run with "insecure": true)
   FENCELOCK_LOCK, FENCELOCK_TOKEN, FENCELOCK_SESSION
-                        defaults for kv put/delete --lock/--token/--session; set by \`lock -- CMD\`
+                        defaults for kv put/delete --lock/--token/--session; set by \`lock -- CMD\`.
+                        The session id is a secret: pass it in FENCELOCK_SESSION or --session-file,
+                        not --session (command lines are visible to every local user in ps)
   FENCELOCK_LOG_LEVEL   client library log level on stderr (debug, info, warn; default silent)`;
 
 /** Wraps a parse function for commander: a UsageError becomes commander's own invalid-argument error. */
@@ -56,6 +67,10 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
     .description('fencelock: a distributed lock service with fencing tokens')
     .option('--endpoints <list>', 'comma-separated host:port of cluster nodes (env FENCELOCK_ENDPOINTS)')
     .option('--json', 'machine-readable output (one JSON document, or one per line for watch)')
+    .option('--cacert <file>', 'CA certificate (PEM) the nodes must present a certificate from (env FENCELOCK_CACERT)')
+    .option('--cert <file>', 'client certificate (PEM) to present; needs --key (env FENCELOCK_CERT)')
+    .option('--key <file>', 'private key (PEM) of --cert (env FENCELOCK_KEY)')
+    .option('--insecure', 'plaintext, no TLS (env FENCELOCK_INSECURE=1); only for a cluster run with "insecure": true')
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError('(run with --help for usage)')
@@ -64,7 +79,9 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
   const globals = (cmd: Command): GlobalOpts => cmd.optsWithGlobals<GlobalOpts>();
   const withClient = async <T>(cmd: Command, fn: (client: FenceLockClient, json: boolean) => Promise<T>): Promise<T> => {
     const g = globals(cmd);
-    const client = new FenceLockClient({ endpoints: resolveEndpoints(g.endpoints, io.env), logger: cliLogger(io.env) });
+    const endpoints = resolveEndpoints(g.endpoints, io.env);
+    const { tls, insecure } = resolveClientSecurity(g, io.env);
+    const client = new FenceLockClient({ endpoints, tls, insecure, logger: cliLogger(io.env) });
     try {
       return await fn(client, g.json === true);
     } finally {
@@ -114,17 +131,20 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
     )
     .addHelpText(
       'after',
-      `\nCMD sees FENCELOCK_TOKEN (decimal), FENCELOCK_LOCK, FENCELOCK_SESSION and FENCELOCK_ENDPOINTS, so
-\`fencelock kv put KEY VALUE\` inside it is a fenced write. If the lock is presumed lost, CMD gets SIGTERM
+      `\nCMD sees FENCELOCK_TOKEN (decimal), FENCELOCK_LOCK, FENCELOCK_SESSION and FENCELOCK_ENDPOINTS (and the
+FENCELOCK_CACERT/CERT/KEY/INSECURE this command connected with), so \`fencelock kv put KEY VALUE\` inside it
+is a fenced write. If the lock is presumed lost, CMD gets SIGTERM
 (SIGKILL after --grace) and fencelock exits ${EXIT.LOCK_LOST}; otherwise it exits with CMD's code.
 Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/last "$(date)"'`,
     )
     .action(
       action(async (name: string, command: string[], opts: { ttl: number; wait: number; grace: number }, cmd: Command) => {
         const g = globals(cmd);
+        const endpoints = resolveEndpoints(g.endpoints, io.env);
         return runLockCommand(
           {
-            endpoints: resolveEndpoints(g.endpoints, io.env),
+            endpoints,
+            security: resolveClientSecurity(g, io.env),
             name,
             command,
             ttlMs: opts.ttl,
@@ -142,10 +162,11 @@ Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/las
     c
       .option('--lock <name>', 'lock the keys belong to (env FENCELOCK_LOCK)')
       .option('--token <n>', 'fencing token, decimal (env FENCELOCK_TOKEN)')
-      .option('--session <id>', 'session holding the lock (env FENCELOCK_SESSION)');
+      .option('--session-file <file>', 'file holding the session id (preferred over --session)')
+      .option('--session <id>', 'session holding the lock; visible in ps: prefer env FENCELOCK_SESSION or --session-file');
 
   fencingOptions(kv.command('put').description('fenced write of one key').argument('<key>').argument('<value>', 'value (UTF-8 text)')).action(
-    action(async (key: string, value: string, opts: { lock?: string; token?: string; session?: string }, cmd: Command) => {
+    action(async (key: string, value: string, opts: { lock?: string; token?: string; session?: string; sessionFile?: string }, cmd: Command) => {
       const f = resolveFencing(opts, io.env);
       return withClient(cmd, async (client, json) => {
         const res = await client.write({ ...f, ops: [{ put: key, value }] });
@@ -156,7 +177,7 @@ Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/las
   );
 
   fencingOptions(kv.command('delete').description('fenced delete of one or more keys (atomic)').argument('<key...>')).action(
-    action(async (keys: string[], opts: { lock?: string; token?: string; session?: string }, cmd: Command) => {
+    action(async (keys: string[], opts: { lock?: string; token?: string; session?: string; sessionFile?: string }, cmd: Command) => {
       const f = resolveFencing(opts, io.env);
       return withClient(cmd, async (client, json) => {
         const res = await client.write({ ...f, ops: keys.map((k) => ({ delete: k })) });
@@ -204,6 +225,29 @@ Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/las
           return EXIT.OK;
         }),
       ),
+    );
+
+  const certs = program.command('certs').description('certificates for a cluster (docs/security.md)');
+  certs
+    .command('init')
+    .description('write a cluster CA, a certificate per node and a client certificate into DIR (keys 0600, DIR 0700)')
+    .argument('<dir>', 'output folder, e.g. data/certs')
+    .option('--nodes <list>', 'comma-separated node ids', 'n1,n2,n3')
+    .option('--client <name>', 'client identity (urn:fencelock:client:NAME) of client.pem')
+    .option('--host <host>', 'extra DNS name or IP address of the nodes (repeatable)', (h: string, prev: string[]) => [...prev, h], [] as string[])
+    .action(
+      action(async (dir: string, opts: { nodes: string; client?: string; host: string[] }, cmd: Command) => {
+        const nodes = [...new Set(opts.nodes.split(',').map((n) => n.trim()).filter((n) => n !== ''))];
+        if (nodes.length === 0) throw new UsageError('--nodes: no node id given');
+        for (const n of nodes) if (!CERT_NAME.test(n)) throw new UsageError(`--nodes: ${JSON.stringify(n)} is not a node id (letters, digits, . _ -)`);
+        if (opts.client !== undefined && !CERT_NAME.test(opts.client)) throw new UsageError(`--client: ${JSON.stringify(opts.client)} is not a name (letters, digits, . _ -)`);
+        for (const h of opts.host) if (h.trim() === '' || /[\s,/]/.test(h)) throw new UsageError(`--host: ${JSON.stringify(h)} is not a host name or address`);
+        const { generateDevCerts } = await import('../certs/generate');
+        await generateDevCerts(dir, { nodes, client: opts.client, hosts: opts.host.length > 0 ? opts.host : undefined });
+        const files = ['ca.pem', 'ca-key.pem', ...nodes.flatMap((n) => [`${n}.pem`, `${n}-key.pem`]), 'client.pem', 'client-key.pem'];
+        io.stdout(globals(cmd).json === true ? `${toJson({ dir, files })}\n` : `wrote ${files.join(', ')} into ${dir}\n`);
+        return EXIT.OK;
+      }),
     );
 
   program

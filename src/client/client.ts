@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { monotonicNow } from './clock';
+import { resolveCredentials, type CredentialSource } from './credentials';
 import { FenceLockError, isFenceLockError, toFenceLockError } from './errors';
 import { KeepAliveStream } from './keepalive';
 import { silentLogger, type Logger } from './logger';
@@ -35,6 +36,11 @@ import type { MethodDesc } from './proto';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 2_000;
 export const DEFAULT_TOTAL_TIMEOUT_MS = 10_000;
+
+function isLoopback(endpoint: string): boolean {
+  const host = endpoint.slice(0, endpoint.lastIndexOf(':')).replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
 
 function positiveInt(name: string, value: number): number {
   if (!Number.isInteger(value) || value <= 0) throw new FenceLockError('INVALID_ARGUMENT', `${name} must be a positive integer, got ${value}`);
@@ -83,6 +89,8 @@ export class FenceLockClient implements SessionHost {
   readonly logger: Logger;
   readonly requestTimeoutMs: number;
   readonly totalTimeoutMs: number;
+  /** Where the channel credentials came from (options, env, local-cluster, system-roots, insecure-*). */
+  readonly credentialSource: CredentialSource;
   private readonly router: Router;
   private readonly ids: RequestIds;
   private readonly keepalive: KeepAliveStream;
@@ -99,12 +107,20 @@ export class FenceLockClient implements SessionHost {
     if (idBytes < 1 || idBytes > 64) throw new FenceLockError('INVALID_ARGUMENT', `clientId must be 1..64 bytes, got ${idBytes}`);
     this.requestTimeoutMs = positiveInt('requestTimeoutMs', opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
     this.totalTimeoutMs = positiveInt('totalTimeoutMs', opts.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS);
-    this.router = new Router(opts.endpoints ?? [], this.requestTimeoutMs, this.totalTimeoutMs, this.logger, opts.pipeline ?? true);
+    const creds = resolveCredentials({ tls: opts.tls, insecure: opts.insecure });
+    this.credentialSource = creds.source;
+    const endpoints = opts.endpoints ?? [];
+    this.router = new Router(endpoints, this.requestTimeoutMs, this.totalTimeoutMs, this.logger, opts.pipeline ?? true, creds.credentials, creds.channelOptions);
+    this.logger.debug({ credentials: creds.source, clientCert: creds.clientCert, files: creds.files }, 'fencelock: channel credentials');
+    if (creds.insecure) {
+      const remote = endpoints.filter((e) => !isLoopback(e));
+      if (remote.length > 0) this.logger.warn({ endpoints: remote }, 'fencelock: plaintext (insecure) connections to non-loopback endpoints: session ids travel in clear');
+    }
     this.ids = new RequestIds(this.clientId);
     this.keepalive = new KeepAliveStream(this.router, this.requestTimeoutMs, this.logger);
   }
 
-  /** Every endpoint known: the configured ones plus leaders learnt from hints. */
+  /** The configured endpoints (leader hints never add to them). */
   endpoints(): string[] {
     return this.router.knownEndpoints();
   }
@@ -248,7 +264,7 @@ export class FenceLockClient implements SessionHost {
     if (this.router.isClosed()) return;
     try {
       await this.mutate(methods().closeSession, (header) => ({ header, sessionId: session.id }), {
-        what: `close session ${session.id}`,
+        what: `close session ${session.publicId}`,
         totalTimeoutMs: timeoutMs ?? (this.closing ? this.requestTimeoutMs : this.totalTimeoutMs),
       });
     } catch (err) {
@@ -270,7 +286,7 @@ export class FenceLockClient implements SessionHost {
   /** A server that no longer knows a session means it has expired: tell the session, which stops renewing. */
   private noticeSessionGone(session: Session, err: unknown): void {
     if (isFenceLockError(err, 'NOT_FOUND') && err.reason === 'UNKNOWN_SESSION') {
-      session.expired(new FenceLockError('NOT_FOUND', `session ${session.id} is unknown to the leader (expired)`, { reason: 'SESSION_EXPIRED', cause: err }));
+      session.expired(new FenceLockError('NOT_FOUND', `session ${session.publicId} is unknown to the leader (expired)`, { reason: 'SESSION_EXPIRED', cause: err }));
     }
   }
 

@@ -14,4 +14,21 @@ export { endpointProblem } from './router';
 export { parseDecimalUint64, UINT64_MAX } from './uint64';
 export { findProtoRoot, lockProtoPath } from './protoPath';
 export { publicSessionId } from './publicId';
+export {
+  buildCredentials,
+  chooseCredentials,
+  resolveCredentials,
+  parseInsecureEnv,
+  ENV_CACERT,
+  ENV_CERT,
+  ENV_KEY,
+  ENV_INSECURE,
+  LOCAL_CERTS_DIR,
+  type ClientTlsOptions,
+  type CredentialChoice,
+  type CredentialOptions,
+  type CredentialSource,
+  type MaterialNames,
+  type ResolvedCredentials,
+} from './credentials';
 export type * from './types';

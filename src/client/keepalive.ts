@@ -3,6 +3,7 @@ import { monotonicNow } from './clock';
 import { FenceLockError, toFenceLockError } from './errors';
 import type { Logger } from './logger';
 import { methods, type WireKeepAliveRequest, type WireKeepAliveResponse } from './proto';
+import { publicSessionId } from './publicId';
 import { nextBackoff, type Router } from './router';
 import { wireToNumber } from './uint64';
 
@@ -158,7 +159,7 @@ export class KeepAliveStream {
     if (!res.alive) {
       this.remove(res.sessionId);
       entry.session.expired(
-        new FenceLockError('NOT_FOUND', `session ${res.sessionId} has expired or is unknown to the leader`, {
+        new FenceLockError('NOT_FOUND', `session ${publicSessionId(res.sessionId)} has expired or is unknown to the leader`, {
           reason: 'SESSION_EXPIRED',
         }),
       );
@@ -184,9 +185,8 @@ export class KeepAliveStream {
     if (old) old.cancel();
     if (this.closed || this.entries.size === 0) return;
     const err = raw === undefined ? undefined : toFenceLockError(raw, 'keepalive stream');
-    if (err?.leader && err.leader !== address && this.hintsInARow <= this.router.knownEndpoints().length) {
+    if (err?.leader && err.leader !== address && this.hintsInARow <= this.router.knownEndpoints().length && this.router.noteLeader(err.leader)) {
       this.hintsInARow++;
-      this.router.noteLeader(err.leader);
       this.scheduleReopen(true);
       return;
     }

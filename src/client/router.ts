@@ -1,5 +1,4 @@
 import * as grpc from '@grpc/grpc-js';
-import { envCredentials } from './envCredentials';
 import { createSleeper, monotonicNow, type Sleeper } from './clock';
 import { FenceLockError, toFenceLockError } from './errors';
 import type { Logger } from './logger';
@@ -87,6 +86,8 @@ export class Router {
   private readonly pipelines = new Map<string, PipelineLink>();
   private readonly active = new Set<grpc.ClientUnaryCall>();
   private readonly sleeper: Sleeper = createSleeper();
+  private readonly ignoredHints = new Set<string>();
+  private readonly channelOptions: grpc.ChannelOptions;
   private currentIndex = 0;
   private closed = false;
 
@@ -95,8 +96,12 @@ export class Router {
     readonly requestTimeoutMs: number,
     readonly totalTimeoutMs: number,
     private readonly logger: Logger,
-    private readonly pipelining = true,
+    private readonly pipelining: boolean,
+    /** Of every channel (unary calls, pipeline, keepalive, watch): see credentials.ts. */
+    private readonly credentials: grpc.ChannelCredentials,
+    channelOptions: grpc.ChannelOptions = {},
   ) {
+    this.channelOptions = { ...CHANNEL_OPTIONS, ...channelOptions };
     if (endpoints.length === 0) throw new FenceLockError('INVALID_ARGUMENT', 'at least one endpoint is required');
     for (const e of endpoints) {
       const problem = endpointProblem(e);
@@ -105,7 +110,7 @@ export class Router {
     this.endpoints = [...new Set(endpoints)];
   }
 
-  /** Every endpoint known: the configured ones plus leaders learnt from hints. */
+  /** The configured endpoints (hints never add to them). */
   knownEndpoints(): string[] {
     return [...this.endpoints];
   }
@@ -119,20 +124,34 @@ export class Router {
     return this.closed;
   }
 
-  /** Makes `address` (from a `fencelock-leader` hint) the current endpoint, adding it when new. */
-  noteLeader(address: string): void {
-    if (endpointProblem(address)) {
-      this.logger.warn({ address }, 'fencelock: ignoring malformed leader hint');
-      return;
-    }
-    let i = this.endpoints.indexOf(address);
+  /**
+   * Follows a `fencelock-leader` hint: makes `address` the current endpoint when it is one of the configured
+   * endpoints, and returns whether it did. A hint to any other address is ignored (warned about once per
+   * address): a hint is only a server's say-so, and following it anywhere would let a forged or stale answer
+   * send our calls, session ids included, to a server we were never told to trust.
+   */
+  noteLeader(address: string): boolean {
+    const i = this.endpoints.indexOf(address);
     if (i < 0) {
-      this.endpoints.push(address);
-      i = this.endpoints.length - 1;
-      this.logger.info({ address }, 'fencelock: learnt a new endpoint from a leader hint');
+      this.ignoredHint(address);
+      return false;
     }
     if (i !== this.currentIndex) this.logger.debug({ leader: address }, 'fencelock: following leader hint');
     this.currentIndex = i;
+    return true;
+  }
+
+  private ignoredHint(address: string): void {
+    const shown = address.length > 300 ? `${address.slice(0, 300)}...` : address;
+    if (this.ignoredHints.has(address) || this.ignoredHints.size >= 64) {
+      this.logger.debug({ hint: shown }, 'fencelock: ignoring leader hint to an address that is not a configured endpoint');
+      return;
+    }
+    this.ignoredHints.add(address);
+    this.logger.warn(
+      { hint: shown, endpoints: [...this.endpoints] },
+      'fencelock: ignoring leader hint to an address that is not a configured endpoint (list every node in endpoints, spelt as the cluster names them)',
+    );
   }
 
   /** Moves on to the next endpoint, unless someone else already moved away from `failed`. */
@@ -146,7 +165,7 @@ export class Router {
     if (this.closed) throw new FenceLockError('CANCELLED', 'the fencelock client is closed');
     let c = this.clients.get(address);
     if (!c) {
-      c = new grpc.Client(address, envCredentials(), CHANNEL_OPTIONS);
+      c = new grpc.Client(address, this.credentials, this.channelOptions);
       this.clients.set(address, c);
     }
     return c;
@@ -222,9 +241,8 @@ export class Router {
         if (!retryable) throw err;
         last = err;
         // Follow a leader hint at once, but not forever: hints that go round in circles get the backoff.
-        if (err.code === 'UNAVAILABLE' && err.leader && err.leader !== address && hintsInARow <= this.endpoints.length) {
+        if (err.code === 'UNAVAILABLE' && err.leader && err.leader !== address && hintsInARow <= this.endpoints.length && this.noteLeader(err.leader)) {
           hintsInARow++;
-          this.noteLeader(err.leader);
           continue;
         }
         hintsInARow = 0;

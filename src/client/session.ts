@@ -45,7 +45,10 @@ export class Session implements Renewable {
   private lossTimer: NodeJS.Timeout | undefined;
   private readonly lostCallbacks: Array<(err: FenceLockError) => void> = [];
   private readonly held = new Map<string, LockHandle>();
-  /** The handle other clients see for this session in describe() and watch() (the id itself is a secret). */
+  /**
+   * The handle other clients see for this session in describe() and watch() (the id itself is a secret).
+   * Everything the library logs or puts in an error message names a session by this handle, never by its id.
+   */
   readonly publicId: string;
 
   /**
@@ -62,6 +65,11 @@ export class Session implements Renewable {
     this.publicId = publicSessionId(id);
     this.leaseEndsAt = openSentAt + ttlMs;
     this.armLossTimer();
+  }
+
+  /** What JSON.stringify (and so a pino logger) shows of a session: its handle, never its id. */
+  toJSON(): { session: string; name: string; ttlMs: number } {
+    return { session: this.publicId, name: this.name, ttlMs: this.ttlMs };
   }
 
   /** Monotonic time (performance.now) after which holders must presume their locks lost. */
@@ -135,7 +143,7 @@ export class Session implements Renewable {
    * freed. Used when a release could not be confirmed. Counts as losing the session.
    */
   abandon(reason: string): void {
-    this.markLost(new FenceLockError('UNAVAILABLE', `session ${this.id} abandoned: ${reason}`, { reason: 'ABANDONED' }));
+    this.markLost(new FenceLockError('UNAVAILABLE', `session ${this.publicId} abandoned: ${reason}`, { reason: 'ABANDONED' }));
   }
 
   // --- Renewable (called by the keepalive stream) ---
@@ -168,8 +176,8 @@ export class Session implements Renewable {
   }
 
   private async acquireRaw(lock: string, wait: number): Promise<{ acquired: boolean; token: bigint; holderSession: string }> {
-    if (this.closed) throw new FenceLockError('FAILED_PRECONDITION', `session ${this.id} is closed`, { reason: 'SESSION_CLOSED' });
-    if (this.lostError) throw new FenceLockError(this.lostError.code, `session ${this.id} is lost: ${this.lostError.message}`, { reason: this.lostError.reason });
+    if (this.closed) throw new FenceLockError('FAILED_PRECONDITION', `session ${this.publicId} is closed`, { reason: 'SESSION_CLOSED' });
+    if (this.lostError) throw new FenceLockError(this.lostError.code, `session ${this.publicId} is lost: ${this.lostError.message}`, { reason: this.lostError.reason });
     return this.host.acquireFor(this, lock, wait);
   }
 
@@ -188,7 +196,7 @@ export class Session implements Renewable {
       this.lossTimer = undefined;
       if (monotonicNow() >= this.leaseEndsAt) {
         this.markLost(
-          new FenceLockError('DEADLINE_EXCEEDED', `session ${this.id}: no renewal acknowledged within its ${this.ttlMs} ms TTL`, {
+          new FenceLockError('DEADLINE_EXCEEDED', `session ${this.publicId}: no renewal acknowledged within its ${this.ttlMs} ms TTL`, {
             reason: 'KEEPALIVE_TIMEOUT',
           }),
         );
@@ -208,7 +216,7 @@ export class Session implements Renewable {
     this.lostError = err;
     this.stopTimers();
     this.host.stopRenewing(this);
-    this.host.logger.warn({ session: this.id, reason: err.reason }, `fencelock: session lost: ${err.message}`);
+    this.host.logger.warn({ session: this.publicId, reason: err.reason }, `fencelock: session lost: ${err.message}`);
     const callbacks = this.lostCallbacks.splice(0);
     for (const cb of callbacks) this.runCallback(cb, err);
   }
@@ -217,7 +225,7 @@ export class Session implements Renewable {
     try {
       cb(err);
     } catch (cbErr) {
-      this.host.logger.error({ err: cbErr, session: this.id }, 'fencelock: onLost callback threw');
+      this.host.logger.error({ err: cbErr, session: this.publicId }, 'fencelock: onLost callback threw');
     }
   }
 }
@@ -233,6 +241,11 @@ export class LockHandle {
     readonly name: string,
     readonly token: bigint,
   ) {}
+
+  /** What JSON.stringify (and so a pino logger) shows of a lock: name, token and the session's handle. */
+  toJSON(): { lock: string; token: string; session: string } {
+    return { lock: this.name, token: this.token.toString(), session: this.session.publicId };
+  }
 
   /** Monotonic time (performance.now) after which the holder must presume the lock lost. */
   presumedLostAt(): number {

@@ -1,9 +1,21 @@
+import type { ClientTlsOptions } from './credentials';
 import type { FenceLockError } from './errors';
 import type { Logger } from './logger';
 
 export interface FenceLockClientOptions {
-  /** host:port of any nodes of the cluster; the leader is found from there. */
+  /**
+   * host:port (client listener) of the cluster's nodes; the leader is found among them. A `fencelock-leader`
+   * hint is followed only to one of these addresses (spelt the same way), so list every node.
+   */
   endpoints: string[];
+  /**
+   * TLS material (see credentials.ts). Without it (and without `insecure`): FENCELOCK_CACERT / FENCELOCK_CERT /
+   * FENCELOCK_KEY, else ./data/certs/ca.pem (+ client.pem, client-key.pem), else the system's root CAs.
+   * The server's name is always verified against the endpoint's host (or tls.serverName).
+   */
+  tls?: ClientTlsOptions;
+  /** Plaintext (no TLS), for a cluster started with "insecure": true. Env: FENCELOCK_INSECURE=1. */
+  insecure?: boolean;
   /** Names this client in request headers; default 128 random bits in hex. 1..64 bytes. */
   clientId?: string;
   /** Deadline of one attempt of a call; default 2,000 ms. */

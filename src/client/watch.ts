@@ -95,9 +95,8 @@ export class Watcher implements WatchHandle {
       this.fail(err);
       return;
     }
-    if (err?.leader && err.leader !== this.address && this.hintsInARow <= this.router.knownEndpoints().length) {
+    if (err?.leader && err.leader !== this.address && this.hintsInARow <= this.router.knownEndpoints().length && this.router.noteLeader(err.leader)) {
       this.hintsInARow++;
-      this.router.noteLeader(err.leader);
       this.timer = setTimeout(() => this.open(), 0);
       return;
     }

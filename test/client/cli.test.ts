@@ -2,12 +2,22 @@ import { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FenceLockClient, FenceLockError } from '../../src/client';
 import { EXIT, UsageError, exitCodeFor } from '../../src/cli/exitCodes';
 import { runCli } from '../../src/cli/program';
-import { DEFAULT_ENDPOINTS, parseEndpoints, parseToken, resolveEndpoints, resolveFencing } from '../../src/cli/parse';
-import { deadAddress, FakeState, startFakeCluster } from './fakeServer';
+import { DEFAULT_ENDPOINTS, parseEndpoints, parseToken, resolveEndpoints, resolveFencing, resolveSession } from '../../src/cli/parse';
+import { resolveClientSecurity } from '../../src/cli/security';
+import { deadAddress, FakeState, startFakeCluster, type FakeTls } from './fakeServer';
+import { testPki, writePem } from './testCerts';
+
+// `certs init` calls generateDevCerts (src/certs, the server side's); here only what the CLI passes it matters.
+const generated = vi.hoisted(() => [] as Array<{ dir: string; opts: unknown }>);
+vi.mock('../../src/certs/generate', () => ({
+  generateDevCerts: async (dir: string, opts: unknown): Promise<void> => {
+    generated.push({ dir, opts });
+  },
+}));
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -20,12 +30,13 @@ interface Captured {
   signals: EventEmitter;
 }
 
+/** Runs the CLI in-process. The fake cluster speaks plaintext, so FENCELOCK_INSECURE=1 unless env says otherwise. */
 async function cli(args: string[], env: NodeJS.ProcessEnv = {}, signals = new EventEmitter()): Promise<Captured & { code: number }> {
   const cap: Captured = { out: '', err: '', signals };
   const code = await runCli(args, {
     stdout: (t) => void (cap.out += t),
     stderr: (t) => void (cap.err += t),
-    env,
+    env: { FENCELOCK_INSECURE: '1', ...env },
     signals,
   });
   return { ...cap, code };
@@ -73,6 +84,69 @@ describe('CLI parsing (no server)', () => {
     expect(() => resolveFencing({}, { ...env, FENCELOCK_TOKEN: '-3' })).toThrow(/FENCELOCK_TOKEN/);
   });
 
+  it('takes the session id from --session, --session-file or FENCELOCK_SESSION (env and file keep it out of ps)', () => {
+    const dir = tmpDir();
+    const file = path.join(dir, 'session');
+    fs.writeFileSync(file, '  abc123\n', { mode: 0o600 });
+    expect(resolveSession({ sessionFile: file }, { FENCELOCK_SESSION: 'fromenv' })).toBe('abc123');
+    expect(resolveSession({}, { FENCELOCK_SESSION: 'fromenv' })).toBe('fromenv');
+    expect(resolveSession({ session: 'argv' }, { FENCELOCK_SESSION: 'fromenv' })).toBe('argv');
+    expect(resolveSession({}, {})).toBeUndefined();
+    expect(() => resolveSession({ session: 'a', sessionFile: file }, {})).toThrow(/not both/);
+    expect(() => resolveSession({ sessionFile: path.join(dir, 'missing') }, {})).toThrow(/--session-file: cannot read/);
+    fs.writeFileSync(file, '\n');
+    expect(() => resolveSession({ sessionFile: file }, {})).toThrow(/is empty/);
+    fs.writeFileSync(file, 'S2');
+    expect(resolveFencing({ lock: 'L', token: '5', sessionFile: file }, {})).toEqual({ lock: 'L', token: 5n, sessionId: 'S2' });
+  });
+
+  it('resolves --cacert/--cert/--key/--insecure, then FENCELOCK_CACERT/CERT/KEY/INSECURE, then ./data/certs, then the system roots', () => {
+    const pki = testPki();
+    const dir = tmpDir();
+    writePem(dir, { 'ca.pem': pki.ca.cert, 'c.pem': pki.client.cert, 'k.pem': pki.client.key });
+    const abs = (f: string): string => path.join(dir, f);
+    // Relative paths are taken from the directory the CLI runs in.
+    const flags = resolveClientSecurity({ cacert: 'ca.pem', cert: 'c.pem', key: 'k.pem' }, { FENCELOCK_INSECURE: '1' }, dir);
+    expect(flags).toMatchObject({ source: 'options', tls: { ca: abs('ca.pem'), cert: abs('c.pem'), key: abs('k.pem') } });
+    expect(flags.insecure).toBeUndefined();
+    // What a `lock -- CMD` child gets: the same files, by absolute path, and no FENCELOCK_INSECURE.
+    expect(flags.childEnv).toEqual({ FENCELOCK_INSECURE: '', FENCELOCK_CACERT: abs('ca.pem'), FENCELOCK_CERT: abs('c.pem'), FENCELOCK_KEY: abs('k.pem') });
+    const empty = tmpDir();
+    expect(resolveClientSecurity({ insecure: true }, { FENCELOCK_CACERT: 'x' }, empty)).toMatchObject({ insecure: true, source: 'insecure-option' });
+    expect(resolveClientSecurity({ insecure: true }, {}, empty).childEnv).toMatchObject({ FENCELOCK_INSECURE: '1', FENCELOCK_CACERT: '' });
+    expect(resolveClientSecurity({}, { FENCELOCK_CACERT: abs('ca.pem') }, empty)).toMatchObject({ source: 'env', tls: { ca: abs('ca.pem') } });
+    expect(resolveClientSecurity({}, { FENCELOCK_INSECURE: '1' }, empty)).toMatchObject({ source: 'insecure-env', insecure: true });
+    expect(resolveClientSecurity({}, {}, empty)).toMatchObject({ source: 'system-roots', tls: {} });
+    fs.mkdirSync(path.join(empty, 'data', 'certs'), { recursive: true });
+    writePem(path.join(empty, 'data', 'certs'), { 'ca.pem': pki.ca.cert });
+    expect(resolveClientSecurity({}, {}, empty)).toMatchObject({ source: 'local-cluster', tls: { ca: path.join(empty, 'data', 'certs', 'ca.pem') } });
+    expect(() => resolveClientSecurity({ insecure: true, cacert: 'ca.pem' }, {}, dir)).toThrow(UsageError);
+    expect(() => resolveClientSecurity({ cert: 'c.pem' }, {}, dir)).toThrow(/--cert and --key go together/);
+    expect(() => resolveClientSecurity({}, { FENCELOCK_INSECURE: 'maybe' }, dir)).toThrow(UsageError);
+    expect(() => resolveClientSecurity({}, { FENCELOCK_CACERT: abs('k.pem') }, dir)).toThrow(/FENCELOCK_CACERT: no PEM certificate/);
+  });
+
+  it('certs init passes nodes, client and hosts to generateDevCerts and checks them', async () => {
+    generated.length = 0;
+    const dir = path.join(tmpDir(), 'certs');
+    const r = await cli(['certs', 'init', dir, '--nodes', 'a, b,c', '--client', 'ops', '--host', 'db1.example', '--host', '10.0.0.7']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(generated).toEqual([{ dir, opts: { nodes: ['a', 'b', 'c'], client: 'ops', hosts: ['db1.example', '10.0.0.7'] } }]);
+    expect(r.out).toContain('a-key.pem');
+    expect(r.out).toContain('client-key.pem');
+    const defaults = await cli(['--json', 'certs', 'init', dir]);
+    expect(defaults.code).toBe(0);
+    expect(generated[1]).toEqual({ dir, opts: { nodes: ['n1', 'n2', 'n3'], client: undefined, hosts: undefined } });
+    expect(JSON.parse(defaults.out).files).toContain('n3.pem');
+    for (const bad of [['--nodes', ' , '], ['--nodes', 'a/b'], ['--client', '../x'], ['--host', 'a b']]) {
+      const b = await cli(['certs', 'init', dir, ...bad]);
+      expect(b.code, bad.join(' ')).toBe(1);
+    }
+    expect((await cli(['certs', 'init'])).code).toBe(1);
+    expect(generated).toHaveLength(2);
+  });
+
   it('maps errors to the documented exit codes', () => {
     expect(EXIT).toEqual({ OK: 0, USAGE: 1, FENCED: 2, UNAVAILABLE: 3, LOCK_LOST: 4, NOT_FOUND: 5 });
     expect(exitCodeFor(new UsageError('x'))).toBe(1);
@@ -112,7 +186,7 @@ describe('CLI against a fake cluster', () => {
   it('kv put/get/list/delete with fencing from the environment; stale token exits 2; missing key exits 5', async () => {
     const { nodes } = await fake(1, new FakeState(1n << 33n));
     const ep = nodes[0]!.address;
-    const c = new FenceLockClient({ endpoints: [ep] });
+    const c = new FenceLockClient({ endpoints: [ep], insecure: true });
     cleanups.push(() => c.close());
     const s = await c.openSession();
     const lock = await s.acquire('cfg');
@@ -149,6 +223,60 @@ describe('CLI against a fake cluster', () => {
     expect(JSON.parse(staleJson.err).error).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'STALE_TOKEN' });
   });
 
+  it('kv put takes the session id from --session-file; the id appears in no output', async () => {
+    const { state, nodes } = await fake(1);
+    const ep = nodes[0]!.address;
+    const c = new FenceLockClient({ endpoints: [ep], insecure: true });
+    cleanups.push(() => c.close());
+    const s = await c.openSession();
+    const lock = await s.acquire('sf');
+    const file = path.join(tmpDir(), 'session');
+    fs.writeFileSync(file, `${s.id}\n`, { mode: 0o600 });
+    const r = await cli(['kv', 'put', 'sf/a', 'x', '--lock', 'sf', '--token', lock.token.toString(), '--session-file', file, '--endpoints', ep]);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(state.callsOf('Write').map((x) => (x.req as { sessionId: string }).sessionId)).toEqual([s.id]);
+    // A refused write names neither the session nor its id.
+    await lock.release();
+    const refused = await cli(['kv', 'put', 'sf/a', 'y'], { FENCELOCK_ENDPOINTS: ep, FENCELOCK_LOCK: 'sf', FENCELOCK_TOKEN: lock.token.toString(), FENCELOCK_SESSION: s.id });
+    expect(refused.code).toBe(2);
+    expect(refused.out + refused.err).not.toContain(s.id);
+  });
+
+  it('talks TLS with --cacert/--cert/--key or FENCELOCK_CACERT/CERT/KEY, and refuses plaintext or a wrong CA', async () => {
+    const pki = testPki();
+    const tls: FakeTls = { cert: pki.node.cert, key: pki.node.key, ca: pki.ca.cert, requireClientCert: true };
+    const c = await startFakeCluster(1, new FakeState(), { tls });
+    cleanups.push(c.stop);
+    const ep = c.nodes[0]!.address;
+    const dir = tmpDir();
+    const f = writePem(dir, { 'ca.pem': pki.ca.cert, 'client.pem': pki.client.cert, 'client-key.pem': pki.client.key, 'other-ca.pem': pki.otherCa.cert });
+    const tlsEnv = { FENCELOCK_INSECURE: undefined, FENCELOCK_ENDPOINTS: ep };
+
+    const byFlags = await cli(['--cacert', f['ca.pem']!, '--cert', f['client.pem']!, '--key', f['client-key.pem']!, '--json', 'status'], tlsEnv);
+    expect(byFlags.code).toBe(0);
+    expect(JSON.parse(byFlags.out)[0]).toMatchObject({ ok: true, id: 'n1' });
+    expect(c.state.callsOf('Status')[0]!.peerSan).toContain('urn:fencelock:client:tester');
+
+    const byEnv = await cli(['kv', 'get', 'nothing'], { ...tlsEnv, FENCELOCK_CACERT: f['ca.pem'], FENCELOCK_CERT: f['client.pem'], FENCELOCK_KEY: f['client-key.pem'] });
+    expect(byEnv.code).toBe(5); // answered: not found
+
+    // status makes one attempt per node: quick refusals (the library tests cover the retrying calls).
+    const calls = c.state.calls.length;
+    const plain = await cli(['--insecure', 'status'], tlsEnv);
+    expect(plain.code).toBe(3);
+    const wrongCa = await cli(['--cacert', f['other-ca.pem']!, '--cert', f['client.pem']!, '--key', f['client-key.pem']!, 'status'], tlsEnv);
+    expect(wrongCa.code).toBe(3);
+    expect(c.state.calls.length).toBe(calls);
+
+    const halfPair = await cli(['--cert', f['client.pem']!, 'status'], tlsEnv);
+    expect(halfPair.code).toBe(1);
+    expect(halfPair.err).toContain('--cert and --key');
+    const badFile = await cli(['--cacert', path.join(dir, 'nope.pem'), 'status'], tlsEnv);
+    expect(badFile.code).toBe(1);
+    expect(badFile.err).toMatch(/--cacert: cannot read/);
+  });
+
   it('status shows every node and marks unreachable ones; exits 3 when none answers', async () => {
     const { nodes } = await fake(2);
     const dead = await deadAddress();
@@ -167,7 +295,7 @@ describe('CLI against a fake cluster', () => {
   it('describe prints holder and token', async () => {
     const { nodes } = await fake();
     const ep = nodes[0]!.address;
-    const c = new FenceLockClient({ endpoints: [ep] });
+    const c = new FenceLockClient({ endpoints: [ep], insecure: true });
     cleanups.push(() => c.close());
     const s = await c.openSession();
     const l = await s.acquire('d');
@@ -192,6 +320,8 @@ describe('CLI against a fake cluster', () => {
     expect(BigInt(env.FENCELOCK_TOKEN!)).toBeGreaterThan(1n << 32n);
     expect(env.FENCELOCK_SESSION).toMatch(/^[0-9a-f]{32}$/);
     expect(env.FENCELOCK_ENDPOINTS).toBe(ep);
+    expect(env.FENCELOCK_INSECURE).toBe('1');
+    expect(env.FENCELOCK_CACERT).toBeUndefined();
     expect(state.locks.get('job')!.holder).toBeUndefined();
     expect(state.callsOf('Release')).toHaveLength(1);
     expect(state.callsOf('Close')).toHaveLength(1);
@@ -225,7 +355,7 @@ describe('CLI against a fake cluster', () => {
     const p = cli(['lock', 'sig', '--', process.execPath, '-e', 'setTimeout(() => {}, 20000)'], { FENCELOCK_ENDPOINTS: ep }, signals);
     // Wait until CMD runs (the lock is held), then deliver SIGTERM to fencelock.
     for (let i = 0; i < 200 && !(state.locks.get('sig')?.holder && signals.listenerCount('SIGTERM') > 0); i++) await new Promise((r) => setTimeout(r, 10));
-    const c = new FenceLockClient({ endpoints: [ep] });
+    const c = new FenceLockClient({ endpoints: [ep], insecure: true });
     cleanups.push(() => c.close());
     const other = await c.openSession();
     await other.acquire('held-elsewhere');
@@ -244,7 +374,7 @@ describe('CLI against a fake cluster', () => {
   it('lock gives up a timed-out wait with exit 3', async () => {
     const { nodes } = await fake();
     const ep = nodes[0]!.address;
-    const c = new FenceLockClient({ endpoints: [ep] });
+    const c = new FenceLockClient({ endpoints: [ep], insecure: true });
     cleanups.push(() => c.close());
     await (await c.openSession()).acquire('busy');
     const r = await cli(['lock', 'busy', '--wait', '200', '--', process.execPath, '-e', ''], { FENCELOCK_ENDPOINTS: ep });
@@ -257,7 +387,7 @@ describe('CLI against a fake cluster', () => {
     const ep = nodes[0]!.address;
     const signals = new EventEmitter();
     const p = cli(['watch', 'wl', '--endpoints', ep, '--json'], {}, signals);
-    const c = new FenceLockClient({ endpoints: [ep] });
+    const c = new FenceLockClient({ endpoints: [ep], insecure: true });
     cleanups.push(() => c.close());
     await new Promise((r) => setTimeout(r, 150));
     const l = await (await c.openSession()).acquire('wl');

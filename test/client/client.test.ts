@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FenceLockClient, FenceLockError, type LockEvent } from '../../src/client';
+import { FenceLockClient, FenceLockError, silentLogger, type LockEvent } from '../../src/client';
 import { monotonicNow } from '../../src/client/clock';
 import { deadAddress, failure, FakeNode, FakeState, startFakeCluster } from './fakeServer';
 
@@ -16,7 +16,7 @@ async function cluster(n: number, state = new FakeState()): Promise<{ state: Fak
 }
 
 function client(endpoints: string[], opts: Partial<ConstructorParameters<typeof FenceLockClient>[0]> = {}): FenceLockClient {
-  const c = new FenceLockClient({ endpoints, requestTimeoutMs: 500, totalTimeoutMs: 3_000, ...opts });
+  const c = new FenceLockClient({ endpoints, requestTimeoutMs: 500, totalTimeoutMs: 3_000, insecure: true, ...opts });
   cleanups.push(() => c.close());
   return c;
 }
@@ -81,17 +81,52 @@ describe('FenceLockClient against a fake cluster', () => {
     expect(state.sessions.size).toBe(0);
   });
 
-  it('follows the fencelock-leader hint from a follower, learning an endpoint it was not given', async () => {
+  it('follows the fencelock-leader hint from a follower to a configured endpoint', async () => {
     const { state, nodes } = await cluster(3);
-    const c = client([nodes[1]!.address]);
+    const c = client([nodes[1]!.address, nodes[2]!.address, nodes[0]!.address]);
     const s = await c.openSession();
     const lock = await s.acquire('a');
     expect(lock.token).toBeGreaterThan(0n);
-    expect(c.endpoints()).toContain(nodes[0]!.address);
     expect(c.currentEndpoint()).toBe(nodes[0]!.address);
-    // The follower was asked once, then everything went to the leader.
+    // The follower was asked once, then everything went straight to the hinted leader (n3 never asked).
     expect(state.callsOf('Open').map((x) => x.node)).toEqual(['n2', 'n1']);
     expect(state.callsOf('Acquire').map((x) => x.node)).toEqual(['n1']);
+  });
+
+  it('regression: a hostile/forged leader hint to an unconfigured address is not followed (no call, no session id goes there)', async () => {
+    const { state, nodes } = await cluster(2);
+    // A server that would gladly play leader, at an address only the forged hint names.
+    const rogueState = new FakeState();
+    const rogue = await FakeNode.start(rogueState, { id: 'rogue', role: 'leader' });
+    cleanups.push(() => {
+      rogue.stop();
+      rogueState.dispose();
+    });
+    nodes[1]!.leaderHint = () => rogue.address;
+    const warnings: Array<{ obj: object; msg?: string }> = [];
+    const logger = { ...silentLogger, warn: (obj: object, msg?: string) => void warnings.push({ obj, msg }) };
+    const c = client([nodes[1]!.address, nodes[0]!.address], { logger });
+
+    const s = await c.openSession({ ttlMs: 3_000 });
+    await s.acquire('a');
+    const w: LockEvent[] = [];
+    const watch = c.watch('a', (ev) => w.push(ev));
+    // The leader's streams break with the forged hint too: keepalive and watch must not follow it either.
+    await sleep(100);
+    nodes[0]!.breakStreams(failure(grpc.status.UNAVAILABLE, 'not leader', { 'fencelock-leader': rogue.address }));
+    await sleep(600);
+    await s.tryAcquire('b');
+    watch.cancel();
+
+    expect(rogueState.calls).toEqual([]);
+    expect(c.endpoints()).toEqual([nodes[1]!.address, nodes[0]!.address]);
+    expect(c.currentEndpoint()).toBe(nodes[0]!.address);
+    expect(s.isLost()).toBe(false);
+    expect(state.callsOf('KeepAliveRenewal').length).toBeGreaterThan(0);
+    // One warning for the address, however often it is hinted.
+    const about = warnings.filter((x) => JSON.stringify(x.obj).includes(rogue.address));
+    expect(about).toHaveLength(1);
+    expect(about[0]!.msg).toMatch(/not a configured endpoint/);
   });
 
   it('rotates past a dead endpoint and reports it per node in statusAll', async () => {
@@ -390,7 +425,7 @@ describe('FenceLockClient against a fake cluster', () => {
 
   it('close() closes its sessions (freeing their locks) and refuses further calls', async () => {
     const { state, nodes } = await cluster(1);
-    const c = new FenceLockClient({ endpoints: [nodes[0]!.address] });
+    const c = new FenceLockClient({ endpoints: [nodes[0]!.address], insecure: true });
     const s = await c.openSession();
     await s.acquire('c');
     await c.close();
@@ -398,6 +433,49 @@ describe('FenceLockClient against a fake cluster', () => {
     expect(state.locks.get('c')!.holder).toBeUndefined();
     expect(s.isClosed()).toBe(true);
     await expect(c.openSession()).rejects.toMatchObject({ code: 'CANCELLED' });
+  });
+
+  it('logs and reports a session by its public handle, never by its id', async () => {
+    const { state, nodes } = await cluster(1);
+    const lines: string[] = [];
+    const capture = (level: string) => (obj: object, msg?: string) => {
+      // Errors by message, stack and own fields, as pino's err serializer would show them.
+      const text = JSON.stringify(obj, (_k, v: unknown) => (v instanceof Error ? { ...v, message: v.message, stack: v.stack } : typeof v === 'bigint' ? v.toString() : v));
+      lines.push(`${level} ${text} ${msg ?? ''}`);
+    };
+    const logger = { debug: capture('debug'), info: capture('info'), warn: capture('warn'), error: capture('error') };
+    const c = client([nodes[0]!.address], { logger });
+    const errors: string[] = [];
+
+    // Lost by the leader's word, with a throwing onLost callback.
+    const s1 = await c.openSession({ ttlMs: 3_000 });
+    const lock = await s1.acquire('logged');
+    s1.onLost((err) => {
+      errors.push(err.message);
+      throw new Error('callback trouble');
+    });
+    state.endSession(s1.id);
+    await until(() => s1.isLost());
+    errors.push((await rejection(s1.acquire('again'))).message);
+    lines.push(`json ${JSON.stringify({ s1, lock })}`);
+
+    // Lost by silence, then abandoned, then closed.
+    const s2 = await c.openSession({ ttlMs: 600 });
+    nodes[0]!.keepAliveMode = 'silent';
+    await until(() => s2.isLost(), 3_000);
+    nodes[0]!.keepAliveMode = 'answer';
+    const s3 = await c.openSession({ ttlMs: 3_000 });
+    s3.abandon('testing');
+    await s3.close();
+    errors.push((await rejection(s3.acquire('x'))).message);
+
+    const all = [...lines, ...errors].join('\n');
+    for (const s of [s1, s2, s3]) {
+      expect(all).not.toContain(s.id);
+      expect(all).toContain(s.publicId);
+    }
+    expect(lines.some((l) => l.startsWith('warn') && l.includes(s1.publicId) && l.includes('session lost'))).toBe(true);
+    expect(lines.some((l) => l.startsWith('error') && l.includes('onLost callback threw'))).toBe(true);
   });
 
   it('validates options and write arguments locally', async () => {

@@ -73,6 +73,8 @@ export interface RecordedCall {
   method: string;
   header?: WireRequestHeader;
   req: unknown;
+  /** subjectaltname of the client certificate the call came with (TLS with a client certificate only). */
+  peerSan?: string;
 }
 
 export class FakeState {
@@ -286,7 +288,20 @@ export interface FakeNodeOptions {
   role?: 'leader' | 'follower';
   /** For followers: the leader address to hint (undefined: no hint). */
   leaderHint?: () => string | undefined;
+  /** Serve TLS with this certificate instead of plaintext; `ca` checks client certificates. */
+  tls?: FakeTls;
 }
+
+export interface FakeTls {
+  cert: string | Buffer;
+  key: string | Buffer;
+  /** CA of client certificates (needed with requireClientCert). */
+  ca?: string | Buffer;
+  /** Refuse clients that present no certificate from `ca`. */
+  requireClientCert?: boolean;
+}
+
+type AnyServerCall = { getAuthContext?: () => { sslPeerCertificate?: { subjectaltname?: string } } | null };
 
 export class FakeNode {
   readonly id: string;
@@ -296,6 +311,7 @@ export class FakeNode {
   readonly faults: Fault[] = [];
   address = '';
   private server: grpc.Server | undefined;
+  private readonly tls: FakeTls | undefined;
   private readonly streams = new Set<grpc.ServerDuplexStream<WireKeepAliveRequest, WireKeepAliveResponse> | grpc.ServerWritableStream<WireWatchRequest, WireLockEvent>>();
   private readonly unwatch = new Set<() => void>();
 
@@ -306,6 +322,7 @@ export class FakeNode {
     this.id = opts.id;
     this.role = opts.role ?? 'leader';
     this.leaderHint = opts.leaderHint ?? (() => undefined);
+    this.tls = opts.tls;
   }
 
   static async start(state: FakeState, opts: FakeNodeOptions, port = 0): Promise<FakeNode> {
@@ -332,16 +349,17 @@ export class FakeNode {
     return failure(grpc.status.UNAVAILABLE, `node ${this.id} is not the leader`, hint ? { 'fencelock-leader': hint } : undefined);
   }
 
-  private record(method: string, req: unknown): void {
+  private record(method: string, req: unknown, call?: AnyServerCall): void {
     const header = (req as { header?: WireRequestHeader }).header;
-    this.state.calls.push({ node: this.id, method, header, req });
+    const peerSan = call?.getAuthContext?.()?.sslPeerCertificate?.subjectaltname;
+    this.state.calls.push({ node: this.id, method, header, req, ...(peerSan ? { peerSan } : {}) });
   }
 
   /** Wraps a unary handler: records, checks leadership, applies faults before/after. */
   private unary<Req, Res>(method: string, apply: (req: Req) => Promise<Outcome<Res>>): grpc.handleUnaryCall<Req, Res> {
     return (call, cb) => {
       const req = call.request;
-      this.record(method, req);
+      this.record(method, req, call);
       const pre = this.notLeader() ?? this.takeFault(method, false);
       if (pre) {
         cb(toServiceError(pre) as grpc.ServiceError);
@@ -380,7 +398,7 @@ export class FakeNode {
     });
     server.addService(serviceDefinition(SERVICE_NAMES.cluster), {
       Status: (call: grpc.ServerUnaryCall<unknown, WireStatusResponse>, cb: grpc.sendUnaryData<WireStatusResponse>) => {
-        this.record('Status', call.request);
+        this.record('Status', call.request, call);
         const hint = this.role === 'leader' ? this.address : (this.leaderHint() ?? '');
         cb(null, {
           id: this.id,
@@ -398,14 +416,21 @@ export class FakeNode {
       },
     });
     const bound = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+      server.bindAsync(`127.0.0.1:${port}`, this.serverCredentials(), (err, p) => (err ? reject(err) : resolve(p))),
     );
     this.server = server;
     this.address = `127.0.0.1:${bound}`;
   }
 
+  private serverCredentials(): grpc.ServerCredentials {
+    const t = this.tls;
+    if (!t) return grpc.ServerCredentials.createInsecure();
+    const buf = (x: string | Buffer): Buffer => (typeof x === 'string' ? Buffer.from(x) : x);
+    return grpc.ServerCredentials.createSsl(t.ca ? buf(t.ca) : null, [{ cert_chain: buf(t.cert), private_key: buf(t.key) }], t.requireClientCert ?? false);
+  }
+
   private keepAlive(stream: grpc.ServerDuplexStream<WireKeepAliveRequest, WireKeepAliveResponse>): void {
-    this.record('KeepAlive', {});
+    this.record('KeepAlive', {}, stream);
     const nl = this.notLeader();
     if (nl) {
       stream.emit('error', toServiceError(nl));
@@ -413,7 +438,7 @@ export class FakeNode {
     }
     this.streams.add(stream);
     stream.on('data', (req: WireKeepAliveRequest) => {
-      this.record('KeepAliveRenewal', req);
+      this.record('KeepAliveRenewal', req, stream);
       if (this.keepAliveMode === 'silent') return;
       if (this.keepAliveMode === 'dead') {
         stream.emit('error', toServiceError(failure(grpc.status.UNAVAILABLE, 'keepalive refused')));
@@ -434,7 +459,7 @@ export class FakeNode {
   }
 
   private watch(call: grpc.ServerWritableStream<WireWatchRequest, WireLockEvent>): void {
-    this.record('Watch', call.request);
+    this.record('Watch', call.request, call);
     const nl = this.notLeader();
     if (nl) {
       call.emit('error', toServiceError(nl));
@@ -467,10 +492,16 @@ export class FakeNode {
 }
 
 /** A fake cluster: node 0 is the leader, the rest are followers hinting it. */
-export async function startFakeCluster(n: number, state = new FakeState()): Promise<{ state: FakeState; nodes: FakeNode[]; stop: () => void }> {
+export async function startFakeCluster(
+  n: number,
+  state = new FakeState(),
+  opts: { tls?: FakeTls } = {},
+): Promise<{ state: FakeState; nodes: FakeNode[]; stop: () => void }> {
   const nodes: FakeNode[] = [];
   for (let i = 0; i < n; i++) {
-    nodes.push(await FakeNode.start(state, { id: `n${i + 1}`, role: i === 0 ? 'leader' : 'follower', leaderHint: () => nodes.find((x) => x.role === 'leader')?.address }));
+    nodes.push(
+      await FakeNode.start(state, { id: `n${i + 1}`, role: i === 0 ? 'leader' : 'follower', leaderHint: () => nodes.find((x) => x.role === 'leader')?.address, tls: opts.tls }),
+    );
   }
   return {
     state,

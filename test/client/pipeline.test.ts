@@ -463,7 +463,7 @@ describe('a server without the Pipeline service', () => {
     const { state, nodes, stop } = await startFakeCluster(1);
     cleanups.push(stop);
     const spy = vi.spyOn(PipelineLink.prototype, 'call');
-    const c = new FenceLockClient({ endpoints: [nodes[0]!.address], requestTimeoutMs: 500, totalTimeoutMs: 3_000 });
+    const c = new FenceLockClient({ endpoints: [nodes[0]!.address], requestTimeoutMs: 500, totalTimeoutMs: 3_000, insecure: true });
     cleanups.push(() => c.close());
     const s = await c.openSession();
     const lock = await s.acquire('fallback');
@@ -483,7 +483,7 @@ describe('a server without the Pipeline service', () => {
   it('falls back across a cluster of such servers, starting from followers, each call applied once', async () => {
     const { state, nodes, stop } = await startFakeCluster(3);
     cleanups.push(stop);
-    const c = new FenceLockClient({ endpoints: [nodes[1]!.address, nodes[2]!.address], requestTimeoutMs: 500, totalTimeoutMs: 3_000 });
+    const c = new FenceLockClient({ endpoints: [nodes[1]!.address, nodes[2]!.address, nodes[0]!.address], requestTimeoutMs: 500, totalTimeoutMs: 3_000, insecure: true });
     cleanups.push(() => c.close());
     const s = await c.openSession();
     const lock = await s.acquire('fallback3');

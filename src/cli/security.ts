@@ -1,0 +1,67 @@
+import * as path from 'node:path';
+import {
+  buildCredentials,
+  chooseCredentials,
+  ENV_CACERT,
+  ENV_CERT,
+  ENV_INSECURE,
+  ENV_KEY,
+  FenceLockError,
+  type ClientTlsOptions,
+  type CredentialSource,
+} from '../client';
+import { UsageError } from './exitCodes';
+
+/** The global TLS flags. */
+export interface SecurityFlags {
+  cacert?: string;
+  cert?: string;
+  key?: string;
+  insecure?: boolean;
+}
+
+/** What the CLI hands the client library, and what a `lock -- CMD` child needs to connect the same way. */
+export interface ClientSecurity {
+  /** Exactly one of tls / insecure: the CLI always decides, so the library never reads process.env itself. */
+  tls?: ClientTlsOptions;
+  insecure?: true;
+  source: CredentialSource;
+  /** FENCELOCK_CACERT/CERT/KEY/INSECURE for a child process (absolute paths; '' clears a variable). */
+  childEnv: Record<string, string>;
+}
+
+const FLAG_NAMES = { ca: '--cacert', cert: '--cert', key: '--key' };
+
+/**
+ * --cacert/--cert/--key/--insecure, else FENCELOCK_CACERT/CERT/KEY/INSECURE from `env`, else ./data/certs under
+ * `cwd`, else the system roots (see src/client/credentials.ts). The files are read and checked here (a
+ * mistake is a usage error naming the flag or variable), and again by the client.
+ */
+export function resolveClientSecurity(flags: SecurityFlags, env: NodeJS.ProcessEnv, cwd: string = process.cwd()): ClientSecurity {
+  const anyFile = flags.cacert !== undefined || flags.cert !== undefined || flags.key !== undefined;
+  if (flags.insecure === true && anyFile) throw new UsageError('--insecure contradicts --cacert/--cert/--key');
+  if ((flags.cert === undefined) !== (flags.key === undefined)) throw new UsageError('--cert and --key go together: give both or neither');
+  const abs = (p: string | Buffer | undefined): string | undefined => (typeof p === 'string' ? path.resolve(cwd, p) : undefined);
+  const tlsFromFlags: ClientTlsOptions | undefined = anyFile ? { ca: abs(flags.cacert), cert: abs(flags.cert), key: abs(flags.key) } : undefined;
+  let choice;
+  try {
+    choice = chooseCredentials({ tls: tlsFromFlags, insecure: flags.insecure === true ? true : undefined }, env, cwd, FLAG_NAMES);
+    // Read and check the files now, so a mistake names the flag or variable it came from.
+    buildCredentials(choice);
+  } catch (err) {
+    if (err instanceof FenceLockError) throw new UsageError(err.message);
+    throw err;
+  }
+  if (choice.insecure) {
+    return { insecure: true, source: choice.source, childEnv: { [ENV_INSECURE]: '1', [ENV_CACERT]: '', [ENV_CERT]: '', [ENV_KEY]: '' } };
+  }
+  const ca = abs(choice.tls.ca);
+  const cert = abs(choice.tls.cert);
+  const key = abs(choice.tls.key);
+  const tls: ClientTlsOptions = { ca, cert, key };
+  return {
+    tls,
+    source: choice.source,
+    childEnv: { [ENV_INSECURE]: '', [ENV_CACERT]: ca ?? '', [ENV_CERT]: cert ?? '', [ENV_KEY]: key ?? '' },
+  };
+}
