@@ -21,6 +21,16 @@ export default defineConfig({
         },
       },
       {
+        // Attacks on the trust boundary and TLS checks, over real node processes on loopback: one file at a time.
+        test: {
+          name: 'security',
+          include: ['test/security/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
         // The side-by-side benchmark, briefly: local fencelock and etcd clusters. The global setup installs
         // Debian's etcd-server when missing. Runs its processes on loopback like the integration tests.
         test: {
