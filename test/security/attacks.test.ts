@@ -12,7 +12,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MessageType, type Message, type NodeId } from '../../src/raft/types';
 import { testCredentials } from '../integration/harness';
 import {
@@ -31,14 +31,6 @@ import { credentialsFrom, MAX_TERM, msg, newPlant, plantEntries, plantSnapshot, 
 
 let k: AttackCluster;
 
-beforeAll(async () => {
-  k = await startAttackCluster();
-});
-
-afterAll(async () => {
-  await stopAttackCluster(k);
-});
-
 /** The target's log tail now (prev index of a forged append); its term is the leader's (the no-op). */
 async function tail(target: NodeId): Promise<{ last: number; term: number }> {
   const s = await k.client.status(k.cluster.node(target).address);
@@ -51,6 +43,14 @@ function claimedSender(view: ClusterView, target: NodeId): NodeId {
 }
 
 describe('forged Raft messages from outside the cluster, or from a member posing as another', () => {
+  beforeAll(async () => {
+    k = await startAttackCluster();
+  });
+
+  afterAll(async () => {
+    await stopAttackCluster(k);
+  });
+
   it('the client listener does not serve RaftPeer, and its reflection does not list it', async () => {
     for (const n of k.cluster.nodes) {
       const r = await sendForged(n.address, credentialsFrom(k.certsDir, 'client'), k.clusterId, [[msg({ type: MessageType.Heartbeat, from: 'n1', to: n.id, term: 1 })]]);
@@ -230,8 +230,17 @@ describe('forged Raft messages from outside the cluster, or from a member posing
 // A member's own valid certificate with a matching `from`: the transport admits these by design (it
 // authenticates, it does not judge content). What refuses them is the Raft core's hardening against a
 // malicious authenticated peer (terms capped, snapshot checksums, commit rules), noted on each test.
-// These may fail until that hardening is merged.
+// These may fail until that hardening is merged. Each gets a cluster of its own: one that succeeds can
+// wedge the cluster for good (a term of 2^53 - 1 leaves no next term to elect a leader in).
 describe('authenticated but hostile peer (refused by the Raft core, not the transport)', () => {
+  beforeEach(async () => {
+    k = await startAttackCluster();
+  });
+
+  afterEach(async () => {
+    await stopAttackCluster(k);
+  });
+
   it('[core: terms capped] a member heartbeats at term 2^53 - 1 under its own identity', async () => {
     const { before } = await underWorkload(k, 'hostile-hbmax', async (view) => {
       const hostile = view.followers[1]!;

@@ -77,6 +77,21 @@ export function credentialsFrom(certsDir: string, name: string | null, label = n
   return { ca, cert: readFileSync(path.join(certsDir, `${name}.pem`)), key: readFileSync(path.join(certsDir, `${name}-key.pem`)), label };
 }
 
+/**
+ * grpc.credentials.createSsl, tried again when it throws: OpenSSL's per-thread error queue can hold an
+ * error left by an earlier failed handshake in this process (seen as "asn1 encoding routines::illegal
+ * padding" on perfectly good PEM files), and Node reports that stale error when it next builds a context.
+ */
+export function sslCredentials(ca: Buffer, key?: Buffer, cert?: Buffer): grpc.ChannelCredentials {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return grpc.credentials.createSsl(ca, key ?? null, cert ?? null);
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
+}
+
 export interface PeerStreamResult {
   /** The node answered with response headers: it admitted the stream. */
   admitted: boolean;
@@ -101,9 +116,7 @@ export interface RawPeerStream {
  * plaintext when `creds` is null), the given cluster id metadata (none when undefined).
  */
 export function openPeerStream(address: string, creds: PeerCredentials | null, clusterId: string | undefined, channelOptions: grpc.ChannelOptions = {}): RawPeerStream {
-  const channel = creds
-    ? grpc.credentials.createSsl(creds.ca, creds.key ?? null, creds.cert ?? null)
-    : grpc.credentials.createInsecure();
+  const channel = creds ? sslCredentials(creds.ca, creds.key, creds.cert) : grpc.credentials.createInsecure();
   const client = new grpc.Client(address, channel, { 'grpc.initial_reconnect_backoff_ms': 100, ...channelOptions });
   const md = new grpc.Metadata();
   if (clusterId !== undefined) md.set('fencelock-cluster-id', clusterId);
