@@ -65,8 +65,10 @@ export interface ClusterView {
 
 /** Every node answers, one leader, and every node agrees on it and on the term. */
 export async function stableCluster(k: AttackCluster, timeoutMs = 20_000): Promise<ClusterView> {
+  let seen = 'no status yet';
   return eventually(async () => {
     const all = await k.client.statusAll();
+    seen = all.map((s) => (s.ok ? `${s.status.id}: ${s.status.role} term ${s.status.term} leader "${s.status.leader}"` : `${s.endpoint}: ${s.error.message}`)).join('; ');
     if (!all.every((s) => s.ok)) return undefined;
     const st = all.map((s) => (s as { status: NodeStatus }).status);
     const leaders = st.filter((s) => s.role === 'leader');
@@ -74,7 +76,9 @@ export async function stableCluster(k: AttackCluster, timeoutMs = 20_000): Promi
     const leader = leaders[0]!;
     if (!st.every((s) => s.leader === leader.id && s.term === leader.term)) return undefined;
     return { leader, byId: new Map(st.map((s) => [s.id, s])), followers: st.filter((s) => s.id !== leader.id).map((s) => s.id) };
-  }, timeoutMs, 'a stable cluster (one leader, every node agreeing on it and its term)');
+  }, timeoutMs, 'a stable cluster (one leader, every node agreeing on it and its term)').catch((err: Error) => {
+    throw new Error(`${err.message}; last seen: ${seen}`);
+  });
 }
 
 // ---- the recorded workload ----------------------------------------------------------------------------------

@@ -102,8 +102,13 @@ describe('forged Raft messages from outside the cluster, or from a member posing
       const target = view.followers[0]!;
       const term = Number(view.leader.term);
       await sendEverywhere(k, target, view.leader.id, async () => {
+        // The follower's log grows while the workload runs, and only an append whose prev index is its tail
+        // at that moment would land: one message per likely tail, so that (unrefused) one of them does.
         const t = await tail(target);
-        return [[msg({ type: MessageType.App, from: view.leader.id, to: target, term, index: t.last, logTerm: t.term, entries: plantEntries(plant, t.last + 1, term), commit: t.last + 3 })]];
+        return [Array.from({ length: 8 }, (_, j) => msg({
+          type: MessageType.App, from: view.leader.id, to: target, term, index: t.last + j, logTerm: t.term,
+          entries: plantEntries(plant, t.last + j + 1, term), commit: t.last + j + 3,
+        }))];
       });
     });
     await expectLeaderKept(k, before);
