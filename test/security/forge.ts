@@ -78,9 +78,10 @@ export function credentialsFrom(certsDir: string, name: string | null, label = n
 }
 
 /**
- * grpc.credentials.createSsl, tried again when it throws: OpenSSL's per-thread error queue can hold an
- * error left by an earlier failed handshake in this process (seen as "asn1 encoding routines::illegal
- * padding" on perfectly good PEM files), and Node reports that stale error when it next builds a context.
+ * grpc.credentials.createSsl, tried again when it throws. Seen once in this suite (not reproduced since):
+ * createSsl threw "asn1 encoding routines::illegal padding" on PEM files that load fine before and after,
+ * possibly an error left in OpenSSL's per-thread queue by an earlier failed handshake. The cause is not
+ * established; a retry costs nothing, and a key that is really bad still fails on the third attempt.
  */
 export function sslCredentials(ca: Buffer, key?: Buffer, cert?: Buffer): grpc.ChannelCredentials {
   for (let attempt = 1; ; attempt++) {
