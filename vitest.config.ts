@@ -21,8 +21,7 @@ export default defineConfig({
         },
       },
       {
-        // Attacks over real connections (real node processes, or a grpc server in this process with the
-        // real services): one file at a time, like the integration tests.
+        // Attacks on the trust boundary and TLS checks, over real node processes on loopback: one file at a time.
         test: {
           name: 'security',
           include: ['test/security/**/*.test.ts'],
