@@ -9,7 +9,7 @@ import { expect } from 'vitest';
 import { generateDevCerts } from '../../src/certs/generate';
 import { FenceLockClient, type NodeStatus } from '../../src/client';
 import { deriveClusterId, type MemberAddresses } from '../../src/node/config';
-import type { Message, NodeId } from '../../src/raft/types';
+import { RAFT_NUMBER_LIMIT, type Message, type NodeId } from '../../src/raft/types';
 import { Workload } from '../chaos/workload';
 import { checkHistory } from '../checker';
 import { eventually, LocalCluster, type ClusterOptions } from '../integration/harness';
@@ -235,6 +235,12 @@ export async function sendOn(k: AttackCluster, channel: Channel, target: NodeId,
       const warningsBefore = logCount(k, target, SPOOF_WARNING);
       r = await sendForged(node.peerAddress, credentialsFrom(k.certsDir, impostor), k.clusterId, batches, { gapMs });
       expect(r.admitted, `${at}: ${impostor}'s certificate is a member's: the stream is admitted`).toBe(true);
+      if (batches.some((b) => b.some((m) => m.term >= RAFT_NUMBER_LIMIT))) {
+        // A term no node may adopt cannot even be decoded: the batch ends the stream before its sender is judged.
+        expect(grpc.status[r.code], `${at}: ${r.details}`).toBe('INVALID_ARGUMENT');
+        expect(r.details).toMatch(/exceeds the limit 2\^48/);
+        return r;
+      }
       expect(grpc.status[r.code], `${at}: ${r.details}`).toBe('OK');
       await eventually(() => logCount(k, target, SPOOF_WARNING) > warningsBefore, 5_000, `${target} to log "${SPOOF_WARNING}"`);
       return r;

@@ -13,7 +13,7 @@ import { firstInvalidUtf8 } from '../../src/node/api/strictDecode';
 import { strictService } from '../../src/node/api/strictService';
 import * as L from '../../src/state/limits';
 import { mulberry32 } from '../sim/prng';
-import { eventually, LocalCluster } from '../integration/harness';
+import { eventually, LocalCluster, testCredentials } from '../integration/harness';
 import { header, rawClient, type RawNodeClient } from '../integration/rawClient';
 
 // ---- protobuf by hand ----------------------------------------------------------------------------------
@@ -73,7 +73,7 @@ beforeAll(async () => {
   cluster.startAll();
   address = cluster.endpoints[0];
   raw = rawClient(address);
-  bytesClient = new grpc.Client(address, grpc.credentials.createInsecure());
+  bytesClient = new grpc.Client(address, testCredentials());
   await eventually(async () => (await raw.call('Cluster', 'Status', {})).role === 'leader', 30_000, 'a leader');
   sessionId = (await raw.call('Session', 'Open', { header: header('sec-owner'), ttlMs: '60000' })).sessionId as string;
 });

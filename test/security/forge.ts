@@ -2,11 +2,12 @@
 // commands in their entries (so that, were they stepped, they would apply), and a raw RaftPeer stream
 // opened with whatever credentials and cluster id the attacker holds.
 import * as grpc from '@grpc/grpc-js';
+import * as protobuf from 'protobufjs';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { encodeCommand } from '../../src/codec/commandCodec';
-import { encodeMessageBatch } from '../../src/codec/raftCodec';
+import { encodeMessageBatch, raftProtoRoot } from '../../src/codec/raftCodec';
 import { LockApp } from '../../src/node/lockApp';
 import { EntryType, MessageType, type Entry, type Message, type NodeId } from '../../src/raft/types';
 import type { Command } from '../../src/state/commands';
@@ -14,6 +15,29 @@ import { RAFT_PEER_STREAM_PATH, toBuffer } from '../../src/transport/service';
 
 /** The highest term the codec carries: 2^53 - 1. */
 export const MAX_TERM = Number.MAX_SAFE_INTEGER;
+
+const MessageBatchType = raftProtoRoot.lookupType('fencelock.v1.MessageBatch');
+/** A stand-in term the codec accepts, swapped for the real one after encoding. */
+const PLACEHOLDER_TERM = 1;
+
+/**
+ * Encodes a batch as an attacker would: without the codec's checks. Our codec refuses numbers at or above
+ * 2^48 even when encoding, so a message whose term is that high is encoded with a stand-in term, decoded as
+ * a plain protobuf object and encoded again with the real term (a uint64 on the wire).
+ */
+export function encodeUnchecked(messages: readonly Message[]): Uint8Array {
+  const terms = messages.map((m) => m.term);
+  const bytes = encodeMessageBatch(messages.map((m) => (Number.isSafeInteger(m.term) && m.term < 2 ** 48 ? m : { ...m, term: PLACEHOLDER_TERM })));
+  const batch = MessageBatchType.decode(bytes) as unknown as { messages: Array<{ term: unknown }> };
+  batch.messages.forEach((m, i) => {
+    m.term = protobufLong(terms[i]!);
+  });
+  return MessageBatchType.encode(batch as unknown as protobuf.Message).finish();
+}
+
+function protobufLong(value: number): protobuf.Long {
+  return (protobuf.util.Long as unknown as { fromString(text: string, unsigned: boolean): protobuf.Long }).fromString(String(value), true);
+}
 
 /** A message with every field defaulted; `over` sets what the attack needs. */
 export function msg(over: Partial<Message> & Pick<Message, 'type' | 'from' | 'to' | 'term'>): Message {
@@ -146,7 +170,7 @@ export function openPeerStream(address: string, creds: PeerCredentials | null, c
     }
   };
   return {
-    send: (messages) => write(encodeMessageBatch(messages)),
+    send: (messages) => write(encodeUnchecked(messages)),
     sendBytes: write,
     admitted,
     result,
