@@ -306,6 +306,20 @@ describe('message size on the client listener (CLIENT_SERVER_OPTIONS)', () => {
   });
 });
 
+describe('message size on a real node', () => {
+  it('a request over 4 MiB is RESOURCE_EXHAUSTED from the node, which goes on serving', async () => {
+    const big = new grpc.Client(address, testCredentials(), { 'grpc.max_send_message_length': -1 });
+    try {
+      const body = ld(2, Buffer.alloc(MAX_CLIENT_MESSAGE_BYTES, 0x61));
+      const err = await refused(big, '/fencelock.v1.KV/Write', body);
+      expect(err.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    } finally {
+      big.close();
+    }
+    expect((await raw.call('Cluster', 'Status', {})).role).toBe('leader');
+  });
+});
+
 describe('the UTF-8 check itself', () => {
   it('agrees with a fatal TextDecoder on random and edge-case byte strings', () => {
     const fatal = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
