@@ -49,7 +49,8 @@ interface ClientCredentialsEnv {
  * TLS and a plaintext cluster in one process. So the env is set to this target's credentials, the client is
  * built and every configured endpoint is called once (Status), all in one synchronous stretch, and the env is
  * put back: each client's channels carry the credentials of its own target, whatever the env holds later.
- * The client follows leader hints only to configured endpoints, so it makes no channel after this.
+ * The nodes' leader hints name the members' client addresses from their config, the very endpoints given
+ * here, so the client makes no channel after this. (With the client's own TLS options, pass them instead.)
  */
 function newClient(endpoints: string[], env: ClientCredentialsEnv): { client: FenceLockClient; reached: Promise<EndpointStatus[]> } {
   const keys = ['FENCELOCK_INSECURE', 'FENCELOCK_CACERT', 'FENCELOCK_CERT', 'FENCELOCK_KEY'] as const;
