@@ -72,7 +72,7 @@ function parseFlags(argv: string[]): Flags {
     .option('--rounds <n>', 'times each row runs per system; the table shows medians', numberAtLeast(1, true), 1)
     .option('--workloads <list>', 'comma-separated workloads', list(workloadByName), [...WORKLOADS])
     .option('--clients <list>', 'comma-separated client counts', list(numberAtLeast(1, true)), [1, 8, 64])
-    .option('--systems <list>', 'comma-separated systems (default: fencelock, and etcd when installed)', list(systemByName))
+    .option('--systems <list>', 'comma-separated systems, each measured as --tls says (default: fencelock, and etcd when installed)', list(systemByName))
     .option('--tls <mode>', 'on: TLS only; off: plaintext only (systems named <system>-plain); both: each system both ways, with the TLS cost', tlsMode, 'both')
     .option('--json <file>', 'where to write the results (default: bench-results/<timestamp>.json)')
     .option('--data-root <dir>', 'where the clusters keep their data (fsync goes there)', os.tmpdir());
