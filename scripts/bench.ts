@@ -1,21 +1,22 @@
 // Side-by-side benchmark: the same workloads against a fresh local 3-node fencelock cluster and a local
 // 3-member etcd 3.4 cluster (when etcd is installed), both fsync on, both driven from this one Node.js process.
-// Systems alternate within each row, so slow drift of the machine (other load, thermals) hits both alike.
+// Each runs with TLS (both systems' default) and, with --tls both (the default), also in plaintext as a second
+// cluster (<system>-plain), so each row shows fencelock/etcd with TLS, fencelock/etcd in plaintext and what TLS
+// costs each system. Systems alternate within each row, so slow drift of the machine (other load, thermals)
+// hits all alike.
 //
 //   npm run bench -- [--seconds 10] [--warmup 2] [--start-warmup 6] [--rounds 1] [--workloads cycles-distinct,cycles-hot,...]
-//                    [--clients 1,8,64] [--systems fencelock,etcd] [--json FILE] [--data-root DIR]
+//                    [--clients 1,8,64] [--systems fencelock,etcd] [--tls on|off|both] [--json FILE] [--data-root DIR]
 import { execFileSync } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { etcdAvailable, startEtcdCluster } from './bench/etcdTarget';
 import { startFencelockCluster } from './bench/fencelockTarget';
-import { renderTable, summarize, writeJson, type RowResult } from './bench/report';
+import { compareRow, renderTable, summarize, writeJson, type RowResult } from './bench/report';
 import { errorMessage, runRow, WORKLOADS, type Measurement, type Workload } from './bench/runner';
+import { BASE_SYSTEMS as SYSTEMS, systemVariants, TLS_MODES, type BaseSystem as SystemName, type TlsMode, type SystemVariant } from './bench/systems';
 import type { BenchTarget } from './bench/target';
-
-const SYSTEMS = ['fencelock', 'etcd'] as const;
-type SystemName = (typeof SYSTEMS)[number];
 
 interface Flags {
   seconds: number;
@@ -25,6 +26,7 @@ interface Flags {
   workloads: Workload[];
   clients: number[];
   systems?: SystemName[];
+  tls: TlsMode;
   json?: string;
   dataRoot: string;
 }
@@ -57,6 +59,10 @@ function parseFlags(argv: string[]): Flags {
     if (!(SYSTEMS as readonly string[]).includes(name)) throw new InvalidArgumentError(`unknown system ${name} (known: ${SYSTEMS.join(', ')})`);
     return name as SystemName;
   };
+  const tlsMode = (value: string): TlsMode => {
+    if (!(TLS_MODES as readonly string[]).includes(value)) throw new InvalidArgumentError(`needs one of ${TLS_MODES.join(', ')}`);
+    return value as TlsMode;
+  };
   const program = new Command()
     .name('bench')
     .description('fencelock vs etcd: lock cycles, fenced writes and linearizable reads on local 3-node clusters')
@@ -66,7 +72,8 @@ function parseFlags(argv: string[]): Flags {
     .option('--rounds <n>', 'times each row runs per system; the table shows medians', numberAtLeast(1, true), 1)
     .option('--workloads <list>', 'comma-separated workloads', list(workloadByName), [...WORKLOADS])
     .option('--clients <list>', 'comma-separated client counts', list(numberAtLeast(1, true)), [1, 8, 64])
-    .option('--systems <list>', 'comma-separated systems (default: fencelock, and etcd when installed)', list(systemByName))
+    .option('--systems <list>', 'comma-separated systems, each measured as --tls says (default: fencelock, and etcd when installed)', list(systemByName))
+    .option('--tls <mode>', 'on: TLS only; off: plaintext only (systems named <system>-plain); both: each system both ways, with the TLS cost', tlsMode, 'both')
     .option('--json <file>', 'where to write the results (default: bench-results/<timestamp>.json)')
     .option('--data-root <dir>', 'where the clusters keep their data (fsync goes there)', os.tmpdir());
   program.parse(argv);
@@ -91,7 +98,7 @@ function gitRevision(): string | undefined {
 }
 
 function progressLine(round: string, workload: string, clients: number, system: string, m: Measurement | { failed: string }): string {
-  const head = `${round}  ${workload.padEnd(15)} x${String(clients).padEnd(3)} ${system.padEnd(9)}`;
+  const head = `${round}  ${workload.padEnd(15)} x${String(clients).padEnd(3)} ${system.padEnd(15)}`;
   if ('failed' in m) return `${head}  failed: ${m.failed}`;
   const cpu = (pct: number | undefined): string => (pct === undefined ? 'n/a' : `${Math.round(pct)}%`);
   return (
@@ -101,7 +108,7 @@ function progressLine(round: string, workload: string, clients: number, system: 
 }
 
 /** Every started cluster, so an interrupt or a failure stops them all. */
-const running = new Map<SystemName, BenchTarget>();
+const running = new Map<string, BenchTarget>();
 
 let stopping: Promise<void> | undefined;
 
@@ -127,23 +134,26 @@ async function main(): Promise<number> {
   const flags = parseFlags(process.argv);
   const startedAt = new Date();
   const etcdBin = etcdAvailable();
-  const systems: SystemName[] = flags.systems ?? (etcdBin ? ['fencelock', 'etcd'] : ['fencelock']);
-  const failures: Partial<Record<SystemName, string>> = {};
+  const bases: SystemName[] = flags.systems ?? (etcdBin ? ['fencelock', 'etcd'] : ['fencelock']);
+  const variants: SystemVariant[] = systemVariants(bases, flags.tls);
+  const systems = variants.map((v) => v.name);
+  const failures: Record<string, string> = {};
 
-  if (!etcdBin && (flags.systems === undefined || systems.includes('etcd'))) {
-    const rest = systems.includes('fencelock') ? '; running fencelock alone' : '';
+  if (!etcdBin && (flags.systems === undefined || bases.includes('etcd'))) {
+    const rest = bases.includes('fencelock') ? '; running fencelock alone' : '';
     console.log(`etcd is not installed (to compare with it: apt-get install etcd-server)${rest}.`);
-    if (systems.includes('etcd')) failures.etcd = 'etcd is not installed';
+    for (const v of variants) if (v.base === 'etcd') failures[v.name] = 'etcd is not installed';
   }
 
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  for (const system of systems) {
+  for (const { name: system, base, tls } of variants) {
     if (failures[system] || interrupted) continue;
     try {
-      console.log(`starting ${system} (3 members, data under ${flags.dataRoot}) ...`);
-      const target = system === 'fencelock' ? await startFencelockCluster({ dataRoot: flags.dataRoot }) : await startEtcdCluster({ dataRoot: flags.dataRoot });
+      console.log(`starting ${system} (3 members, ${tls ? 'TLS' : 'plaintext'}, data under ${flags.dataRoot}) ...`);
+      const opts = { dataRoot: flags.dataRoot, tls };
+      const target = base === 'fencelock' ? await startFencelockCluster(opts) : await startEtcdCluster(opts);
       running.set(system, target);
       for (const w of flags.workloads) await w.seed?.(target);
     } catch (e) {
@@ -203,7 +213,7 @@ async function main(): Promise<number> {
 
   console.log('');
   console.log(
-    `3-node clusters, fsync on; ${flags.seconds} s per row after ${flags.warmup} s warm-up` +
+    `3-node clusters, fsync on, ${flags.tls === 'both' ? 'TLS and plaintext' : flags.tls === 'on' ? 'TLS' : 'plaintext'}; ${flags.seconds} s per row after ${flags.warmup} s warm-up` +
       (flags.rounds > 1 ? `; medians of ${flags.rounds} rounds` : '') +
       `; ${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}`,
   );
@@ -222,13 +232,18 @@ async function main(): Promise<number> {
       etcd: etcdBin ? etcdVersion(etcdBin) : undefined,
       fencelock: gitRevision(),
     },
-    flags: { ...flags, workloads: flags.workloads.map((w) => w.name), systems },
+    flags: { ...flags, workloads: flags.workloads.map((w) => w.name), systems: bases },
+    systems: variants,
     failedToStart: failures,
-    rows: rows.map((r) => ({
-      workload: r.workload,
-      clients: r.clients,
-      systems: Object.fromEntries(Object.entries(r.systems).map(([s, rounds]) => [s, { median: summarize(rounds), rounds }])),
-    })),
+    rows: rows.map((r) => {
+      const medians = Object.fromEntries(Object.entries(r.systems).map(([s, rounds]) => [s, summarize(rounds)]));
+      return {
+        workload: r.workload,
+        clients: r.clients,
+        systems: Object.fromEntries(Object.entries(r.systems).map(([s, rounds]) => [s, { median: medians[s], rounds }])),
+        ...compareRow(medians),
+      };
+    }),
   });
   console.log(`\nresults: ${jsonFile}`);
   return Object.keys(failures).length > 0 ? 1 : 0;

@@ -1,13 +1,15 @@
 // The etcd side of the side-by-side benchmark: a local 3-member etcd cluster (fsync on, etcd's defaults)
 // driven through etcd's own gRPC API (v3lockpb.Lock for locks, KV Txn for fenced writes), with a hand-written
-// proto subset in ./etcd so no etcd client library is needed.
+// proto subset in ./etcd so no etcd client library is needed. With TLS (the default, like fencelock's), the
+// members serve https client URLs and talk mutual TLS to each other, with certificates from src/certs/generate.ts.
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, closeSync, constants, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { generateDevCerts } from '../../src/certs/generate';
 import { exited, freePort, logTail, sleep, waitExit } from './processes';
 import type { BenchTarget, BenchWorker } from './target';
 
@@ -205,8 +207,13 @@ function unary<Req, Res>(client: grpc.Client, m: Method<Req, Res>, req: Req, dea
   });
 }
 
-function newClient(address: string): grpc.Client {
-  return new grpc.Client(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+/** How a client reaches the members: plaintext, or TLS verifying the members against the bench CA. */
+type Credentials = () => grpc.ChannelCredentials;
+
+const PLAINTEXT: Credentials = () => grpc.credentials.createInsecure();
+
+function newClient(address: string, credentials: Credentials): grpc.Client {
+  return new grpc.Client(address, credentials(), CHANNEL_OPTIONS);
 }
 
 // ---- cluster processes ----
@@ -231,26 +238,57 @@ async function findLeader(members: Member[], probes: Map<string, grpc.Client>): 
   return i >= 0 ? members[i].clientAddress : undefined;
 }
 
+/**
+ * TLS like fencelock's default: clients verify the members' certificates and present none; members
+ * authenticate each other with certificates from the same CA (mutual TLS on the peer URLs).
+ * No --trusted-ca-file: etcd 3.4 then requires a client certificate on the client URLs as well, which
+ * fencelock's client listener does not by default (clientCertAuth) and the bench's fencelock clients do not send.
+ */
+async function tlsSetup(dir: string, names: string[]): Promise<{ args: (name: string) => string[]; credentials: Credentials }> {
+  const certs = path.join(dir, 'certs');
+  await generateDevCerts(certs, { nodes: names, client: 'bench' });
+  const ca = path.join(certs, 'ca.pem');
+  const caPem = readFileSync(ca);
+  return {
+    args: (name) => {
+      const cert = path.join(certs, `${name}.pem`);
+      const key = path.join(certs, `${name}-key.pem`);
+      return [
+        `--cert-file=${cert}`,
+        `--key-file=${key}`,
+        `--peer-cert-file=${cert}`,
+        `--peer-key-file=${key}`,
+        `--peer-trusted-ca-file=${ca}`,
+        '--peer-client-cert-auth',
+      ];
+    },
+    credentials: () => grpc.credentials.createSsl(caPem),
+  };
+}
+
 /** Starts a fresh local 3-member etcd cluster and waits until it has a leader that accepts a Put. */
-export async function startEtcdCluster(opts: { dataRoot?: string } = {}): Promise<BenchTarget> {
+export async function startEtcdCluster(opts: { dataRoot?: string; tls?: boolean } = {}): Promise<BenchTarget> {
   const bin = etcdAvailable();
   if (!bin) throw new Error('etcd is not installed (apt-get install -y etcd-server etcd-client)');
+  const tls = opts.tls ?? true;
   const dir = mkdtempSync(path.join(opts.dataRoot ?? os.tmpdir(), 'fencelock-bench-etcd-'));
   const names = Array.from({ length: MEMBERS }, (_, i) => `e${i + 1}`);
+  const security = tls ? await tlsSetup(dir, names) : { args: (): string[] => [], credentials: PLAINTEXT };
+  const scheme = tls ? 'https' : 'http';
   const clientPorts: number[] = [];
   const peerPorts: number[] = [];
   for (const _ of names) {
     clientPorts.push(await freePort());
     peerPorts.push(await freePort());
   }
-  const peerUrl = (i: number): string => `http://127.0.0.1:${peerPorts[i]}`;
+  const peerUrl = (i: number): string => `${scheme}://127.0.0.1:${peerPorts[i]}`;
   const initialCluster = names.map((n, i) => `${n}=${peerUrl(i)}`).join(',');
   const token = `fencelock-bench-${randomBytes(6).toString('hex')}`;
   // ETCD_* variables from the caller's environment would override the flags below.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ETCD_')));
 
   const members: Member[] = names.map((name, i) => {
-    const clientUrl = `http://127.0.0.1:${clientPorts[i]}`;
+    const clientUrl = `${scheme}://127.0.0.1:${clientPorts[i]}`;
     const logFile = path.join(dir, `${name}.log`);
     const fd = openSync(logFile, 'a');
     const args = [
@@ -265,6 +303,7 @@ export async function startEtcdCluster(opts: { dataRoot?: string } = {}): Promis
       `--initial-cluster-token=${token}`,
       '--logger=zap',
       '--log-outputs=stderr',
+      ...security.args(name),
     ];
     const child = spawn(bin, args, { stdio: ['ignore', fd, fd], env });
     closeSync(fd); // the child holds its own copy of the descriptor
@@ -284,7 +323,7 @@ export async function startEtcdCluster(opts: { dataRoot?: string } = {}): Promis
   };
   process.on('exit', killOnExit);
 
-  const probes = new Map(members.map((m) => [m.clientAddress, newClient(m.clientAddress)]));
+  const probes = new Map(members.map((m) => [m.clientAddress, newClient(m.clientAddress, security.credentials)]));
   const terminate = async (group: Member[]): Promise<void> => {
     for (const m of group) if (!exited(m.child)) m.child.kill('SIGTERM');
     await Promise.all(
@@ -318,12 +357,12 @@ export async function startEtcdCluster(opts: { dataRoot?: string } = {}): Promis
   }
 
   return {
-    name: 'etcd',
+    name: tls ? 'etcd' : 'etcd-plain',
     pids: members.map((m) => m.child.pid!),
     newWorker: async (_index: number): Promise<BenchWorker> => {
       const leader = await findLeader(members, probes);
       if (!leader) throw new Error('etcd cluster has no leader');
-      return EtcdWorker.open(leader);
+      return EtcdWorker.open(leader, security.credentials);
     },
     stop,
   };
@@ -387,8 +426,8 @@ class EtcdWorker implements BenchWorker {
     this.timer.unref();
   }
 
-  static async open(address: string): Promise<EtcdWorker> {
-    const client = newClient(address);
+  static async open(address: string, credentials: Credentials): Promise<EtcdWorker> {
+    const client = newClient(address, credentials);
     try {
       const granted = await unary(client, methods().leaseGrant, { TTL: String(LEASE_TTL_S), ID: '0' });
       if (granted.error) throw new Error(`LeaseGrant: ${granted.error}`);

@@ -5,7 +5,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateDevCerts } from '../../src/certs/generate';
-import { FenceLockClient, type LockHandle, type Session } from '../../src/client';
+import { FenceLockClient, type EndpointStatus, type LockHandle, type Session } from '../../src/client';
 import { exited, freePort, logTail, sleep, waitExit } from './processes';
 import type { BenchTarget, BenchWorker } from './target';
 
@@ -35,17 +35,35 @@ export async function startFencelockCluster(opts: { dataRoot?: string; tls?: boo
   }
 }
 
-/** Certificates for the bench cluster; the bench's clients verify the nodes against its CA (env, like the CLI). */
-async function security(dir: string, tls: boolean): Promise<(id: string) => object> {
-  if (!tls) {
-    process.env.FENCELOCK_INSECURE = '1';
-    return () => ({ insecure: true });
-  }
+/** How this target's clients reach the nodes, named like the env the CLI and library read (files, or plaintext). */
+interface ClientCredentialsEnv {
+  FENCELOCK_INSECURE?: string;
+  FENCELOCK_CACERT?: string;
+  FENCELOCK_CERT?: string;
+  FENCELOCK_KEY?: string;
+}
+
+/**
+ * A client with this target's own credentials, given as options (never through the process-wide env): the
+ * bench runs a TLS and a plaintext cluster in one process.
+ */
+function newClient(endpoints: string[], env: ClientCredentialsEnv): { client: FenceLockClient; reached: Promise<EndpointStatus[]> } {
+  const security = env.FENCELOCK_INSECURE === '1'
+    ? { insecure: true }
+    : { insecure: false, tls: { ca: env.FENCELOCK_CACERT, ...(env.FENCELOCK_CERT ? { cert: env.FENCELOCK_CERT, key: env.FENCELOCK_KEY } : {}) } };
+  const client = new FenceLockClient({ endpoints, ...security });
+  return { client, reached: client.statusAll() };
+}
+
+/** Certificates for the bench cluster (TLS) or plaintext; the bench's clients verify the nodes against its CA. */
+async function security(dir: string, tls: boolean): Promise<{ config: (id: string) => object; clientEnv: ClientCredentialsEnv }> {
+  if (!tls) return { config: () => ({ insecure: true }), clientEnv: { FENCELOCK_INSECURE: '1' } };
   const certs = path.join(dir, 'certs');
   await generateDevCerts(certs, { nodes: NODE_IDS, client: 'bench' });
-  delete process.env.FENCELOCK_INSECURE;
-  process.env.FENCELOCK_CACERT = path.join(certs, 'ca.pem');
-  return (id) => ({ tls: { ca: path.join(certs, 'ca.pem'), cert: path.join(certs, `${id}.pem`), key: path.join(certs, `${id}-key.pem`) } });
+  return {
+    config: (id) => ({ tls: { ca: path.join(certs, 'ca.pem'), cert: path.join(certs, `${id}.pem`), key: path.join(certs, `${id}-key.pem`) } }),
+    clientEnv: { FENCELOCK_CACERT: path.join(certs, 'ca.pem') },
+  };
 }
 
 async function startCluster(dataRoot: string | undefined, tls: boolean): Promise<BenchTarget> {
@@ -55,10 +73,11 @@ async function startCluster(dataRoot: string | undefined, tls: boolean): Promise
   const members = Object.fromEntries(NODE_IDS.map((id, i) => [id, { client: `127.0.0.1:${ports[i]}`, peer: `127.0.0.1:${ports[i + NODE_IDS.length]}` }]));
   const endpoints = Object.values(members).map((m) => m.client);
   const secure = await security(dir, tls);
+  const name = tls ? 'fencelock' : 'fencelock-plain';
 
   const nodes: Node[] = NODE_IDS.map((id) => {
     const configFile = path.join(dir, `${id}.json`);
-    const config = { id, listen: members[id]!.client, peerListen: members[id]!.peer, members, ...secure(id), dataDir: path.join(dir, id), logLevel: 'warn' };
+    const config = { id, listen: members[id]!.client, peerListen: members[id]!.peer, members, ...secure.config(id), dataDir: path.join(dir, id), logLevel: 'warn' };
     writeFileSync(configFile, JSON.stringify(config));
     const logFile = path.join(dir, `${id}.log`);
     const fd = openSync(logFile, 'a');
@@ -91,7 +110,7 @@ async function startCluster(dataRoot: string | undefined, tls: boolean): Promise
   };
 
   try {
-    await waitReady(nodes, endpoints);
+    await waitReady(nodes, endpoints, secure.clientEnv);
   } catch (e) {
     const tails = nodes.map((n) => `--- ${n.id} (${n.logFile}) ---\n${logTail(n.logFile)}`).join('\n');
     await stop();
@@ -99,16 +118,17 @@ async function startCluster(dataRoot: string | undefined, tls: boolean): Promise
   }
 
   return {
-    name: 'fencelock',
+    name,
     pids: nodes.map((n) => n.child.pid!),
-    newWorker: (index: number): Promise<BenchWorker> => FencelockWorker.open(endpoints, index),
+    newWorker: (index: number): Promise<BenchWorker> => FencelockWorker.open(endpoints, secure.clientEnv, index),
     stop,
   };
 }
 
 /** Ready means a leader that commits: opening a session is a replicated write. */
-async function waitReady(nodes: Node[], endpoints: string[]): Promise<void> {
-  const probe = new FenceLockClient({ endpoints });
+async function waitReady(nodes: Node[], endpoints: string[], env: ClientCredentialsEnv): Promise<void> {
+  const { client: probe, reached } = newClient(endpoints, env);
+  await reached;
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let last = 'no leader yet';
   try {
@@ -145,9 +165,15 @@ class FencelockWorker implements BenchWorker {
     private readonly session: Session,
   ) {}
 
-  static async open(endpoints: string[], index: number): Promise<FencelockWorker> {
-    const client = new FenceLockClient({ endpoints });
+  static async open(endpoints: string[], env: ClientCredentialsEnv, index: number): Promise<FencelockWorker> {
+    const { client, reached } = newClient(endpoints, env);
     try {
+      // A client with the wrong credentials reaches no node at all.
+      const statuses = await reached;
+      if (!statuses.some((s) => s.ok)) {
+        const first = statuses.find((s) => !s.ok);
+        throw new Error(`no node answered a status call: ${first && !first.ok ? first.error.message : 'no endpoints'}`);
+      }
       const session = await client.openSession({ ttlMs: SESSION_TTL_MS, name: `bench-${index}` });
       return new FencelockWorker(client, session);
     } catch (e) {

@@ -2,6 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Measurement } from './runner';
+import { BASE_SYSTEMS, variantName, type BaseSystem } from './systems';
 
 /** One round of one row on one system: measured, or the reason the row could not be set up. */
 export type RoundResult = Measurement | { failed: string };
@@ -53,6 +54,57 @@ export function summarize(rounds: RoundResult[]): Summary | undefined {
   };
 }
 
+/** a / b, undefined when either is missing or b is 0. */
+function ratio(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined || b === undefined || !Number.isFinite(a) || !Number.isFinite(b) || b === 0) return undefined;
+  return a / b;
+}
+
+export interface Ratios {
+  /** fencelock ops/s / etcd ops/s: above 1 favours fencelock. */
+  opsPerSec?: number;
+  /** fencelock p50 / etcd p50: below 1 favours fencelock. */
+  p50?: number;
+}
+
+export interface TlsCost {
+  /** TLS ops/s as a percentage of the same system's plaintext ops/s (100: TLS costs no throughput). */
+  opsPerSecPct?: number;
+  /** TLS p50 latency as a percentage of the plaintext p50 (100: TLS adds no latency). */
+  p50Pct?: number;
+}
+
+export interface RowComparison {
+  /** fencelock against etcd, both with TLS and both plaintext (where both were measured). */
+  fencelockVsEtcd: { tls?: Ratios; plain?: Ratios };
+  /** Per system measured both ways. */
+  tlsCost: Partial<Record<BaseSystem, TlsCost>>;
+}
+
+const round3 = (v: number | undefined): number | undefined => (v === undefined ? undefined : Math.round(v * 1000) / 1000);
+
+/** The ratios of one row, from the summaries of its systems (keyed by system name). */
+export function compareRow(summaries: Record<string, Summary | undefined>): RowComparison {
+  const vs = (tls: boolean): Ratios | undefined => {
+    const fl = summaries[variantName('fencelock', tls)];
+    const etcd = summaries[variantName('etcd', tls)];
+    if (!fl || !etcd) return undefined;
+    return { opsPerSec: round3(ratio(fl.opsPerSec, etcd.opsPerSec)), p50: round3(ratio(fl.p50Ms, etcd.p50Ms)) };
+  };
+  const tlsCost: Partial<Record<BaseSystem, TlsCost>> = {};
+  for (const base of BASE_SYSTEMS) {
+    const withTls = summaries[variantName(base, true)];
+    const plain = summaries[variantName(base, false)];
+    if (!withTls || !plain) continue;
+    const pct = (a: number, b: number): number | undefined => {
+      const r = ratio(a, b);
+      return r === undefined ? undefined : Math.round(r * 1000) / 10;
+    };
+    tlsCost[base] = { opsPerSecPct: pct(withTls.opsPerSec, plain.opsPerSec), p50Pct: pct(withTls.p50Ms, plain.p50Ms) };
+  }
+  return { fencelockVsEtcd: { tls: vs(true), plain: vs(false) }, tlsCost };
+}
+
 function formatMs(ms: number): string {
   if (!Number.isFinite(ms)) return '-';
   return ms < 10 ? ms.toFixed(2) : ms < 100 ? ms.toFixed(1) : ms.toFixed(0);
@@ -62,9 +114,8 @@ function formatPct(pct: number | undefined): string {
   return pct === undefined ? 'n/a' : `${Math.round(pct)}%`;
 }
 
-function formatRatio(a: number | undefined, b: number | undefined): string {
-  if (a === undefined || b === undefined || !Number.isFinite(a) || !Number.isFinite(b) || b === 0) return '-';
-  const r = a / b;
+function formatRatio(r: number | undefined): string {
+  if (r === undefined) return '-';
   return `${r < 10 ? r.toFixed(1) : r.toFixed(0)}x`;
 }
 
@@ -77,6 +128,15 @@ interface Column {
 
 function renderGrid(columns: Column[], body: string[][]): string {
   const widths = columns.map((c, i) => Math.max(c.header.length, ...body.map((row) => row[i].length)));
+  // A group name wider than its columns widens them, evenly.
+  for (let i = 0; i < columns.length; ) {
+    let last = i;
+    while (last + 1 < columns.length && columns[last + 1].group === columns[i].group) last++;
+    const span = widths.slice(i, last + 1).reduce((a, w) => a + w, 0) + 2 * (last - i);
+    const deficit = Math.max(0, (columns[i].group ?? '').length - span);
+    for (let k = i; k <= last; k++) widths[k] += Math.floor(deficit / (last - i + 1)) + (k - i < deficit % (last - i + 1) ? 1 : 0);
+    i = last + 1;
+  }
   const cell = (text: string, i: number): string => (columns[i].alignLeft ? text.padEnd(widths[i]) : text.padStart(widths[i]));
   // Two spaces inside a group, ' | ' where a group starts or ends.
   const sep = (i: number): string => (i === 0 ? '' : columns[i].group !== columns[i - 1].group ? ' | ' : '  ');
@@ -97,16 +157,21 @@ function renderGrid(columns: Column[], body: string[][]): string {
 
 /** The comparison table, with notes on errors and failed rows below it. */
 export function renderTable(rows: RowResult[], systems: string[]): string {
-  const compare = systems.includes('fencelock') && systems.includes('etcd');
   const summaries = rows.map((r) => Object.fromEntries(systems.map((s) => [s, summarize(r.systems[s] ?? [])])));
   const withErrors = new Set(systems.filter((s) => summaries.some((row) => (row[s]?.errors ?? 0) > 0)));
+  const has = (base: BaseSystem, tls: boolean): boolean => systems.includes(variantName(base, tls));
+  // fencelock/etcd with TLS and/or plaintext; the mode is named only when both are there.
+  const versus = [true, false].filter((tls) => has('fencelock', tls) && has('etcd', tls));
+  const versusGroup = (tls: boolean): string => (versus.length > 1 ? `fencelock/etcd ${tls ? 'TLS' : 'plain'}` : 'fencelock/etcd');
+  const costed = BASE_SYSTEMS.filter((b) => has(b, true) && has(b, false));
 
   const columns: Column[] = [{ header: 'workload', alignLeft: true }, { header: 'clients' }];
   for (const s of systems) {
     for (const header of ['ops/s', 'p50 ms', 'p99 ms', 'srv CPU', 'cli CPU']) columns.push({ header, group: s });
     if (withErrors.has(s)) columns.push({ header: 'errors', group: s });
   }
-  if (compare) for (const header of ['ops/s', 'p50']) columns.push({ header, group: 'fencelock/etcd' });
+  for (const tls of versus) for (const header of ['ops/s', 'p50']) columns.push({ header, group: versusGroup(tls) });
+  for (const base of costed) columns.push({ header: base, group: 'TLS cost' });
 
   const notes: string[] = [];
   const body = rows.map((r, i) => {
@@ -125,17 +190,20 @@ export function renderTable(rows: RowResult[], systems: string[]): string {
       }
       if (withErrors.has(s)) cells.push(sum ? String(sum.errors) : '-');
     }
-    if (compare) {
-      const fl = summaries[i].fencelock;
-      const etcd = summaries[i].etcd;
-      cells.push(formatRatio(fl?.opsPerSec, etcd?.opsPerSec), formatRatio(fl?.p50Ms, etcd?.p50Ms));
+    const comparison = compareRow(summaries[i]);
+    for (const tls of versus) {
+      const ratios = tls ? comparison.fencelockVsEtcd.tls : comparison.fencelockVsEtcd.plain;
+      cells.push(formatRatio(ratios?.opsPerSec), formatRatio(ratios?.p50));
     }
+    for (const base of costed) cells.push(formatPct(comparison.tlsCost[base]?.opsPerSecPct));
     return cells;
   });
 
   const legend = [
-    'srv CPU: the system\'s 3 server processes; cli CPU: this process (the clients); % of one core.',
-    ...(compare ? ['fencelock/etcd: ops/s above 1x and p50 below 1x favour fencelock.'] : []),
+    "srv CPU: the system's 3 server processes; cli CPU: this process (the clients); % of one core.",
+    ...(systems.some((s) => s.endsWith('-plain')) ? ['<system>: TLS (clients verify the servers, mutual TLS between members); <system>-plain: no TLS anywhere.'] : []),
+    ...(versus.length > 0 ? ['fencelock/etcd: ops/s above 1x and p50 below 1x favour fencelock.'] : []),
+    ...(costed.length > 0 ? ["TLS cost: the system's ops/s with TLS as % of its ops/s in plaintext (100% = TLS costs no throughput)."] : []),
   ];
   return [renderGrid(columns, body), '', ...legend, ...notes.map((n) => `! ${n}`)].join('\n');
 }

@@ -1,5 +1,7 @@
-// `npm run bench` end to end, short: both clusters start, every workload runs on both without errors, the
-// table and the JSON record come out, and nothing is left running.
+// `npm run bench` end to end, short: both systems start with TLS and in plaintext (--tls both, four clusters),
+// every workload runs on all four without errors, the table and the JSON record (with the fencelock/etcd ratios
+// and the TLS cost) come out, and nothing is left running. Rows are shorter than with two clusters, so the
+// test takes about as long as it did then.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -36,28 +38,50 @@ interface JsonSummary {
 }
 
 describe('npm run bench', () => {
-  it('runs every workload on fencelock and etcd, prints the comparison and writes the JSON record', async () => {
+  it('runs every workload on fencelock and etcd with and without TLS, prints the comparison and writes the JSON record', async () => {
     const dataRoot = path.join(work, 'data');
     mkdirSync(dataRoot);
     const json = path.join(work, 'results.json');
     const res = await runNode(
-      [BENCH, '--seconds', '0.5', '--warmup', '0.2', '--start-warmup', '0.4', '--clients', '2', '--systems', 'fencelock,etcd', '--json', json, '--data-root', dataRoot],
+      [
+        BENCH,
+        ...['--seconds', '0.25', '--warmup', '0.1', '--start-warmup', '0.2', '--clients', '2', '--systems', 'fencelock,etcd', '--tls', 'both'],
+        ...['--json', json, '--data-root', dataRoot],
+      ],
       { cwd: work, timeoutMs: 150_000 },
     );
     expect(res.code, `${res.stdout}\n${res.stderr}`).toBe(0);
     expect(res.stdout).toMatch(/workload\s+clients\s+\|/);
-    expect(res.stdout).toMatch(/fencelock\/etcd/);
+    expect(res.stdout).toMatch(/fencelock\/etcd TLS/);
+    expect(res.stdout).toMatch(/fencelock\/etcd plain/);
+    expect(res.stdout).toMatch(/TLS cost/);
+    expect(res.stdout).toMatch(/\|\s+fencelock\s+\|\s+etcd\s+\|\s+fencelock-plain\s+\|\s+etcd-plain\s+\|/);
 
     const record = JSON.parse(readFileSync(json, 'utf8')) as {
       machine: { etcd?: string };
+      flags: { tls: string };
+      systems: Array<{ name: string; base: string; tls: boolean }>;
       failedToStart: Record<string, string>;
-      rows: Array<{ workload: string; clients: number; systems: Record<string, { median?: JsonSummary }> }>;
+      rows: Array<{
+        workload: string;
+        clients: number;
+        systems: Record<string, { median?: JsonSummary }>;
+        fencelockVsEtcd: { tls?: { opsPerSec?: number; p50?: number }; plain?: { opsPerSec?: number; p50?: number } };
+        tlsCost: Record<string, { opsPerSecPct?: number; p50Pct?: number } | undefined>;
+      }>;
     };
     expect(record.machine.etcd).toMatch(/^3\.4\./);
     expect(record.failedToStart).toEqual({});
+    expect(record.flags.tls).toBe('both');
+    expect(record.systems).toEqual([
+      { name: 'fencelock', base: 'fencelock', tls: true },
+      { name: 'etcd', base: 'etcd', tls: true },
+      { name: 'fencelock-plain', base: 'fencelock', tls: false },
+      { name: 'etcd-plain', base: 'etcd', tls: false },
+    ]);
     expect(record.rows.map((r) => r.workload).sort()).toEqual(['cycles-distinct', 'cycles-hot', 'fenced-writes', 'reads']);
     for (const row of record.rows) {
-      for (const system of ['fencelock', 'etcd']) {
+      for (const system of ['fencelock', 'etcd', 'fencelock-plain', 'etcd-plain']) {
         const m = row.systems[system]?.median;
         expect(m, `${row.workload} on ${system}`).toBeDefined();
         expect(m!.errors, `${row.workload} on ${system}: errors`).toBe(0);
@@ -65,6 +89,15 @@ describe('npm run bench', () => {
         expect(m!.p50Ms).toBeGreaterThan(0);
         expect(m!.p99Ms).toBeGreaterThanOrEqual(m!.p50Ms);
         expect(m!.serverCpuPct).toBeGreaterThan(0);
+      }
+      for (const mode of ['tls', 'plain'] as const) {
+        const ratios = row.fencelockVsEtcd[mode];
+        expect(ratios?.opsPerSec, `${row.workload}: fencelock/etcd ${mode} ops/s`).toBeGreaterThan(0);
+        expect(ratios?.p50, `${row.workload}: fencelock/etcd ${mode} p50`).toBeGreaterThan(0);
+      }
+      for (const system of ['fencelock', 'etcd']) {
+        expect(row.tlsCost[system]?.opsPerSecPct, `${row.workload}: TLS cost of ${system}`).toBeGreaterThan(0);
+        expect(row.tlsCost[system]?.p50Pct, `${row.workload}: TLS p50 of ${system}`).toBeGreaterThan(0);
       }
     }
     // Both clusters were stopped and their data removed.
@@ -76,5 +109,8 @@ describe('npm run bench', () => {
     const res = await runNode([BENCH, '--workloads', 'cycles-distinct,nope'], { cwd: work, timeoutMs: 30_000 });
     expect(res.code).not.toBe(0);
     expect(res.stderr).toMatch(/unknown workload nope/);
+    const tls = await runNode([BENCH, '--tls', 'sometimes'], { cwd: work, timeoutMs: 30_000 });
+    expect(tls.code).not.toBe(0);
+    expect(tls.stderr).toMatch(/--tls <mode>.*needs one of on, off, both/);
   });
 });
