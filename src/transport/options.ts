@@ -54,13 +54,18 @@ export const PEER_CHANNEL_OPTIONS: ChannelOptions = {
  * are the knobs that make it accept a ping every 2 s, with or without calls. The server also pings its
  * clients so that the inbound half of a dead connection is cleaned up.
  */
-export const PEER_SERVER_OPTIONS: ChannelOptions = {
+export const SERVER_KEEPALIVE_OPTIONS: ChannelOptions = {
   'grpc.keepalive_permit_without_calls': 1,
   'grpc.http2.min_ping_interval_without_data_ms': 1_000,
   'grpc.http2.min_time_between_pings_ms': 1_000,
   'grpc.http2.max_ping_strikes': 0,
   'grpc.keepalive_time_ms': 10_000,
   'grpc.keepalive_timeout_ms': 5_000,
+};
+
+/** Options of the peer listener's grpc.Server: the keepalive policy above, and room for snapshot chunks. */
+export const PEER_SERVER_OPTIONS: ChannelOptions = {
+  ...SERVER_KEEPALIVE_OPTIONS,
   'grpc.max_receive_message_length': MAX_PEER_MESSAGE_BYTES,
   'grpc.max_send_message_length': MAX_PEER_MESSAGE_BYTES,
 };

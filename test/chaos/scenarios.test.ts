@@ -382,8 +382,12 @@ describe('chaos scenarios (containers, recorded workload, history checker)', () 
         await cluster.heal();
         await waitFollows(s, leader.id, (await s.leader()).id);
 
-        // A comes back and writes with its old token: refused as stale, and B's value stays.
-        const late = await rec.write(pA, a, sessA, lock, grantA.token, [{ key, value: `${pA}#3` }]);
+        // A comes back and writes with its old token: refused as stale, and B's value stays. Its client knew the
+        // old leader's node alone, and a client follows leader hints only to nodes it was given, so A's process
+        // writes through a new client that knows every node (a client id of its own, so that its request ids
+        // start afresh), with the session and token it had.
+        const aBack = s.client({ endpoints: cluster.nodes.map((n) => n.endpoint), clientId: `${pA}-back`, requestTimeoutMs: 1_000, totalTimeoutMs: 5_000 });
+        const late = await rec.write(pA, aBack, sessA, lock, grantA.token, [{ key, value: `${pA}#3` }]);
         s.note(`A's write after healing: ${late.op.outcome} ${late.op.error?.code}/${late.op.error?.reason} watermark ${late.op.error?.watermark}`);
         expect(late.op.outcome).toBe('fail');
         expect(late.op.error?.code).toBe('FAILED_PRECONDITION');

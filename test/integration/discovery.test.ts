@@ -1,18 +1,14 @@
 // What grpcurl needs from any node: the standard health service and server reflection.
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import * as path from 'node:path';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, LocalCluster, testCredentials } from './harness';
+import { listServices } from './reflection';
 
 const healthProto = healthProtoPath;
-const reflectionProto = path.join(path.dirname(require.resolve('@grpc/reflection/package.json')), 'build/proto/grpc/reflection/v1/reflection.proto');
-const loaded = grpc.loadPackageDefinition(protoLoader.loadSync([healthProto, reflectionProto], { keepCase: true, defaults: true, enums: String })) as unknown as {
-  grpc: {
-    health: { v1: { Health: grpc.ServiceClientConstructor } };
-    reflection: { v1: { ServerReflection: grpc.ServiceClientConstructor } };
-  };
+const loaded = grpc.loadPackageDefinition(protoLoader.loadSync([healthProto], { keepCase: true, defaults: true, enums: String })) as unknown as {
+  grpc: { health: { v1: { Health: grpc.ServiceClientConstructor } } };
 };
 
 // Nodes may still be starting: retry connecting quickly rather than with grpc's default backoff of seconds.
@@ -49,20 +45,7 @@ describe('grpcurl support on every node', () => {
   it('server reflection lists the fencelock services', async () => {
     const address = cluster.endpoints[0];
     await eventually(async () => {
-      const client = new loaded.grpc.reflection.v1.ServerReflection(address, testCredentials(), FAST_RECONNECT) as unknown as {
-        ServerReflectionInfo(): grpc.ClientDuplexStream<object, { list_services_response?: { service: Array<{ name: string }> } }>;
-        close(): void;
-      };
-      const stream = client.ServerReflectionInfo();
-      const names = await new Promise<string[]>((resolve, reject) => {
-        stream.on('data', (res) => {
-          resolve((res.list_services_response?.service ?? []).map((s: { name: string }) => s.name));
-          stream.end();
-        });
-        stream.on('error', reject);
-        stream.write({ list_services: '' });
-      });
-      client.close();
+      const names = await listServices(address, FAST_RECONNECT);
       return names.length > 0 ? names : undefined;
     }, 15_000, 'reflection').then((names) => {
       expect(names).toEqual(expect.arrayContaining(['fencelock.v1.Session', 'fencelock.v1.Lock', 'fencelock.v1.KV', 'fencelock.v1.Cluster', 'grpc.health.v1.Health']));

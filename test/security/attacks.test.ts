@@ -9,12 +9,10 @@
 //   wrong-cluster-id  the claimed member's own certificate with another cluster's id: refused
 // and then: the leader and term did not move, nothing planted is in any node's state, the history checks.
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { randomBytes } from 'node:crypto';
-import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MessageType, type Message, type NodeId } from '../../src/raft/types';
-import { testCredentials } from '../integration/harness';
+import { listServices } from '../integration/reflection';
 import {
   expectLeaderKept,
   expectLeaderKeptOrRecovered,
@@ -56,25 +54,8 @@ describe('forged Raft messages from outside the cluster, or from a member posing
       const r = await sendForged(n.address, credentialsFrom(k.certsDir, 'client'), k.clusterId, [[msg({ type: MessageType.Heartbeat, from: 'n1', to: n.id, term: 1 })]]);
       expect(grpc.status[r.code], r.details).toBe('UNIMPLEMENTED');
     }
-    const reflectionProto = path.join(path.dirname(require.resolve('@grpc/reflection/package.json')), 'build/proto/grpc/reflection/v1/reflection.proto');
-    const loaded = grpc.loadPackageDefinition(protoLoader.loadSync(reflectionProto, { keepCase: true, defaults: true })) as unknown as {
-      grpc: { reflection: { v1: { ServerReflection: grpc.ServiceClientConstructor } } };
-    };
     for (const n of k.cluster.nodes) {
-      const client = new loaded.grpc.reflection.v1.ServerReflection(n.address, testCredentials()) as unknown as {
-        ServerReflectionInfo(): grpc.ClientDuplexStream<object, { list_services_response?: { service: Array<{ name: string }> } }>;
-        close(): void;
-      };
-      const stream = client.ServerReflectionInfo();
-      const names = await new Promise<string[]>((resolve, reject) => {
-        stream.on('data', (res) => {
-          resolve((res.list_services_response?.service ?? []).map((s: { name: string }) => s.name));
-          stream.end();
-        });
-        stream.on('error', reject);
-        stream.write({ list_services: '' });
-      });
-      client.close();
+      const names = await listServices(n.address);
       expect(names, `${n.id} reflection`).toContain('fencelock.v1.Lock');
       expect(names, `${n.id} reflection`).not.toContain('fencelock.v1.RaftPeer');
     }

@@ -68,20 +68,25 @@ function servedCertificate(address: string, ca: Buffer, clientCert?: { cert: Buf
   });
 }
 
+/** A running TLS cluster with a leader, its certificates, and the same identities from another CA. */
+async function startTlsCluster(opts: { clientCertAuth?: boolean }): Promise<{ cluster: LocalCluster; certs: string; foreign: string }> {
+  const cluster = await LocalCluster.create(opts);
+  cluster.startAll();
+  const foreign = path.join(cluster.dir, 'foreign-certs');
+  await generateDevCerts(foreign, { nodes: cluster.nodes.map((n) => n.id), client: 'test' });
+  const client = new FenceLockClient({ endpoints: cluster.endpoints });
+  await eventually(async () => (await client.status()).leader !== '', 20_000, 'a leader');
+  await client.close();
+  return { cluster, certs: cluster.certsDir!, foreign };
+}
+
 describe('TLS on the listeners (clientCertAuth off)', () => {
   let cluster: LocalCluster;
   let certs: string;
   let foreign: string;
 
   beforeAll(async () => {
-    cluster = await LocalCluster.create();
-    cluster.startAll();
-    certs = cluster.certsDir!;
-    foreign = path.join(cluster.dir, 'foreign-certs');
-    await generateDevCerts(foreign, { nodes: cluster.nodes.map((n) => n.id), client: 'test' });
-    const client = new FenceLockClient({ endpoints: cluster.endpoints });
-    await eventually(async () => (await client.status()).leader !== '', 20_000, 'a leader');
-    await client.close();
+    ({ cluster, certs, foreign } = await startTlsCluster({}));
   });
 
   afterAll(async () => {
@@ -206,14 +211,7 @@ describe('TLS with clientCertAuth on', () => {
   let foreign: string;
 
   beforeAll(async () => {
-    cluster = await LocalCluster.create({ clientCertAuth: true });
-    cluster.startAll();
-    certs = cluster.certsDir!;
-    foreign = path.join(cluster.dir, 'foreign-certs');
-    await generateDevCerts(foreign, { nodes: cluster.nodes.map((n) => n.id), client: 'test' });
-    const client = new FenceLockClient({ endpoints: cluster.endpoints });
-    await eventually(async () => (await client.status()).leader !== '', 20_000, 'a leader');
-    await client.close();
+    ({ cluster, certs, foreign } = await startTlsCluster({ clientCertAuth: true }));
   });
 
   afterAll(async () => {

@@ -16,6 +16,7 @@
 // Only what the node receives is capped here. Responses are not: a List of MAX_LIST_LIMIT items may be
 // larger than 4 MiB.
 import type { ChannelOptions } from '@grpc/grpc-js';
+import { SERVER_KEEPALIVE_OPTIONS } from '../../transport';
 import { MAX_OPS_PER_WRITE, MAX_WRITE_BYTES } from '../../state/limits';
 
 /** Hard limit of one message a client sends to the public API (after decompression). */
@@ -29,16 +30,11 @@ export const MAX_CLIENT_MESSAGE_BYTES = 4 * 1024 * 1024;
 export const MAX_LEGAL_REQUEST_BYTES = MAX_WRITE_BYTES + MAX_OPS_PER_WRITE * 16 + 1024;
 
 /**
- * Options for the client listener's grpc.Server. The keepalive policy is the one the shared listener has
- * today (PEER_SERVER_OPTIONS in src/transport/options.ts): clients may ping every second, with or without
+ * Options for the client listener's grpc.Server. The keepalive policy is the peer listener's
+ * (SERVER_KEEPALIVE_OPTIONS in src/transport/options.ts): clients may ping every second, with or without
  * calls, and the server pings them so that dead connections are cleaned up.
  */
 export const CLIENT_SERVER_OPTIONS: ChannelOptions = {
-  'grpc.keepalive_permit_without_calls': 1,
-  'grpc.http2.min_ping_interval_without_data_ms': 1_000,
-  'grpc.http2.min_time_between_pings_ms': 1_000,
-  'grpc.http2.max_ping_strikes': 0,
-  'grpc.keepalive_time_ms': 10_000,
-  'grpc.keepalive_timeout_ms': 5_000,
+  ...SERVER_KEEPALIVE_OPTIONS,
   'grpc.max_receive_message_length': MAX_CLIENT_MESSAGE_BYTES,
 };
