@@ -28,6 +28,12 @@ export interface RaftConfig {
   maxUncommittedEntries?: number;
   /** Upper bound on the bytes of one InstallSnapshot chunk. */
   snapshotChunkBytes?: number;
+  /**
+   * Upper bound on the bytes of one snapshot a follower assembles from a leader's chunks. A transfer that
+   * grows past it is dropped, so no peer can make a node hold more than this for a snapshot. Far above the
+   * largest state the limits allow (src/state/limits.ts).
+   */
+  maxSnapshotBytes?: number;
   /** Upper bound on InstallSnapshot chunks sent to one follower and not yet acknowledged. */
   snapshotInflightChunks?: number;
   /** Upper bound on ReadIndex requests waiting on the leader (for leadership confirmation or its no-op). */
@@ -65,6 +71,7 @@ export const RAFT_DEFAULTS = {
   maxInflight: 64,
   maxUncommittedEntries: 100_000,
   snapshotChunkBytes: 1 << 20,
+  maxSnapshotBytes: 2 ** 30,
   snapshotInflightChunks: 4,
   maxPendingReads: 10_000,
   lazyCommitNotice: false,

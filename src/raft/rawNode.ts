@@ -87,6 +87,7 @@ function resolveConfig(c: RaftConfig): ResolvedConfig {
     'maxInflight',
     'maxUncommittedEntries',
     'snapshotChunkBytes',
+    'maxSnapshotBytes',
     'snapshotInflightChunks',
     'maxPendingReads',
   ] as const) {
@@ -134,7 +135,7 @@ export class RawNode {
   private pendingCommitNotice = false;
   private pendingReadHeartbeat = false;
 
-  private readonly snapshotReceiver = new SnapshotReceiver();
+  private readonly snapshotReceiver: SnapshotReceiver;
   /**
    * Follower: the highest index known to match the current leader's log in this term (from its appends and
    * snapshots). A heartbeat's commit is honoured only up to it. Reset with the term or the leader.
@@ -153,6 +154,7 @@ export class RawNode {
 
   constructor(config: RaftConfig, persisted?: PersistedState) {
     this.cfg = resolveConfig(config);
+    this.snapshotReceiver = new SnapshotReceiver(this.cfg.maxSnapshotBytes);
     this.id = this.cfg.id;
     const hs = persisted?.hardState ?? { term: 0, vote: NONE, commit: 0 };
     this.log = new RaftLog(this.withChecksum(persisted?.snapshot), persisted?.entries ?? [], hs.commit);
@@ -773,6 +775,10 @@ export class RawNode {
         return;
       case 'gap':
         reply({ index: out.received, snapshotOffset: out.received, snapshotDone: false, reject: true });
+        return;
+      case 'too-large':
+        // No answer: the leader's transfer goes idle; a real leader's snapshot is never this large.
+        this.refuse(`snapshot at ${meta.index} (term ${meta.term}) grew past ${this.cfg.maxSnapshotBytes} bytes`, m.from);
         return;
       case 'complete': {
         const refusal = this.snapshotRefusal(out.snapshot);

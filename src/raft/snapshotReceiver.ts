@@ -11,6 +11,7 @@ import type { NodeId, Snapshot, SnapshotMeta } from './types';
 export type ChunkOutcome =
   | { kind: 'progress'; received: number }
   | { kind: 'gap'; received: number }
+  | { kind: 'too-large' }
   | { kind: 'complete'; snapshot: Snapshot };
 
 interface Assembly {
@@ -24,6 +25,9 @@ interface Assembly {
 export class SnapshotReceiver {
   private current: Assembly | undefined;
 
+  /** A transfer that would hold more than maxBytes is dropped whole (see RaftConfig.maxSnapshotBytes). */
+  constructor(private readonly maxBytes: number) {}
+
   receive(from: NodeId, term: number, meta: SnapshotMeta, offset: number, data: Uint8Array, done: boolean): ChunkOutcome {
     if (offset === 0 && (this.current === undefined || !sameTransfer(this.current, from, term, meta))) {
       this.current = { from, term, meta, chunks: [], received: 0 };
@@ -34,6 +38,10 @@ export class SnapshotReceiver {
     }
     if (offset < cur.received) return { kind: 'progress', received: cur.received };
     if (offset > cur.received) return { kind: 'gap', received: cur.received };
+    if (cur.received + data.byteLength > this.maxBytes) {
+      this.current = undefined;
+      return { kind: 'too-large' };
+    }
     cur.chunks.push(data);
     cur.received += data.byteLength;
     if (!done) return { kind: 'progress', received: cur.received };

@@ -80,7 +80,7 @@ describe('SnapshotReceiver', () => {
   const meta = { index: 10, term: 2, config: { voters: ['a', 'b'] } };
 
   it('assembles in-order chunks; ignores duplicates; refuses gaps and chunks of an unknown transfer', () => {
-    const r = new SnapshotReceiver();
+    const r = new SnapshotReceiver(1 << 20);
     expect(r.receive('a', 3, meta, 4, enc('efgh'), false)).toEqual({ kind: 'gap', received: 0 });
     expect(r.receive('a', 3, meta, 0, enc('abcd'), false)).toEqual({ kind: 'progress', received: 4 });
     expect(r.receive('a', 3, meta, 0, enc('abcd'), false)).toEqual({ kind: 'progress', received: 4 }); // duplicate
@@ -93,10 +93,20 @@ describe('SnapshotReceiver', () => {
   });
 
   it('a new transfer (new leader or snapshot) starts over at offset 0', () => {
-    const r = new SnapshotReceiver();
+    const r = new SnapshotReceiver(1 << 20);
     r.receive('a', 3, meta, 0, enc('abcd'), false);
     expect(r.receive('b', 4, meta, 0, enc('xy'), false)).toEqual({ kind: 'progress', received: 2 });
     expect(r.receive('a', 3, meta, 4, enc('efgh'), false)).toEqual({ kind: 'gap', received: 0 });
+  });
+
+  it('regression: a transfer that grows past the byte limit is dropped whole, and a new one can start', () => {
+    const r = new SnapshotReceiver(8);
+    expect(r.receive('a', 3, meta, 0, enc('abcd'), false)).toEqual({ kind: 'progress', received: 4 });
+    expect(r.receive('a', 3, meta, 4, enc('efgh'), false)).toEqual({ kind: 'progress', received: 8 });
+    expect(r.receive('a', 3, meta, 8, enc('i'), false)).toEqual({ kind: 'too-large' });
+    expect(r.receive('a', 3, meta, 9, enc('j'), true)).toEqual({ kind: 'gap', received: 0 }); // nothing held
+    const again = r.receive('a', 3, meta, 0, enc('abcdefgh'), true);
+    expect(again.kind).toBe('complete');
   });
 });
 
