@@ -110,8 +110,8 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
     .action(
       action(async (opts: { config: string }, _cmd: Command) => {
         const { serve } = await import('../node/serve');
-        await serve(opts.config);
-        return EXIT.OK;
+        // 0 after SIGTERM/SIGINT; non-zero after a fatal error, so that supervisors restart the node.
+        return serve(opts.config);
       }),
     );
 

@@ -14,7 +14,7 @@ function configArg(argv: string[]): string {
 
 quietSniIpWarning();
 serve(configArg(process.argv.slice(2))).then(
-  () => process.exit(0),
+  (code) => process.exit(code),
   (err: Error) => {
     process.stderr.write(`fencelock node failed to start: ${err.message}\n`);
     process.exit(1);

@@ -1,9 +1,16 @@
+import type { EventEmitter } from 'node:events';
 import { loadConfig } from './config';
-import { createLogger, type LogContext } from './logger';
+import { createLogger, type LogContext, type Logger } from './logger';
 import { FenceLockServer } from './server';
 
-/** Runs one node until SIGTERM or SIGINT, then shuts it down gracefully. Resolves once it has stopped. */
-export async function serve(configPath: string): Promise<void> {
+/** The process exit status after a fatal stop: supervisors (systemd Restart=on-failure, containers) must see a failure. */
+export const FATAL_EXIT_CODE = 70; // EX_SOFTWARE
+
+/**
+ * Runs one node until SIGTERM or SIGINT, then shuts it down gracefully. Resolves once it has stopped, with
+ * the exit status the process should end with: 0 after a signal, FATAL_EXIT_CODE after a fatal error.
+ */
+export async function serve(configPath: string): Promise<number> {
   const config = loadConfig(configPath);
   // Every file the node writes (log, snapshots) is readable by its own user only: the log holds session ids.
   process.umask(0o077);
@@ -11,6 +18,19 @@ export async function serve(configPath: string): Promise<void> {
   const logger = createLogger(config.id, config.logLevel, logContext);
   const node = await FenceLockServer.start(config, logger);
   logContext.current = { term: () => node.driver.node.status().term, role: () => node.driver.currentRole() };
+  process.on('SIGHUP', () => node.reloadCertificates());
+  return runUntilStopped(node, logger, process);
+}
+
+/** What runUntilStopped needs of a node: its driver's 'fatal' event and a graceful stop. */
+export interface StoppableNode {
+  driver: Pick<EventEmitter, 'once'>;
+  stop(): Promise<void>;
+}
+
+/** Waits for SIGTERM, SIGINT or a fatal error, stops the node, and returns the exit status. */
+export async function runUntilStopped(node: StoppableNode, logger: Logger, signals: Pick<EventEmitter, 'once'>): Promise<number> {
+  let fatal: Error | undefined;
   await new Promise<void>((resolve) => {
     let stopping = false;
     const onSignal = (signal: string): void => {
@@ -22,10 +42,15 @@ export async function serve(configPath: string): Promise<void> {
         resolve();
       });
     };
-    process.on('SIGHUP', () => node.reloadCertificates());
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
-    node.driver.once('fatal', () => onSignal('fatal'));
+    signals.once('SIGTERM', () => onSignal('SIGTERM'));
+    signals.once('SIGINT', () => onSignal('SIGINT'));
+    node.driver.once('fatal', (err: Error) => {
+      fatal = err;
+      onSignal('fatal');
+    });
   });
+  // The reason is the last line a supervisor's log shows.
+  if (fatal) logger.fatal({ err: fatal.message, exitCode: FATAL_EXIT_CODE }, 'stopped after a fatal error');
   logger.flush();
+  return fatal ? FATAL_EXIT_CODE : 0;
 }
