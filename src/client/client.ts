@@ -104,7 +104,8 @@ export class FenceLockClient implements SessionHost {
     this.logger = opts.logger ?? silentLogger;
     this.clientId = opts.clientId ?? randomBytes(16).toString('hex');
     const idBytes = Buffer.byteLength(this.clientId, 'utf8');
-    if (idBytes < 1 || idBytes > 64) throw new FenceLockError('INVALID_ARGUMENT', `clientId must be 1..64 bytes, got ${idBytes}`);
+    // The server's bound (MAX_CLIENT_ID_BYTES in src/state/limits.ts).
+    if (idBytes < 1 || idBytes > 128) throw new FenceLockError('INVALID_ARGUMENT', `clientId must be 1..128 bytes, got ${idBytes}`);
     this.requestTimeoutMs = positiveInt('requestTimeoutMs', opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
     this.totalTimeoutMs = positiveInt('totalTimeoutMs', opts.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS);
     const creds = resolveCredentials({ tls: opts.tls, insecure: opts.insecure });
