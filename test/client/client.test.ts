@@ -481,7 +481,8 @@ describe('FenceLockClient against a fake cluster', () => {
   it('validates options and write arguments locally', async () => {
     expect(() => new FenceLockClient({ endpoints: [] })).toThrow(FenceLockError);
     expect(() => new FenceLockClient({ endpoints: ['nohost'] })).toThrow(/host:port/);
-    expect(() => new FenceLockClient({ endpoints: ['a:1'], clientId: 'x'.repeat(65) })).toThrow(/clientId/);
+    expect(() => new FenceLockClient({ endpoints: ['a:1'], clientId: 'x'.repeat(129), insecure: true })).toThrow(/clientId must be 1..128 bytes/);
+    await new FenceLockClient({ endpoints: ['a:1'], clientId: 'x'.repeat(128), insecure: true }).close(); // the server's bound
     const c = client(['127.0.0.1:1']);
     await expect(c.write({ lock: 'l', token: -1n, sessionId: 's', ops: [{ put: 'k', value: 'v' }] })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     await expect(c.write({ lock: 'l', token: 1n << 64n, sessionId: 's', ops: [{ put: 'k', value: 'v' }] })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
