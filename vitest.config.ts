@@ -31,6 +31,17 @@ export default defineConfig({
         },
       },
       {
+        // The README's promises (limits, what a follower serves, ...) through generated stubs over real
+        // node processes: one file at a time.
+        test: {
+          name: 'contract',
+          include: ['test/contract/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
         // The side-by-side benchmark, briefly: local fencelock and etcd clusters. The global setup installs
         // Debian's etcd-server when missing. Runs its processes on loopback like the integration tests.
         test: {
