@@ -95,6 +95,8 @@ export class RaftDriver<Result> extends EventEmitter {
   private lastSnapshotIndex: number;
   /** Index of the last entry applied to the app (the snapshot's index at start). */
   private applied: number;
+  /** Term of the last entry applied (0 until one is; a snapshot restored at start does not count). */
+  private appliedTerm = 0;
   private role: Role = Role.Follower;
   /** The hard state as last written to storage. */
   private durableHardState: HardState | undefined;
@@ -154,6 +156,14 @@ export class RaftDriver<Result> extends EventEmitter {
 
   currentRole(): Role {
     return this.role;
+  }
+
+  /**
+   * This node leads and has applied an entry of its current term (its no-op at least): its state includes
+   * every entry committed before its term. status() is not cheap: for occasional calls.
+   */
+  hasAppliedOwnTerm(): boolean {
+    return this.role === Role.Leader && this.appliedTerm > 0 && this.appliedTerm === this.node.status().term;
   }
 
   /** The leader heard from a quorum within an election timeout: it may acknowledge lease renewals. */
@@ -340,6 +350,7 @@ export class RaftDriver<Result> extends EventEmitter {
     let lastApplied = 0;
     for (const entry of entries) {
       lastApplied = entry.index;
+      this.appliedTerm = entry.term;
       const pending = this.pendingProposals.get(entry.index);
       if (pending) this.pendingProposals.delete(entry.index);
       if (entry.data.length === 0) {

@@ -65,6 +65,17 @@ export class DedupTable {
     return { kind: 'new' };
   }
 
+  /**
+   * The stored result of (clientId, requestId) when applying the request now would answer with it
+   * (`duplicate` of begin()), else undefined. Read-only: no LRU refresh, no floor raise. A request id
+   * below `ackedBelow` is left to begin() (it drops that result and refuses the request).
+   */
+  peek(clientId: string, requestId: number, ackedBelow: number, commandType: CommandType): Result | undefined {
+    if (requestId < ackedBelow) return undefined;
+    const e = this.clients.get(clientId)?.entries.get(requestId);
+    return e !== undefined && e.commandType === commandType ? e.result : undefined;
+  }
+
   /** Stores the result of an applied request (its result must be frozen: it is handed out again). */
   record(clientId: string, requestId: number, ackedBelow: number, commandType: CommandType, result: Result): void {
     let c = this.clients.get(clientId);

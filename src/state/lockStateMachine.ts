@@ -182,7 +182,7 @@ export class LockStateMachine {
       case 'Release':
         return this.release(index, c, events);
       case 'Write':
-        return this.write(c);
+        return this.write(index, c);
     }
   }
 
@@ -221,8 +221,11 @@ export class LockStateMachine {
     return { status: 'session_ended', sessionId, cause, released };
   }
 
-  /** Grants a just-freed lock to its first live waiter (token = `index`); dead waiters are dropped. */
-  private handOver(rec: LockRecord, index: number, now: number, cause: 'released' | 'closed' | 'expired', events: LockEvent[]): void {
+  /**
+   * Grants a just-freed lock to its first live waiter (token = `index`); dead waiters are dropped. Returns
+   * the new holder's session id, undefined when nobody got the lock.
+   */
+  private handOver(rec: LockRecord, index: number, now: number, cause: 'released' | 'closed' | 'expired', events: LockEvent[]): string | undefined {
     for (let s = firstWaiter(rec); s !== undefined; s = firstWaiter(rec)) {
       deleteWaiter(rec, s);
       deleteWaiting(s, rec);
@@ -230,8 +233,9 @@ export class LockStateMachine {
       this.locks.grant(rec, s, index, now);
       addHeld(s, rec);
       events.push({ type: 'granted', lock: rec.name, sessionId: s.id, token: index, cause });
-      return;
+      return s.id;
     }
+    return undefined;
   }
 
   private acquire(index: number, c: AcquireCommand, events: LockEvent[]): Result {
@@ -290,16 +294,16 @@ export class LockStateMachine {
       deleteHeld(rec.holder, rec);
       const token = this.locks.clearHolder(rec);
       events.push({ type: 'released', lock: c.lock, sessionId: c.sessionId, token, cause: 'released' });
-      this.handOver(rec, index, c.now, 'released', events);
+      const next = this.handOver(rec, index, c.now, 'released', events);
       this.locks.collectIfIdle(rec);
-      return { status: 'released', token };
+      return next === undefined ? { status: 'released', token } : { status: 'released', token, nextHolder: next, nextToken: index };
     }
     if (!this.sessions.has(c.sessionId)) return refused(Reason.UNKNOWN_SESSION, watermark);
     return refused(Reason.NOT_HOLDER, watermark);
   }
 
   /** The fenced write; see fencing.ts for the decision and its order. All ops apply, or none. */
-  private write(c: WriteCommand): Result {
+  private write(index: number, c: WriteCommand): Result {
     const rec = this.locks.get(c.lock);
     const decision = checkFence({
       lock: c.lock,
@@ -320,7 +324,19 @@ export class LockStateMachine {
     for (const op of c.ops) {
       if (this.kv.apply(op, rec.name, c.token)) rec.boundKeys++;
     }
-    return { status: 'written', token: c.token, ops: c.ops.length };
+    return { status: 'written', token: c.token, ops: c.ops.length, index };
+  }
+
+  /**
+   * The answer applying `command` now would give from the dedup table (the stored result of that very
+   * request: same client, request id and command type), or undefined when it would not be a stored answer
+   * (new, too old, reused, not deduplicated, malformed). Read-only: changes nothing, not even LRU order.
+   */
+  storedResult(command: RequestCommand): Result | undefined {
+    const c: unknown = command;
+    if (!isRecord(c) || !isCommandType(c.type) || !isRequestCommandType(c.type)) return undefined;
+    if (validateRequestMeta(c) !== null || c.clientId === '') return undefined;
+    return this.dedup.peek(c.clientId as string, c.requestId as number, (c.ackedBelow as number | undefined) ?? 0, c.type);
   }
 
   // ---- read-only queries --------------------------------------------------------------------------------

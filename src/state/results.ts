@@ -104,16 +104,26 @@ export interface NotWaitingResult {
   status: 'not_waiting';
 }
 
+/**
+ * `nextHolder` / `nextToken`: the session the lock was handed to and its token (= this entry's index), when
+ * a live waiter got it; both absent when the lock became free. Stored, so a retry learns the same handover.
+ */
 export interface ReleasedResult {
   status: 'released';
   token: number;
+  nextHolder?: string;
+  nextToken?: number;
 }
 
-/** The fenced write was applied: every touched key's watermark is now `token`. */
+/**
+ * The fenced write was applied: every touched key's watermark is now `token`. `index`: the entry that applied
+ * it (a retry answers with it). Absent in results stored before it was recorded (older snapshots).
+ */
 export interface WrittenResult {
   status: 'written';
   token: number;
   ops: number;
+  index?: number;
 }
 
 export interface NoopResult {

@@ -341,7 +341,8 @@ export function readMagic(r: Reader): void {
 //
 // A stored Result is written in a binary form when it can be: a plain object whose fields (undefined ones
 // skipped, as JSON does) all have dictionary names and hold a well-formed string, an integer in 0..2^53, a
-// boolean or an array of well-formed strings. Otherwise (never for the results the machine makes) it is
+// boolean or an array of well-formed strings. Otherwise (e.g. a field whose name is not in the dictionary,
+// such as a Write's `index` or a Release's `nextHolder`/`nextToken`, which came after format 2) it is
 // written as its JSON. Either way the bytes depend only on the result's JSON: the plain snapshot carries
 // results as JSON, and both encoders agree.
 

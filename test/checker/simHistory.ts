@@ -329,7 +329,7 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
           ops: writes.map((w) => (w.value === null ? { type: 'delete' as const, key: w.key } : { type: 'put' as const, key: w.key, value: enc(w.value) })),
         });
         if (r.status === 'written') {
-          const at = index;
+          const at = r.index ?? index; // a retry answers with the index of the entry that applied the write
           answer(() => ok(rec, { token: BigInt(token), index: BigInt(at) }));
         } else {
           if (r.status === 'refused' && r.reason === 'STALE_TOKEN') stats.staleRefusals++;

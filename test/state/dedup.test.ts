@@ -1,6 +1,6 @@
 // Retries (DESIGN.md 1.4): the same (clientId, requestId) returns the stored result and never applies twice.
 import { describe, expect, it } from 'vitest';
-import { DEDUP_MAX_CLIENTS, DEDUP_MAX_RESULTS_PER_CLIENT, Reason, type Command } from '../../src/state';
+import { DEDUP_MAX_CLIENTS, DEDUP_MAX_RESULTS_PER_CLIENT, LockStateMachine, Reason, decodeSnapshot, encodeSnapshot, type Command } from '../../src/state';
 import { Harness, put, roundTrip, sid } from './harness';
 
 /** Applies `command` again at a later index: a retry that got committed twice. */
@@ -192,5 +192,88 @@ describe('dedup table rules', () => {
     expect(again).toEqual({ result: first.result, events: [], duplicate: true });
     expect(Object.isFrozen(again.result)).toBe(true);
     expect(h.m.describeLock('L')).toBeUndefined();
+  });
+});
+
+describe('stored results carry the original answer (issue 17)', () => {
+  it('a Write result carries the index of the entry that applied it; a retry gets that index, also after a snapshot round-trip', () => {
+    const h = new Harness();
+    const a = h.open();
+    const t = h.grant(a, 'L');
+    const w = h.req('Write', { lock: 'L', sessionId: a, token: t, ops: [put('k', 'one')] });
+    const first = h.apply(w);
+    const index = h.index;
+    expect(first.result).toEqual({ status: 'written', token: t, ops: 1, index });
+    h.write(a, 'L', t, [put('k', 'two')]);
+    expect(retry(h, w).result).toEqual({ status: 'written', token: t, ops: 1, index });
+    h.m = roundTrip(h.m);
+    const again = retry(h, w);
+    expect(again).toEqual({ result: { status: 'written', token: t, ops: 1, index }, events: [], duplicate: true });
+    expect(h.value('k')).toBe('two');
+  });
+
+  it('a Release result carries the handover (next holder, next token); a retry gets it, also after a snapshot round-trip', () => {
+    const h = new Harness();
+    const [a, b] = [h.open(), h.open()];
+    const t = h.grant(a, 'L');
+    h.acquire(b, 'L');
+    const rel = h.req('Release', { lock: 'L', sessionId: a, token: t });
+    const first = h.apply(rel);
+    const tb = h.index;
+    const handover = { status: 'released', token: t, nextHolder: b, nextToken: tb };
+    expect(first.result).toEqual(handover);
+    expect(first.events).toContainEqual({ type: 'granted', lock: 'L', sessionId: b, token: tb, cause: 'released' });
+    h.m = roundTrip(h.m);
+    expect(retry(h, rel)).toEqual({ result: handover, events: [], duplicate: true });
+    expect(h.m.describeLock('L')?.holder).toMatchObject({ sessionId: b, token: tb });
+  });
+
+  it('a Release with nobody waiting stores no handover', () => {
+    const h = new Harness();
+    const a = h.open();
+    const t = h.grant(a, 'L');
+    const rel = h.req('Release', { lock: 'L', sessionId: a, token: t });
+    expect(h.apply(rel).result).toEqual({ status: 'released', token: t });
+    h.m = roundTrip(h.m);
+    expect(retry(h, rel).result).toEqual({ status: 'released', token: t });
+  });
+
+  it('the snapshot bytes of stored results with the new fields round-trip exactly', () => {
+    const h = new Harness();
+    const [a, b] = [h.open(), h.open()];
+    const t = h.grant(a, 'L');
+    h.write(a, 'L', t, [put('k', 'v')]);
+    h.acquire(b, 'L');
+    h.release(a, 'L', t);
+    const bytes = encodeSnapshot(h.m.toSnapshot());
+    const back = roundTrip(h.m);
+    expect(encodeSnapshot(back.toSnapshot())).toEqual(bytes);
+    // The plain (decoded) snapshot carries the fields too, and encodes to the same bytes.
+    const plain = decodeSnapshot(bytes);
+    const results = plain.dedup.flatMap((c) => c.entries.map((e) => JSON.parse(e.result) as Record<string, unknown>));
+    expect(results).toContainEqual({ status: 'written', token: t, ops: 1, index: t + 1 });
+    expect(results).toContainEqual({ status: 'released', token: t, nextHolder: b, nextToken: h.index });
+    expect(encodeSnapshot(LockStateMachine.fromSnapshot(structuredClone(plain)).toSnapshot())).toEqual(bytes);
+  });
+
+  it('storedResult answers only for the very request: same client, id and command type, not below ackedBelow; and changes nothing', () => {
+    const h = new Harness();
+    const a = h.open();
+    const t = h.grant(a, 'L');
+    const w = h.req('Write', { lock: 'L', sessionId: a, token: t, ops: [put('k', 'one')] });
+    expect(h.m.storedResult(w as never)).toBeUndefined(); // not applied yet
+    const first = h.apply(w);
+    const before = encodeSnapshot(h.m.toSnapshot());
+    expect(h.m.storedResult(w as never)).toBe(first.result);
+    const fields = w as unknown as Record<string, unknown>;
+    expect(h.m.storedResult({ ...fields, requestId: 999 } as never)).toBeUndefined();
+    expect(h.m.storedResult({ ...fields, clientId: 'other' } as never)).toBeUndefined();
+    expect(h.m.storedResult({ ...fields, clientId: '' } as never)).toBeUndefined();
+    expect(h.m.storedResult({ ...fields, ackedBelow: (fields.requestId as number) + 1 } as never)).toBeUndefined();
+    // Another command type under the same id: the machine refuses it (REQUEST_ID_REUSED); storedResult leaves it to the machine.
+    const reuse = { ...fields, type: 'Release' } as unknown as Command;
+    expect(h.m.storedResult(reuse as never)).toBeUndefined();
+    expect(encodeSnapshot(h.m.toSnapshot())).toEqual(before);
+    expect(h.apply(reuse).result).toEqual({ status: 'refused', reason: Reason.REQUEST_ID_REUSED, watermark: 0 });
   });
 });

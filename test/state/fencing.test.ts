@@ -7,7 +7,8 @@ import { FencedKv } from '../../src/state/fencedKv';
 import { newLockRecord, newSession } from '../../src/state/records';
 import { Harness, del, put, sid } from './harness';
 
-const written = (token: number, ops = 1) => ({ status: 'written', token, ops });
+// The entry index each write carries is checked in dedup.test.ts.
+const written = (token: number, ops = 1) => ({ status: 'written', token, ops, index: expect.any(Number) as number });
 const refusedWith = (reason: string, watermark: number, key?: string) =>
   key === undefined ? { status: 'refused', reason, watermark } : { status: 'refused', reason, watermark, key };
 

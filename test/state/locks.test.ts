@@ -61,7 +61,7 @@ describe('acquire', () => {
 
     const r1 = h.release(a, 'L', token);
     const t1 = h.index;
-    expect(r1.result).toEqual({ status: 'released', token });
+    expect(r1.result).toEqual({ status: 'released', token, nextHolder: b, nextToken: t1 });
     expect(r1.events).toEqual([
       { type: 'released', lock: 'L', sessionId: a, token, cause: 'released' },
       { type: 'granted', lock: 'L', sessionId: b, token: t1, cause: 'released' },

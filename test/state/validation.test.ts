@@ -110,7 +110,7 @@ describe('invalid commands', () => {
     const t = h.grant(a, lock);
     const key = 'é'.repeat(MAX_KEY_BYTES / 2);
     const big = { type: 'put' as const, key, value: new Uint8Array(MAX_VALUE_BYTES) };
-    expect(h.write(a, lock, t, [big]).result).toEqual({ status: 'written', token: t, ops: 1 });
+    expect(h.write(a, lock, t, [big]).result).toEqual({ status: 'written', token: t, ops: 1, index: h.index });
     const many = Array.from({ length: MAX_OPS_PER_WRITE }, (_, i) => put(`k${i}`, 'v'));
     expect(h.write(a, lock, t, many).result).toMatchObject({ status: 'written', ops: MAX_OPS_PER_WRITE });
     expect(h.m.get(key)?.value?.length).toBe(MAX_VALUE_BYTES);

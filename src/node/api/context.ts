@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { encodeCommand } from '../../codec/commandCodec';
-import type { Command, CommandResult, Result } from '../../state';
+import type { Command, CommandResult, RequestCommand, Result } from '../../state';
 import { isResourceExhausted, Reason } from '../../state';
 import type { NodeConfig } from '../config';
 import type { LockApp } from '../lockApp';
@@ -46,6 +46,25 @@ export class NodeContext {
       }
       throw err;
     }
+  }
+
+  /**
+   * The stored answer to a retry, given by the leader without a new log entry, when that is safe: this
+   * node leads and has applied an entry of its term (so its dedup table holds every result committed
+   * before), and the table holds the result of this very request (same client id, request id and command
+   * type, decided as the state machine decides a duplicate). Otherwise proposes, as for a new request (the
+   * state machine's dedup then answers with the stored result, or refuses a reused request id). `usable`
+   * may turn a stored result down (then it proposes). `index`: the new entry's, when one was proposed.
+   */
+  async proposeOrRecall(
+    command: RequestCommand,
+    usable: (stored: Result) => boolean = () => true,
+  ): Promise<{ index?: number; result: Result }> {
+    this.requireLeader();
+    const stored = this.machine.storedResult(command);
+    if (stored !== undefined && usable(stored) && this.driver.hasAppliedOwnTerm()) return { result: stored };
+    const { index, result } = await this.propose(command);
+    return { index, result };
   }
 
   /** ReadIndex: returns once this node's state includes every write committed before the call. */

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import type { WriteOp } from '../../state';
+import type { Result, WriteOp } from '../../state';
 import * as L from '../../state/limits';
 import { utf8ByteLength } from '../../state/text';
 import { ApiError, invalidArgument } from './errors';
@@ -56,10 +56,15 @@ export function kvService(ctx: NodeContext): { service: grpc.UntypedServiceImple
     const lock = v.lockName(req.lock);
     const token = v.token(req.token);
     const sessionId = v.sessionId(req.sessionId);
-    const { index, result } = await ctx.propose({ type: 'Write', ...id, now: ctx.now(), lock, token, sessionId, ops: ops(req.ops) });
+    const command = { type: 'Write' as const, ...id, now: ctx.now(), lock, token, sessionId, ops: ops(req.ops) };
+    // A retry is answered with the index of the entry that applied the write (stored with its result). A
+    // result stored before it carried the index (restored from an older snapshot) is not recalled: the
+    // retry is proposed and answered with its own entry's index, as before.
+    const oldWritten = (r: Result): boolean => r.status === 'written' && r.index === undefined;
+    const { index, result } = await ctx.proposeOrRecall(command, (r) => !oldWritten(r));
     const ok = expectOk(result);
     if (ok.status !== 'written') throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
-    return { index: String(index) };
+    return { index: String(ok.index ?? index) };
   };
 
   const get = async (req: GetReq): Promise<object> => {

@@ -110,12 +110,12 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
     const lock = v.lockName(req.lock);
     const sessionId = v.sessionId(req.sessionId);
     const token = v.token(req.token);
-    const { result, outcome } = await ctx.propose({ type: 'Release', ...id, now: ctx.now(), lock, sessionId, token });
-    expectOk(result);
-    // A retried release is answered from the dedup table without events: the handover is then unknown here.
-    const handover = outcome.events.find((e) => e.type === 'granted' && e.lock === lock);
-    return handover && handover.type === 'granted'
-      ? { nextHolderSession: publicSessionId(handover.sessionId), nextToken: String(handover.token) }
+    // The handover is stored with the result, so a retry (recalled, or a duplicate entry) learns it too.
+    const { result } = await ctx.proposeOrRecall({ type: 'Release', ...id, now: ctx.now(), lock, sessionId, token });
+    const ok = expectOk(result);
+    if (ok.status !== 'released') throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
+    return ok.nextHolder !== undefined && ok.nextToken !== undefined
+      ? { nextHolderSession: publicSessionId(ok.nextHolder), nextToken: String(ok.nextToken) }
       : { nextHolderSession: '', nextToken: '0' };
   };
 
