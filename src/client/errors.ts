@@ -26,7 +26,10 @@ export type FenceLockErrorCode =
   | 'UNAUTHENTICATED';
 
 export interface FenceLockErrorInit {
-  /** Machine-readable cause from the `fencelock-reason` metadata (STALE_TOKEN, LOCK_NOT_HELD, UNKNOWN_SESSION, ...). */
+  /**
+   * Machine-readable cause from the `fencelock-reason` metadata (WRONG_LOCK, STALE_TOKEN, UNKNOWN_SESSION,
+   * NOT_HOLDER, LOCK_NOT_HELD, ...; for writes see the README's "The fencing rules").
+   */
   reason?: string;
   /** The key's current watermark from `fencelock-watermark`, on fencing refusals. */
   watermark?: bigint;

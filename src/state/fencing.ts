@@ -1,20 +1,26 @@
 // The fencing decision for a Write, as one pure function (DESIGN.md 1.2 and section 3).
 //
 // Accept only if, when the entry is applied, `sessionId` holds `lock` under exactly `token` and no touched
-// key has a watermark above `token`. Otherwise refuse, checking in this order (the first that applies):
+// key has a watermark above `token`. Otherwise refuse with the first of these that holds (the README's
+// table, "The fencing rules", lists the same rows in the same order):
 //
 //   1. WRONG_LOCK      a touched key is bound to another lock (`key` names it).
-//   2. WRONG_LOCK      the token was never issued for this lock: token > the lock's latestToken; for a lock
-//                      without a record (never used, or forgotten when idle without keys), token > gcFloor.
-//   3. STALE_TOKEN     a newer grant of this lock exists: token < latestToken.
-//   4. LOCK_NOT_HELD   the lock has no record and token <= gcFloor: its history is forgotten, and it is
-//                      certainly not held under this token.
-//   5. (token == latestToken, the session holds the lock under it)
-//      STALE_TOKEN     if a touched key's watermark is above the token (`key` names it; cannot happen while
-//                      keys only take tokens of their own lock, checked defensively), else ACCEPT.
-//   6. UNKNOWN_SESSION the session is not open and was not the holder of this grant (someone else's token).
-//   7. LOCK_NOT_HELD   the grant has ended (released, closed or expired; no newer grant yet), or the token
-//                      belongs to another session's live grant.
+//   2. WRONG_LOCK      the token is above the lock's latestToken, so it cannot have been issued for this lock;
+//                      for a lock without a record (never used, or forgotten when idle without keys): above
+//                      gcFloor.
+//   3. STALE_TOKEN     the token is below the lock's latestToken: a newer grant of this lock exists. The lock
+//                      keeps only its latest token, not the set of tokens it issued, so a token issued for
+//                      another lock that happens to be lower also lands here: for its caller the token is
+//                      useless on this lock either way, and "stop" is the safe answer.
+//                      Also: a touched key's watermark is above the token (`key` names it; cannot happen while
+//                      keys only take tokens of their own lock, checked defensively).
+//   From here the lock has a record and token == latestToken, or it has no record and token <= gcFloor.
+//   4. UNKNOWN_SESSION the session is not open and was not the holder of this grant.
+//   5. NOT_HOLDER      the session is open but was not the holder of this grant: the token is another
+//                      session's (its grant live or ended).
+//   6. LOCK_NOT_HELD   the session was the holder of this grant and the grant has ended (released, closed or
+//                      expired; no newer grant yet); or the lock has no record (its history is forgotten, so
+//                      the grant's holder is unknown, but it certainly is not held under this token).
 //
 // The refusal's watermark = max(latestToken of the lock (0 without a record), watermark of every touched
 // key that exists, whatever its lock). Every token below it is stale for this write.
@@ -52,18 +58,15 @@ export function checkFence(q: FenceQuery): FenceDecision {
     const r = q.kv.record(key);
     if (r !== undefined && r.lock !== q.lock) return refuse(Reason.WRONG_LOCK, key);
   }
-  if (q.record === undefined) {
-    return q.token > q.gcFloor ? refuse(Reason.WRONG_LOCK) : refuse(Reason.LOCK_NOT_HELD);
+  const record = q.record;
+  if (q.token > (record === undefined ? q.gcFloor : latest)) return refuse(Reason.WRONG_LOCK);
+  if (record !== undefined && q.token < latest) return refuse(Reason.STALE_TOKEN);
+  for (const key of q.keys) {
+    const r = q.kv.record(key);
+    if (r !== undefined && r.watermark > q.token) return refuse(Reason.STALE_TOKEN, key);
   }
-  if (q.token > latest) return refuse(Reason.WRONG_LOCK);
-  if (q.token < latest) return refuse(Reason.STALE_TOKEN);
-  if (q.record.holder !== null && q.record.holder.id === q.sessionId) {
-    for (const key of q.keys) {
-      const r = q.kv.record(key);
-      if (r !== undefined && r.watermark > q.token) return refuse(Reason.STALE_TOKEN, key);
-    }
-    return { ok: true };
-  }
-  if (!q.sessionOpen && q.record.latestHolder !== q.sessionId) return refuse(Reason.UNKNOWN_SESSION);
+  if (record === undefined) return refuse(Reason.LOCK_NOT_HELD);
+  if (record.latestHolder !== q.sessionId) return refuse(q.sessionOpen ? Reason.NOT_HOLDER : Reason.UNKNOWN_SESSION);
+  if (record.holder !== null && record.holder.id === q.sessionId) return { ok: true };
   return refuse(Reason.LOCK_NOT_HELD);
 }

@@ -6,15 +6,24 @@
  * the API, so never rename one.
  */
 export const Reason = Object.freeze({
-  /** Write: a newer grant of this lock exists (token < latest token), or a key has a higher watermark. */
+  /**
+   * Write: a newer grant of this lock exists (token < latest token; whichever lock issued it: the lock keeps
+   * only its latest token), or a key has a higher watermark.
+   */
   STALE_TOKEN: 'STALE_TOKEN',
-  /** Write: the token is the lock's latest, but that grant has ended (released, closed or expired). */
+  /**
+   * Write: the token is the lock's latest and the session was its holder, but that grant has ended (released,
+   * closed or expired); or the lock's record was forgotten (idle, no keys) and the token is not above gcFloor.
+   */
   LOCK_NOT_HELD: 'LOCK_NOT_HELD',
-  /** Write: a key belongs to another lock, or the token was never issued for this lock. */
+  /** Write: a key belongs to another lock, or the token is above the lock's latest token (cannot be its). */
   WRONG_LOCK: 'WRONG_LOCK',
   /** The session is not open (never opened, closed or expired). */
   UNKNOWN_SESSION: 'UNKNOWN_SESSION',
-  /** Release: the session does not hold the lock. */
+  /**
+   * Release: the session does not hold the lock. Write: the session is open and the token is the lock's
+   * latest, but that grant is (or was) another session's.
+   */
   NOT_HOLDER: 'NOT_HOLDER',
   /** Release: the session holds the lock, under another token. */
   WRONG_TOKEN: 'WRONG_TOKEN',
@@ -41,7 +50,8 @@ export type WriteRefusalReason =
   | typeof Reason.STALE_TOKEN
   | typeof Reason.LOCK_NOT_HELD
   | typeof Reason.WRONG_LOCK
-  | typeof Reason.UNKNOWN_SESSION;
+  | typeof Reason.UNKNOWN_SESSION
+  | typeof Reason.NOT_HOLDER;
 
 const RESOURCE_EXHAUSTED: ReadonlySet<Reason> = new Set<Reason>([
   Reason.TOO_MANY_SESSIONS,

@@ -58,9 +58,10 @@
 // - write ok (t): the session holds the lock under exactly t and no touched key has a watermark above t;
 //   each key takes the value (or a tombstone) and watermark t.
 // - write refused STALE_TOKEN: t < latest, or a touched key's watermark is above t.
-//   write refused LOCK_NOT_HELD / UNKNOWN_SESSION, release refused NOT_HOLDER / UNKNOWN_SESSION: the grant
-//   is over (the lock becomes free in the model if it still named that grant). release refused
-//   WRONG_TOKEN: the session holds the lock under another token.
+//   write refused LOCK_NOT_HELD / UNKNOWN_SESSION / NOT_HOLDER, release refused NOT_HOLDER / UNKNOWN_SESSION:
+//   the session does not hold the lock under t: that grant is over or was never its (the lock becomes free
+//   in the model if it still named that grant). release refused WRONG_TOKEN: the session holds the lock
+//   under another token.
 // - acquire failed LOCK_HELD (try-lock found it held; a blocking wait ran out): another session held it.
 // - get ok: found/value/watermark equal the model's key. A close frees the lock if the session held it.
 // - Other refusals (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, WRONG_LOCK, ...) constrain nothing.

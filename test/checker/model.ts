@@ -71,7 +71,7 @@ function applyWrites(s: LockState, writes: readonly KeyWrite[], token: bigint): 
 }
 
 /** Refusal reasons of a write that say "the grant (lock, token, session) is over", or was never this session's. */
-const GRANT_OVER_WRITE = new Set(['LOCK_NOT_HELD', 'UNKNOWN_SESSION']);
+const GRANT_OVER_WRITE = new Set(['LOCK_NOT_HELD', 'UNKNOWN_SESSION', 'NOT_HOLDER']);
 const GRANT_OVER_RELEASE = new Set(['NOT_HOLDER', 'UNKNOWN_SESSION']);
 
 /**

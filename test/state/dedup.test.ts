@@ -78,7 +78,7 @@ describe('retries of refused and invalid requests', () => {
     const t = h.grant(a, 'L');
     const w = h.req('Write', { lock: 'L', sessionId: b, token: t, ops: [put('k', 'b')] });
     const first = h.apply(w);
-    expect(first.result).toMatchObject({ status: 'refused', reason: Reason.LOCK_NOT_HELD });
+    expect(first.result).toMatchObject({ status: 'refused', reason: Reason.NOT_HOLDER });
     h.release(a, 'L', t);
     expect(retry(h, w).result).toBe(first.result);
     expect(h.m.get('k')).toBeUndefined();

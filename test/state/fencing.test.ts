@@ -42,6 +42,108 @@ describe('fenced write: the holder', () => {
   });
 });
 
+// One test per row of the README's table ("The fencing rules"), in its order. Each sets up a write that also
+// matches later rows where it can, to show that the earlier row wins.
+describe('the fencing table, row by row in precedence order', () => {
+  it('row 1 WRONG_LOCK: a touched key belongs to another lock', () => {
+    const h = new Harness();
+    const [a, b] = [h.open(), h.open()];
+    const tl = h.grant(a, 'L');
+    h.write(a, 'L', tl, [put('l-key', 'v')]);
+    const t1 = h.grant(b, 'M');
+    h.write(b, 'M', t1, [put('m-key', 'v')]);
+    h.release(b, 'M', t1);
+    const t2 = h.grant(a, 'M');
+    // a stale token (row 3) from a session that is not open (row 4), and a key of L: row 1 wins
+    h.close(b);
+    expect(h.write(b, 'M', t1, [put('m-key', 'x'), put('l-key', 'x')]).result)
+      .toEqual(refusedWith(Reason.WRONG_LOCK, t2, 'l-key'));
+    // and with a token above the lock's latest (row 2)
+    expect(h.write(a, 'M', h.index + 10, [put('l-key', 'x')]).result).toEqual(refusedWith(Reason.WRONG_LOCK, t2, 'l-key'));
+    expect(h.value('l-key')).toBe('v');
+  });
+
+  it('row 2 WRONG_LOCK: a token above the lock\'s latest token, which cannot have been issued for it', () => {
+    const h = new Harness();
+    const a = h.open();
+    const tl = h.grant(a, 'L');
+    const tm = h.grant(a, 'M'); // issued for M, above L's latest
+    expect(tm).toBeGreaterThan(tl);
+    expect(h.write(a, 'L', tm, [put('k', 'x')]).result).toEqual(refusedWith(Reason.WRONG_LOCK, tl));
+    // from a session that is not open (row 4): row 2 wins
+    expect(h.write(sid(404), 'L', tm, [put('k', 'x')]).result).toEqual(refusedWith(Reason.WRONG_LOCK, tl));
+    // a lock with no record: above every token it may have issued
+    expect(h.write(a, 'never-used', h.index + 1, [put('k', 'x')]).result).toEqual(refusedWith(Reason.WRONG_LOCK, 0));
+    expect(h.m.get('k')).toBeUndefined();
+  });
+
+  it('row 3 STALE_TOKEN: a token issued for another lock, below this lock\'s latest token', () => {
+    const h = new Harness();
+    const [a, b] = [h.open(), h.open()];
+    const ty = h.grant(a, 'res/y');
+    const tx = h.grant(b, 'res/x');
+    expect(ty).toBeLessThan(tx);
+    // the lock keeps only its latest token: it cannot tell res/y's token from an old grant of res/x
+    expect(h.write(a, 'res/x', ty, [put('x/k', 'a')]).result).toEqual(refusedWith(Reason.STALE_TOKEN, tx));
+    // from a session that is not open (row 4): row 3 wins
+    expect(h.write(sid(404), 'res/x', ty, [put('x/k', 'a')]).result).toEqual(refusedWith(Reason.STALE_TOKEN, tx));
+    // an older grant of this lock itself, the common case
+    h.release(b, 'res/x', tx);
+    const tx2 = h.grant(a, 'res/x');
+    expect(h.write(b, 'res/x', tx, [put('x/k', 'b')]).result).toEqual(refusedWith(Reason.STALE_TOKEN, tx2));
+    expect(h.m.get('x/k')).toBeUndefined();
+  });
+
+  it('row 4 UNKNOWN_SESSION: a session that is not open and was not the grant\'s holder, with the latest token', () => {
+    const h = new Harness();
+    const [a, b] = [h.open(), h.open()];
+    const t = h.grant(a, 'L');
+    h.close(b);
+    expect(h.write(b, 'L', t, [put('k', 'x')]).result).toEqual(refusedWith(Reason.UNKNOWN_SESSION, t));
+    expect(h.write(sid(404), 'L', t, [put('k', 'x')]).result).toEqual(refusedWith(Reason.UNKNOWN_SESSION, t));
+    // after the grant ended, too (a key keeps the lock's record)
+    h.write(a, 'L', t, [put('owned', '1')]);
+    h.release(a, 'L', t);
+    expect(h.write(sid(404), 'L', t, [put('k', 'x')]).result).toEqual(refusedWith(Reason.UNKNOWN_SESSION, t));
+    expect(h.m.get('k')).toBeUndefined();
+  });
+
+  it('row 5 NOT_HOLDER: an open session that does not hold the lock, writing with the holder\'s current token', () => {
+    const h = new Harness();
+    const [a, b] = [h.open(), h.open()];
+    const t = h.grant(a, 'L');
+    h.write(a, 'L', t, [put('k', 'a')]);
+    expect(h.write(b, 'L', t, [put('k', 'b')]).result).toEqual(refusedWith(Reason.NOT_HOLDER, t));
+    // a waiter, too
+    h.acquire(b, 'L');
+    expect(h.write(b, 'L', t, [put('k', 'b')]).result).toEqual(refusedWith(Reason.NOT_HOLDER, t));
+    h.cancel(b, 'L');
+    // after the holder's grant ended: still not b's grant (not LOCK_NOT_HELD, which is for its holder)
+    h.release(a, 'L', t);
+    expect(h.write(b, 'L', t, [put('k', 'b')]).result).toEqual(refusedWith(Reason.NOT_HOLDER, t));
+    expect(h.value('k')).toBe('a');
+  });
+
+  it('row 6 LOCK_NOT_HELD: the holder, after its grant ended, with no newer grant', () => {
+    const h = new Harness();
+    const a = h.open();
+    const t = h.grant(a, 'L');
+    h.write(a, 'L', t, [put('k', 'v')]);
+    h.release(a, 'L', t);
+    expect(h.write(a, 'L', t, [put('k', 'x')]).result).toEqual(refusedWith(Reason.LOCK_NOT_HELD, t));
+    // its session closed as well: still its own grant that ended (not UNKNOWN_SESSION)
+    h.close(a);
+    expect(h.write(a, 'L', t, [put('k', 'x')]).result).toEqual(refusedWith(Reason.LOCK_NOT_HELD, t));
+    // a forgotten lock (free, no keys): any token it may have issued
+    const b = h.open();
+    const tm = h.grant(b, 'M');
+    h.release(b, 'M', tm);
+    expect(h.m.describeLock('M')).toBeUndefined();
+    expect(h.write(b, 'M', tm, [put('m', 'x')]).result).toEqual(refusedWith(Reason.LOCK_NOT_HELD, 0));
+    expect(h.value('k')).toBe('v');
+  });
+});
+
 describe('fenced write: stale holders (below the watermark)', () => {
   it('after release and a new grant: STALE_TOKEN for the old holder, before and after the new holder writes', () => {
     const h = new Harness();
@@ -123,11 +225,11 @@ describe('fenced write: grant ended, no newer grant', () => {
 });
 
 describe('fenced write: sessions', () => {
-  it('another live session presenting the holder token: LOCK_NOT_HELD', () => {
+  it('another live session presenting the holder token: NOT_HOLDER', () => {
     const h = new Harness();
     const [a, b] = [h.open(), h.open()];
     const t = h.grant(a, 'L');
-    expect(h.write(b, 'L', t, [put('k', 'x')]).result).toEqual(refusedWith(Reason.LOCK_NOT_HELD, t));
+    expect(h.write(b, 'L', t, [put('k', 'x')]).result).toEqual(refusedWith(Reason.NOT_HOLDER, t));
   });
 
   it('an unknown session presenting the current token: UNKNOWN_SESSION', () => {
@@ -157,7 +259,7 @@ describe('fenced write: sessions', () => {
     const [a, b] = [h.open(), h.open()];
     const t = h.grant(a, 'L');
     h.acquire(b, 'L');
-    expect(h.write(b, 'L', t, [put('k', 'x')]).result).toEqual(refusedWith(Reason.LOCK_NOT_HELD, t));
+    expect(h.write(b, 'L', t, [put('k', 'x')]).result).toEqual(refusedWith(Reason.NOT_HOLDER, t));
   });
 });
 

@@ -102,11 +102,11 @@ export function expectOk<R extends Result>(result: Result): Exclude<R, { status:
 }
 
 const REFUSAL_TEXT: Record<string, string> = {
-  [Reason.STALE_TOKEN]: 'stale token: a newer grant of this lock exists, or a key was written under a newer token',
-  [Reason.LOCK_NOT_HELD]: 'the lock is not held under this token any more (released or expired)',
-  [Reason.WRONG_LOCK]: 'wrong lock: the key belongs to another lock, or the token was not issued for this lock',
+  [Reason.STALE_TOKEN]: 'stale token: a newer grant of this lock exists (the token is below its latest), or a key was written under a newer token',
+  [Reason.LOCK_NOT_HELD]: 'lock not held: the grant under this token has ended (released, closed or expired) and no newer grant exists yet',
+  [Reason.WRONG_LOCK]: 'wrong lock: a key belongs to another lock, or the token is above this lock\'s latest and cannot have been issued for it',
   [Reason.UNKNOWN_SESSION]: 'unknown session: it was never opened, or it was closed or expired',
-  [Reason.NOT_HOLDER]: 'this session does not hold the lock',
+  [Reason.NOT_HOLDER]: 'not the holder: this session does not hold the lock (for a write: the token is another session\'s grant)',
   [Reason.WRONG_TOKEN]: 'this session holds the lock under another token',
   [Reason.TOO_MANY_SESSIONS]: 'too many open sessions',
   [Reason.TOO_MANY_WAITERS]: 'too many waiters on this lock',

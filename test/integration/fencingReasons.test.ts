@@ -1,0 +1,100 @@
+// Issue 17, items 2 and 3, end to end over real processes and TLS gRPC: the refusal a write gets when its
+// token was issued for another lock (below this lock's latest), and when an open session that does not
+// hold the lock writes with the holder's current token. Rows 3 and 5 of the README's fencing table.
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, LocalCluster } from './harness';
+import { header, rawClient, type RawNodeClient } from './rawClient';
+
+let cluster: LocalCluster;
+let raw: RawNodeClient[] = [];
+
+async function rawLeader(): Promise<RawNodeClient> {
+  return eventually(
+    async () => {
+      for (const r of raw) {
+        const status = await r.call('Cluster', 'Status', {}).catch(() => undefined);
+        if (status?.role === 'leader') return r;
+      }
+      return undefined;
+    },
+    15_000,
+    'a leader',
+  );
+}
+
+async function openSession(r: RawNodeClient): Promise<string> {
+  const res = await r.call('Session', 'Open', { header: header(), ttlMs: '30000', clientName: 'fencing-reasons' });
+  return res.sessionId as string;
+}
+
+async function grant(r: RawNodeClient, sessionId: string, lock: string): Promise<bigint> {
+  const res = await r.call('Lock', 'Acquire', { header: header(), lock, sessionId, waitTimeoutMs: '0' });
+  expect(res.acquired).toBe(true);
+  return BigInt(res.token as string);
+}
+
+function refusedWrite(r: RawNodeClient, sessionId: string, lock: string, token: bigint, key: string): Promise<grpc.ServiceError> {
+  return r
+    .call('KV', 'Write', { header: header(), lock, token: String(token), sessionId, ops: [{ type: 'PUT', key, value: Buffer.from('x') }] })
+    .then(
+      () => {
+        throw new Error('expected the write to be refused');
+      },
+      (err: grpc.ServiceError) => err,
+    );
+}
+
+beforeAll(async () => {
+  cluster = await LocalCluster.create();
+  cluster.startAll();
+  raw = cluster.endpoints.map((e) => rawClient(e));
+  await rawLeader();
+});
+
+afterAll(async () => {
+  await cluster?.destroy();
+  for (const r of raw) r.close();
+});
+
+describe('write refusals the fencing table orders', () => {
+  it('a token issued for another lock, below this lock\'s latest token: FAILED_PRECONDITION, STALE_TOKEN', async () => {
+    const leader = await rawLeader();
+    const [a, b] = [await openSession(leader), await openSession(leader)];
+    const ty = await grant(leader, a, 'res/y');
+    const tx = await grant(leader, b, 'res/x');
+    expect(ty).toBeLessThan(tx);
+
+    const err = await refusedWrite(leader, a, 'res/x', ty, 'res/x/data');
+    expect(grpc.status[err.code], err.details).toBe('FAILED_PRECONDITION');
+    expect(err.metadata.get('fencelock-reason')).toEqual(['STALE_TOKEN']);
+    expect(err.metadata.get('fencelock-watermark')).toEqual([String(tx)]);
+    expect(err.details).toBe(
+      `STALE_TOKEN: stale token: a newer grant of this lock exists (the token is below its latest), or a key was written under a newer token; current watermark ${tx}`,
+    );
+  });
+
+  it('an open session that does not hold the lock, writing with the holder\'s current token: FAILED_PRECONDITION, NOT_HOLDER', async () => {
+    const leader = await rawLeader();
+    const [holder, other] = [await openSession(leader), await openSession(leader)];
+    const t = await grant(leader, holder, 'res/z');
+
+    const err = await refusedWrite(leader, other, 'res/z', t, 'res/z/data');
+    expect(grpc.status[err.code], err.details).toBe('FAILED_PRECONDITION');
+    expect(err.metadata.get('fencelock-reason')).toEqual(['NOT_HOLDER']);
+    expect(err.metadata.get('fencelock-watermark')).toEqual([String(t)]);
+    expect(err.details).toBe(
+      `NOT_HOLDER: not the holder: this session does not hold the lock (for a write: the token is another session's grant); current watermark ${t}`,
+    );
+    expect(err.details).not.toContain('released or expired');
+
+    // the holder still writes under it
+    await leader.call('KV', 'Write', {
+      header: header(),
+      lock: 'res/z',
+      token: String(t),
+      sessionId: holder,
+      ops: [{ type: 'PUT', key: 'res/z/data', value: Buffer.from('h') }],
+    });
+  });
+});
