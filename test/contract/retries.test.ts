@@ -3,8 +3,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient, type NodeStatus } from '../../src/client';
-import { eventually, LocalCluster } from './harness';
-import { header, rawClient, type RawNodeClient } from './rawClient';
+import { eventually, LocalCluster } from '../integration/harness';
+import { header, rawClient, type RawNodeClient } from '../integration/rawClient';
 
 type Obj = Record<string, unknown>;
 

@@ -1,10 +1,9 @@
-// Issue 17, items 2 and 3, end to end over real processes and TLS gRPC: the refusal a write gets when its
-// token was issued for another lock (below this lock's latest), and when an open session that does not
-// hold the lock writes with the holder's current token. Rows 3 and 5 of the README's fencing table.
+// The README's fencing table, every row, end to end over real processes and TLS gRPC: the reason a refused
+// write gets, in the table's precedence (issue 17, items 2 and 3).
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, LocalCluster } from './harness';
-import { header, rawClient, type RawNodeClient } from './rawClient';
+import { eventually, LocalCluster } from '../integration/harness';
+import { header, rawClient, type RawNodeClient } from '../integration/rawClient';
 
 let cluster: LocalCluster;
 let raw: RawNodeClient[] = [];
@@ -96,5 +95,51 @@ describe('write refusals the fencing table orders', () => {
       sessionId: holder,
       ops: [{ type: 'PUT', key: 'res/z/data', value: Buffer.from('h') }],
     });
+  });
+
+  const reasonOf = (err: grpc.ServiceError): string[] => err.metadata.get('fencelock-reason') as string[];
+
+  it('row 1, WRONG_LOCK: a touched key belongs to another lock (the message names the key)', async () => {
+    const leader = await rawLeader();
+    const a = await openSession(leader);
+    const ta = await grant(leader, a, 'res/a');
+    await leader.call('KV', 'Write', { header: header(), lock: 'res/a', token: String(ta), sessionId: a, ops: [{ type: 'PUT', key: 'res/a/owned', value: Buffer.from('a') }] });
+    const tb = await grant(leader, a, 'res/b');
+    const err = await refusedWrite(leader, a, 'res/b', tb, 'res/a/owned');
+    expect(grpc.status[err.code]).toBe('FAILED_PRECONDITION');
+    expect(reasonOf(err)).toEqual(['WRONG_LOCK']);
+    expect(err.details).toContain('res/a/owned');
+  });
+
+  it('row 2, WRONG_LOCK: a token above the lock\'s latest token, which cannot have been issued for it', async () => {
+    const leader = await rawLeader();
+    const [a, b] = [await openSession(leader), await openSession(leader)];
+    const tx = await grant(leader, a, 'res/low');
+    const later = await grant(leader, b, 'res/high');
+    expect(later).toBeGreaterThan(tx);
+    const err = await refusedWrite(leader, a, 'res/low', later, 'res/low/k');
+    expect(reasonOf(err)).toEqual(['WRONG_LOCK']);
+  });
+
+  it('row 4, UNKNOWN_SESSION: a session that is not open and was not the grant\'s holder, with the latest token', async () => {
+    const leader = await rawLeader();
+    const holder = await openSession(leader);
+    const t = await grant(leader, holder, 'res/u');
+    const gone = await openSession(leader);
+    await leader.call('Session', 'Close', { header: header(), sessionId: gone });
+    const err = await refusedWrite(leader, gone, 'res/u', t, 'res/u/k');
+    expect(grpc.status[err.code]).toBe('NOT_FOUND');
+    expect(reasonOf(err)).toEqual(['UNKNOWN_SESSION']);
+  });
+
+  it('row 6, LOCK_NOT_HELD: the holder, after its grant ended, with no newer grant', async () => {
+    const leader = await rawLeader();
+    const holder = await openSession(leader);
+    const t = await grant(leader, holder, 'res/ended');
+    await leader.call('Lock', 'Release', { header: header(), lock: 'res/ended', sessionId: holder, token: String(t) });
+    const err = await refusedWrite(leader, holder, 'res/ended', t, 'res/ended/k');
+    expect(grpc.status[err.code]).toBe('FAILED_PRECONDITION');
+    expect(reasonOf(err)).toEqual(['LOCK_NOT_HELD']);
+    expect(err.details).toMatch(/released|ended|expired/);
   });
 });
