@@ -38,11 +38,21 @@ function altNames(uri: string, hosts: string[]): object[] {
   return names;
 }
 
+/**
+ * A random serial as even-length hex whose first byte is 0x01..0x7f: a positive DER INTEGER in minimal form.
+ * (A serial written as '0' + random hex was an odd-length string; about one certificate in seven hundred came
+ * out with a non-minimal INTEGER, which OpenSSL refuses as "illegal padding".)
+ */
+export function newSerialHex(): string {
+  const bytes = randomBytes(16);
+  bytes[0] = bytes[0]! & 0x7f || 0x01;
+  return bytes.toString('hex');
+}
+
 function newCertificate(subjectCn: string, publicKey: forge.pki.PublicKey, days: number): forge.pki.Certificate {
   const cert = forge.pki.createCertificate();
   cert.publicKey = publicKey;
-  // Positive 128-bit serial: a leading zero bit keeps the DER integer positive.
-  cert.serialNumber = '0' + randomBytes(16).toString('hex');
+  cert.serialNumber = newSerialHex();
   const now = Date.now();
   cert.validity.notBefore = new Date(now - 60_000); // a little slack for clocks slightly behind
   cert.validity.notAfter = new Date(now + days * 86_400_000);

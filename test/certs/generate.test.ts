@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateDevCerts } from '../../src/certs/generate';
+import { generateDevCerts, newSerialHex } from '../../src/certs/generate';
 import { nodeIdOf, uriNames } from '../../src/certs/identity';
 
 describe('development certificates', () => {
@@ -46,5 +46,30 @@ describe('development certificates', () => {
 
   it('reads no identity from a certificate naming two nodes', () => {
     expect(nodeIdOf({ subjectaltname: 'URI:urn:fencelock:node:n1, URI:urn:fencelock:node:n2' })).toBeUndefined();
+  });
+});
+
+describe('certificate serial numbers', () => {
+  it('regression: always a minimal positive DER INTEGER (an odd-length serial once made OpenSSL refuse some certificates)', () => {
+    for (let i = 0; i < 5_000; i++) {
+      const hex = newSerialHex();
+      expect(hex).toMatch(/^[0-9a-f]{32}$/);
+      const first = parseInt(hex.slice(0, 2), 16);
+      expect(first).toBeGreaterThanOrEqual(0x01);
+      expect(first).toBeLessThanOrEqual(0x7f);
+    }
+  });
+
+  it('every certificate of many generations parses', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'fencelock-serials-'));
+    try {
+      for (let i = 0; i < 20; i++) {
+        const dir = path.join(root, String(i));
+        await generateDevCerts(dir, { nodes: ['n1'] });
+        for (const f of ['ca.pem', 'n1.pem', 'client.pem']) expect(() => new X509Certificate(readFileSync(path.join(dir, f)))).not.toThrow();
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

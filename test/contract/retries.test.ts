@@ -101,6 +101,20 @@ describe('retried writes', () => {
     expect(Buffer.from(got.value as Buffer).toString()).toBe('one');
   });
 
+  it('a retried Session.Open and Session.Close return the original answers and append nothing', async () => {
+    const { node } = await settledLeader();
+    const open = { header: header('retry-client'), ttlMs: '120000', clientName: 'retries' };
+    const opened = await node.call('Session', 'Open', open);
+    const close = { header: header('retry-client'), sessionId: opened.sessionId };
+    const closed = await node.call('Session', 'Close', close);
+    const before = await position(node);
+    for (let i = 0; i < 3; i++) {
+      expect(await node.call('Session', 'Open', open)).toEqual(opened);
+      expect(await node.call('Session', 'Close', close)).toEqual(closed);
+    }
+    expect(await position(node)).toEqual(before);
+  });
+
   it('a request id reused for another kind of request is still refused (REQUEST_ID_REUSED)', async () => {
     const { node } = await settledLeader();
     const s = await openSession(node);

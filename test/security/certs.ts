@@ -1,10 +1,10 @@
 // Certificates the security tests need beyond generateDevCerts: new leaves from a cluster's own CA (for
 // rotation), and expired ones.
-import { generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
+import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import forge from 'node-forge';
-import { issueLeaf, type LeafRequest } from '../../src/certs/generate';
+import { issueLeaf, newSerialHex, type LeafRequest } from '../../src/certs/generate';
 
 export interface Pem {
   certPem: string;
@@ -40,7 +40,7 @@ export function expiredLeaf(certsDir: string, req: Omit<LeafRequest, 'days'>): P
   const key = forge.pki.privateKeyFromPem(keyPem) as forge.pki.rsa.PrivateKey;
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
-  cert.serialNumber = '0' + randomBytes(16).toString('hex');
+  cert.serialNumber = newSerialHex();
   const day = 86_400_000;
   cert.validity.notBefore = new Date(Date.now() - 10 * day);
   cert.validity.notAfter = new Date(Date.now() - day);

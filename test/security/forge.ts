@@ -101,20 +101,9 @@ export function credentialsFrom(certsDir: string, name: string | null, label = n
   return { ca, cert: readFileSync(path.join(certsDir, `${name}.pem`)), key: readFileSync(path.join(certsDir, `${name}-key.pem`)), label };
 }
 
-/**
- * grpc.credentials.createSsl, tried again when it throws. Seen once in this suite (not reproduced since):
- * createSsl threw "asn1 encoding routines::illegal padding" on PEM files that load fine before and after,
- * possibly an error left in OpenSSL's per-thread queue by an earlier failed handshake. The cause is not
- * established; a retry costs nothing, and a key that is really bad still fails on the third attempt.
- */
+/** TLS channel credentials from PEM buffers (a client certificate only when both halves are given). */
 export function sslCredentials(ca: Buffer, key?: Buffer, cert?: Buffer): grpc.ChannelCredentials {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return grpc.credentials.createSsl(ca, key ?? null, cert ?? null);
-    } catch (err) {
-      if (attempt >= 3) throw err;
-    }
-  }
+  return grpc.credentials.createSsl(ca, key ?? null, cert ?? null);
 }
 
 export interface PeerStreamResult {

@@ -29,7 +29,8 @@ export function sessionService(ctx: NodeContext): grpc.UntypedServiceImplementat
       const clientName = v.text('client_name', req.clientName ?? '', L.MAX_CLIENT_NAME_BYTES, { allowEmpty: true });
       // 128 random bits chosen here on the leader and carried in the entry: ids cannot be guessed.
       const sessionId = randomBytes(16).toString('hex');
-      const { result } = await ctx.propose({ type: 'OpenSession', ...id, now: ctx.now(), sessionId, ttlMs, clientName });
+      // A retry whose answer the dedup table holds is answered from it, without a new entry.
+      const { result } = await ctx.proposeOrRecall({ type: 'OpenSession', ...id, now: ctx.now(), sessionId, ttlMs, clientName });
       const ok = expectOk(result);
       if (ok.status !== 'session_opened') throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
       return { sessionId: ok.sessionId, ttlMs: String(ok.ttlMs) };
@@ -38,7 +39,7 @@ export function sessionService(ctx: NodeContext): grpc.UntypedServiceImplementat
     Close: unary(logger, 'Session.Close', async (req: CloseReq) => {
       const id = v.header(req.header);
       const sessionId = v.sessionId(req.sessionId);
-      const { result } = await ctx.propose({ type: 'CloseSession', ...id, now: ctx.now(), sessionId });
+      const { result } = await ctx.proposeOrRecall({ type: 'CloseSession', ...id, now: ctx.now(), sessionId });
       expectOk(result);
       return {};
     }),
