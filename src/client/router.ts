@@ -239,7 +239,10 @@ export class Router {
           err.code === 'UNAVAILABLE' ||
           (err.code === 'DEADLINE_EXCEEDED' && (ownDeadlinePassed || !opts.serverDeadlineIsFinal));
         if (!retryable) throw err;
-        last = err;
+        // An attempt cut short by the total budget (not by its own timeout) says nothing about the cluster:
+        // the error given up with stays the last one a node or connection actually gave.
+        const cutByBudget = err.code === 'DEADLINE_EXCEEDED' && timeout < attemptTimeoutMs && last !== undefined;
+        if (!cutByBudget) last = err;
         // Follow a leader hint at once, but not forever: hints that go round in circles get the backoff.
         if (err.code === 'UNAVAILABLE' && err.leader && err.leader !== address && hintsInARow <= this.endpoints.length && this.noteLeader(err.leader)) {
           hintsInARow++;
