@@ -5,7 +5,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateDevCerts } from '../../src/certs/generate';
-import { FenceLockClient, type EndpointStatus, type LockHandle, type Session } from '../../src/client';
+import { FenceLockClient, type EndpointStatus, type FenceLockClientOptions, type LockHandle, type Session } from '../../src/client';
 import { exited, freePort, logTail, sleep, waitExit } from './processes';
 import type { BenchTarget, BenchWorker } from './target';
 
@@ -35,34 +35,26 @@ export async function startFencelockCluster(opts: { dataRoot?: string; tls?: boo
   }
 }
 
-/** How this target's clients reach the nodes, named like the env the CLI and library read (files, or plaintext). */
-interface ClientCredentialsEnv {
-  FENCELOCK_INSECURE?: string;
-  FENCELOCK_CACERT?: string;
-  FENCELOCK_CERT?: string;
-  FENCELOCK_KEY?: string;
-}
+/** How this target's clients reach the nodes: TLS against the bench CA, or plaintext. */
+type ClientSecurity = Pick<FenceLockClientOptions, 'tls' | 'insecure'>;
 
 /**
  * A client with this target's own credentials, given as options (never through the process-wide env): the
  * bench runs a TLS and a plaintext cluster in one process.
  */
-function newClient(endpoints: string[], env: ClientCredentialsEnv): { client: FenceLockClient; reached: Promise<EndpointStatus[]> } {
-  const security = env.FENCELOCK_INSECURE === '1'
-    ? { insecure: true }
-    : { insecure: false, tls: { ca: env.FENCELOCK_CACERT, ...(env.FENCELOCK_CERT ? { cert: env.FENCELOCK_CERT, key: env.FENCELOCK_KEY } : {}) } };
+function newClient(endpoints: string[], security: ClientSecurity): { client: FenceLockClient; reached: Promise<EndpointStatus[]> } {
   const client = new FenceLockClient({ endpoints, ...security });
   return { client, reached: client.statusAll() };
 }
 
 /** Certificates for the bench cluster (TLS) or plaintext; the bench's clients verify the nodes against its CA. */
-async function security(dir: string, tls: boolean): Promise<{ config: (id: string) => object; clientEnv: ClientCredentialsEnv }> {
-  if (!tls) return { config: () => ({ insecure: true }), clientEnv: { FENCELOCK_INSECURE: '1' } };
+async function security(dir: string, tls: boolean): Promise<{ config: (id: string) => object; client: ClientSecurity }> {
+  if (!tls) return { config: () => ({ insecure: true }), client: { insecure: true } };
   const certs = path.join(dir, 'certs');
   await generateDevCerts(certs, { nodes: NODE_IDS, client: 'bench' });
   return {
     config: (id) => ({ tls: { ca: path.join(certs, 'ca.pem'), cert: path.join(certs, `${id}.pem`), key: path.join(certs, `${id}-key.pem`) } }),
-    clientEnv: { FENCELOCK_CACERT: path.join(certs, 'ca.pem') },
+    client: { insecure: false, tls: { ca: path.join(certs, 'ca.pem') } },
   };
 }
 
@@ -110,7 +102,7 @@ async function startCluster(dataRoot: string | undefined, tls: boolean): Promise
   };
 
   try {
-    await waitReady(nodes, endpoints, secure.clientEnv);
+    await waitReady(nodes, endpoints, secure.client);
   } catch (e) {
     const tails = nodes.map((n) => `--- ${n.id} (${n.logFile}) ---\n${logTail(n.logFile)}`).join('\n');
     await stop();
@@ -120,14 +112,14 @@ async function startCluster(dataRoot: string | undefined, tls: boolean): Promise
   return {
     name,
     pids: nodes.map((n) => n.child.pid!),
-    newWorker: (index: number): Promise<BenchWorker> => FencelockWorker.open(endpoints, secure.clientEnv, index),
+    newWorker: (index: number): Promise<BenchWorker> => FencelockWorker.open(endpoints, secure.client, index),
     stop,
   };
 }
 
 /** Ready means a leader that commits: opening a session is a replicated write. */
-async function waitReady(nodes: Node[], endpoints: string[], env: ClientCredentialsEnv): Promise<void> {
-  const { client: probe, reached } = newClient(endpoints, env);
+async function waitReady(nodes: Node[], endpoints: string[], security: ClientSecurity): Promise<void> {
+  const { client: probe, reached } = newClient(endpoints, security);
   await reached;
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let last = 'no leader yet';
@@ -165,8 +157,8 @@ class FencelockWorker implements BenchWorker {
     private readonly session: Session,
   ) {}
 
-  static async open(endpoints: string[], env: ClientCredentialsEnv, index: number): Promise<FencelockWorker> {
-    const { client, reached } = newClient(endpoints, env);
+  static async open(endpoints: string[], security: ClientSecurity, index: number): Promise<FencelockWorker> {
+    const { client, reached } = newClient(endpoints, security);
     try {
       // A client with the wrong credentials reaches no node at all.
       const statuses = await reached;

@@ -39,10 +39,6 @@ export class CertificateFiles implements Provider {
     this.current = load(files);
   }
 
-  get ca(): Buffer {
-    return this.current.ca;
-  }
-
   /** Rereads the files. On error the previous certificates stay in use and the error is thrown. */
   reload(): void {
     this.current = load(this.files);
