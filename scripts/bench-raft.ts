@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createLogger } from '../src/node/logger';
+import { realPorts } from '../src/node/runtime/realPorts';
 import { RaftDriver } from '../src/node/raftDriver';
 import type { ReplicatedApp } from '../src/node/replicatedApp';
 import { LevelStorage } from '../src/storage/levelStorage';
@@ -70,6 +71,7 @@ async function main(): Promise<void> {
         tickMs: 50,
         snapshotEveryEntries: 50_000,
         logger: logger.child({ node: id }),
+        ports: realPorts(),
       }),
     );
     void i;

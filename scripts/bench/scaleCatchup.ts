@@ -21,6 +21,7 @@ import { encodeCommand } from '../../src/codec/commandCodec';
 import { CONFIG_DEFAULTS } from '../../src/node/config';
 import { LockApp } from '../../src/node/lockApp';
 import { createLogger } from '../../src/node/logger';
+import { realPorts } from '../../src/node/runtime/realPorts';
 import { RaftDriver } from '../../src/node/raftDriver';
 import { RAFT_DEFAULTS } from '../../src/raft/config';
 import { Role, type PersistedState } from '../../src/raft/types';
@@ -147,6 +148,7 @@ export async function runCatchupBench(opts: CatchupOptions): Promise<Record<stri
       tickMs: CONFIG_DEFAULTS.tickMs,
       snapshotEveryEntries: snapshotEvery,
       logger: logger.child({ node: id }),
+      ports: realPorts(),
     });
     driver.on('role', (role: Role, leader: string, term: number) =>
       roleChanges.push({ node: id, role, leader, term, at: round((performance.now() - t0) / 1000, 3) }),
@@ -167,7 +169,7 @@ export async function runCatchupBench(opts: CatchupOptions): Promise<Record<stri
     await until(() => nodes.some((n) => n.driver.isLeader()), 10_000, 'a leader');
     const leader = nodes.find((n) => n.driver.isLeader())!;
     const lagging = nodes.find((n) => n !== leader)!;
-    const laggingLastIndex = lagging.driver.node.status().lastIndex;
+    const laggingLastIndex = lagging.driver.core.status().lastIndex;
     await stopNode(lagging);
     nodes.splice(nodes.indexOf(lagging), 1);
     log(`  leader ${leader.id}; follower ${lagging.id} stopped at log index ${laggingLastIndex}`);
@@ -205,7 +207,7 @@ export async function runCatchupBench(opts: CatchupOptions): Promise<Record<stri
     });
     if (failure !== undefined) throw failure;
     const loadMs = performance.now() - loadStart;
-    const st = leader.driver.node.status();
+    const st = leader.driver.core.status();
     const target = st.commit;
     log(
       `  loaded ${sessions} sessions + ${locks} locks = ${total} entries through Raft in ${ms(loadMs)} ` +
@@ -237,8 +239,8 @@ export async function runCatchupBench(opts: CatchupOptions): Promise<Record<stri
     await until(
       () => {
         if (linkUpAt === 0 && leader.transport.stats()[restarted.id]?.connected) linkUpAt = performance.now();
-        if (sendingAt === 0 && leader.driver.node.status().progress[restarted.id]?.state === 'snapshot') sendingAt = performance.now();
-        return restarted.driver.node.status().applied >= target;
+        if (sendingAt === 0 && leader.driver.core.status().progress[restarted.id]?.state === 'snapshot') sendingAt = performance.now();
+        return restarted.driver.core.status().applied >= target;
       },
       600_000,
       'the restarted follower to catch up',
@@ -258,7 +260,7 @@ export async function runCatchupBench(opts: CatchupOptions): Promise<Record<stri
     );
 
     // Same state on both: the canonical snapshots are byte-identical.
-    await until(() => leader.driver.node.status().applied >= target, 10_000, 'the leader to apply');
+    await until(() => leader.driver.core.status().applied >= target, 10_000, 'the leader to apply');
     const a = encodeSnapshot(leader.app.machine.toSnapshot());
     const b = encodeSnapshot(restarted.app.machine.toSnapshot());
     check(bytesEqual(a, b), 'the restarted follower differs from the leader');

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { ProposalDroppedError, RawNode } from '../raft';
 import type { RaftConfig } from '../raft/config';
@@ -7,6 +6,7 @@ import { crc32 } from '../storage/checksum';
 import type { RaftStorage } from '../storage/types';
 import type { Logger } from './logger';
 import type { ReplicatedApp } from './replicatedApp';
+import type { NodePorts, TimerHandle } from './runtime/ports';
 
 /** Why a proposal or read did not complete; the client retries elsewhere (requests carry ids, so it is safe). */
 export class NotLeaderError extends Error {
@@ -50,8 +50,18 @@ export interface DriverOptions<Result> {
   tickMs: number;
   snapshotEveryEntries: number;
   logger: Logger;
-  /** Source of the random ReadIndex contexts; default node:crypto's randomBytes. */
-  randomBytes?: (size: number) => Uint8Array;
+  /** Time, timers and randomness (ReadIndex contexts): real in the server, virtual in the simulator. */
+  ports: NodePorts;
+  /** Defects re-introduced on purpose, only by the simulator, to show that it catches them. */
+  plantedBugs?: DriverBugs;
+}
+
+/** Fixed defects the simulator can plant again (see test/nodesim). Never set outside it. */
+export interface DriverBugs {
+  /** One tick per timer firing, however long the event loop stalled (the old setInterval ticker). */
+  tickPerTimer?: boolean;
+  /** Compact while a snapshot from the leader waits to be installed (a follower then stopped). */
+  compactDuringPendingSnapshot?: boolean;
 }
 
 export interface Applied<Result> {
@@ -82,13 +92,16 @@ interface PendingRead {
  * Events: 'role' (role, leader, term) on every change; 'applied' (index) after each run of applied entries.
  */
 export class RaftDriver<Result> extends EventEmitter {
-  readonly node: RawNode;
+  readonly core: RawNode;
   private readonly opts: DriverOptions<Result>;
   private readonly pendingProposals = new Map<number, PendingProposal<Result>>();
   private readonly pendingReads = new Map<string, PendingRead>();
   private readonly confirmedReads: PendingRead[] = [];
-  private ticker: NodeJS.Timeout | undefined;
+  private ticker: TimerHandle | undefined;
+  /** Monotonic time up to which ticks were delivered: a stalled event loop gets the ticks it missed. */
+  private tickedUntil = 0;
   private loopRunning = false;
+  private loopEnded: (() => void) | undefined;
   private loopAgain = false;
   private stopped = false;
   private fatal: Error | undefined;
@@ -98,16 +111,18 @@ export class RaftDriver<Result> extends EventEmitter {
   /** Term of the last entry applied (0 until one is; a snapshot restored at start does not count). */
   private appliedTerm = 0;
   private role: Role = Role.Follower;
+  /** The current term, from the hard states handed out (status() builds a whole map, so it is not used here). */
+  private term = 0;
   /** The hard state as last written to storage. */
   private durableHardState: HardState | undefined;
   /** A newer hard state that differs from the durable one only in its commit index (see persist()). */
   private deferredHardState: HardState | undefined;
   private leader: NodeId = '';
 
-  private constructor(opts: DriverOptions<Result>, node: RawNode, snapshotIndex: number) {
+  private constructor(opts: DriverOptions<Result>, core: RawNode, snapshotIndex: number) {
     super();
     this.opts = opts;
-    this.node = node;
+    this.core = core;
     this.lastSnapshotIndex = snapshotIndex;
     this.applied = snapshotIndex;
   }
@@ -133,11 +148,13 @@ export class RaftDriver<Result> extends EventEmitter {
     );
     const driver = new RaftDriver(opts, node, persisted.snapshot?.meta.index ?? 0);
     driver.durableHardState = persisted.hardState;
+    driver.term = persisted.hardState.term;
     opts.transport.onMessages((msgs) => driver.receive(msgs));
     opts.transport.onUnreachable((peer) => {
-      if (!driver.stopped) driver.node.reportUnreachable(peer);
+      if (!driver.stopped) driver.core.reportUnreachable(peer);
     });
-    driver.ticker = setInterval(() => driver.tick(), opts.tickMs);
+    driver.tickedUntil = opts.ports.clock.monotonicMs();
+    driver.armTicker();
     driver.schedule();
     return driver;
   }
@@ -163,12 +180,21 @@ export class RaftDriver<Result> extends EventEmitter {
    * every entry committed before its term. status() is not cheap: for occasional calls.
    */
   hasAppliedOwnTerm(): boolean {
-    return this.role === Role.Leader && this.appliedTerm > 0 && this.appliedTerm === this.node.status().term;
+    return this.role === Role.Leader && this.appliedTerm > 0 && this.appliedTerm === this.term;
   }
 
   /** The leader heard from a quorum within an election timeout: it may acknowledge lease renewals. */
   isSurelyLeader(): boolean {
-    return this.role === Role.Leader && this.node.quorumActive();
+    return this.role === Role.Leader && this.core.quorumActive();
+  }
+
+  currentTerm(): number {
+    return this.term;
+  }
+
+  /** An election timeout in ms: how long a deposed leader may still believe it leads (check-quorum). */
+  electionTimeoutMs(): number {
+    return this.opts.raft.electionTicks * this.opts.tickMs;
   }
 
   /** Proposes data; resolves with the entry's index and the app's result once it is applied on this node. */
@@ -176,7 +202,7 @@ export class RaftDriver<Result> extends EventEmitter {
     if (this.stopped) return Promise.reject(new NotLeaderError('', 'node is shutting down'));
     let slot: { index: number; term: number };
     try {
-      slot = this.node.propose(data);
+      slot = this.core.propose(data);
     } catch (err) {
       if (err instanceof ProposalDroppedError) return Promise.reject(new NotLeaderError(this.leader, err.message));
       return Promise.reject(err as Error);
@@ -191,13 +217,13 @@ export class RaftDriver<Result> extends EventEmitter {
   linearizableRead(): Promise<void> {
     if (this.stopped) return Promise.reject(new NotLeaderError('', 'node is shutting down'));
     if (this.role !== Role.Leader) return Promise.reject(new NotLeaderError(this.leader));
-    const context = (this.opts.randomBytes ?? randomBytes)(READ_CONTEXT_BYTES);
+    const context = this.opts.ports.random.bytes(READ_CONTEXT_BYTES);
     const id = Buffer.from(context).toString('hex');
     if (context.byteLength < READ_CONTEXT_BYTES || this.pendingReads.has(id)) {
       return Promise.reject(new Error('read context source returned too few or repeated bytes'));
     }
     try {
-      this.node.readIndex(context);
+      this.core.readIndex(context);
     } catch (err) {
       return Promise.reject(err instanceof ProposalDroppedError ? new NotLeaderError(this.leader, err.message) : err);
     }
@@ -210,35 +236,53 @@ export class RaftDriver<Result> extends EventEmitter {
     if (this.stopped) return;
     if (this.role === Role.Leader) await this.transferLeadershipAway(transferTimeoutMs);
     this.stopped = true;
-    if (this.ticker) clearInterval(this.ticker);
-    while (this.loopRunning) await new Promise((r) => setTimeout(r, 5));
+    this.opts.ports.timers.clearTimeout(this.ticker);
+    if (this.loopRunning) await new Promise<void>((resolve) => (this.loopEnded = resolve));
     await this.flushDeferred();
     this.failPending(new NotLeaderError('', 'node is shutting down'));
   }
 
   private async transferLeadershipAway(timeoutMs: number): Promise<void> {
-    const st = this.node.status();
+    const st = this.core.status();
     const candidates = Object.entries(st.progress ?? {})
       .filter(([id]) => id !== this.id)
       .sort((a, b) => b[1].match - a[1].match);
     if (candidates.length === 0) return;
     const target = candidates[0][0];
     this.opts.logger.info({ target }, 'transferring leadership before shutdown');
-    this.node.transferLeadership(target);
+    this.core.transferLeadership(target);
     this.schedule();
-    const deadline = Date.now() + timeoutMs;
-    while (this.role === Role.Leader && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    const { clock, timers } = this.opts.ports;
+    const deadline = clock.monotonicMs() + timeoutMs;
+    while (this.role === Role.Leader && clock.monotonicMs() < deadline) await new Promise<void>((r) => timers.setTimeout(r, 10));
   }
 
-  private tick(): void {
+  private armTicker(): void {
+    this.ticker = this.opts.ports.timers.setTimeout(() => this.onTickTimer(), this.opts.tickMs);
+  }
+
+  /**
+   * Ticks follow elapsed monotonic time: after a stall of D ms the core gets D / tickMs ticks at once, so a
+   * deposed leader's check-quorum steps down as soon as it runs again instead of one tick later per stall.
+   */
+  private onTickTimer(): void {
     if (this.stopped) return;
-    this.node.tick();
+    const { tickMs } = this.opts;
+    const now = this.opts.ports.clock.monotonicMs();
+    let ticks = Math.floor((now - this.tickedUntil) / tickMs);
+    this.tickedUntil += ticks * tickMs;
+    if (this.opts.plantedBugs?.tickPerTimer) {
+      ticks = 1;
+      this.tickedUntil = now;
+    }
+    for (let i = 0; i < ticks && !this.stopped; i++) this.core.tick();
+    this.armTicker();
     this.schedule();
   }
 
   private receive(messages: Message[]): void {
     if (this.stopped) return;
-    for (const m of messages) this.node.step(m);
+    for (const m of messages) this.core.step(m);
     if (this.role === Role.Leader && this.loopRunning) {
       try {
         this.applyEarly();
@@ -255,7 +299,7 @@ export class RaftDriver<Result> extends EventEmitter {
    * proposals answered) at once rather than after that fsync and the next Ready.
    */
   private applyEarly(): void {
-    const entries = this.node.takeCommittedEntries();
+    const entries = this.core.takeCommittedEntries();
     if (entries.length === 0) return;
     const last = this.applyCommitted(entries);
     this.applied = Math.max(this.applied, last);
@@ -270,19 +314,20 @@ export class RaftDriver<Result> extends EventEmitter {
     }
     if (this.stopped || this.fatal) return;
     this.loopRunning = true;
-    setImmediate(() => void this.runLoop());
+    this.opts.ports.timers.defer(() => void this.runLoop());
   }
 
   private async runLoop(): Promise<void> {
     try {
       do {
         this.loopAgain = false;
-        while (!this.stopped && this.node.hasReady()) await this.handleReady(this.node.ready());
+        while (!this.stopped && this.core.hasReady()) await this.handleReady(this.core.ready());
       } while (this.loopAgain && !this.stopped);
     } catch (err) {
       this.die(err as Error);
     } finally {
       this.loopRunning = false;
+      this.loopEnded?.();
     }
   }
 
@@ -295,13 +340,14 @@ export class RaftDriver<Result> extends EventEmitter {
     this.fatal = err;
     this.opts.logger.fatal({ err }, 'the Ready loop failed (storage or apply); stopping this node');
     this.stopped = true;
-    if (this.ticker) clearInterval(this.ticker);
+    this.opts.ports.timers.clearTimeout(this.ticker);
     this.failPending(new NotLeaderError('', 'node stopped after a storage or apply failure'));
     this.emit('fatal', err);
   }
 
   private async handleReady(rd: Ready): Promise<void> {
     const { transport, app } = this.opts;
+    if (rd.hardState) this.term = rd.hardState.term;
     if (rd.messages.length > 0) {
       transport.send(rd.messages);
       transport.flush?.();
@@ -336,7 +382,7 @@ export class RaftDriver<Result> extends EventEmitter {
       read.readIndex = rs.index;
       this.confirmedReads.push(read);
     }
-    this.node.advance(rd);
+    this.core.advance(rd);
     if (rd.softState) this.onSoftState(rd.softState.role, rd.softState.leader);
     // Tracked here rather than read from status(), which builds the whole progress map on every call.
     if (rd.snapshot) this.applied = Math.max(this.applied, rd.snapshot.meta.index);
@@ -407,21 +453,25 @@ export class RaftDriver<Result> extends EventEmitter {
   }
 
   private async takeSnapshot(applied: number): Promise<void> {
-    const started = Date.now();
+    // A snapshot from the leader is installed by the next Ready: compacting now would hand storage that
+    // snapshot (the core's latest) as if it were ours, before its entries are stored. Compact after it.
+    if (this.core.hasPendingSnapshot() && !this.opts.plantedBugs?.compactDuringPendingSnapshot) return;
+    const { clock } = this.opts.ports;
+    const started = clock.monotonicMs();
     const data = this.opts.app.snapshot();
     // The core keeps the snapshot to send to lagging followers; storage keeps it for restarts. A crash
     // between the two leaves the full log on disk, which is still correct.
-    const snapshot = this.node.compact(applied, data);
+    const snapshot = this.core.compact(applied, data);
     await this.opts.storage.saveSnapshot(snapshot);
     this.lastSnapshotIndex = applied;
-    this.opts.logger.info({ index: applied, bytes: data.length, ms: Date.now() - started }, 'snapshot taken, log compacted');
+    this.opts.logger.info({ index: applied, bytes: data.length, ms: Math.round(clock.monotonicMs() - started) }, 'snapshot taken, log compacted');
   }
 
   private onSoftState(role: Role, leader: NodeId): void {
     const before = this.role;
     this.role = role;
     this.leader = leader;
-    const term = this.node.status().term;
+    const term = this.term;
     this.opts.logger.info({ role, leader, term }, 'role changed');
     if (before === Role.Leader && role !== Role.Leader) {
       // Proposals of the old term may still commit, or not: the client learns which by retrying its request id.

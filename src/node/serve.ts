@@ -17,7 +17,7 @@ export async function serve(configPath: string): Promise<number> {
   const logContext: { current?: LogContext } = {};
   const logger = createLogger(config.id, config.logLevel, logContext);
   const node = await FenceLockServer.start(config, logger);
-  logContext.current = { term: () => node.driver.node.status().term, role: () => node.driver.currentRole() };
+  logContext.current = { term: () => node.driver.currentTerm(), role: () => node.driver.currentRole() };
   process.on('SIGHUP', () => node.reloadCertificates());
   return runUntilStopped(node, logger, process);
 }

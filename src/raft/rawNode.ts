@@ -364,6 +364,11 @@ export class RawNode {
     return this.log.snapshot!;
   }
 
+  /** A snapshot from the leader is waiting to be installed: the application must not compact meanwhile. */
+  hasPendingSnapshot(): boolean {
+    return this.log.pendingSnapshot !== undefined;
+  }
+
   /** The transport could not reach `id`: stop optimistic pipelining to it until it answers a probe. */
   reportUnreachable(id: NodeId): void {
     if (this.role !== Role.Leader) return;

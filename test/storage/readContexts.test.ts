@@ -4,6 +4,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockApp } from '../../src/node/lockApp';
 import { RaftDriver, type PeerTransport } from '../../src/node/raftDriver';
+import { realPorts } from '../../src/node/runtime/realPorts';
 import { Role, type Message, type NodeId } from '../../src/raft/types';
 import { MemoryStorage } from '../../src/storage/memoryStorage';
 import { mulberry32 } from '../sim/prng';
@@ -31,17 +32,17 @@ describe('hardening: read contexts', () => {
       tickMs: 2,
       snapshotEveryEntries: 1_000_000,
       logger: pino({ level: 'silent' }),
-      ...(randomBytes ? { randomBytes } : {}),
+      ports: randomBytes ? { ...realPorts(), random: { fraction: () => 0, bytes: randomBytes } } : realPorts(),
     })) as RaftDriver<unknown>;
     driver = d;
     const deadline = Date.now() + 5_000;
-    while (d.currentRole() !== Role.Leader || d.node.status().commit < 1) {
+    while (d.currentRole() !== Role.Leader || d.core.status().commit < 1) {
       if (Date.now() > deadline) throw new Error('no leader');
       await new Promise((r) => setTimeout(r, 5));
     }
     const contexts: Uint8Array[] = [];
-    const readIndex = d.node.readIndex.bind(d.node);
-    d.node.readIndex = (ctx: Uint8Array) => {
+    const readIndex = d.core.readIndex.bind(d.core);
+    d.core.readIndex = (ctx: Uint8Array) => {
       contexts.push(ctx);
       readIndex(ctx);
     };

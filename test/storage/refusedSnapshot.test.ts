@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockApp } from '../../src/node/lockApp';
+import { realPorts } from '../../src/node/runtime/realPorts';
 import { RaftDriver, type PeerTransport } from '../../src/node/raftDriver';
 import { crc32 } from '../../src/raft/crc32';
 import { EntryType, MessageType, type Message, type NodeId } from '../../src/raft/types';
@@ -79,6 +80,7 @@ describe('hardening: a refused snapshot is never persisted', () => {
       tickMs: 60_000,
       snapshotEveryEntries: 1_000_000,
       logger,
+      ports: realPorts(),
     })) as RaftDriver<unknown>;
     driver.on('fatal', (err: Error) => (fatal = err));
     return { storage, transport, lines, app, fatal: () => fatal, driver };
@@ -97,11 +99,11 @@ describe('hardening: a refused snapshot is never persisted', () => {
     transport.handler!([
       base({ type: MessageType.App, term: 2, entries: [{ term: 2, index: 1, type: EntryType.Normal, data: new Uint8Array(0) }], commit: 1 }),
     ]);
-    await until(() => d.node.status().applied === 1, 'the append to apply');
+    await until(() => d.core.status().applied === 1, 'the append to apply');
     // A valid snapshot is installed and persisted; a restart from this storage works.
     const good = new LockApp().snapshot();
     transport.handler!([snapMessage(good, 7)]);
-    await until(() => d.node.status().snapshotIndex === 7, 'the valid snapshot');
+    await until(() => d.core.status().snapshotIndex === 7, 'the valid snapshot');
     await until(() => transport.sent.some((m) => m.type === MessageType.SnapResp && m.snapshotDone === true), 'the SnapResp');
     expect((await storage.load()).snapshot?.meta.index).toBe(7);
     expect(app.machine).toBeDefined();

@@ -4,7 +4,7 @@ import { unary, type NodeContext } from './context';
 export function clusterService(ctx: NodeContext): grpc.UntypedServiceImplementation {
   return {
     Status: unary(ctx.logger, 'Cluster.Status', async () => {
-      const st = ctx.driver.node.status();
+      const st = ctx.driver.core.status();
       const progress = st.progress ?? {};
       return {
         id: ctx.config.id,

@@ -6,16 +6,18 @@ import type { NodeConfig } from '../config';
 import type { LockApp } from '../lockApp';
 import type { Logger } from '../logger';
 import { NotLeaderError, OutcomeUnknownError, type Applied, type RaftDriver } from '../raftDriver';
-import type { SessionLeases } from '../sessionLeases';
+import type { LeaderDuties } from '../runtime/leaderDuties';
+import type { NodePorts } from '../runtime/ports';
 import { ApiError, notLeader, REASON_METADATA_KEY, WATERMARK_METADATA_KEY } from './errors';
 
-/** What every API handler needs: the driver, the state, the leases, and the mapping of outcomes to statuses. */
+/** What every API handler needs: the driver, the state, the leader's duties, time and randomness. */
 export class NodeContext {
   constructor(
     readonly config: NodeConfig,
     readonly driver: RaftDriver<CommandResult>,
     readonly app: LockApp,
-    readonly leases: SessionLeases,
+    readonly duties: LeaderDuties,
+    readonly ports: NodePorts,
     readonly logger: Logger,
   ) {}
 
@@ -78,8 +80,9 @@ export class NodeContext {
     }
   }
 
+  /** Wall-clock time, to stamp records (a grant's time) only: no deadline is computed from it. */
   now(): number {
-    return Date.now();
+    return this.ports.clock.wallMs();
   }
 
   private readonly stopHooks: Array<() => void> = [];

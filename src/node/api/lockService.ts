@@ -5,7 +5,7 @@ import { ApiError } from './errors';
 import { expectOk, refusalError, toServiceError, unary, type CallScope, type Handler, type NodeContext } from './context';
 import { publicSessionId } from './publicSessionId';
 import * as v from './validate';
-import { AcquireWaits } from '../acquireWaits';
+import { AcquireWaits } from '../runtime/acquireWaits';
 
 /** How long a blocked Acquire whose call went away keeps its place, waiting for the client's retry. */
 const WITHDRAW_GRACE_MS = 5_000;
@@ -33,7 +33,7 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
   const waits = new AcquireWaits(async (lock, sessionId) => {
     const { result } = await ctx.propose({ type: 'CancelWait', clientId: '', requestId: 0, now: ctx.now(), lock, sessionId });
     return result.status === 'granted' ? result.token : undefined; // granted just before the cancel applied: the grant is real
-  }, WITHDRAW_GRACE_MS);
+  }, WITHDRAW_GRACE_MS, ctx.ports.clock, ctx.ports.timers);
   ctx.app.on('applied', (_index: number, _command: Command, outcome: CommandResult) => {
     for (const e of outcome.events) {
       if (e.type === 'granted') waits.settle(e.lock, e.sessionId, { kind: 'granted', token: e.token });

@@ -1,8 +1,8 @@
 import * as grpc from '@grpc/grpc-js';
-import { randomBytes } from 'node:crypto';
 import * as L from '../../state/limits';
 import { ApiError, notLeader } from './errors';
-import { expectOk, toServiceError, unary, type NodeContext } from './context';
+import { expectOk, toServiceError, unary, type Handler, type NodeContext } from './context';
+import type { RenewalAnswer } from '../runtime/leaderDuties';
 import * as v from './validate';
 
 interface OpenReq {
@@ -18,46 +18,51 @@ interface KeepAliveReq {
   sessionId?: string;
 }
 
-export function sessionService(ctx: NodeContext): grpc.UntypedServiceImplementation {
+export interface SessionCalls {
+  open: Handler<OpenReq, object>;
+  close: Handler<CloseReq, object>;
+  /** One renewal: an acknowledgement to send, or 'no-ack' (the lease is not extended); throws NOT_LEADER. */
+  keepAlive(req: KeepAliveReq): RenewalAnswer;
+}
+
+export function sessionService(ctx: NodeContext): { service: grpc.UntypedServiceImplementation; calls: SessionCalls } {
   const { config, logger } = ctx;
   const minTtl = Math.max(config.minSessionTtlMs, L.MIN_SESSION_TTL_MS);
   const maxTtl = Math.min(config.maxSessionTtlMs, L.MAX_SESSION_TTL_MS);
-  return {
-    Open: unary(logger, 'Session.Open', async (req: OpenReq) => {
-      const id = v.header(req.header);
-      const ttlMs = v.safeInteger('ttl_ms', req.ttlMs, { min: minTtl, max: maxTtl });
-      const clientName = v.text('client_name', req.clientName ?? '', L.MAX_CLIENT_NAME_BYTES, { allowEmpty: true });
-      // 128 random bits chosen here on the leader and carried in the entry: ids cannot be guessed.
-      const sessionId = randomBytes(16).toString('hex');
-      // A retry whose answer the dedup table holds is answered from it, without a new entry.
-      const { result } = await ctx.proposeOrRecall({ type: 'OpenSession', ...id, now: ctx.now(), sessionId, ttlMs, clientName });
-      const ok = expectOk(result);
-      if (ok.status !== 'session_opened') throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
-      return { sessionId: ok.sessionId, ttlMs: String(ok.ttlMs) };
-    }),
-
-    Close: unary(logger, 'Session.Close', async (req: CloseReq) => {
-      const id = v.header(req.header);
-      const sessionId = v.sessionId(req.sessionId);
-      const { result } = await ctx.proposeOrRecall({ type: 'CloseSession', ...id, now: ctx.now(), sessionId });
-      expectOk(result);
-      return {};
-    }),
-
-    // Renewals are not log entries: the leader extends its in-memory deadline, and acknowledges only while
-    // it has heard from a quorum within an election timeout (a deposed leader must not extend leases).
+  const open = async (req: OpenReq): Promise<object> => {
+    const id = v.header(req.header);
+    const ttlMs = v.safeInteger('ttl_ms', req.ttlMs, { min: minTtl, max: maxTtl });
+    const clientName = v.text('client_name', req.clientName ?? '', L.MAX_CLIENT_NAME_BYTES, { allowEmpty: true });
+    // 128 random bits chosen here on the leader and carried in the entry: ids cannot be guessed.
+    const sessionId = Buffer.from(ctx.ports.random.bytes(16)).toString('hex');
+    // A retry whose answer the dedup table holds is answered from it, without a new entry.
+    const { result } = await ctx.proposeOrRecall({ type: 'OpenSession', ...id, now: ctx.now(), sessionId, ttlMs, clientName });
+    const ok = expectOk(result);
+    if (ok.status !== 'session_opened') throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
+    return { sessionId: ok.sessionId, ttlMs: String(ok.ttlMs) };
+  };
+  const close = async (req: CloseReq): Promise<object> => {
+    const id = v.header(req.header);
+    const sessionId = v.sessionId(req.sessionId);
+    const { result } = await ctx.proposeOrRecall({ type: 'CloseSession', ...id, now: ctx.now(), sessionId });
+    expectOk(result);
+    return {};
+  };
+  // Renewals are not log entries: the leader extends its in-memory deadline (see LeaderDuties.renew).
+  const keepAlive = (req: KeepAliveReq): RenewalAnswer => {
+    const sessionId = v.sessionId(req.sessionId);
+    if (!ctx.driver.isLeader()) throw notLeader(ctx.leaderAddress());
+    return ctx.duties.renew(sessionId);
+  };
+  const service: grpc.UntypedServiceImplementation = {
+    Open: unary(logger, 'Session.Open', open),
+    Close: unary(logger, 'Session.Close', close),
     KeepAlive: (call: grpc.ServerDuplexStream<KeepAliveReq, unknown>) => {
       call.on('data', (req: KeepAliveReq) => {
         try {
-          const sessionId = v.sessionId(req.sessionId);
-          if (!ctx.driver.isLeader()) throw notLeader(ctx.leaderAddress());
-          if (!ctx.driver.isSurelyLeader()) return; // no acknowledgement: the lease is not extended
-          if (!ctx.machine.getSession(sessionId)) {
-            call.write({ sessionId, alive: false, remainingMs: '0' });
-            return;
-          }
-          const remaining = ctx.leases.renew(sessionId);
-          call.write({ sessionId, alive: remaining !== undefined, remainingMs: String(remaining ?? 0) });
+          const answer = keepAlive(req);
+          if (answer === 'no-ack') return;
+          call.write({ sessionId: req.sessionId, alive: answer.alive, remainingMs: String(answer.remainingMs) });
         } catch (err) {
           call.emit('error', toServiceError(logger, 'Session.KeepAlive', err));
         }
@@ -66,4 +71,5 @@ export function sessionService(ctx: NodeContext): grpc.UntypedServiceImplementat
       call.on('error', () => undefined);
     },
   };
+  return { service, calls: { open, close, keepAlive } };
 }

@@ -6,6 +6,8 @@
  * proposes CancelWait. A call that goes away does not withdraw the wait at once, since its retry may be on
  * the way; if no call comes back within the grace period, the wait is withdrawn.
  */
+import type { Clock, TimerHandle, Timers } from './ports';
+
 export type WaitOutcome =
   | { kind: 'granted'; token: number }
   | { kind: 'ended'; cause: string }
@@ -16,7 +18,7 @@ export type WaitOutcome =
 interface Wait {
   deadline: number;
   listeners: Set<(o: WaitOutcome) => void>;
-  timer: NodeJS.Timeout;
+  timer: TimerHandle | undefined;
 }
 
 export class AcquireWaits {
@@ -26,6 +28,8 @@ export class AcquireWaits {
     /** Withdraws the waiter by an entry; resolves to the grant token if it turned out granted meanwhile. */
     private readonly withdraw: (lock: string, sessionId: string) => Promise<number | undefined>,
     private readonly graceMs: number,
+    private readonly clock: Clock,
+    private readonly timers: Timers,
   ) {}
 
   private static key(lock: string, sessionId: string): string {
@@ -35,26 +39,26 @@ export class AcquireWaits {
   /** Attaches a call to the wait of (lock, session), creating or extending it; returns a detach function. */
   attach(lock: string, sessionId: string, waitMs: number, listener: (o: WaitOutcome) => void): () => void {
     const k = AcquireWaits.key(lock, sessionId);
-    const deadline = Date.now() + waitMs;
+    const deadline = this.clock.monotonicMs() + waitMs;
     let w = this.waits.get(k);
     if (!w) {
-      w = { deadline, listeners: new Set(), timer: setTimeout(() => undefined, 0) };
+      w = { deadline, listeners: new Set(), timer: undefined };
       this.waits.set(k, w);
     }
     w.deadline = Math.max(w.deadline, deadline);
     w.listeners.add(listener);
-    this.arm(lock, sessionId, w, w.deadline - Date.now());
+    this.arm(lock, sessionId, w, w.deadline - this.clock.monotonicMs());
     return () => {
       const cur = this.waits.get(k);
       if (!cur || !cur.listeners.delete(listener) || cur.listeners.size > 0) return;
       // Nobody waits any more: withdraw after the grace period unless a retry re-attaches.
-      this.arm(lock, sessionId, cur, Math.min(this.graceMs, cur.deadline - Date.now()));
+      this.arm(lock, sessionId, cur, Math.min(this.graceMs, cur.deadline - this.clock.monotonicMs()));
     };
   }
 
   private arm(lock: string, sessionId: string, w: Wait, ms: number): void {
-    clearTimeout(w.timer);
-    w.timer = setTimeout(() => void this.expire(lock, sessionId, w), Math.max(0, ms));
+    this.timers.clearTimeout(w.timer);
+    w.timer = this.timers.setTimeout(() => void this.expire(lock, sessionId, w), Math.max(0, ms));
   }
 
   private async expire(lock: string, sessionId: string, w: Wait): Promise<void> {
@@ -81,13 +85,13 @@ export class AcquireWaits {
     const w = this.waits.get(k);
     if (!w) return;
     this.waits.delete(k);
-    clearTimeout(w.timer);
+    this.timers.clearTimeout(w.timer);
     for (const l of w.listeners) l(outcome);
   }
 
   /** Shutdown: no timer outlives the node. */
   clear(): void {
-    for (const w of this.waits.values()) clearTimeout(w.timer);
+    for (const w of this.waits.values()) this.timers.clearTimeout(w.timer);
     this.waits.clear();
   }
 }

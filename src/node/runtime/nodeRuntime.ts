@@ -1,0 +1,98 @@
+import { RAFT_DEFAULTS } from '../../raft/config';
+import type { CommandResult } from '../../state';
+import type { RaftStorage } from '../../storage/types';
+import { clusterService } from '../api/clusterService';
+import { NodeContext } from '../api/context';
+import { kvService } from '../api/kvService';
+import { lockService } from '../api/lockService';
+import { sessionService } from '../api/sessionService';
+import type { NodeConfig } from '../config';
+import { LockApp } from '../lockApp';
+import type { Logger } from '../logger';
+import { RaftDriver, type DriverBugs, type PeerTransport } from '../raftDriver';
+import { LeaderDuties, type LeaseBugs } from './leaderDuties';
+import type { NodePorts } from './ports';
+
+/** Fixed defects the simulator can plant again, one at a time, to show it catches each. Never set elsewhere. */
+export type PlantedBugs = DriverBugs & LeaseBugs;
+
+export interface RuntimeOptions {
+  config: NodeConfig;
+  storage: RaftStorage;
+  transport: PeerTransport;
+  ports: NodePorts;
+  logger: Logger;
+  plantedBugs?: PlantedBugs;
+}
+
+/**
+ * One whole fencelock node with no timers, sockets, disk or clock of its own: the Ready loop (RaftDriver),
+ * the lock state machine, the leader's duties (leases, expiries) and the API's answers (the services'
+ * handlers, whose ApiErrors carry the gRPC status a call gets). The server wraps it in real timers, gRPC
+ * and LevelDB (realPorts); the simulator (test/nodesim) wraps the same object in virtual time, memory
+ * storage and a simulated network, so what runs under seeded faults is what ships.
+ */
+export class NodeRuntime {
+  private constructor(
+    readonly driver: RaftDriver<CommandResult>,
+    readonly app: LockApp,
+    readonly duties: LeaderDuties,
+    readonly context: NodeContext,
+    readonly services: {
+      session: ReturnType<typeof sessionService>;
+      lock: ReturnType<typeof lockService>;
+      kv: ReturnType<typeof kvService>;
+      cluster: ReturnType<typeof clusterService>;
+    },
+  ) {}
+
+  static async start(opts: RuntimeOptions): Promise<NodeRuntime> {
+    const { config, ports, logger } = opts;
+    const app = new LockApp();
+    const driver = await RaftDriver.start<CommandResult>({
+      raft: {
+        id: config.id,
+        voters: Object.keys(config.members).sort(),
+        electionTicks: config.electionTicks,
+        heartbeatTicks: config.heartbeatTicks,
+        random: () => ports.random.fraction(),
+        ...RAFT_DEFAULTS,
+        lazyCommitNotice: true,
+      },
+      storage: opts.storage,
+      transport: opts.transport,
+      app,
+      tickMs: config.tickMs,
+      snapshotEveryEntries: config.snapshotEveryEntries,
+      logger,
+      ports,
+      plantedBugs: opts.plantedBugs,
+    });
+    // The sweep only runs on a later timer, after the context exists.
+    const proposeExpiry = (sessionId: string): Promise<unknown> => context.propose({ type: 'ExpireSession', now: context.now(), sessionId });
+    const duties = new LeaderDuties(
+      driver,
+      app,
+      ports,
+      config.tickMs,
+      proposeExpiry,
+      logger,
+      opts.plantedBugs,
+    );
+    const context = new NodeContext(config, driver, app, duties, ports, logger);
+    const services = {
+      session: sessionService(context),
+      lock: lockService(context),
+      kv: kvService(context),
+      cluster: clusterService(context),
+    };
+    return new NodeRuntime(driver, app, duties, context, services);
+  }
+
+  /** Graceful stop: timers cleared, leadership handed over, the batch in flight flushed. Storage stays open. */
+  async stop(): Promise<void> {
+    this.duties.stop();
+    this.context.runStopHooks();
+    await this.driver.stop();
+  }
+}
