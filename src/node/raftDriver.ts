@@ -4,6 +4,9 @@ import type { RaftConfig } from '../raft/config';
 import { Role, type Entry, type HardState, type Message, type NodeId, type Ready } from '../raft/types';
 import { crc32 } from '../storage/checksum';
 import type { RaftStorage } from '../storage/types';
+import type { PeerTransport } from '../transport/peerTransport';
+
+export type { PeerTransport };
 import type { Logger } from './logger';
 import type { ReplicatedApp } from './replicatedApp';
 import type { NodePorts, TimerHandle } from './runtime/ports';
@@ -33,14 +36,6 @@ export class OutcomeUnknownError extends Error {
  */
 const READ_CONTEXT_BYTES = 16;
 
-export interface PeerTransport {
-  send(messages: Message[]): void;
-  /** Sends what is queued now rather than at the end of the turn: a Ready's messages are already one batch. */
-  flush?(): void;
-  onMessages(handler: (messages: Message[]) => void): void;
-  onUnreachable(handler: (peer: NodeId) => void): void;
-  close(): Promise<void>;
-}
 
 export interface DriverOptions<Result> {
   raft: RaftConfig;
@@ -183,9 +178,15 @@ export class RaftDriver<Result> extends EventEmitter {
     return this.role === Role.Leader && this.appliedTerm > 0 && this.appliedTerm === this.term;
   }
 
-  /** The leader heard from a quorum within an election timeout: it may acknowledge lease renewals. */
+  /**
+   * The leader heard from a quorum within an election timeout: it may acknowledge lease renewals. Ticks
+   * due are delivered first, so a leader that just woke from a stall steps down before it answers the
+   * renewals that piled up meanwhile.
+   */
   isSurelyLeader(): boolean {
-    return this.role === Role.Leader && this.core.quorumActive();
+    if (this.role !== Role.Leader) return false;
+    if (!this.opts.plantedBugs?.tickPerTimer) this.deliverDueTicks();
+    return this.core.quorumActive();
   }
 
   currentTerm(): number {
@@ -267,16 +268,23 @@ export class RaftDriver<Result> extends EventEmitter {
    */
   private onTickTimer(): void {
     if (this.stopped) return;
-    const { tickMs } = this.opts;
-    const now = this.opts.ports.clock.monotonicMs();
-    let ticks = Math.floor((now - this.tickedUntil) / tickMs);
-    this.tickedUntil += ticks * tickMs;
     if (this.opts.plantedBugs?.tickPerTimer) {
-      ticks = 1;
-      this.tickedUntil = now;
+      this.tickedUntil = this.opts.ports.clock.monotonicMs();
+      this.core.tick();
+    } else {
+      this.deliverDueTicks();
     }
-    for (let i = 0; i < ticks && !this.stopped; i++) this.core.tick();
     this.armTicker();
+    this.schedule();
+  }
+
+  /** Ticks the core once per tickMs of monotonic time elapsed since the last tick delivered. */
+  private deliverDueTicks(): void {
+    const { tickMs } = this.opts;
+    const ticks = Math.floor((this.opts.ports.clock.monotonicMs() - this.tickedUntil) / tickMs);
+    if (ticks <= 0 || this.stopped) return;
+    this.tickedUntil += ticks * tickMs;
+    for (let i = 0; i < ticks; i++) this.core.tick();
     this.schedule();
   }
 

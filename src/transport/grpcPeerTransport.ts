@@ -13,6 +13,7 @@
 // heartbeat carries a newer commit, votes and appends of an older term are ignored, the leader resends
 // from the follower's match index anyway), so keeping the newest gets the peer to the current state
 // soonest; dropping the newest would deliver only stale messages after a long outage.
+import type { PeerTransport } from './peerTransport';
 import * as grpc from '@grpc/grpc-js';
 import { decodeMessageBatch, encodeMessageBatch } from '../codec/raftCodec';
 import type { Message, NodeId } from '../raft/types';
@@ -147,7 +148,7 @@ function positive(name: string, value: number | undefined, fallback: number): nu
   return v;
 }
 
-export class GrpcPeerTransport {
+export class GrpcPeerTransport implements PeerTransport {
   private readonly selfId: NodeId;
   private readonly logger: TransportLogger;
   private readonly links = new Map<NodeId, PeerLink>();

@@ -59,7 +59,9 @@ export class LeaderDuties {
     if (!this.leases.promoted || !this.driver.isSurelyLeader()) return 'no-ack';
     if (!this.app.machine.getSession(sessionId)) return { alive: false, remainingMs: 0 };
     const remaining = this.leases.renew(sessionId);
-    return { alive: remaining !== undefined, remainingMs: remaining ?? 0 };
+    // Past its deadline (or its expiry proposed) but not yet ended: alive=false would be premature, since a
+    // leader change before the expiry commits gives the session a fresh TTL. Saying nothing is the truth.
+    return remaining === undefined ? 'no-ack' : { alive: true, remainingMs: remaining };
   }
 
   stop(): void {

@@ -1,0 +1,14 @@
+import type { Message, NodeId } from '../raft/types';
+
+/**
+ * How a node's Ready loop reaches its peers. Implemented by GrpcPeerTransport (the server) and by
+ * MemoryPeerTransport (the simulator), so the node that runs under seeded faults is the one that ships.
+ */
+export interface PeerTransport {
+  send(messages: Message[]): void;
+  /** Sends what is queued now rather than at the end of the turn: a Ready's messages are already one batch. */
+  flush?(): void;
+  onMessages(handler: (messages: Message[]) => void): void;
+  onUnreachable(handler: (peer: NodeId) => void): void;
+  close(): Promise<void>;
+}

@@ -1,0 +1,94 @@
+/**
+ * The whole-node simulator's command line (compiled to dist/test/nodesim/cli.js):
+ *
+ *   npm run sim -- --seeds 10000        run seeds 1..10000 (--from A: A..A+N-1)
+ *   npm run sim -- --seed 42            replay one seed exactly, printing its timeline
+ *   options: --nodes 3|5  --profile NAME  --bug NAME  --clients N  --ms FAULTY_MS  --quiet  --stop-on-failure
+ *
+ * Prints every failure with its seed and what broke, a summary, and the time a seed takes; exits 1 when any
+ * seed fails.
+ */
+import { NODE_SIM_PROFILES } from './profiles';
+import { PLANTED_BUGS, runNodeSeed, type NodeSimOptions, type NodeSimResult } from './simulation';
+
+interface Args {
+  seed?: number;
+  seeds: number;
+  from: number;
+  nodes?: number;
+  clients?: number;
+  profile?: string;
+  bug?: string;
+  faultyMs?: number;
+  quiet: boolean;
+  stopOnFailure: boolean;
+}
+
+const USAGE = `usage: npm run sim -- [--seeds N] [--from A] [--seed N] [--nodes 3|5] [--clients N] [--profile NAME]
+                      [--bug NAME] [--ms FAULTY_MS] [--quiet] [--stop-on-failure]
+profiles: ${NODE_SIM_PROFILES.map((p) => p.name).join(', ')}
+bugs:     ${Object.keys(PLANTED_BUGS).join(', ')}`;
+
+function parse(argv: string[]): Args {
+  const args: Args = { seeds: 100, from: 1, quiet: false, stopOnFailure: false };
+  const int = (flag: string, v: string | undefined): number => {
+    const n = Number(v);
+    if (v === undefined || !Number.isSafeInteger(n)) throw new Error(`${flag} needs an integer, got ${String(v)}`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    const value = (): string | undefined => argv[++i];
+    if (flag === '--seed') args.seed = int(flag, value());
+    else if (flag === '--seeds') args.seeds = int(flag, value());
+    else if (flag === '--from') args.from = int(flag, value());
+    else if (flag === '--nodes') args.nodes = int(flag, value());
+    else if (flag === '--clients') args.clients = int(flag, value());
+    else if (flag === '--ms') args.faultyMs = int(flag, value());
+    else if (flag === '--profile') args.profile = value();
+    else if (flag === '--bug') args.bug = value();
+    else if (flag === '--quiet') args.quiet = true;
+    else if (flag === '--stop-on-failure') args.stopOnFailure = true;
+    else throw new Error(`unknown option ${flag}\n${USAGE}`);
+  }
+  return args;
+}
+
+function describe(r: NodeSimResult): string {
+  const s = r.stats;
+  return `seed ${r.seed} (${r.nodes} nodes, ${r.profile}): ${s.ops} ops, ${s.grants} grants, ${s.expiries} expiries, ${s.crashes} crashes, ${s.partitions} partitions, ${s.stalls} stalls, ${s.clockSteps} clock steps, ${s.snapshotsInstalled} snapshots installed, ${s.events} events, ${(s.simulatedMs / 1000).toFixed(1)} s simulated`;
+}
+
+async function main(): Promise<number> {
+  const args = parse(process.argv.slice(2));
+  const base: Omit<NodeSimOptions, 'seed'> = { nodes: args.nodes, clients: args.clients, profile: args.profile, bug: args.bug, faultyMs: args.faultyMs };
+  if (args.seed !== undefined) {
+    const r = await runNodeSeed({ ...base, seed: args.seed, trace: args.quiet ? undefined : (line) => console.log(line) });
+    console.log(describe(r));
+    console.log(r.ok ? 'ok' : `FAILED: ${r.violation}`);
+    return r.ok ? 0 : 1;
+  }
+  const started = performance.now();
+  const failures: NodeSimResult[] = [];
+  for (let seed = args.from; seed < args.from + args.seeds; seed++) {
+    const r = await runNodeSeed({ ...base, seed });
+    if (!r.ok) {
+      failures.push(r);
+      console.log(`FAILED ${describe(r)}\n  ${r.violation}\n  replay: npm run sim -- --seed ${seed}${args.bug ? ` --bug ${args.bug}` : ''}`);
+      if (args.stopOnFailure) break;
+    } else if (!args.quiet && (seed - args.from + 1) % 100 === 0) {
+      console.log(`${seed - args.from + 1} seeds run, ${failures.length} failed`);
+    }
+  }
+  const ms = performance.now() - started;
+  console.log(`${args.seeds} seeds from ${args.from}: ${failures.length} failed; ${(ms / 1000).toFixed(1)} s, ${(ms / args.seeds).toFixed(0)} ms a seed`);
+  return failures.length > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,95 @@
+import pino from 'pino';
+import { CONFIG_DEFAULTS, deriveClusterId, type NodeConfig } from '../../src/node/config';
+import type { Logger } from '../../src/node/logger';
+import { NodeRuntime, type PlantedBugs } from '../../src/node/runtime/nodeRuntime';
+import { MemoryPeerTransport } from '../../src/transport/memoryPeerTransport';
+import type { Prng } from '../sim/prng';
+import { SimDisk } from './simDisk';
+import { seededRandom, type Actor } from './world';
+
+/** The address clients and leader hints use for a simulated node. */
+export const addressOf = (id: string): string => `${id}.sim:7000`;
+
+/** The configuration every simulated node runs with: the shipped defaults, smaller snapshots. */
+export function simConfig(id: string, ids: readonly string[], snapshotEveryEntries: number): NodeConfig {
+  const members = Object.fromEntries(ids.map((m) => [m, { client: addressOf(m), peer: `${m}.sim:7100` }]));
+  return {
+    ...CONFIG_DEFAULTS,
+    id,
+    listen: addressOf(id),
+    peerListen: `${id}.sim:7100`,
+    members,
+    clusterId: deriveClusterId(members),
+    clientCertAuth: false,
+    insecure: true,
+    dataDir: `/sim/${id}`,
+    snapshotEveryEntries,
+  };
+}
+
+/**
+ * One simulated node: an Actor (its clocks, timers, stalls), a disk that outlives crashes, and the current
+ * incarnation of the real NodeRuntime, started from that disk.
+ */
+export class SimNode {
+  readonly disk = new SimDisk();
+  runtime: NodeRuntime | undefined;
+  transport: MemoryPeerTransport | undefined;
+  /** Set when the runtime stopped on its own (a storage or apply failure): always a defect here. */
+  fatal: Error | undefined;
+  starting = false;
+
+  constructor(
+    readonly id: string,
+    readonly actor: Actor,
+    readonly config: NodeConfig,
+    private readonly random: Prng,
+    private readonly fsyncMs: () => number,
+    private readonly carry: (from: string, to: string, batch: Uint8Array) => void,
+    private readonly logger: Logger,
+    private readonly bugs: PlantedBugs | undefined,
+  ) {}
+
+  get up(): boolean {
+    return this.runtime !== undefined;
+  }
+
+  /** Starts a new incarnation from what the disk holds (a restart after a crash, or the first start). */
+  async start(onStarted: (runtime: NodeRuntime) => void): Promise<void> {
+    this.starting = true;
+    const incarnation = this.actor.incarnation;
+    const transport = new MemoryPeerTransport(this.id, { carry: (from, to, batch) => this.carry(from, to, batch) });
+    const runtime = await NodeRuntime.start({
+      config: this.config,
+      storage: this.disk.forIncarnation(this.actor, this.fsyncMs),
+      transport,
+      ports: this.actor.ports(seededRandom(this.random)),
+      logger: this.logger,
+      plantedBugs: this.bugs,
+    });
+    if (incarnation !== this.actor.incarnation) return; // crashed while starting
+    this.starting = false;
+    this.runtime = runtime;
+    this.transport = transport;
+    runtime.driver.on('fatal', (err: Error) => (this.fatal ??= err));
+    onStarted(runtime);
+  }
+
+  /** Power loss: the process is gone, un-synced writes beyond `keep` batches are lost. Returns batches lost. */
+  crash(keep: number): number {
+    this.actor.restartIncarnation();
+    this.runtime = undefined;
+    this.transport = undefined;
+    this.starting = false;
+    return this.disk.crash(keep);
+  }
+}
+
+/** A logger that writes the node's own lines into the timeline (or nowhere). */
+export function nodeLogger(id: string, line: ((text: string) => void) | undefined): Logger {
+  if (!line) return pino({ level: 'silent' });
+  return pino(
+    { level: 'info', base: { node: id }, timestamp: false },
+    { write: (s: string) => line(s.trimEnd()) },
+  ) as unknown as Logger;
+}

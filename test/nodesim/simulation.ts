@@ -1,0 +1,445 @@
+/**
+ * The whole-node simulator: the real NodeRuntime of every node (the Ready loop, the lock state machine,
+ * leases, blocked acquires, the API's answers) on virtual time, memory disks that lose un-synced writes on
+ * a crash, and a simulated network; simulated clients that behave as FenceLockClient does. A run is a pure
+ * function of (seed, options). See test/nodesim/README.md.
+ */
+import { EventEmitter } from 'node:events';
+import { toFenceLockError } from '../../src/client/errors';
+import { ApiError } from '../../src/node/api/errors';
+import type { NodeRuntime, PlantedBugs } from '../../src/node/runtime/nodeRuntime';
+import { Role } from '../../src/raft/types';
+import type { Command, CommandResult } from '../../src/state';
+import { crc32 } from '../../src/storage/checksum';
+import { checkHistory, type FinalRead } from '../checker';
+import { Recorder } from '../chaos/recorder';
+import { Prng } from '../sim/prng';
+import { CALM, Network } from './network';
+import { CHAOS_EVERY_MS, findNodeSimProfile, NODE_SIM_PROFILES, type NodeSimProfile } from './profiles';
+import { SimClient, type ClientEnv, type Delivery, type NodeCall } from './simClient';
+import { nodeLogger, simConfig, SimNode } from './simNode';
+import { World } from './world';
+
+/** The clock-rate error every machine is assumed to stay within (README "Guarantees"). */
+export const CLOCK_RATE_BOUND = 0.01;
+
+export const PLANTED_BUGS: Readonly<Record<string, PlantedBugs>> = {
+  'wall-clock-leases': { wallClockLeases: true },
+  'renew-before-applied': { promoteOnElection: true },
+  'deposed-leader-acks': { tickPerTimer: true, noPromoteExtension: true },
+  'compact-during-pending-snapshot': { compactDuringPendingSnapshot: true },
+};
+
+export interface NodeSimOptions {
+  seed: number;
+  nodes?: number;
+  clients?: number;
+  profile?: string;
+  bug?: string;
+  /** Simulated real time of the faulty phase, ms. */
+  faultyMs?: number;
+  /** Receives the timeline, one line per event worth telling. */
+  trace?: (line: string) => void;
+}
+
+export interface NodeSimResult {
+  seed: number;
+  nodes: number;
+  profile: string;
+  ok: boolean;
+  violation?: string;
+  stats: { events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number };
+}
+
+class Violation extends Error {}
+
+export function setupForNodeSeed(seed: number): { nodes: number; profile: string } {
+  const s = Math.abs(Math.trunc(seed));
+  return { nodes: s % 2 === 1 ? 3 : 5, profile: NODE_SIM_PROFILES[Math.floor(s / 2) % NODE_SIM_PROFILES.length]!.name };
+}
+
+export async function runNodeSeed(opts: NodeSimOptions): Promise<NodeSimResult> {
+  const sim = new NodeSimulation(opts);
+  return sim.run();
+}
+
+class NodeSimulation implements ClientEnv {
+  readonly world = new World();
+  readonly recorder = new Recorder({ now: () => this.world.now });
+  readonly nodes: SimNode[] = [];
+  readonly clients: SimClient[] = [];
+  readonly nodeIds: string[];
+  readonly locks = ['L0', 'L1'];
+  private readonly net: Network;
+  private readonly faults: Prng;
+  private readonly profile: NodeSimProfile;
+  private readonly faultyMs: number;
+  private readonly ttlMs = 3_000;
+  private violation: string | undefined;
+  /** Index -> CRC of the entry every node applied there: the applied logs must agree. */
+  private readonly appliedCrc = new Map<number, number>();
+  private readonly leaderOfTerm = new Map<number, string>();
+  /** Per node, how to tell each call open on it that its connection was reset. */
+  private readonly openCalls = new Map<SimNode, Set<() => void>>();
+  /** Sessions whose end (close or expiry) some node applied. */
+  private readonly endedSessions = new Set<string>();
+  /** The newest grant of each lock applied anywhere (token, session, real time). */
+  private readonly newestGrant = new Map<string, { token: number; session: string; at: number }>();
+  readonly stats: NodeSimResult['stats'] = { events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0 };
+
+  constructor(private readonly opts: NodeSimOptions) {
+    const setup = setupForNodeSeed(opts.seed);
+    const size = opts.nodes ?? setup.nodes;
+    this.profile = findNodeSimProfile(opts.profile ?? setup.profile);
+    this.faultyMs = opts.faultyMs ?? 30_000;
+    this.nodeIds = Array.from({ length: size }, (_, i) => `n${i + 1}`);
+    this.net = new Network(Prng.derive(opts.seed, 'network'));
+    this.faults = Prng.derive(opts.seed, 'faults');
+    const bugs = opts.bug === undefined ? undefined : PLANTED_BUGS[opts.bug];
+    if (opts.bug !== undefined && !bugs) throw new Error(`unknown bug ${opts.bug}; known: ${Object.keys(PLANTED_BUGS).join(', ')}`);
+    const clocks = Prng.derive(opts.seed, 'clocks');
+    const rate = (): number => 1 + (clocks.next() * 2 - 1) * CLOCK_RATE_BOUND;
+    const slowDisk = clocks.chance(0.5) ? clocks.pick(this.nodeIds) : undefined;
+    for (const id of this.nodeIds) {
+      const actor = this.world.actor(id, rate(), clocks.next() * 1e6, 1.7e12 + clocks.next() * 1e9);
+      const disk = Prng.derive(opts.seed, `disk-${id}`);
+      const logLine = opts.trace ? (text: string): void => this.trace(`${id} ${text}`) : undefined;
+      const node = new SimNode(id, actor, simConfig(id, this.nodeIds, 3 + Prng.derive(opts.seed, 'snap').int(30)), Prng.derive(opts.seed, `random-${id}`),
+        // Most fsyncs take a few ms, one in ten is slow, and in some runs one node's disk is always slow (a
+        // follower that lags behind the commit index, and so is sent snapshots while it still appends).
+        slowDisk === id ? () => 5 + disk.next() * 40 : () => (disk.chance(0.1) ? 10 + disk.next() * 30 : 0.2 + disk.next() * 4), (from, to, batch) => this.carry(from, to, batch), nodeLogger(id, logLine), bugs);
+      this.nodes.push(node);
+      this.openCalls.set(node, new Set());
+    }
+    const clientCount = opts.clients ?? 4;
+    for (let i = 0; i < clientCount; i++) {
+      const name = `c${i + 1}`;
+      this.clients.push(new SimClient(name, this.world.actor(name, rate(), clocks.next() * 1e6, 0), this, Prng.derive(opts.seed, `client-${name}`), this.ttlMs));
+    }
+  }
+
+  trace(line: string): void {
+    this.opts.trace?.(`${this.world.now.toFixed(1).padStart(9)} ${line}`);
+  }
+
+  private fail(what: string): void {
+    this.violation ??= `${what} (at ${this.world.now.toFixed(1)} ms)`;
+  }
+
+  // ---- the network -----------------------------------------------------------------------------------
+
+  private carry(from: string, to: string, batch: Uint8Array): void {
+    const target = this.nodes.find((n) => n.id === to);
+    if (!target) return;
+    for (const d of this.net.delays(from, to, true)) this.world.at(this.world.now + d, target.actor, () => target.transport?.deliver(from, batch));
+  }
+
+  send(client: SimClient, nodeIndex: number, call: NodeCall, timeoutMs: number): Promise<Delivery> {
+    return new Promise<Delivery>((resolve) => {
+      let settled = false;
+      const node = this.nodes[nodeIndex]!;
+      const scope = new EventEmitter();
+      let reached = false;
+      let reachedIncarnation = 0;
+      const finish = (d: Delivery): void => {
+        if (settled) return;
+        settled = true;
+        resolve(d);
+      };
+      this.world.at(client.actor.realAfter(timeoutMs), client.actor, () => {
+        if (settled) return;
+        finish({ kind: 'timeout' });
+        if (reached) this.world.at(this.world.now, node.actor, () => scope.emit('cancelled'), reachedIncarnation);
+      });
+      const answer = (d: Delivery): void => {
+        const back = this.net.delays(node.id, client.name, false);
+        if (back.length > 0) this.world.at(this.world.now + back[0]!, client.actor, () => finish(d));
+      };
+      // Calls open on a node that crashes see the connection reset, as over TCP.
+      const reset = (): void => answer({ kind: 'error', err: toFenceLockError(unavailable('connection reset'), 'call') });
+      this.openCalls.get(node)!.add(reset);
+      const done = (d: Delivery): void => {
+        this.openCalls.get(node)!.delete(reset);
+        answer(d);
+      };
+      const there = this.net.delays(client.name, node.id, false);
+      if (there.length === 0) return;
+      this.world.at(this.world.now + there[0]!, node.actor, () => {
+        const runtime = node.runtime;
+        if (!runtime) return done({ kind: 'error', err: toFenceLockError(unavailable('connection refused'), 'call') });
+        reached = true;
+        const incarnation = node.actor.incarnation;
+        reachedIncarnation = incarnation;
+        let pending: Promise<unknown>;
+        try {
+          pending = call(runtime, scope);
+        } catch (err) {
+          pending = Promise.reject(err);
+        }
+        pending.then(
+          (res) => {
+            if (node.actor.incarnation === incarnation) done({ kind: 'answer', res: res as Record<string, unknown> });
+          },
+          (err: unknown) => {
+            if (node.actor.incarnation !== incarnation) return;
+            if (!(err instanceof ApiError)) {
+              this.fail(`${node.id} answered with an internal error: ${(err as Error)?.stack ?? String(err)}`);
+              return;
+            }
+            const serviceError = Object.assign(new Error(err.message), err.toServiceError());
+            done({ kind: 'error', err: toFenceLockError(serviceError, 'call') });
+          },
+        );
+      });
+    });
+  }
+
+  // ---- what is checked -------------------------------------------------------------------------------
+
+  private watch(node: SimNode, runtime: NodeRuntime): void {
+    const app = runtime.app;
+    const apply = app.apply.bind(app);
+    const lastToken = new Map<string, number>();
+    const watermark = new Map<string, number>();
+    app.apply = (index: number, data: Uint8Array) => {
+      const crc = crc32(data);
+      const known = this.appliedCrc.get(index);
+      if (known === undefined) this.appliedCrc.set(index, crc);
+      else if (known !== crc) this.fail(`state machine safety: ${node.id} applied a different entry at index ${index}`);
+      return apply(index, data);
+    };
+    app.on('restored', () => {
+      this.stats.snapshotsInstalled++;
+      lastToken.clear();
+      watermark.clear();
+    });
+    app.on('applied', (index: number, command: Command, outcome: CommandResult) => {
+      for (const e of outcome.events) {
+        if (e.type === 'granted') {
+          const before = lastToken.get(e.lock) ?? 0;
+          if (e.token <= before) this.fail(`tokens: ${node.id} granted ${e.lock} with token ${e.token} after ${before}`);
+          lastToken.set(e.lock, e.token);
+          this.grantApplied(e.lock, e.token, e.sessionId, node.id);
+        }
+        if (e.type === 'session_ended') {
+          if (e.cause === 'expired' && !this.endedSessions.has(e.sessionId)) this.stats.expiries++;
+          this.endedSessions.add(e.sessionId);
+        }
+      }
+      if (command.type === 'Write' && outcome.result.status === 'written') {
+        for (const op of command.ops) {
+          const w = watermark.get(op.key) ?? 0;
+          if (command.token < w) this.fail(`fencing: ${node.id} accepted a write of ${op.key} with token ${command.token} below its watermark ${w}`);
+          watermark.set(op.key, command.token);
+        }
+      }
+      const problems = app.machine.checkInvariants();
+      if (problems.length > 0) this.fail(`lock state of ${node.id} after index ${index}: ${problems.slice(0, 3).join('; ')}`);
+    });
+    runtime.driver.on('role', (role: Role, leader: string, term: number) => {
+      this.trace(`${node.id} is ${role} (leader ${leader || '-'}, term ${term})`);
+      if (role !== Role.Leader) return;
+      if (this.world.now < this.faultyMs && this.faults.chance(this.profile.stallNode)) {
+        // A pause at the worst moment: right after winning, before the new term's first entry is applied.
+        const ms = 50 + this.faults.int(1_500);
+        node.actor.stalledUntil = Math.max(node.actor.stalledUntil, this.world.now + ms);
+        this.stats.stalls++;
+        this.trace(`FAULT ${node.id} stalls for ${ms} ms right after its election`);
+      }
+      const other = this.leaderOfTerm.get(term);
+      if (other !== undefined && other !== node.id) this.fail(`election safety: ${other} and ${node.id} both lead term ${term}`);
+      this.leaderOfTerm.set(term, node.id);
+    });
+  }
+
+  /**
+   * The lease promise: when the cluster applies a grant of a lock to a session, no client may still believe,
+   * by its presumed-lost rule on its own clock, that it holds the lock under an older token.
+   */
+  private grantApplied(lock: string, token: number, session: string, nodeId: string): void {
+    const newest = this.newestGrant.get(lock);
+    if (newest && newest.token >= token) return;
+    this.newestGrant.set(lock, { token, session, at: this.world.now });
+    this.stats.grants++;
+    this.trace(`${nodeId} applied grant of ${lock} token ${token} to ${session.slice(0, 8)} (first node to do so)`);
+    for (const c of this.clients) {
+      const believed = c.believes(lock);
+      if (believed !== undefined && believed < token && c.sessionId() !== session) {
+        this.fail(`lease promise: ${c.name} still believes it holds ${lock} (token ${believed}) when ${nodeId} applied its grant to session ${session.slice(0, 8)} (token ${token})`);
+      }
+    }
+  }
+
+  sessionDeclaredGone(client: SimClient, sessionId: string, nodeId: string): void {
+    this.trace(`${nodeId} told ${client.name} that session ${sessionId.slice(0, 8)} is gone`);
+    // The Open was answered, so its entry was applied; only an applied end makes the session gone.
+    if (!this.endedSessions.has(sessionId)) this.fail(`keepalive: ${nodeId} answered alive=false for session ${sessionId.slice(0, 8)} of ${client.name}, which no node has ended`);
+  }
+
+  beliefStarted(client: SimClient, lock: string, token: number): void {
+    const newest = this.newestGrant.get(lock);
+    // A grant that arrives after the lease estimate ran out (a client stalled meanwhile) is not believed.
+    if (client.believes(lock) !== token) return this.trace(`${client.name} got ${lock} token ${token} but presumes its lease lost`);
+    this.trace(`${client.name} holds ${lock} token ${token}`);
+    if (newest && newest.token > token && newest.session !== client.sessionId()) {
+      this.fail(`lease promise: ${client.name} believes it holds ${lock} (token ${token}) after a grant to another session (token ${newest.token}) was applied`);
+    }
+  }
+
+  // ---- faults ----------------------------------------------------------------------------------------
+
+  private chaos(): void {
+    const p = this.profile;
+    const f = this.faults;
+    const now = this.world.now;
+    if (f.chance(p.partition) && this.net.cutCount() === 0) {
+      const minority = f.shuffle([...this.nodeIds]).slice(0, 1 + f.int(Math.floor(this.nodeIds.length / 2)));
+      const clientsWith = this.clients.filter(() => f.chance(0.5)).map((c) => c.name);
+      const rest = [...this.nodeIds.filter((id) => !minority.includes(id)), ...this.clients.map((c) => c.name).filter((c) => !clientsWith.includes(c))];
+      this.net.partition([[...minority, ...clientsWith], rest]);
+      this.stats.partitions++;
+      const healIn = 300 + f.int(4_000);
+      this.trace(`FAULT partition [${minority.join(',')} + ${clientsWith.join(',')}] | rest, for ${healIn} ms`);
+      this.world.at(now + healIn, this.sim, () => {
+        this.net.heal();
+        this.trace('FAULT healed');
+      });
+    }
+    if (f.chance(p.crash)) {
+      const node = this.pickNode(f);
+      if (node.up) {
+        const lost = node.crash(f.int(3));
+        const resets = [...this.openCalls.get(node)!];
+        this.openCalls.get(node)!.clear();
+        for (const reset of resets) reset();
+        this.stats.crashes++;
+        const back = 100 + f.int(3_000);
+        this.trace(`FAULT ${node.id} crashed (${lost} un-synced batches lost), restarts in ${back} ms`);
+        this.world.at(now + back, this.sim, () => this.startNode(node));
+      }
+    }
+    if (f.chance(p.stallNode)) {
+      const node = this.pickNode(f);
+      const ms = 50 + f.int(2 * this.ttlMs);
+      node.actor.stalledUntil = Math.max(node.actor.stalledUntil, now + ms);
+      this.stats.stalls++;
+      this.trace(`FAULT ${node.id} stalls for ${ms} ms`);
+    }
+    if (f.chance(p.stallClient)) {
+      const c = f.pick(this.clients);
+      const ms = 100 + f.int(2 * this.ttlMs);
+      c.actor.stalledUntil = Math.max(c.actor.stalledUntil, now + ms);
+      this.stats.stalls++;
+      this.trace(`FAULT ${c.name} stalls for ${ms} ms`);
+    }
+    if (f.chance(p.clockStep)) {
+      const node = f.pick(this.nodes);
+      const step = (f.chance(0.6) ? 1 : -1) * (1_000 + f.int(60_000));
+      node.actor.wallOffset += step;
+      this.stats.clockSteps++;
+      this.trace(`FAULT ${node.id} wall clock steps ${step > 0 ? '+' : ''}${step} ms`);
+    }
+    this.net.faults = { drop: p.drop, duplicate: p.duplicate, minDelayMs: 0.2, maxDelayMs: p.maxDelayMs };
+  }
+
+  /** A node for a fault: the leader more often than not, since faults there are the ones that matter most. */
+  private pickNode(f: Prng): SimNode {
+    const leader = this.nodes.find((n) => n.runtime?.driver.isLeader());
+    return leader && f.chance(0.5) ? leader : f.pick(this.nodes);
+  }
+
+  /** The simulator's own actor: fault schedule events (never stalled, never crashed). */
+  private readonly sim = this.world.actor('sim', 1, 0, 0);
+
+  private startNode(node: SimNode): void {
+    if (node.up || node.starting) return;
+    void node.start((runtime) => this.watch(node, runtime));
+    this.trace(`${node.id} starts (incarnation ${node.actor.incarnation})`);
+  }
+
+  // ---- the run ---------------------------------------------------------------------------------------
+
+  async run(): Promise<NodeSimResult> {
+    for (const node of this.nodes) this.startNode(node);
+    const everyChaos = (): void => {
+      if (this.world.now >= this.faultyMs) return;
+      this.chaos();
+      this.world.at(this.world.now + CHAOS_EVERY_MS, this.sim, everyChaos);
+    };
+    this.world.at(1_000, this.sim, everyChaos);
+    // The faulty phase ends with everything healed; the clients stop a little later and close their sessions.
+    this.world.at(this.faultyMs, this.sim, () => this.healAll());
+    let running = this.clients.length;
+    for (const c of this.clients) void c.run(this.faultyMs + 5_000).finally(() => running--);
+    const limit = this.faultyMs + 60_000;
+    try {
+      while (!this.violation && (running > 0 || this.world.now < this.faultyMs + 5_000)) {
+        if (!(await this.step(limit))) break;
+        for (const n of this.nodes) if (n.fatal) this.fail(`${n.id} stopped on its own: ${n.fatal.message}`);
+      }
+      if (!this.violation && running > 0) this.fail(`liveness: ${running} client(s) still running ${limit - this.faultyMs} ms after every fault healed`);
+      if (!this.violation) await this.finalChecks();
+    } catch (err) {
+      if (!(err instanceof Violation)) this.fail(`simulator error: ${(err as Error).stack ?? String(err)}`);
+    }
+    for (const n of this.nodes) if (n.runtime) n.runtime.duties.stop();
+    this.stats.events = this.world.events;
+    this.stats.simulatedMs = Math.round(this.world.now);
+    this.stats.ops = this.recorder.history().ops.length;
+    return { seed: this.opts.seed, nodes: this.nodes.length, profile: this.profile.name, ok: !this.violation, violation: this.violation, stats: this.stats };
+  }
+
+  private healAll(): void {
+    this.net.heal();
+    this.net.faults = CALM;
+    for (const n of this.nodes) {
+      n.actor.stalledUntil = Math.min(n.actor.stalledUntil, this.world.now);
+      if (!n.up && !n.starting) this.startNode(n);
+    }
+    for (const c of this.clients) c.actor.stalledUntil = Math.min(c.actor.stalledUntil, this.world.now);
+    this.trace('every fault healed');
+  }
+
+  /** Runs one event and lets every promise job it started run before the next (as a turn of an event loop). */
+  private async step(limit: number): Promise<boolean> {
+    const ev = this.world.popNext(limit);
+    if (!ev) return false;
+    ev.run();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    return true;
+  }
+
+  /** After the run: every node converges to the same state, and the client history is linearizable. */
+  private async finalChecks(): Promise<void> {
+    const settleBy = this.world.now + 20_000;
+    while (this.world.now < settleBy) {
+      if (this.converged()) break;
+      if (!(await this.step(settleBy))) break;
+    }
+    if (!this.converged()) return this.fail('liveness: the nodes did not converge on one applied state after every fault healed');
+    const leader = this.nodes.find((n) => n.runtime?.driver.isLeader())!;
+    const machine = leader.runtime!.app.machine;
+    const final = new Map<string, FinalRead>();
+    for (const lock of this.locks) {
+      for (const k of ['a', 'b']) {
+        const e = machine.get(`${lock}/${k}`);
+        final.set(`${lock}/${k}`, { found: !!e && e.value !== null, value: e?.value ? Buffer.from(e.value).toString() : null, token: BigInt(e?.watermark ?? 0) });
+      }
+    }
+    const verdict = checkHistory(this.recorder.history(), { finalState: final, minorityWindows: [] });
+    if (!verdict.ok) this.fail(`client history: ${verdict.report.slice(0, 4_000)}`);
+  }
+
+  private converged(): boolean {
+    const up = this.nodes.filter((n) => n.runtime);
+    if (up.length !== this.nodes.length) return false;
+    const leaders = up.filter((n) => n.runtime!.driver.hasAppliedOwnTerm());
+    if (leaders.length !== 1) return false;
+    const snapshots = up.map((n) => Buffer.from(n.runtime!.app.snapshot()).toString('base64'));
+    return snapshots.every((s) => s === snapshots[0]);
+  }
+}
+
+function unavailable(message: string): Error & { code: number; details: string } {
+  return Object.assign(new Error(message), { code: 14, details: message });
+}
