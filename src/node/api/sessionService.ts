@@ -16,6 +16,7 @@ interface CloseReq {
 }
 interface KeepAliveReq {
   sessionId?: string;
+  renewalId?: string;
 }
 
 export function sessionService(ctx: NodeContext): grpc.UntypedServiceImplementation {
@@ -50,14 +51,15 @@ export function sessionService(ctx: NodeContext): grpc.UntypedServiceImplementat
       call.on('data', (req: KeepAliveReq) => {
         try {
           const sessionId = v.sessionId(req.sessionId);
+          const renewalId = req.renewalId ?? '0'; // echoed: the client credits exactly this renewal's send time
           if (!ctx.driver.isLeader()) throw notLeader(ctx.leaderAddress());
           if (!ctx.driver.isSurelyLeader()) return; // no acknowledgement: the lease is not extended
           if (!ctx.machine.getSession(sessionId)) {
-            call.write({ sessionId, alive: false, remainingMs: '0' });
+            call.write({ sessionId, alive: false, remainingMs: '0', renewalId });
             return;
           }
           const remaining = ctx.leases.renew(sessionId);
-          call.write({ sessionId, alive: remaining !== undefined, remainingMs: String(remaining ?? 0) });
+          call.write({ sessionId, alive: remaining !== undefined, remainingMs: String(remaining ?? 0), renewalId });
         } catch (err) {
           call.emit('error', toServiceError(logger, 'Session.KeepAlive', err));
         }
