@@ -291,6 +291,8 @@ Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/las
               resolve(EXIT.OK);
             };
             const w = client.watch(lock, (ev) => io.stdout(json ? `${toJson(ev)}\n` : formatEvent(ev)), {
+              // Events were lost to a snapshot on the node: say so, and keep watching (the library reconnects).
+              onMissed: (err) => io.stderr(`fencelock: ${err.message} (still watching)\n`),
               onError: (err) => {
                 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) io.signals.off(sig, stop);
                 reject(err);

@@ -368,7 +368,7 @@ export class FenceLockClient implements SessionHost {
   /** Streams the lock's grants, releases and expiries until cancel(); reconnects across node failures. */
   watch(lock: string, onEvent: (ev: LockEvent) => void, opts: WatchOptions = {}): WatchHandle {
     this.assertOpen();
-    const w = new Watcher(this.router, lock, onEvent, opts.onError, this.logger, (stopped) => this.watchers.delete(stopped));
+    const w = new Watcher(this.router, lock, onEvent, opts, this.logger, (stopped) => this.watchers.delete(stopped));
     this.watchers.add(w);
     w.start();
     return w;

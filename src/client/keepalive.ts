@@ -20,9 +20,21 @@ export interface Renewable {
 interface Entry {
   session: Renewable;
   timer: NodeJS.Timeout;
-  /** Monotonic send times of renewals on the current stream not yet answered, oldest first. */
-  pending: number[];
+  /**
+   * Renewals of this session on the current stream that may still be answered: renewal id (decimal) ->
+   * monotonic send time, in send order (a Map iterates in insertion order). At most MAX_PENDING.
+   */
+  pending: Map<string, number>;
 }
+
+/**
+ * Unanswered renewals kept per session. A session is presumed lost one TTL (three renewals) after its last
+ * acknowledgement and the stall timer reopens a silent stream sooner, so this is only a bound on memory: when
+ * it is reached no renewal is sent until one is answered or the stream is reopened. Nothing is ever dropped to
+ * make room: with an older server, which answers oldest-first without ids, a dropped send time would shift
+ * every later match to a newer renewal.
+ */
+const MAX_PENDING = 16;
 
 type Stream = grpc.ClientDuplexStream<WireKeepAliveRequest, WireKeepAliveResponse>;
 
@@ -32,9 +44,14 @@ type Stream = grpc.ClientDuplexStream<WireKeepAliveRequest, WireKeepAliveRespons
  * after a short backoff; when renewals go unanswered for `stallMs` it is abandoned and reopened elsewhere
  * (a paused or cut-off leader keeps the TCP connection but stops answering).
  *
- * Acknowledgements are matched to renewals by session, oldest first, and each session learns the time its
- * renewal was SENT, never received: the server's deadline cannot start before the renewal was sent, so the
- * client's estimate of the lease end is never later than the server's.
+ * Each renewal carries a renewal id, unique on the stream, which the server echoes in its acknowledgement; the
+ * session learns the time exactly that renewal was SENT, never received: the server's deadline cannot start
+ * before the renewal was sent, so the client's estimate of the lease end is never later than the server's.
+ * An acknowledgement whose id is unknown (already credited, sent on another stream, never sent) proves
+ * nothing and is ignored. The server answers a stream's renewals in order and skips some (while it is not
+ * sure it still leads), so an acknowledgement also retires the renewals of the session sent before it: they
+ * will not be answered. An acknowledgement without an id (renewal_id 0, a server older than the field) is
+ * matched to the session's oldest unanswered renewal, the earliest it can be for.
  */
 export class KeepAliveStream {
   private readonly entries = new Map<string, Entry>();
@@ -45,6 +62,8 @@ export class KeepAliveStream {
   private backoff = 0;
   private hintsInARow = 0;
   private closed = false;
+  /** The last renewal id sent (ids start at 1: 0 means "not set" on the wire). */
+  private lastRenewalId = 0;
 
   constructor(
     private readonly router: Router,
@@ -56,7 +75,7 @@ export class KeepAliveStream {
   add(session: Renewable): void {
     if (this.closed || this.entries.has(session.id)) return;
     const interval = Math.max(1, Math.floor(session.ttlMs / 3));
-    const entry: Entry = { session, pending: [], timer: setInterval(() => this.renew(entry), interval) };
+    const entry: Entry = { session, pending: new Map(), timer: setInterval(() => this.renew(entry), interval) };
     this.entries.set(session.id, entry);
     if (!this.stream && !this.reconnectTimer) this.open();
   }
@@ -112,7 +131,7 @@ export class KeepAliveStream {
     }
     this.stream = stream;
     this.streamAddress = address;
-    for (const entry of this.entries.values()) entry.pending = [];
+    for (const entry of this.entries.values()) entry.pending.clear();
     stream.on('data', (res: WireKeepAliveResponse) => this.onResponse(stream, res));
     stream.on('error', (err: unknown) => this.onBroken(stream, err));
     stream.on('end', () => this.onBroken(stream, undefined));
@@ -123,11 +142,11 @@ export class KeepAliveStream {
   private renew(entry: Entry): void {
     const s = this.stream;
     if (!s || this.closed) return;
-    const sentAt = monotonicNow();
-    entry.pending.push(sentAt);
-    // A session is lost after one TTL without acknowledgement anyway; never let the queue grow without bound.
-    if (entry.pending.length > 16) entry.pending.shift();
-    s.write({ sessionId: entry.session.id });
+    // Too many unanswered: skip this renewal (see MAX_PENDING). The stall timer is armed, it reopens the stream.
+    if (entry.pending.size >= MAX_PENDING) return;
+    const renewalId = String(++this.lastRenewalId);
+    entry.pending.set(renewalId, monotonicNow());
+    s.write({ sessionId: entry.session.id, renewalId });
     if (!this.stallTimer) this.armStallTimer(this.stallMs);
   }
 
@@ -139,7 +158,10 @@ export class KeepAliveStream {
     this.stallTimer = undefined;
     if (!this.stream) return;
     let oldest = Infinity;
-    for (const entry of this.entries.values()) if (entry.pending.length > 0) oldest = Math.min(oldest, entry.pending[0]!);
+    for (const entry of this.entries.values()) {
+      const first = entry.pending.values().next(); // the oldest unanswered renewal of the session
+      if (!first.done) oldest = Math.min(oldest, first.value);
+    }
     if (oldest === Infinity) return;
     const age = monotonicNow() - oldest;
     if (age >= this.stallMs) {
@@ -165,8 +187,8 @@ export class KeepAliveStream {
       );
       return;
     }
-    const sentAt = entry.pending.shift();
-    if (sentAt === undefined) return; // an answer we did not ask for: its send time is unknown, so it proves nothing
+    const sentAt = takeSendTime(entry.pending, res.renewalId);
+    if (sentAt === undefined) return; // an answer to no renewal we know: its send time is unknown, so it proves nothing
     entry.session.renewed(sentAt, wireToNumber(res.remainingMs));
   }
 
@@ -181,7 +203,7 @@ export class KeepAliveStream {
     this.stream = undefined;
     if (this.stallTimer) clearTimeout(this.stallTimer);
     this.stallTimer = undefined;
-    for (const entry of this.entries.values()) entry.pending = [];
+    for (const entry of this.entries.values()) entry.pending.clear();
     if (old) old.cancel();
     if (this.closed || this.entries.size === 0) return;
     const err = raw === undefined ? undefined : toFenceLockError(raw, 'keepalive stream');
@@ -205,4 +227,26 @@ export class KeepAliveStream {
     }
     this.reconnectTimer = setTimeout(() => this.open(), delay);
   }
+}
+
+/**
+ * The send time of the renewal an acknowledgement answers, removed from `pending` with every renewal sent
+ * before it; undefined when it answers none of them. `renewalId` '0' (or absent): a server older than the
+ * field, matched to the oldest unanswered renewal.
+ */
+function takeSendTime(pending: Map<string, number>, renewalId: string | number | undefined): number | undefined {
+  const id = renewalId === undefined || renewalId === '' ? '0' : String(renewalId);
+  if (id === '0') {
+    const oldest = pending.entries().next();
+    if (oldest.done) return undefined;
+    pending.delete(oldest.value[0]);
+    return oldest.value[1];
+  }
+  const sentAt = pending.get(id);
+  if (sentAt === undefined) return undefined;
+  for (const earlier of pending.keys()) {
+    pending.delete(earlier);
+    if (earlier === id) break;
+  }
+  return sentAt;
 }

@@ -26,11 +26,15 @@ export interface WireOpenSessionResponse {
 }
 export interface WireKeepAliveRequest {
   sessionId: string;
+  /** Unique per renewal on the stream, echoed in the response; '0': not set. */
+  renewalId: string;
 }
 export interface WireKeepAliveResponse {
   sessionId: string;
   alive: boolean;
   remainingMs: string;
+  /** The acknowledged request's renewalId; '0' from a server older than the field. */
+  renewalId: string;
 }
 export interface WireCloseSessionRequest {
   header: WireRequestHeader;

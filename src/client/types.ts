@@ -106,6 +106,13 @@ export interface LockEvent {
 export interface WatchOptions {
   /** Called once when the watch stops for good (a non-retryable error); reconnects are silent. */
   onError?: (err: FenceLockError) => void;
+  /**
+   * Called, without stopping the watch, when the node serving it says events were lost: it replaced its state
+   * by a snapshot from the leader (ABORTED, reason EVENTS_MISSED, naming the log index up to which). The watch
+   * goes on by itself on a new stream; read describe() for the lock's current state. Without this callback
+   * the client logs a warning.
+   */
+  onMissed?: (err: FenceLockError) => void;
 }
 
 export interface WatchHandle {

@@ -3,10 +3,13 @@ import { FenceLockError, toFenceLockError } from './errors';
 import type { Logger } from './logger';
 import { methods, type WireLockEvent } from './proto';
 import { nextBackoff, type Router } from './router';
-import type { LockEvent, LockEventKind, WatchHandle } from './types';
+import type { LockEvent, LockEventKind, WatchHandle, WatchOptions } from './types';
 import { wireToBigInt } from './uint64';
 
-/** Statuses after which a watch gives up instead of reconnecting. */
+/**
+ * Statuses after which a watch gives up instead of reconnecting. Not ABORTED: the node lost events to a
+ * snapshot (reason EVENTS_MISSED); a new stream serves what follows.
+ */
 const FINAL_CODES = new Set(['INVALID_ARGUMENT', 'NOT_FOUND', 'FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED', 'UNIMPLEMENTED', 'PERMISSION_DENIED', 'UNAUTHENTICATED', 'OUT_OF_RANGE']);
 
 export function toLockEvent(ev: WireLockEvent): LockEvent {
@@ -18,6 +21,11 @@ export function toLockEvent(ev: WireLockEvent): LockEvent {
  * A Watch stream that survives node failures: it reconnects (leader hint first, else the next endpoint with
  * backoff) and drops events it has already delivered (by log index). Events that happened while no stream was
  * open may be missed; call describe() after a reconnect if every transition matters.
+ *
+ * A node that installs a snapshot from the leader (a follower that fell behind) cannot send the events of the
+ * entries the snapshot covers: it ends the stream with ABORTED, reason EVENTS_MISSED. The watcher then tells
+ * the application through `onMissed` (or logs a warning without it) and reconnects like after any broken
+ * stream; the watch does not stop, and `onError` stays reserved for the end of the watch.
  */
 export class Watcher implements WatchHandle {
   private call: grpc.ClientReadableStream<WireLockEvent> | undefined;
@@ -32,7 +40,7 @@ export class Watcher implements WatchHandle {
     private readonly router: Router,
     private readonly lock: string,
     private readonly onEvent: (ev: LockEvent) => void,
-    private readonly onError: ((err: FenceLockError) => void) | undefined,
+    private readonly opts: WatchOptions,
     private readonly logger: Logger,
     private readonly onStop: (w: Watcher) => void,
   ) {}
@@ -95,6 +103,10 @@ export class Watcher implements WatchHandle {
       this.fail(err);
       return;
     }
+    if (err?.code === 'ABORTED') {
+      this.missed(err);
+      if (this.cancelled) return; // onMissed may cancel the watch
+    }
     if (err?.leader && err.leader !== this.address && this.hintsInARow <= this.router.knownEndpoints().length && this.router.noteLeader(err.leader)) {
       this.hintsInARow++;
       this.timer = setTimeout(() => this.open(), 0);
@@ -107,11 +119,24 @@ export class Watcher implements WatchHandle {
     this.timer = setTimeout(() => this.open(), this.backoff);
   }
 
+  /** Events were lost to a snapshot on the node: said to the application, and the watch goes on. */
+  private missed(err: FenceLockError): void {
+    if (!this.opts.onMissed) {
+      this.logger.warn({ lock: this.lock }, `fencelock: watch missed events, reconnecting: ${err.message}`);
+      return;
+    }
+    try {
+      this.opts.onMissed(err);
+    } catch (cbErr) {
+      this.logger.error({ err: cbErr }, 'fencelock: watch onMissed callback threw');
+    }
+  }
+
   private fail(err: FenceLockError): void {
     this.cancel();
-    if (this.onError) {
+    if (this.opts.onError) {
       try {
-        this.onError(err);
+        this.opts.onError(err);
       } catch (cbErr) {
         this.logger.error({ err: cbErr }, 'fencelock: watch onError callback threw');
       }

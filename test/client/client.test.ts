@@ -423,6 +423,28 @@ describe('FenceLockClient against a fake cluster', () => {
     expect(events[0]!.sessionId).toBe(s.publicId);
   });
 
+  it('watch: a stream ended ABORTED EVENTS_MISSED (the node installed a snapshot) is reported to onMissed, and the watch goes on', async () => {
+    const { state, nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    const events: LockEvent[] = [];
+    const missed: FenceLockError[] = [];
+    const errors: FenceLockError[] = [];
+    const w = c.watch('m', (ev) => events.push(ev), { onMissed: (err) => missed.push(err), onError: (err) => errors.push(err) });
+    await until(() => state.callsOf('Watch').length === 1);
+    const detail = 'lock events up to log index 42 were not sent: this node replaced its state by a snapshot from the leader';
+    nodes[0]!.breakStreams(failure(grpc.status.ABORTED, detail, { 'fencelock-reason': 'EVENTS_MISSED' }));
+    await until(() => missed.length === 1 && state.callsOf('Watch').length === 2);
+    expect(missed[0]!.code).toBe('ABORTED');
+    expect(missed[0]!.reason).toBe('EVENTS_MISSED');
+    expect(missed[0]!.message).toContain('log index 42');
+    const s = await c.openSession();
+    const l = await s.acquire('m');
+    await until(() => events.length >= 1);
+    expect(events[0]!.token).toBe(l.token);
+    expect(errors).toEqual([]);
+    w.cancel();
+  });
+
   it('close() closes its sessions (freeing their locks) and refuses further calls', async () => {
     const { state, nodes } = await cluster(1);
     const c = new FenceLockClient({ endpoints: [nodes[0]!.address], insecure: true });

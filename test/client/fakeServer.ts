@@ -10,6 +10,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { serviceDefinition, SERVICE_NAMES } from '../../src/client/proto';
 import { publicSessionId } from '../../src/client/publicId';
 import type {
@@ -281,7 +282,18 @@ export interface Fault {
   failure: GrpcFailure;
 }
 
-export type KeepAliveMode = 'answer' | 'silent' | 'dead';
+/** 'hold': renewals are kept in `heldRenewals` and answered only when the test says so, in any order. */
+export type KeepAliveMode = 'answer' | 'silent' | 'dead' | 'hold';
+
+/** A renewal received in 'hold' mode and not answered by itself. */
+export interface HeldRenewal {
+  sessionId: string;
+  renewalId: string;
+  /** performance.now() when the server received it: the server's lease extension starts no earlier. */
+  receivedAt: number;
+  /** Writes the acknowledgement now (again, if called again), echoing `renewalId` instead when given. */
+  answer(renewalId?: string): void;
+}
 
 export interface FakeNodeOptions {
   id: string;
@@ -308,6 +320,9 @@ export class FakeNode {
   role: 'leader' | 'follower';
   leaderHint: () => string | undefined;
   keepAliveMode: KeepAliveMode = 'answer';
+  /** false: acknowledgements carry renewal_id 0, like a server older than the field. */
+  echoRenewalId = true;
+  readonly heldRenewals: HeldRenewal[] = [];
   readonly faults: Fault[] = [];
   address = '';
   private server: grpc.Server | undefined;
@@ -438,14 +453,20 @@ export class FakeNode {
     }
     this.streams.add(stream);
     stream.on('data', (req: WireKeepAliveRequest) => {
+      const receivedAt = performance.now();
       this.record('KeepAliveRenewal', req, stream);
       if (this.keepAliveMode === 'silent') return;
       if (this.keepAliveMode === 'dead') {
         stream.emit('error', toServiceError(failure(grpc.status.UNAVAILABLE, 'keepalive refused')));
         return;
       }
-      const session = this.state.sessions.get(req.sessionId);
-      stream.write({ sessionId: req.sessionId, alive: session !== undefined, remainingMs: String(session?.ttlMs ?? 0) });
+      const answer = (echo = req.renewalId): void => {
+        const session = this.state.sessions.get(req.sessionId);
+        const renewalId = this.echoRenewalId ? echo : '0';
+        stream.write({ sessionId: req.sessionId, alive: session !== undefined, remainingMs: String(session?.ttlMs ?? 0), renewalId });
+      };
+      if (this.keepAliveMode === 'hold') this.heldRenewals.push({ sessionId: req.sessionId, renewalId: req.renewalId, receivedAt, answer });
+      else answer();
     });
     const done = (): void => {
       this.streams.delete(stream);

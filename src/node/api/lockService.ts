@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Command, CommandResult, LockEvent } from '../../state';
 import * as L from '../../state/limits';
-import { ApiError } from './errors';
+import { ApiError, REASON_METADATA_KEY } from './errors';
 import { expectOk, refusalError, toServiceError, unary, type CallScope, type Handler, type NodeContext } from './context';
 import { publicSessionId } from './publicSessionId';
 import * as v from './validate';
@@ -154,9 +154,18 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
           }
         }
       };
+      // A snapshot from the leader replaces this node's state: the entries it covers are never applied here, so
+      // their events are lost to this stream. It ends, saying so, rather than staying open and silent.
+      const onRestored = (): void => {
+        stop();
+        const message = `lock events up to log index ${ctx.machine.lastApplied} were not sent: this node replaced its state by a snapshot from the leader; call Describe to read the lock's current state, and Watch again for what follows`;
+        call.emit('error', toServiceError(logger, 'Lock.Watch', new ApiError(grpc.status.ABORTED, message, { [REASON_METADATA_KEY]: 'EVENTS_MISSED' })));
+      };
       ctx.app.on('applied', onApplied);
+      ctx.app.on('restored', onRestored);
       const stop = (): void => {
         ctx.app.off('applied', onApplied);
+        ctx.app.off('restored', onRestored);
       };
       call.on('cancelled', stop);
       call.on('close', stop);

@@ -16,6 +16,7 @@ interface CloseReq {
 }
 interface KeepAliveReq {
   sessionId?: string;
+  renewalId?: string;
 }
 
 export interface SessionCalls {
@@ -62,7 +63,8 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
         try {
           const answer = keepAlive(req);
           if (answer === 'no-ack') return;
-          call.write({ sessionId: req.sessionId, alive: answer.alive, remainingMs: String(answer.remainingMs) });
+          // The renewal id is echoed: the client credits exactly this renewal's send time.
+          call.write({ sessionId: req.sessionId, alive: answer.alive, remainingMs: String(answer.remainingMs), renewalId: req.renewalId ?? '0' });
         } catch (err) {
           call.emit('error', toServiceError(logger, 'Session.KeepAlive', err));
         }
