@@ -141,7 +141,7 @@ export class FenceLockClient implements SessionHost {
     const sentAt = monotonicNow();
     const res = await this.mutate(methods().open, (header) => ({ header, ttlMs: String(ttl), clientName: name }), { what: 'open session' });
     const granted = wireToNumber(res.ttlMs);
-    const session = new Session(this, res.sessionId, granted > 0 ? granted : ttl, name, sentAt);
+    const session = new Session(this, res.sessionId, granted > 0 ? granted : ttl, name, sentAt, wireToNumber(res.electionTimeoutMs ?? '0'));
     if (this.closing) {
       void session.close().catch(() => undefined);
       throw new FenceLockError('CANCELLED', 'open session: the fencelock client is closed');

@@ -1,6 +1,6 @@
 /** The fencelock client library. */
 export { FenceLockClient, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_TOTAL_TIMEOUT_MS } from './client';
-export { Session, LockHandle, DEFAULT_TTL_MS, DEFAULT_WAIT_TIMEOUT_MS, safetyMarginMs, type AcquireOptions } from './session';
+export { Session, LockHandle, DEFAULT_TTL_MS, DEFAULT_WAIT_TIMEOUT_MS, safetyMarginMs, CLOCK_RATE_BOUND, type AcquireOptions } from './session';
 export {
   FenceLockError,
   isFenceLockError,

@@ -23,6 +23,8 @@ export interface WireOpenSessionRequest {
 export interface WireOpenSessionResponse {
   sessionId: string;
   ttlMs: string;
+  /** '0' from a server older than the field. */
+  electionTimeoutMs?: string;
 }
 export interface WireKeepAliveRequest {
   sessionId: string;

@@ -10,11 +10,21 @@ export const DEFAULT_TTL_MS = 10_000;
 export const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
 
 /**
- * How long before the estimated end of the lease a holder is presumed to have lost it: 10% of the TTL, at
- * least 500 ms, at most half the TTL. It covers clock-rate differences and the time a holder needs to stop.
+ * The clock-rate error assumed on every machine (client and nodes): a monotonic clock gains or loses at most
+ * this fraction of the time it measures. Ordinary oscillators stay within 0.01%; 1% leaves room for VMs.
  */
-export function safetyMarginMs(ttlMs: number): number {
-  return Math.min(Math.max(ttlMs * 0.1, 500), ttlMs / 2);
+export const CLOCK_RATE_BOUND = 0.01;
+
+/**
+ * How long before the estimated end of the lease a holder is presumed to have lost it. It must cover the
+ * clock-rate error between this client and the leaders that time the lease, over the TTL plus two election
+ * timeouts (a new leader adds one election timeout to every deadline, for the acknowledgements a deposed
+ * leader may still give during one): 2 x CLOCK_RATE_BOUND x (ttl + 2 x election timeout). It is at least 10%
+ * of the TTL and 500 ms (time for a holder to stop), and at most half the TTL.
+ */
+export function safetyMarginMs(ttlMs: number, electionTimeoutMs = 0): number {
+  const clockError = 2 * CLOCK_RATE_BOUND * (ttlMs + 2 * electionTimeoutMs);
+  return Math.min(Math.max(ttlMs * 0.1, 500, clockError), ttlMs / 2);
 }
 
 /** What a session needs from the client that opened it (implemented by FenceLockClient). */
@@ -61,6 +71,8 @@ export class Session implements Renewable {
     readonly ttlMs: number,
     readonly name: string,
     openSentAt: number,
+    /** The cluster's election timeout as the server reported it (0: not reported). */
+    readonly electionTimeoutMs = 0,
   ) {
     this.publicId = publicSessionId(id);
     this.leaseEndsAt = openSentAt + ttlMs;
@@ -74,7 +86,7 @@ export class Session implements Renewable {
 
   /** Monotonic time (performance.now) after which holders must presume their locks lost. */
   presumedLostAt(): number {
-    return this.leaseEndsAt - safetyMarginMs(this.ttlMs);
+    return this.leaseEndsAt - safetyMarginMs(this.ttlMs, this.electionTimeoutMs);
   }
 
   /** True once the session is lost or closed, or when no renewal was acknowledged recently enough. */

@@ -26,6 +26,8 @@ export interface ClientEnv {
   /** Sends one call to a node; resolves with its answer or error, or a timeout on the client's clock. */
   send(client: SimClient, node: number, call: NodeCall, timeoutMs: number): Promise<Delivery>;
   recorder: Recorder;
+  /** A node acknowledged a renewal (alive=true), as it answers: the simulation checks the session has not ended. */
+  renewalAcknowledged(sessionId: string, nodeId: string): void;
   /** A node answered alive=false: the simulation checks that the session has really ended. */
   sessionDeclaredGone(client: SimClient, sessionId: string, nodeId: string): void;
   /** The client started believing it holds a lock (a grant arrived): the lease watch checks it at once. */
@@ -45,6 +47,8 @@ interface SimSession {
   /** Client-monotonic time the lease is estimated to end: a renewal's SEND time plus the TTL. */
   leaseEndsAt: number;
   lost: boolean;
+  /** As the server reported it at Open. */
+  electionTimeoutMs: number;
   renewTimer: { id: number } | undefined;
 }
 
@@ -84,7 +88,7 @@ export class SimClient {
     const token = this.held.get(lock);
     const s = this.session;
     if (token === undefined || !s || s.lost) return undefined;
-    return this.mono() < s.leaseEndsAt - safetyMarginMs(s.ttlMs) ? token : undefined;
+    return this.mono() < s.leaseEndsAt - safetyMarginMs(s.ttlMs, s.electionTimeoutMs) ? token : undefined;
   }
 
   heldLocks(): string[] {
@@ -175,7 +179,7 @@ export class SimClient {
     this.finish(o, r, id ? { session: id } : {});
     if (!id) return;
     // The lease cannot have started before the Open was first sent.
-    this.session = { id, ttlMs, leaseEndsAt: sentAt + ttlMs, lost: false, renewTimer: undefined };
+    this.session = { id, ttlMs, leaseEndsAt: sentAt + ttlMs, lost: false, electionTimeoutMs: Number(r.res?.electionTimeoutMs ?? 0), renewTimer: undefined };
     this.held.clear();
     this.env.trace(`${this.name} opened session ${id.slice(0, 8)}`);
     this.scheduleRenewal(this.session);
@@ -201,7 +205,7 @@ export class SimClient {
     const sentAt = this.mono();
     if (sentAt >= s.leaseEndsAt) return this.markLost(s, 'no renewal acknowledged for a whole TTL');
     const stream = this.stream;
-    const d = await this.env.send(this, this.target, (rt) => keepAliveCall(rt, s.id), STALL_MS);
+    const d = await this.env.send(this, this.target, (rt) => keepAliveCall(this.env, rt, s.id), STALL_MS);
     if (s !== this.session || s.lost || stream !== this.stream) return; // an answer on an abandoned stream
     if (d.kind === 'answer') {
       this.streamBackoff = 0;
@@ -318,7 +322,9 @@ export class SimClient {
 }
 
 /** KeepAlive as the stream handler runs it; a renewal the leader does not acknowledge never gets an answer. */
-function keepAliveCall(rt: NodeRuntime, sessionId: string): Promise<unknown> {
+function keepAliveCall(env: ClientEnv, rt: NodeRuntime, sessionId: string): Promise<unknown> {
   const answer = rt.services.session.calls.keepAlive({ sessionId });
-  return answer === 'no-ack' ? new Promise<never>(() => undefined) : Promise.resolve(answer);
+  if (answer === 'no-ack') return new Promise<never>(() => undefined);
+  if (answer.alive) env.renewalAcknowledged(sessionId, rt.context.config.id);
+  return Promise.resolve(answer);
 }

@@ -6,9 +6,11 @@
  */
 import { EventEmitter } from 'node:events';
 import { toFenceLockError } from '../../src/client/errors';
+import { CLOCK_RATE_BOUND } from '../../src/client/session';
 import { ApiError } from '../../src/node/api/errors';
 import type { NodeRuntime, PlantedBugs } from '../../src/node/runtime/nodeRuntime';
-import { Role } from '../../src/raft/types';
+import { decodeMessageBatch, encodeMessageBatch } from '../../src/codec/raftCodec';
+import { MessageType, Role } from '../../src/raft/types';
 import type { Command, CommandResult } from '../../src/state';
 import { crc32 } from '../../src/storage/checksum';
 import { checkHistory, type FinalRead } from '../checker';
@@ -20,8 +22,6 @@ import { SimClient, type ClientEnv, type Delivery, type NodeCall } from './simCl
 import { nodeLogger, simConfig, SimNode } from './simNode';
 import { World } from './world';
 
-/** The clock-rate error every machine is assumed to stay within (README "Guarantees"). */
-export const CLOCK_RATE_BOUND = 0.01;
 
 export const PLANTED_BUGS: Readonly<Record<string, PlantedBugs>> = {
   'wall-clock-leases': { wallClockLeases: true },
@@ -79,6 +79,8 @@ class NodeSimulation implements ClientEnv {
   /** Index -> CRC of the entry every node applied there: the applied logs must agree. */
   private readonly appliedCrc = new Map<number, number>();
   private readonly leaderOfTerm = new Map<number, string>();
+  /** Until when each node's appends are lost (the slow-start fault). */
+  private readonly appsLostFrom = new Map<string, number>();
   /** Per node, how to tell each call open on it that its connection was reset. */
   private readonly openCalls = new Map<SimNode, Set<() => void>>();
   /** Sessions whose end (close or expiry) some node applied. */
@@ -98,13 +100,18 @@ class NodeSimulation implements ClientEnv {
     const bugs = opts.bug === undefined ? undefined : PLANTED_BUGS[opts.bug];
     if (opts.bug !== undefined && !bugs) throw new Error(`unknown bug ${opts.bug}; known: ${Object.keys(PLANTED_BUGS).join(', ')}`);
     const clocks = Prng.derive(opts.seed, 'clocks');
-    const rate = (): number => 1 + (clocks.next() * 2 - 1) * CLOCK_RATE_BOUND;
+    // Within the documented bound; a third of the machines sit at its very edge.
+    const rate = (): number => 1 + (clocks.chance(0.3) ? (clocks.chance(0.5) ? 1 : -1) : clocks.next() * 2 - 1) * CLOCK_RATE_BOUND;
+    // Small snapshot intervals, so that lagging followers are sent snapshots; in a third of the runs tiny
+    // ones (every entry or so), so that a snapshot often arrives while a follower still appends.
+    const snap = Prng.derive(opts.seed, 'snap');
+    const snapshotEvery = snap.chance(1 / 3) ? 1 + snap.int(3) : 3 + snap.int(30);
     const slowDisk = clocks.chance(0.5) ? clocks.pick(this.nodeIds) : undefined;
     for (const id of this.nodeIds) {
       const actor = this.world.actor(id, rate(), clocks.next() * 1e6, 1.7e12 + clocks.next() * 1e9);
       const disk = Prng.derive(opts.seed, `disk-${id}`);
       const logLine = opts.trace ? (text: string): void => this.trace(`${id} ${text}`) : undefined;
-      const node = new SimNode(id, actor, simConfig(id, this.nodeIds, 3 + Prng.derive(opts.seed, 'snap').int(30)), Prng.derive(opts.seed, `random-${id}`),
+      const node = new SimNode(id, actor, simConfig(id, this.nodeIds, snapshotEvery), Prng.derive(opts.seed, `random-${id}`),
         // Most fsyncs take a few ms, one in ten is slow, and in some runs one node's disk is always slow (a
         // follower that lags behind the commit index, and so is sent snapshots while it still appends).
         slowDisk === id ? () => 5 + disk.next() * 40 : () => (disk.chance(0.1) ? 10 + disk.next() * 30 : 0.2 + disk.next() * 4), (from, to, batch) => this.carry(from, to, batch), nodeLogger(id, logLine), bugs);
@@ -131,6 +138,11 @@ class NodeSimulation implements ClientEnv {
   private carry(from: string, to: string, batch: Uint8Array): void {
     const target = this.nodes.find((n) => n.id === to);
     if (!target) return;
+    if ((this.appsLostFrom.get(from) ?? 0) > this.world.now) {
+      const kept = decodeMessageBatch(batch).filter((m) => m.type !== MessageType.App);
+      if (kept.length === 0) return;
+      batch = encodeMessageBatch(kept);
+    }
     for (const d of this.net.delays(from, to, true)) this.world.at(this.world.now + d, target.actor, () => target.transport?.deliver(from, batch));
   }
 
@@ -178,7 +190,9 @@ class NodeSimulation implements ClientEnv {
         }
         pending.then(
           (res) => {
-            if (node.actor.incarnation === incarnation) done({ kind: 'answer', res: res as Record<string, unknown> });
+            if (node.actor.incarnation !== incarnation) return;
+            done({ kind: 'answer', res: res as Record<string, unknown> });
+            if ((res as { sessionId?: unknown }).sessionId !== undefined) this.maybeCrashAfterOpen(node);
           },
           (err: unknown) => {
             if (node.actor.incarnation !== incarnation) return;
@@ -239,6 +253,13 @@ class NodeSimulation implements ClientEnv {
     runtime.driver.on('role', (role: Role, leader: string, term: number) => {
       this.trace(`${node.id} is ${role} (leader ${leader || '-'}, term ${term})`);
       if (role !== Role.Leader) return;
+      if (this.world.now < this.faultyMs && this.faults.chance(this.profile.drop * 4)) {
+        // A slow start of term: the new leader's appends are lost for a while, its heartbeats are not, so it
+        // is in contact with a quorum well before its first entry commits.
+        const ms = 50 + this.faults.int(300);
+        this.appsLostFrom.set(node.id, this.world.now + ms);
+        this.trace(`FAULT ${node.id}'s appends are lost for ${ms} ms after its election`);
+      }
       if (this.world.now < this.faultyMs && this.faults.chance(this.profile.stallNode)) {
         // A pause at the worst moment: right after winning, before the new term's first entry is applied.
         const ms = 50 + this.faults.int(1_500);
@@ -270,6 +291,12 @@ class NodeSimulation implements ClientEnv {
     }
   }
 
+  renewalAcknowledged(sessionId: string, nodeId: string): void {
+    // The cluster applied this session's end: whoever acknowledges a renewal now answers from a state that
+    // is not the cluster's (a deposed leader that does not know it, or a leader that has not caught up).
+    if (this.endedSessions.has(sessionId)) this.fail(`keepalive: ${nodeId} acknowledged a renewal of session ${sessionId.slice(0, 8)} after its end was applied`);
+  }
+
   sessionDeclaredGone(client: SimClient, sessionId: string, nodeId: string): void {
     this.trace(`${nodeId} told ${client.name} that session ${sessionId.slice(0, 8)} is gone`);
     // The Open was answered, so its entry was applied; only an applied end makes the session gone.
@@ -298,7 +325,17 @@ class NodeSimulation implements ClientEnv {
       const rest = [...this.nodeIds.filter((id) => !minority.includes(id)), ...this.clients.map((c) => c.name).filter((c) => !clientsWith.includes(c))];
       this.net.partition([[...minority, ...clientsWith], rest]);
       this.stats.partitions++;
-      const healIn = 300 + f.int(4_000);
+      let healIn = 300 + f.int(4_000);
+      const leader = this.nodes.find((n) => n.runtime?.driver.isLeader() && minority.includes(n.id));
+      if (leader && clientsWith.length > 0 && f.chance(p.stallNode * 5)) {
+        // The cut-off leader also pauses (a GC pause, a VM freeze): when it resumes, the renewals its
+        // clients sent meanwhile are waiting for it, and a new leader on the other side expires them.
+        const ms = 800 + f.int(1_200);
+        leader.actor.stalledUntil = Math.max(leader.actor.stalledUntil, now + ms);
+        healIn = Math.max(healIn, ms + 2 * this.ttlMs);
+        this.stats.stalls++;
+        this.trace(`FAULT ${leader.id} (cut off with ${clientsWith.join(',')}, leading) stalls for ${ms} ms`);
+      }
       this.trace(`FAULT partition [${minority.join(',')} + ${clientsWith.join(',')}] | rest, for ${healIn} ms`);
       this.world.at(now + healIn, this.sim, () => {
         this.net.heal();
@@ -307,16 +344,7 @@ class NodeSimulation implements ClientEnv {
     }
     if (f.chance(p.crash)) {
       const node = this.pickNode(f);
-      if (node.up) {
-        const lost = node.crash(f.int(3));
-        const resets = [...this.openCalls.get(node)!];
-        this.openCalls.get(node)!.clear();
-        for (const reset of resets) reset();
-        this.stats.crashes++;
-        const back = 100 + f.int(3_000);
-        this.trace(`FAULT ${node.id} crashed (${lost} un-synced batches lost), restarts in ${back} ms`);
-        this.world.at(now + back, this.sim, () => this.startNode(node));
-      }
+      if (node.up) this.crash(node, f.int(3), 'at random');
     }
     if (f.chance(p.stallNode)) {
       const node = this.pickNode(f);
@@ -340,6 +368,29 @@ class NodeSimulation implements ClientEnv {
       this.trace(`FAULT ${node.id} wall clock steps ${step > 0 ? '+' : ''}${step} ms`);
     }
     this.net.faults = { drop: p.drop, duplicate: p.duplicate, minDelayMs: 0.2, maxDelayMs: p.maxDelayMs };
+  }
+
+  /**
+   * The worst moment for a leader to die: it has just answered an Open, and its followers may not know yet
+   * that the entry committed. Their new leader must not answer for that session before it applied it.
+   */
+  private maybeCrashAfterOpen(node: SimNode): void {
+    if (this.world.now >= this.faultyMs || !this.faults.chance(this.profile.crash * 3)) return;
+    this.world.at(this.world.now, this.sim, () => {
+      if (!node.up) return;
+      this.crash(node, this.faults.int(3), 'right after answering an Open');
+    });
+  }
+
+  private crash(node: SimNode, keep: number, why: string): void {
+    const lost = node.crash(keep);
+    const resets = [...this.openCalls.get(node)!];
+    this.openCalls.get(node)!.clear();
+    for (const reset of resets) reset();
+    this.stats.crashes++;
+    const back = 100 + this.faults.int(3_000);
+    this.trace(`FAULT ${node.id} crashed ${why} (${lost} un-synced batches lost), restarts in ${back} ms`);
+    this.world.at(this.world.now + back, this.sim, () => this.startNode(node));
   }
 
   /** A node for a fault: the leader more often than not, since faults there are the ones that matter most. */

@@ -40,7 +40,7 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
     const { result } = await ctx.proposeOrRecall({ type: 'OpenSession', ...id, now: ctx.now(), sessionId, ttlMs, clientName });
     const ok = expectOk(result);
     if (ok.status !== 'session_opened') throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
-    return { sessionId: ok.sessionId, ttlMs: String(ok.ttlMs) };
+    return { sessionId: ok.sessionId, ttlMs: String(ok.ttlMs), electionTimeoutMs: String(ctx.driver.electionTimeoutMs()) };
   };
   const close = async (req: CloseReq): Promise<object> => {
     const id = v.header(req.header);

@@ -1,0 +1,100 @@
+/**
+ * A small cluster of real NodeRuntimes on virtual time for scripted regression tests: the simulator's
+ * World, nodes and disks, with a perfect network (1 ms) unless a test cuts it, and no random faults.
+ */
+import type { PlantedBugs, NodeRuntime } from '../../src/node/runtime/nodeRuntime';
+import { decodeMessageBatch, encodeMessageBatch } from '../../src/codec/raftCodec';
+import type { Message } from '../../src/raft/types';
+import { Prng } from '../sim/prng';
+import { Network } from './network';
+import { nodeLogger, simConfig, SimNode } from './simNode';
+import { World } from './world';
+
+export class ScriptedCluster {
+  readonly world = new World();
+  readonly nodes: SimNode[] = [];
+  readonly net = new Network(new Prng(1));
+
+  constructor(size: number, bugs?: PlantedBugs, opts: { snapshotEveryEntries?: number; wallOffset?: number; fsyncMs?: (id: string) => number } = {}) {
+    this.net.faults = { drop: 0, duplicate: 0, minDelayMs: 1, maxDelayMs: 1 };
+    const ids = Array.from({ length: size }, (_, i) => `n${i + 1}`);
+    for (const id of ids) {
+      const actor = this.world.actor(id, 1, 0, opts.wallOffset ?? 1.7e12);
+      const node: SimNode = new SimNode(id, actor, simConfig(id, ids, opts.snapshotEveryEntries ?? 10_000), Prng.derive(7, id), () => opts.fsyncMs?.(id) ?? 1,
+        (from, to, batch) => this.carry(from, to, batch), nodeLogger(id, undefined), bugs);
+      this.nodes.push(node);
+    }
+    for (const n of this.nodes) this.start(n);
+  }
+
+  start(node: SimNode): void {
+    void node.start(() => undefined);
+  }
+
+  /** Drops the peer messages it returns false for (a test's way to lose one kind of message). */
+  keep: (m: Message) => boolean = () => true;
+
+  private carry(from: string, to: string, batch: Uint8Array): void {
+    const target = this.nodes.find((n) => n.id === to)!;
+    const messages = decodeMessageBatch(batch).filter((m) => this.keep(m));
+    if (messages.length === 0) return;
+    const kept = encodeMessageBatch(messages);
+    for (const d of this.net.delays(from, to, false)) this.world.at(this.world.now + d, target.actor, () => target.transport?.deliver(from, kept));
+  }
+
+  runtime(id: string): NodeRuntime {
+    const rt = this.nodes.find((n) => n.id === id)?.runtime;
+    if (!rt) throw new Error(`${id} is not running`);
+    return rt;
+  }
+
+  leader(): SimNode | undefined {
+    return this.nodes.find((n) => n.runtime?.driver.hasAppliedOwnTerm());
+  }
+
+  /** Runs events (and the promise jobs each starts) until `until` (real ms) or until `done()` holds. */
+  async run(ms: number, done: () => boolean = () => false): Promise<void> {
+    const until = this.world.now + ms;
+    for (;;) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (done()) return;
+      const ev = this.world.popNext(until);
+      if (!ev) {
+        this.world.now = Math.max(this.world.now, until);
+        return;
+      }
+      ev.run();
+    }
+  }
+
+  /** Runs until a leader has applied an entry of its term; returns it. */
+  async elect(): Promise<SimNode> {
+    await this.run(10_000, () => this.leader() !== undefined);
+    const leader = this.leader();
+    if (!leader) throw new Error('no leader within 10 s');
+    return leader;
+  }
+
+  /** Calls a handler on a node at once (as if the request just arrived) and runs the cluster until it answers. */
+  async call<T>(id: string, fn: (rt: NodeRuntime) => Promise<T>, maxMs = 5_000): Promise<T> {
+    let result: { ok: true; value: T } | { ok: false; err: unknown } | undefined;
+    fn(this.runtime(id)).then(
+      (value) => (result = { ok: true, value }),
+      (err: unknown) => (result = { ok: false, err }),
+    );
+    await this.run(maxMs, () => result !== undefined);
+    if (!result) throw new Error(`no answer from ${id} within ${maxMs} ms`);
+    if (!result.ok) throw result.err;
+    return result.value;
+  }
+
+  stop(): void {
+    for (const n of this.nodes) n.runtime?.duties.stop();
+  }
+}
+
+let requests = 0;
+/** A request header no other test uses. */
+export function header(): { clientId: string; requestId: string } {
+  return { clientId: 'scripted', requestId: String(++requests) };
+}
