@@ -44,7 +44,7 @@ const V_STRINGS = 4;
 const R_JSON = 0;
 const R_BINARY = 1;
 
-/** Size of the writer's chunks; a larger item gets a chunk of its own size. */
+/** Largest size of the writer's chunks; a larger item gets a chunk of its own size. */
 const WRITER_CHUNK = 1 << 20;
 
 export class Writer {
@@ -67,7 +67,8 @@ export class Writer {
       this.done.push(this.buf.subarray(0, this.pos));
       this.doneBytes += this.pos;
     }
-    this.buf = new Uint8Array(Math.max(WRITER_CHUNK, n));
+    // Chunks double up to WRITER_CHUNK: a small state is not written into a 1 MiB buffer.
+    this.buf = new Uint8Array(Math.max(n, Math.min(WRITER_CHUNK, 2 * (this.doneBytes + this.buf.length))));
     this.pos = 0;
   }
 

@@ -4,10 +4,12 @@
  *   npm run sim -- --seeds 10000        run seeds 1..10000 (--from A: A..A+N-1)
  *   npm run sim -- --seed 42            replay one seed exactly, printing its timeline
  *   options: --nodes 3|5  --profile NAME  --bug NAME  --clients N  --ms FAULTY_MS  --quiet  --stop-on-failure
+ *            --workers N (split the seeds over N processes)
  *
  * Prints every failure with its seed and what broke, a summary, and the time a seed takes; exits 1 when any
  * seed fails.
  */
+import { spawn } from 'node:child_process';
 import { NODE_SIM_PROFILES } from './profiles';
 import { PLANTED_BUGS, runNodeSeed, type NodeSimOptions, type NodeSimResult } from './simulation';
 
@@ -22,15 +24,16 @@ interface Args {
   faultyMs?: number;
   quiet: boolean;
   stopOnFailure: boolean;
+  workers: number;
 }
 
 const USAGE = `usage: npm run sim -- [--seeds N] [--from A] [--seed N] [--nodes 3|5] [--clients N] [--profile NAME]
-                      [--bug NAME] [--ms FAULTY_MS] [--quiet] [--stop-on-failure]
+                      [--bug NAME] [--ms FAULTY_MS] [--quiet] [--stop-on-failure] [--workers N]
 profiles: ${NODE_SIM_PROFILES.map((p) => p.name).join(', ')}
 bugs:     ${Object.keys(PLANTED_BUGS).join(', ')}`;
 
 function parse(argv: string[]): Args {
-  const args: Args = { seeds: 100, from: 1, quiet: false, stopOnFailure: false };
+  const args: Args = { seeds: 100, from: 1, quiet: false, stopOnFailure: false, workers: 1 };
   const int = (flag: string, v: string | undefined): number => {
     const n = Number(v);
     if (v === undefined || !Number.isSafeInteger(n)) throw new Error(`${flag} needs an integer, got ${String(v)}`);
@@ -47,6 +50,7 @@ function parse(argv: string[]): Args {
     else if (flag === '--ms') args.faultyMs = int(flag, value());
     else if (flag === '--profile') args.profile = value();
     else if (flag === '--bug') args.bug = value();
+    else if (flag === '--workers') args.workers = int(flag, value());
     else if (flag === '--quiet') args.quiet = true;
     else if (flag === '--stop-on-failure') args.stopOnFailure = true;
     else throw new Error(`unknown option ${flag}\n${USAGE}`);
@@ -68,6 +72,7 @@ async function main(): Promise<number> {
     console.log(r.ok ? 'ok' : `FAILED: ${r.violation}`);
     return r.ok ? 0 : 1;
   }
+  if (args.workers > 1) return runInWorkers(args);
   const started = performance.now();
   const failures: NodeSimResult[] = [];
   for (let seed = args.from; seed < args.from + args.seeds; seed++) {
@@ -83,6 +88,26 @@ async function main(): Promise<number> {
   const ms = performance.now() - started;
   console.log(`${args.seeds} seeds from ${args.from}: ${failures.length} failed; ${(ms / 1000).toFixed(1)} s, ${(ms / args.seeds).toFixed(0)} ms a seed`);
   return failures.length > 0 ? 1 : 0;
+}
+
+/** Splits the seeds into one contiguous range per child process; each prints its own failures and summary. */
+async function runInWorkers(args: Args): Promise<number> {
+  const started = performance.now();
+  const per = Math.ceil(args.seeds / args.workers);
+  const passThrough = process.argv.slice(2).filter((a, i, all) => !['--workers', '--from', '--seeds'].includes(a) && !['--workers', '--from', '--seeds'].includes(all[i - 1] ?? ''));
+  const codes = await Promise.all(
+    Array.from({ length: args.workers }, (_, w) => {
+      const from = args.from + w * per;
+      const seeds = Math.min(per, args.from + args.seeds - from);
+      if (seeds <= 0) return Promise.resolve(0);
+      const child = spawn(process.execPath, [__filename, ...passThrough, '--from', String(from), '--seeds', String(seeds)], { stdio: 'inherit' });
+      return new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
+    }),
+  );
+  const ms = performance.now() - started;
+  const failed = codes.some((c) => c !== 0);
+  console.log(`${args.seeds} seeds from ${args.from} in ${args.workers} processes: ${failed ? 'FAILURES above' : 'all passed'}; ${(ms / 1000).toFixed(1)} s`);
+  return failed ? 1 : 0;
 }
 
 main().then(

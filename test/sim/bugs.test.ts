@@ -3,7 +3,7 @@
 // tried twice: with every check, and with only the classic Raft properties (Election Safety, Log Matching,
 // Leader Completeness, State Machine Safety, Vote Safety...), i.e. without the direct durability checks,
 // which shows that the damage is real and not only a broken rule. The first catching seed is printed;
-// replay it with `npm run sim -- --seed N --ticks 1000 --bug <flag>` (add --no-durability-checks).
+// replay it with `npm run sim:raft -- --seed N --ticks 1000 --bug <flag>` (add --no-durability-checks).
 import { describe, expect, it } from 'vitest';
 import type { TestOnlyBugs } from '../../src/raft/types';
 import { rawNodeFactory } from './rawNodeFactory';

@@ -1,8 +1,8 @@
 /**
  * The simulator's command line (compiled to dist/test/sim/cli.js):
  *
- *   npm run sim -- --seeds 10000            run seeds 1..10000 (or --from A --seeds N: A..A+N-1)
- *   npm run sim -- --seed 42                replay one seed verbosely (every event is printed)
+ *   npm run sim:raft -- --seeds 10000            run seeds 1..10000 (or --from A --seeds N: A..A+N-1)
+ *   npm run sim:raft -- --seed 42                replay one seed verbosely (every event is printed)
  *   options: --nodes 3|5  --profile <name>  --bug <flagName> (repeatable)  --ticks <safety ticks>
  *            --no-durability-checks  --quiet (no per-event trace for --seed)  --stop-on-failure
  *
@@ -29,7 +29,7 @@ interface CliArgs {
   stopOnFailure: boolean;
 }
 
-const USAGE = `usage: npm run sim -- [--seeds N] [--from A] [--seed N] [--nodes 3|5] [--profile NAME]
+const USAGE = `usage: npm run sim:raft -- [--seeds N] [--from A] [--seed N] [--nodes 3|5] [--profile NAME]
                       [--bug FLAG]... [--ticks T] [--no-durability-checks] [--quiet] [--stop-on-failure]
 profiles: ${PROFILES.map((p) => p.name).join(', ')}
 bugs:     ${BUG_FLAGS.join(', ')}`;
@@ -161,7 +161,7 @@ function main(): number {
     for (const [k, seeds] of byInvariant) {
       console.log(`  ${k}: seeds ${seeds.slice(0, 20).join(', ')}${seeds.length > 20 ? ', ...' : ''}`);
     }
-    console.log(`replay one with: npm run sim -- --seed ${failures[0]!.seed}${replayFlags(args)}`);
+    console.log(`replay one with: npm run sim:raft -- --seed ${failures[0]!.seed}${replayFlags(args)}`);
   }
   return failures.length > 0 ? 1 : 0;
 }

@@ -1,5 +1,5 @@
 // Named regression seeds: every bug the simulator found, and the seeds that first caught each
-// deliberately broken core. Replay any of them with `npm run sim -- --seed N --ticks T [--bug FLAG]`.
+// deliberately broken core. Replay any of them with `npm run sim:raft -- --seed N --ticks T [--bug FLAG]`.
 //
 // Seeds pin trajectories, and trajectories depend on the core's exact behaviour: a legitimate change in
 // src/raft (say, one more message per election) can move a bug-variant catch to another seed. If a

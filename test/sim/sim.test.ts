@@ -1,6 +1,6 @@
 // The seeded whole-cluster simulation in CI: seeds 1..400 (odd seeds 3 nodes, even seeds 5, cycling
 // through every fault profile), each a safety phase of 1000 ticks under faults followed by the liveness
-// phase. A failure names its seed; replay it verbosely with `npm run sim -- --seed N`.
+// phase. A failure names its seed; replay it verbosely with `npm run sim:raft -- --seed N`.
 // SIM_SEEDS / SIM_TICKS scale the run up (e.g. nightly) without editing the file.
 import { describe, expect, it } from 'vitest';
 import { PROFILES } from './profiles';
@@ -30,7 +30,7 @@ describe(`simulation: seeds 1..${SEEDS}, 3 and 5 nodes, ${PROFILES.length} fault
           const v = r.violation!;
           failures.push(
             `seed ${seed} (${r.nodes} nodes, ${r.profile}): ${v.invariant} at tick ${v.tick}: ${v.detail}\n` +
-              `    replay: npm run sim -- --seed ${seed}${TICKS === DEFAULT_SAFETY_TICKS ? '' : ` --ticks ${TICKS}`}`,
+              `    replay: npm run sim:raft -- --seed ${seed}${TICKS === DEFAULT_SAFETY_TICKS ? '' : ` --ticks ${TICKS}`}`,
           );
         }
       }
