@@ -118,3 +118,16 @@ describe('keepalive acknowledgements', () => {
     await until(() => s.presumedLostAt() > before, 'the estimate to move');
   });
 });
+
+describe('the safety margin (README guarantee 7)', () => {
+  it('is 10% of the TTL, at least 500 ms, at most half the TTL, and covers the clock-rate bound over TTL + 2 election timeouts', () => {
+    expect(safetyMarginMs(3_000)).toBe(500);
+    expect(safetyMarginMs(10_000, 500)).toBe(1_000);
+    expect(safetyMarginMs(300_000, 500)).toBe(30_000);
+    // Election timeout 20 s: 2 x 1% x (30 s + 40 s) = 1.4 s, below 10% of the TTL.
+    expect(safetyMarginMs(30_000, 20_000)).toBeCloseTo(3_000);
+    // Election timeout 100 s: 2 x 1% x (10 s + 200 s) = 4.2 s, above 10% of the TTL; capped at half the TTL.
+    expect(safetyMarginMs(10_000, 100_000)).toBeCloseTo(4_200);
+    expect(safetyMarginMs(3_000, 100_000)).toBe(1_500);
+  });
+});
