@@ -240,7 +240,8 @@ class NodeSimulation implements ClientEnv {
           this.endedSessions.add(e.sessionId);
         }
       }
-      if (command.type === 'Write' && outcome.result.status === 'written') {
+      // A retry answered from the dedup table (duplicate) applied nothing: its old token is no new write.
+      if (command.type === 'Write' && outcome.result.status === 'written' && !outcome.duplicate) {
         for (const op of command.ops) {
           const w = watermark.get(op.key) ?? 0;
           if (command.token < w) this.fail(`fencing: ${node.id} accepted a write of ${op.key} with token ${command.token} below its watermark ${w}`);
