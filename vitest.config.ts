@@ -6,7 +6,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/{raft,sim,nodesim,state,storage,transport,checker,client,node,certs}/**/*.test.ts'],
+          include: ['test/{raft,support,nodesim,state,storage,transport,checker,client,node,certs}/**/*.test.ts'],
           testTimeout: 120_000,
         },
       },

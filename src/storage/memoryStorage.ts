@@ -16,7 +16,7 @@
  * change what is stored. Stored objects are never mutated, so the durable and volatile views share them.
  * close() is a no-op: the "disk" outlives the node instance that used it (restart = crash() + loadSync()).
  */
-import type { Entry, PersistedState, Snapshot } from '../raft/types';
+import type { Entry, HardState, PersistedState, Snapshot } from '../raft/types';
 import {
   checkEntries,
   checkHardState,
@@ -64,6 +64,51 @@ function apply(d: DiskState, plan: Plan<Entry>): void {
   d.log = plan.next;
 }
 
+/** A read-only view of a stored log: an optional snapshot (index, term), then contiguous entries. */
+export interface LogView {
+  readonly hardState: HardState;
+  readonly snapshotIndex: number;
+  readonly snapshotTerm: number;
+  readonly lastIndex: number;
+  /** Term at i for snapshotIndex <= i <= lastIndex (0 at index 0), undefined elsewhere. */
+  term(i: number): number | undefined;
+  /** The stored entry at i for snapshotIndex < i <= lastIndex. */
+  entry(i: number): Entry | undefined;
+}
+
+/** Reads whichever state `current` returns at the time of the read (crash() replaces the objects). */
+class DiskView implements LogView {
+  constructor(private readonly current: () => DiskState) {}
+
+  get hardState(): HardState {
+    return this.current().log.hardState;
+  }
+
+  get snapshotIndex(): number {
+    return this.current().log.snapIndex;
+  }
+
+  get snapshotTerm(): number {
+    return this.current().log.snapTerm;
+  }
+
+  get lastIndex(): number {
+    return this.current().log.lastIndex;
+  }
+
+  term(i: number): number | undefined {
+    const { log } = this.current();
+    if (i === log.snapIndex) return log.snapTerm;
+    return this.entry(i)?.term;
+  }
+
+  entry(i: number): Entry | undefined {
+    const d = this.current();
+    if (i <= d.log.snapIndex || i > d.log.lastIndex) return undefined;
+    return d.entries[i - d.log.snapIndex - 1];
+  }
+}
+
 export class MemoryStorage implements RaftStorage {
   private durable: DiskState = emptyDisk();
   private volatile: DiskState = emptyDisk();
@@ -96,6 +141,11 @@ export class MemoryStorage implements RaftStorage {
     this.pending = [];
     this.volatile = cloneDisk(this.durable);
     this.stats.crashes++;
+  }
+
+  /** What the process sees now ('written'), or what a crash would leave ('durable'); live, not a copy. */
+  view(which: 'written' | 'durable'): LogView {
+    return new DiskView(() => (which === 'written' ? this.volatile : this.durable));
   }
 
   /** Number of written but not yet synced batches. */

@@ -13,7 +13,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { NodeStatus } from '../../src/client';
 import { runScenario, stopActiveClusters, writeScenarioReports, type Scenario } from './scenarioKit';
-import { mulberry32 } from '../sim/prng';
+import { mulberry32 } from '../support/prng';
 
 const SCENARIO_TIMEOUT_MS = 150_000;
 

@@ -22,7 +22,7 @@ import { FenceLockClient, silentLogger, type Logger, type Session } from '../../
 import type { FenceLockClientOptions } from '../../src/client';
 import type { FinalRead, History, KeyWrite } from '../checker/history';
 import { Recorder } from './recorder';
-import { mulberry32 } from '../sim/prng';
+import { mulberry32 } from '../support/prng';
 
 export interface WorkloadOptions {
   /** host:port of the cluster's nodes. */

@@ -5,7 +5,7 @@
 // re-entrant acquire, blocking and try acquires, multi-key writes and deletes. Deterministic per seed.
 import { LockStateMachine, type Command, type LockEvent, type Result } from '../../src/state';
 import type { FinalRead, KeyWrite, OpError, Operation, OpKind, OpArgs, OpResult } from './history';
-import { mulberry32 } from '../sim/prng';
+import { mulberry32 } from '../support/prng';
 
 export interface SimOptions {
   seed: number;

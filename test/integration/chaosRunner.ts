@@ -71,7 +71,7 @@ import { runClock, type WorkerConfig } from './clientWorker';
 import type { FaultProxy } from './faultProxy';
 import { LocalCluster, PROJECT_ROOT } from './harness';
 import { header, rawClient, type RawNodeClient } from './rawClient';
-import { mulberry32 } from '../sim/prng';
+import { mulberry32 } from '../support/prng';
 
 export const WORKER_MAIN = path.join(PROJECT_ROOT, 'dist/test/integration/clientWorker.js');
 const CHECKER_MAIN = path.join(PROJECT_ROOT, 'dist/test/checker/index.js');

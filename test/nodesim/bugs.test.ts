@@ -1,5 +1,5 @@
-// The defects of issue 11, planted again one at a time (`--bug NAME`): the first seed that catches each,
-// searching from seed 1, and the same seed passing without it. If a legitimate change moves a trajectory so
+// The defects of issue 11 and three broken Raft rules, planted again one at a time (`--bug NAME`): the first
+// seed that catches each, searching from seed 1, and the same seed passing without it. If a legitimate change moves a trajectory so
 // that a pinned seed no longer catches its bug, `npm run sim -- --seeds 400 --bug NAME --stop-on-failure`
 // finds the new first seed to pin here.
 import { describe, expect, it } from 'vitest';
@@ -10,6 +10,11 @@ const CAUGHT: Array<{ bug: string; seed: number; by: RegExp }> = [
   { bug: 'renew-before-applied', seed: 19, by: /^keepalive: .* answered alive=false for session .* which no node has ended/ },
   { bug: 'deposed-leader-acks', seed: 22, by: /^keepalive: .* acknowledged a renewal of session .* after its end was applied/ },
   { bug: 'compact-during-pending-snapshot', seed: 44, by: /stopped on its own: refusing to persist: cannot compact/ },
+  // Broken Raft rules, caught by the Raft checker (raftInvariants.ts).
+  { bug: 'ack-before-sync', seed: 1, by: /^raft: DurableBeforeAck: .* granted its vote .* while its durable hard state is/ },
+  { bug: 'vote-without-log-check', seed: 4, by: /^raft: LeaderCompleteness: / },
+  // Figure 8 of the Raft paper, on a seed of the figure8 profile (every eighth pair of seeds runs it).
+  { bug: 'commit-previous-term-by-counting', seed: 127, by: /^raft: (LeaderCompleteness|StateMachineSafety): / },
 ];
 
 describe('the whole-node simulator catches each planted defect', () => {

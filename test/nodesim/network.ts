@@ -1,4 +1,4 @@
-import type { Prng } from '../sim/prng';
+import type { Prng } from '../support/prng';
 
 /** Link behaviour between any two actors (nodes and clients), chosen by the fault schedule. */
 export interface LinkFaults {

@@ -5,8 +5,10 @@
 import type { PlantedBugs, NodeRuntime } from '../../src/node/runtime/nodeRuntime';
 import { decodeMessageBatch, encodeMessageBatch } from '../../src/codec/raftCodec';
 import type { Message } from '../../src/raft/types';
-import { Prng } from '../sim/prng';
+import { Prng } from '../support/prng';
 import { Network } from './network';
+import { Checker } from './raftInvariants';
+import { observerFactory } from './raftObserver';
 import { nodeLogger, simConfig, SimNode } from './simNode';
 import { World } from './world';
 
@@ -14,6 +16,9 @@ export class ScriptedCluster {
   readonly world = new World();
   readonly nodes: SimNode[] = [];
   readonly net = new Network(new Prng(1));
+  /** The simulator's Raft checker watches scripted runs too; run() throws its first violation. */
+  private readonly checker: Checker;
+  private raftViolation: Error | undefined;
 
   constructor(size: number, bugs?: PlantedBugs, opts: { snapshotEveryEntries?: number; wallOffset?: number; fsyncMs?: (id: string) => number } = {}) {
     this.net.faults = { drop: 0, duplicate: 0, minDelayMs: 1, maxDelayMs: 1 };
@@ -21,14 +26,15 @@ export class ScriptedCluster {
     for (const id of ids) {
       const actor = this.world.actor(id, 1, 0, opts.wallOffset ?? 1.7e12);
       const node: SimNode = new SimNode(id, actor, simConfig(id, ids, opts.snapshotEveryEntries ?? 10_000), Prng.derive(7, id), () => opts.fsyncMs?.(id) ?? 1,
-        (from, to, batch) => this.carry(from, to, batch), nodeLogger(id, undefined), bugs);
+        (from, to, batch) => this.carry(from, to, batch), nodeLogger(id, undefined), { plantedBugs: bugs });
       this.nodes.push(node);
     }
+    this.checker = new Checker(ids, (id) => this.nodes.find((n) => n.id === id)!.disk.storage.view('durable'));
     for (const n of this.nodes) this.start(n);
   }
 
   start(node: SimNode): void {
-    void node.start(() => undefined);
+    void node.start(() => undefined, observerFactory(this.checker, node, (v) => (this.raftViolation ??= v)));
   }
 
   /** Drops the peer messages it returns false for (a test's way to lose one kind of message). */
@@ -64,6 +70,9 @@ export class ScriptedCluster {
         return;
       }
       ev.run();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      this.nodes.find((n) => n.actor === ev.actor)?.observer?.observe();
+      if (this.raftViolation) throw this.raftViolation;
     }
   }
 

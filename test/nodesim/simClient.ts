@@ -12,7 +12,7 @@ import { nextBackoff } from '../../src/client/router';
 import { safetyMarginMs } from '../../src/client/session';
 import type { Operation, OpKind } from '../checker/history';
 import type { Recorder } from '../chaos/recorder';
-import type { Prng } from '../sim/prng';
+import type { Prng } from '../support/prng';
 import type { Actor } from './world';
 
 /** A call as a node runs it: the real handler of the runtime's services. */

@@ -11,8 +11,8 @@ import type { Actor } from './world';
 export class SimDisk {
   readonly storage = new MemoryStorage();
 
-  /** The RaftStorage a new incarnation of the node gets. */
-  forIncarnation(actor: Actor, fsyncMs: () => number): RaftStorage {
+  /** The RaftStorage a new incarnation of the node gets; `written` sees each batch as it is written. */
+  forIncarnation(actor: Actor, fsyncMs: () => number, written?: (batch: PersistBatch) => void): RaftStorage {
     const storage = this.storage;
     const incarnation = actor.incarnation;
     const later = (done: () => void): Promise<void> =>
@@ -29,6 +29,7 @@ export class SimDisk {
       persist: (batch: PersistBatch): Promise<void> => {
         if (!alive()) return new Promise<void>(() => undefined);
         storage.write(batch);
+        written?.(batch);
         return later(() => storage.sync());
       },
       saveSnapshot: (snapshot: Snapshot): Promise<void> => {

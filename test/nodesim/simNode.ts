@@ -1,9 +1,11 @@
 import pino from 'pino';
 import { CONFIG_DEFAULTS, deriveClusterId, type NodeConfig } from '../../src/node/config';
 import type { Logger } from '../../src/node/logger';
-import { NodeRuntime, type PlantedBugs } from '../../src/node/runtime/nodeRuntime';
+import type { PersistedState } from '../../src/raft/types';
+import { NodeRuntime, type RuntimeOptions } from '../../src/node/runtime/nodeRuntime';
 import { MemoryPeerTransport } from '../../src/transport/memoryPeerTransport';
-import type { Prng } from '../sim/prng';
+import type { Prng } from '../support/prng';
+import type { RaftObserver } from './raftObserver';
 import { SimDisk } from './simDisk';
 import { seededRandom, type Actor } from './world';
 
@@ -35,6 +37,8 @@ export class SimNode {
   readonly disk = new SimDisk();
   runtime: NodeRuntime | undefined;
   transport: MemoryPeerTransport | undefined;
+  /** Feeds the Raft checker what the current incarnation does. */
+  observer: RaftObserver | undefined;
   /** Set when the runtime stopped on its own (a storage or apply failure): always a defect here. */
   fatal: Error | undefined;
   starting = false;
@@ -47,28 +51,35 @@ export class SimNode {
     private readonly fsyncMs: () => number,
     private readonly carry: (from: string, to: string, batch: Uint8Array) => void,
     private readonly logger: Logger,
-    private readonly bugs: PlantedBugs | undefined,
+    private readonly extras: Pick<RuntimeOptions, 'plantedBugs' | 'raftTuning'> = {},
   ) {}
 
   get up(): boolean {
     return this.runtime !== undefined;
   }
 
-  /** Starts a new incarnation from what the disk holds (a restart after a crash, or the first start). */
-  async start(onStarted: (runtime: NodeRuntime) => void): Promise<void> {
+  /**
+   * Starts a new incarnation from what the disk holds (a restart after a crash, or the first start), watched
+   * by the observer `observe` makes for it.
+   */
+  async start(onStarted: (runtime: NodeRuntime) => void, observe: (loaded: PersistedState) => RaftObserver): Promise<void> {
     this.starting = true;
     const incarnation = this.actor.incarnation;
+    const loaded = this.disk.storage.loadSync();
+    const observer = observe(loaded);
     const transport = new MemoryPeerTransport(this.id, { carry: (from, to, batch) => this.carry(from, to, batch) });
     const runtime = await NodeRuntime.start({
       config: this.config,
-      storage: this.disk.forIncarnation(this.actor, this.fsyncMs),
+      storage: this.disk.forIncarnation(this.actor, this.fsyncMs, (batch) => observer.onWrite(batch)),
       transport,
       ports: this.actor.ports(seededRandom(this.random)),
       logger: this.logger,
-      plantedBugs: this.bugs,
+      ...this.extras,
     });
     if (incarnation !== this.actor.incarnation) return; // crashed while starting
     this.starting = false;
+    observer.attach(runtime, transport, loaded);
+    this.observer = observer;
     this.runtime = runtime;
     this.transport = transport;
     runtime.driver.on('fatal', (err: Error) => (this.fatal ??= err));
@@ -80,6 +91,7 @@ export class SimNode {
     this.actor.restartIncarnation();
     this.runtime = undefined;
     this.transport = undefined;
+    this.observer = undefined;
     this.starting = false;
     return this.disk.crash(keep);
   }

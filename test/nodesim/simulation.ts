@@ -15,10 +15,12 @@ import type { Command, CommandResult } from '../../src/state';
 import { crc32 } from '../../src/storage/checksum';
 import { checkHistory, type FinalRead } from '../checker';
 import { Recorder } from '../chaos/recorder';
-import { Prng } from '../sim/prng';
+import { Prng } from '../support/prng';
 import { CALM, Network } from './network';
-import { CHAOS_EVERY_MS, findNodeSimProfile, NODE_SIM_PROFILES, type NodeSimProfile } from './profiles';
+import { CHAOS_EVERY_MS, findNodeSimProfile, profileForSeed, type NodeSimProfile } from './profiles';
 import { SimClient, type ClientEnv, type Delivery, type NodeCall } from './simClient';
+import { Checker } from './raftInvariants';
+import { observerFactory } from './raftObserver';
 import { nodeLogger, simConfig, SimNode } from './simNode';
 import { World } from './world';
 
@@ -28,6 +30,10 @@ export const PLANTED_BUGS: Readonly<Record<string, PlantedBugs>> = {
   'renew-before-applied': { promoteOnElection: true },
   'deposed-leader-acks': { tickPerTimer: true, noPromoteExtension: true },
   'compact-during-pending-snapshot': { compactDuringPendingSnapshot: true },
+  // Broken Raft rules, caught by the Raft checker.
+  'vote-without-log-check': { raft: { voteWithoutLogCheck: true } },
+  'commit-previous-term-by-counting': { raft: { commitPreviousTermByCounting: true } },
+  'ack-before-sync': { raft: { ackBeforeSync: true } },
 };
 
 export interface NodeSimOptions {
@@ -48,14 +54,14 @@ export interface NodeSimResult {
   profile: string;
   ok: boolean;
   violation?: string;
-  stats: { events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number };
+  stats: { events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number; leaderTerms: number };
 }
 
 class Violation extends Error {}
 
 export function setupForNodeSeed(seed: number): { nodes: number; profile: string } {
   const s = Math.abs(Math.trunc(seed));
-  return { nodes: s % 2 === 1 ? 3 : 5, profile: NODE_SIM_PROFILES[Math.floor(s / 2) % NODE_SIM_PROFILES.length]!.name };
+  return { nodes: s % 2 === 1 ? 3 : 5, profile: profileForSeed(s).name };
 }
 
 export async function runNodeSeed(opts: NodeSimOptions): Promise<NodeSimResult> {
@@ -78,7 +84,8 @@ class NodeSimulation implements ClientEnv {
   private violation: string | undefined;
   /** Index -> CRC of the entry every node applied there: the applied logs must agree. */
   private readonly appliedCrc = new Map<number, number>();
-  private readonly leaderOfTerm = new Map<number, string>();
+  /** The Raft invariants (election, vote and log safety, durability before acknowledgement, reads). */
+  private readonly raft: Checker;
   /** Until when each node's appends are lost (the slow-start fault). */
   private readonly appsLostFrom = new Map<string, number>();
   /** Per node, how to tell each call open on it that its connection was reset. */
@@ -87,7 +94,7 @@ class NodeSimulation implements ClientEnv {
   private readonly endedSessions = new Set<string>();
   /** The newest grant of each lock applied anywhere (token, session, real time). */
   private readonly newestGrant = new Map<string, { token: number; session: string; at: number }>();
-  readonly stats: NodeSimResult['stats'] = { events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0 };
+  readonly stats: NodeSimResult['stats'] = { events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0, leaderTerms: 0 };
 
   constructor(private readonly opts: NodeSimOptions) {
     const setup = setupForNodeSeed(opts.seed);
@@ -114,10 +121,12 @@ class NodeSimulation implements ClientEnv {
       const node = new SimNode(id, actor, simConfig(id, this.nodeIds, snapshotEvery), Prng.derive(opts.seed, `random-${id}`),
         // Most fsyncs take a few ms, one in ten is slow, and in some runs one node's disk is always slow (a
         // follower that lags behind the commit index, and so is sent snapshots while it still appends).
-        slowDisk === id ? () => 5 + disk.next() * 40 : () => (disk.chance(0.1) ? 10 + disk.next() * 30 : 0.2 + disk.next() * 4), (from, to, batch) => this.carry(from, to, batch), nodeLogger(id, logLine), bugs);
+        slowDisk === id ? () => 5 + disk.next() * 40 : () => (disk.chance(0.1) ? 10 + disk.next() * 30 : 0.2 + disk.next() * 4), (from, to, batch) => this.carry(from, to, batch), nodeLogger(id, logLine),
+        { plantedBugs: bugs, raftTuning: this.profile.raftTuning });
       this.nodes.push(node);
       this.openCalls.set(node, new Set());
     }
+    this.raft = new Checker(this.nodeIds, (id) => this.nodes.find((n) => n.id === id)!.disk.storage.view('durable'));
     const clientCount = opts.clients ?? 4;
     for (let i = 0; i < clientCount; i++) {
       const name = `c${i + 1}`;
@@ -268,9 +277,7 @@ class NodeSimulation implements ClientEnv {
         this.stats.stalls++;
         this.trace(`FAULT ${node.id} stalls for ${ms} ms right after its election`);
       }
-      const other = this.leaderOfTerm.get(term);
-      if (other !== undefined && other !== node.id) this.fail(`election safety: ${other} and ${node.id} both lead term ${term}`);
-      this.leaderOfTerm.set(term, node.id);
+      if (this.world.now < this.faultyMs && this.faults.chance(this.profile.deposeNewLeader ?? 0)) this.deposeSoon(node, term);
     });
   }
 
@@ -394,6 +401,32 @@ class NodeSimulation implements ClientEnv {
     this.world.at(this.world.now + back, this.sim, () => this.startNode(node));
   }
 
+  /**
+   * Raft's Figure 8: leaders that lose their office soon after winning, again and again, leave uncommitted
+   * suffixes of several terms behind, which later leaders re-replicate in part.
+   */
+  private deposeSoon(node: SimNode, term: number): void {
+    // Half the time its appends never leave it (its entries stay its own); otherwise it is deposed while it
+    // re-replicates an older term's entries, one per round trip.
+    const silent = this.faults.chance(0.5);
+    const at = this.world.now + this.faults.int(silent ? 400 : 150);
+    if (silent) this.appsLostFrom.set(node.id, at);
+    this.world.at(at, this.sim, () => {
+      const runtime = node.runtime;
+      if (!runtime?.driver.isLeader() || runtime.driver.currentTerm() !== term) return;
+      if (this.net.cutCount() === 0 && this.faults.chance(0.3)) {
+        const rest = [...this.nodeIds.filter((id) => id !== node.id), ...this.clients.map((c) => c.name)];
+        this.net.partition([[node.id], rest]);
+        this.stats.partitions++;
+        const healIn = 200 + this.faults.int(1_500);
+        this.trace(`FAULT ${node.id}, leader of term ${term}, is cut off for ${healIn} ms`);
+        this.world.at(this.world.now + healIn, this.sim, () => this.net.heal());
+      } else {
+        this.crash(node, this.faults.int(3), `soon after winning term ${term}`);
+      }
+    });
+  }
+
   /** A node for a fault: the leader more often than not, since faults there are the ones that matter most. */
   private pickNode(f: Prng): SimNode {
     const leader = this.nodes.find((n) => n.runtime?.driver.isLeader());
@@ -405,7 +438,7 @@ class NodeSimulation implements ClientEnv {
 
   private startNode(node: SimNode): void {
     if (node.up || node.starting) return;
-    void node.start((runtime) => this.watch(node, runtime));
+    void node.start((runtime) => this.watch(node, runtime), observerFactory(this.raft, node, (v) => this.fail(`raft: ${v.message}`)));
     this.trace(`${node.id} starts (incarnation ${node.actor.incarnation})`);
   }
 
@@ -436,6 +469,7 @@ class NodeSimulation implements ClientEnv {
     }
     for (const n of this.nodes) if (n.runtime) n.runtime.duties.stop();
     this.stats.events = this.world.events;
+    this.stats.leaderTerms = this.raft.leaders.size;
     this.stats.simulatedMs = Math.round(this.world.now);
     this.stats.ops = this.recorder.history().ops.length;
     return { seed: this.opts.seed, nodes: this.nodes.length, profile: this.profile.name, ok: !this.violation, violation: this.violation, stats: this.stats };
@@ -458,6 +492,7 @@ class NodeSimulation implements ClientEnv {
     if (!ev) return false;
     ev.run();
     await new Promise<void>((resolve) => setImmediate(resolve));
+    this.nodes.find((n) => n.actor === ev.actor)?.observer?.observe();
     return true;
   }
 

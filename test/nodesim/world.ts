@@ -7,9 +7,9 @@
  * resumes). A stalled actor runs nothing until the stall ends, then catches up on everything that came due,
  * in order, as a paused event loop does. An actor's events belong to one incarnation: a crash drops them.
  */
-import { EventQueue } from '../sim/eventQueue';
+import { EventQueue } from '../support/eventQueue';
 import type { Clock, NodePorts, Random, TimerHandle, Timers } from '../../src/node/runtime/ports';
-import type { Prng } from '../sim/prng';
+import type { Prng } from '../support/prng';
 
 interface WorldEvent {
   actor: Actor;

@@ -22,7 +22,7 @@ import {
   type Ready,
   type Snapshot,
 } from '../../src/raft';
-import { mulberry32 } from '../sim/prng';
+import { mulberry32 } from '../support/prng';
 
 /** A small seeded PRNG (mulberry32). */
 export const seededRandom = mulberry32;

@@ -12,7 +12,7 @@ import { CLIENT_SERVER_OPTIONS, MAX_CLIENT_MESSAGE_BYTES, MAX_LEGAL_REQUEST_BYTE
 import { firstInvalidUtf8 } from '../../src/node/api/strictDecode';
 import { strictService } from '../../src/node/api/strictService';
 import * as L from '../../src/state/limits';
-import { mulberry32 } from '../sim/prng';
+import { mulberry32 } from '../support/prng';
 import { eventually, LocalCluster, testCredentials } from '../integration/harness';
 import { header, rawClient, type RawNodeClient } from '../integration/rawClient';
 

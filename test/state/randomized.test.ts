@@ -11,7 +11,7 @@ import {
   type WriteOp,
 } from '../../src/state';
 import { expectCanonicalSnapshot, roundTrip, sid } from './harness';
-import { mulberry32 } from '../sim/prng';
+import { mulberry32 } from '../support/prng';
 
 const SESSIONS = Array.from({ length: 6 }, (_, i) => sid(0x100 + i));
 const LOCKS = ['a', 'b', 'c', 'd'];

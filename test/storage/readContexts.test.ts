@@ -7,7 +7,7 @@ import { RaftDriver, type PeerTransport } from '../../src/node/raftDriver';
 import { realPorts } from '../../src/node/runtime/realPorts';
 import { Role, type Message, type NodeId } from '../../src/raft/types';
 import { MemoryStorage } from '../../src/storage/memoryStorage';
-import { mulberry32 } from '../sim/prng';
+import { mulberry32 } from '../support/prng';
 
 class NoTransport implements PeerTransport {
   send(_messages: Message[]): void {}

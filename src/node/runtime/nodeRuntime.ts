@@ -1,4 +1,5 @@
-import { RAFT_DEFAULTS } from '../../raft/config';
+import { RAFT_DEFAULTS, type RaftConfig } from '../../raft/config';
+import type { TestOnlyBugs } from '../../raft/types';
 import type { CommandResult } from '../../state';
 import type { RaftStorage } from '../../storage/types';
 import { clusterService } from '../api/clusterService';
@@ -13,8 +14,11 @@ import { RaftDriver, type DriverBugs, type PeerTransport } from '../raftDriver';
 import { LeaderDuties, type LeaseBugs } from './leaderDuties';
 import type { NodePorts } from './ports';
 
-/** Fixed defects the simulator can plant again, one at a time, to show it catches each. Never set elsewhere. */
-export type PlantedBugs = DriverBugs & LeaseBugs;
+/**
+ * Fixed defects (and broken Raft rules) the simulator can plant again, one at a time, to show it catches
+ * each. Never set elsewhere.
+ */
+export type PlantedBugs = DriverBugs & LeaseBugs & { raft?: TestOnlyBugs };
 
 export interface RuntimeOptions {
   config: NodeConfig;
@@ -23,6 +27,8 @@ export interface RuntimeOptions {
   ports: NodePorts;
   logger: Logger;
   plantedBugs?: PlantedBugs;
+  /** Replication settings the simulator varies (one entry per append, no pipelining); defaults otherwise. */
+  raftTuning?: Partial<Pick<RaftConfig, 'maxMsgBytes' | 'maxInflight'>>;
 }
 
 /**
@@ -58,6 +64,8 @@ export class NodeRuntime {
         random: () => ports.random.fraction(),
         ...RAFT_DEFAULTS,
         lazyCommitNotice: true,
+        ...opts.raftTuning,
+        testOnlyBugs: opts.plantedBugs?.raft,
       },
       storage: opts.storage,
       transport: opts.transport,
