@@ -15,9 +15,9 @@
 // namespace, written from the host (`nsenter -t <pid> -n iptables-restore`): packets vanish silently, as
 // on a real network. The host's own traffic to the published ports comes from the network's gateway
 // address and is never dropped, so the tests can still ask an isolated node for its status.
-// Also pause/unpause (cgroup freeze), kill (SIGKILL) + start on the same data, graceful stop, logs.
+// Also pause/resume (cgroup freeze), kill (SIGKILL) + start on the same data, graceful stop, logs.
 //
-// No reaper runs here: stop() removes every container and the network this cluster created (anything
+// No reaper runs here: destroy() removes every container and the network this cluster created (anything
 // labelled with its cluster name, even half-started ones); cleanup.ts removes leftovers of crashed runs.
 import './env';
 import { spawn } from 'node:child_process';
@@ -30,6 +30,8 @@ import { GenericContainer, Wait, getContainerRuntimeClient } from 'testcontainer
 import { generateDevCerts } from '../../src/certs/generate';
 import { FenceLockClient, type NodeStatus } from '../../src/client';
 import type { FenceLockClientOptions } from '../../src/client/types';
+import type { ClusterControl, Link } from '../support/clusterControl';
+import { nodeKnobs, type NodeKnobs } from '../support/nodeKnobs';
 import { LABEL_CHAOS_DIR, LABEL_CHAOS_PID, LABEL_TESTCONTAINERS, TEMP_PREFIX } from './cleanup';
 import { freePorts } from '../integration/harness';
 
@@ -51,16 +53,11 @@ export const PROJECT_ROOT = ((): string => {
   }
 })();
 
-export interface ContainerClusterOptions {
+/** Node knobs left unset take the node's defaults (CONFIG_DEFAULTS). */
+export interface ContainerClusterOptions extends Partial<NodeKnobs> {
   /** Number of nodes, 3 or 5 usually. Default 3. */
   size?: number;
   image?: string;
-  tickMs?: number;
-  electionTicks?: number;
-  heartbeatTicks?: number;
-  snapshotEveryEntries?: number;
-  minSessionTtlMs?: number;
-  logLevel?: string;
   /** Per container, until "fencelock node started". Default 30 s. */
   startupTimeoutMs?: number;
 }
@@ -155,7 +152,7 @@ class NodeContainer extends GenericContainer {
   }
 }
 
-export class ContainerCluster {
+export class ContainerCluster implements ClusterControl {
   readonly nodes: ChaosNode[];
   /** Pairs from>to whose packets are dropped now. */
   private readonly blocked = new Set<string>();
@@ -215,12 +212,7 @@ export class ContainerCluster {
         members,
         tls: { ca: '/certs/ca.pem', cert: `/certs/${id}.pem`, key: `/certs/${id}-key.pem` },
         dataDir: '/data',
-        tickMs: opts.tickMs ?? 50,
-        electionTicks: opts.electionTicks ?? 10,
-        heartbeatTicks: opts.heartbeatTicks ?? 2,
-        snapshotEveryEntries: opts.snapshotEveryEntries ?? 20_000,
-        minSessionTtlMs: opts.minSessionTtlMs ?? 3_000,
-        logLevel: opts.logLevel ?? 'info',
+        ...nodeKnobs(opts),
       };
       writeFileSync(configFile, JSON.stringify(config, null, 2));
       return {
@@ -243,7 +235,7 @@ export class ContainerCluster {
       cluster.networkCreated = true;
       await Promise.all(nodes.map((n) => cluster.create(n)));
     } catch (err) {
-      await cluster.stop().catch(() => undefined);
+      await cluster.destroy().catch(() => undefined);
       throw err;
     }
     cluster.startMs = Date.now() - t0;
@@ -325,7 +317,7 @@ export class ContainerCluster {
 
   // ----- clients and status -----
 
-  /** A client of this cluster, closed by stop(). */
+  /** A client of this cluster, closed by destroy(). */
   newClient(opts: Partial<FenceLockClientOptions> = {}): FenceLockClient {
     const c = new FenceLockClient({ endpoints: this.endpoints, ...opts });
     this.clients.push(c);
@@ -420,9 +412,15 @@ export class ContainerCluster {
     await this.applyRules();
   }
 
-  /** Removes every network fault. */
-  async heal(): Promise<void> {
-    this.blocked.clear();
+  /** Drops packets from `from` to `to` (ClusterControl's cut; dropOneWay for many at once). */
+  async cut(from: string, to: string): Promise<void> {
+    await this.dropOneWay(from, to);
+  }
+
+  /** Stops dropping one directed link, or removes every network fault when none is named. */
+  async heal(link?: Link): Promise<void> {
+    if (link) this.blocked.delete(pairKey(link.from, link.to));
+    else this.blocked.clear();
     await this.applyRules();
   }
 
@@ -462,9 +460,9 @@ export class ContainerCluster {
     n.state = 'paused';
   }
 
-  async unpause(id: string): Promise<void> {
+  async resume(id: string): Promise<void> {
     const n = this.node(id);
-    if (n.state !== 'paused') throw new Error(`cannot unpause ${id}: it is ${n.state}`);
+    if (n.state !== 'paused') throw new Error(`cannot resume ${id}: it is ${n.state}`);
     await this.container(id).unpause();
     n.state = 'running';
   }
@@ -483,7 +481,7 @@ export class ContainerCluster {
   }
 
   /** SIGTERM and wait (graceful shutdown: leadership transfer, flush); SIGKILL after timeoutS. */
-  async stopNode(id: string, timeoutS = 10): Promise<void> {
+  async stop(id: string, timeoutS = 10): Promise<void> {
     const n = this.node(id);
     if (n.state === 'down') return;
     const c = this.container(id);
@@ -499,7 +497,7 @@ export class ContainerCluster {
    * network faults are applied to it (and to the others, as its address may have changed) before it logs
    * "fencelock node started"; resolves once it has.
    */
-  async startNode(id: string): Promise<void> {
+  async start(id: string): Promise<void> {
     const n = this.node(id);
     if (n.state !== 'down') throw new Error(`cannot start ${id}: it is ${n.state}`);
     const c = this.container(id);
@@ -529,7 +527,7 @@ export class ContainerCluster {
 
   /** Starts every node that is down. */
   async startAll(): Promise<void> {
-    await Promise.all(this.nodes.filter((n) => n.state === 'down').map((n) => this.startNode(n.id)));
+    await Promise.all(this.nodes.filter((n) => n.state === 'down').map((n) => this.start(n.id)));
   }
 
   // ----- logs -----
@@ -562,7 +560,7 @@ export class ContainerCluster {
    * ones too) and the network, and deletes the temp folder (kept, with the logs, when KEEP_TEST_DATA is
    * set). Safe to call twice.
    */
-  async stop(): Promise<void> {
+  async destroy(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     await Promise.allSettled(this.clients.map((c) => c.close()));

@@ -13,7 +13,7 @@
 //   1. starts the cluster, waits for its first leader, starts the Workload (clients dial every node) and lets
 //      it warm up;
 //   2. runs the body (the nemesis; it records faults and minority windows on the workload's clock);
-//   3. undoes whatever the body left (heal, unpause, start nodes that are down) and then requires the cluster
+//   3. undoes whatever the body left (heal, resume, start nodes that are down) and then requires the cluster
 //      to recover within `recoveryLimitMs`: one leader, and a fresh acquire -> fenced write -> get committed
 //      (the probe, recorded like every other operation);
 //   4. lets the healthy cluster serve a little, stops the workload, reads every key written (the final
@@ -181,7 +181,7 @@ const active = new Set<ContainerCluster>();
 export async function stopActiveClusters(): Promise<void> {
   const list = [...active];
   active.clear();
-  await Promise.allSettled(list.map((c) => c.stop()));
+  await Promise.allSettled(list.map((c) => c.destroy()));
 }
 
 /** Reports of every scenario run so far in this process. */
@@ -325,7 +325,7 @@ export class Scenario {
 async function restore(s: Scenario): Promise<void> {
   s.endMinority();
   await s.cluster.heal();
-  for (const n of s.cluster.nodes) if (n.state === 'paused') await s.cluster.unpause(n.id);
+  for (const n of s.cluster.nodes) if (n.state === 'paused') await s.cluster.resume(n.id);
   if (s.cluster.nodes.some((n) => n.state === 'down')) await s.cluster.startAll();
 }
 
@@ -544,7 +544,7 @@ export async function runScenario(opts: ScenarioOptions, body: (s: Scenario) => 
       }
     }
     if (cluster) active.delete(cluster);
-    await cluster?.stop().catch((e: Error) => problems.push(`cluster stop: ${e.message}`));
+    await cluster?.destroy().catch((e: Error) => problems.push(`cluster stop: ${e.message}`));
     report.durationMs = Date.now() - started;
   }
   report.passed = problems.length === 0;

@@ -264,7 +264,7 @@ describe('chaos scenarios (containers, recorded workload, history checker)', () 
         const fresh = await s.failover('pause the leader', old, () => cluster.pause(old.id));
         // Paused for 3 s in all (the election timeout is 500-1,000 ms).
         await s.sleep(Math.max(0, 3_000 - fresh.ms));
-        await cluster.unpause(old.id);
+        await cluster.resume(old.id);
         s.endFault(pause);
         const ms = await waitFollows(s, old.id, (await s.leader()).id);
         s.note(`resumed ${old.id} follows again after ${ms} ms`);
@@ -288,7 +288,7 @@ describe('chaos scenarios (containers, recorded workload, history checker)', () 
         const fresh = await s.failover('kill the leader', old, () => cluster.kill(old.id));
         await s.sleep(2_000);
         const r0 = Date.now();
-        await cluster.startNode(old.id);
+        await cluster.start(old.id);
         s.endFault(kill);
         await cluster.waitUntil(`${old.id} catches up`, async () => {
           const [me, l] = await Promise.all([cluster.status(old.id), cluster.status(fresh.id)]);
@@ -304,7 +304,7 @@ describe('chaos scenarios (containers, recorded workload, history checker)', () 
         const t = s.now();
         await s.sleep(1_500);
         expect(okBetween(s, t, s.now()), 'the leader serves with one follower down').toBeGreaterThan(10);
-        await cluster.startNode(victim);
+        await cluster.start(victim);
         s.endFault(kill2);
         await waitFollows(s, victim, (await s.leader()).id);
       });

@@ -43,7 +43,7 @@ describe('container cluster, 3 nodes', () => {
   afterEach(async (ctx) => dumpOnFailure(cluster, ctx));
 
   afterAll(async () => {
-    await cluster?.stop();
+    await cluster?.destroy();
     process.stdout.write(`[chaos] timings:\n${timings.map(([k, v]) => `  ${k}: ${v} ms`).join('\n')}\n`);
   });
 
@@ -129,7 +129,7 @@ describe('container cluster, 3 nodes', () => {
     }
 
     const r0 = Date.now();
-    await cluster.startNode(old.id);
+    await cluster.start(old.id);
     report('killed node restarted (container start to "fencelock node started")', Date.now() - r0);
     const after = await cluster.status(old.id); // same fixed host port
     expect(after.term).toBeGreaterThanOrEqual(before.term);
@@ -147,7 +147,7 @@ describe('container cluster, 3 nodes', () => {
     await cluster.pause(old.id);
     const fresh = await cluster.waitForLeader({ among: others, minTerm: old.term + 1n, timeoutMs: 15_000 });
     report('new leader after pausing the leader', Date.now() - t0);
-    await cluster.unpause(old.id);
+    await cluster.resume(old.id);
     await cluster.waitUntil(`unpaused ${old.id} follows ${fresh.id}`, async () => {
       const s = await cluster.status(old.id);
       return s.role === 'follower' && s.leader === fresh.id;
@@ -204,7 +204,7 @@ describe('container cluster, 5 nodes', () => {
   afterEach(async (ctx) => dumpOnFailure(cluster, ctx));
 
   afterAll(async () => {
-    await cluster?.stop();
+    await cluster?.destroy();
   });
 
   it('a 2/3 partition: the majority side has the only leader; healing reunites', async () => {

@@ -23,12 +23,12 @@
 // the parent's choice (in WorkerConfig). timeOrigin is the wall clock at process start (microsecond
 // resolution) and now() the monotonic time since, so the sum is comparable across processes of one host,
 // up to wall-clock adjustments between the processes' starts. The parent measures the remaining offset with
-// ping/pong and widens the worker's intervals by it (chaosRunner.ts): a wider interval only admits more
+// ping/pong and widens the worker's intervals by it (chaos/clientWorkers.ts, chaos/history.ts): a wider interval only admits more
 // orders, so the check stays sound.
 //
 // With `holder`, the worker also runs one "slow holder" client: acquire a hot lock, announce it, sleep
 // `holdMs` (doing nothing, like a process in a long GC pause), then write under the token, read, release.
-// The nemesis SIGSTOPs the worker right after the announcement (pause-holder in chaosRunner.ts) for longer
+// The nemesis SIGSTOPs the worker right after the announcement (pause-holder in chaos/clientFaults.ts) for longer
 // than the session TTL: the lease expires, the lock goes to a waiter who writes, and when the holder wakes up
 // its write under the old token must be refused (DESIGN.md 1.2). The write goes through client.write, not
 // LockHandle.write, so the client library's own "lease presumed lost" guard does not hide it from the server.

@@ -8,6 +8,8 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { protoRoot } from '../../src/codec/protoPath';
 import { generateDevCerts } from '../../src/certs/generate';
+import type { ClusterControl, CutOptions, Link } from '../support/clusterControl';
+import { nodeKnobs, type NodeKnobs } from '../support/nodeKnobs';
 import { FaultProxy } from './faultProxy';
 
 // The repository root (proto/ sits in it), whether this runs from test/ or from dist/test/.
@@ -80,14 +82,9 @@ export async function stablePorts(count: number): Promise<number[]> {
   }
 }
 
-export interface ClusterOptions {
+/** Node knobs left unset take the node's defaults (CONFIG_DEFAULTS). */
+export interface ClusterOptions extends Partial<NodeKnobs> {
   size?: number;
-  tickMs?: number;
-  electionTicks?: number;
-  snapshotEveryEntries?: number;
-  minSessionTtlMs?: number;
-  logLevel?: string;
-  heartbeatTicks?: number;
   /**
    * Put a fault-injecting proxy (faultProxy.ts) on every directed peer link: node A dials peer B through
    * its own proxy P(A->B) (`peerAddresses` in A's config), while `members` (what clients use) stays the
@@ -113,7 +110,7 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-export class LocalCluster {
+export class LocalCluster implements ClusterControl {
   readonly dir: string;
   /** Where this cluster's CA, node and client certificates are (with TLS on). */
   certsDir: string | undefined;
@@ -155,12 +152,7 @@ export class LocalCluster {
         members,
         ...(typeof security === 'function' ? security(id) : security),
         dataDir: path.join(dir, 'data', id),
-        tickMs: opts.tickMs ?? 50,
-        electionTicks: opts.electionTicks ?? 10,
-        heartbeatTicks: opts.heartbeatTicks ?? 2,
-        snapshotEveryEntries: opts.snapshotEveryEntries ?? 20_000,
-        minSessionTtlMs: opts.minSessionTtlMs ?? 3_000,
-        logLevel: opts.logLevel ?? 'info',
+        ...nodeKnobs(opts),
         ...(opts.proxies ? { peerAddresses: cluster.peerAddressesOf(id, Object.keys(members)) } : {}),
       };
       writeFileSync(configFile, JSON.stringify(config, null, 2));
@@ -244,9 +236,15 @@ export class LocalCluster {
     }
   }
 
-  /** healLinks(): every link works again, without delays. */
-  heal(): void {
-    this.healLinks();
+  /** Cuts the directed link from -> to (its proxy; see faultProxy.ts for `existing`). */
+  cut(from: string, to: string, opts: CutOptions = {}): void {
+    this.link(from, to).cut(opts);
+  }
+
+  /** Heals one directed link (its delay stays), or with no link healLinks(): every link, without delays. */
+  heal(link?: Link): void {
+    if (link) this.link(link.from, link.to).heal();
+    else this.healLinks();
   }
 
   get endpoints(): string[] {

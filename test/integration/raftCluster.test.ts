@@ -1,9 +1,11 @@
 // Issue 2 end to end: real node processes, real gRPC, real LevelDB with fsync.
 import { afterEach, describe, expect, it } from 'vitest';
 import { FenceLockClient, type NodeStatus } from '../../src/client';
+import { CONFIG_DEFAULTS } from '../../src/node/config';
 import { eventually, LocalCluster } from './harness';
 
-const ELECTION_TIMEOUT_MS = 500; // tickMs 50 x electionTicks 10 (the harness defaults)
+// The harness leaves both knobs at the node's defaults.
+const ELECTION_TIMEOUT_MS = CONFIG_DEFAULTS.tickMs * CONFIG_DEFAULTS.electionTicks;
 
 let cluster: LocalCluster | undefined;
 let client: FenceLockClient | undefined;

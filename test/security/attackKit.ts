@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import { generateDevCerts } from '../../src/certs/generate';
 import { FenceLockClient, type NodeStatus } from '../../src/client';
-import { deriveClusterId, type MemberAddresses } from '../../src/node/config';
+import { CONFIG_DEFAULTS, deriveClusterId, type MemberAddresses } from '../../src/node/config';
 import { RAFT_NUMBER_LIMIT, type Message, type NodeId } from '../../src/raft/types';
 import { Workload } from '../chaos/workload';
 import { checkHistory } from '../checker';
@@ -34,7 +34,7 @@ export interface AttackCluster {
 export async function startAttackCluster(opts: ClusterOptions = {}): Promise<AttackCluster> {
   // A longer election timeout than the default, so that a loaded 2-core machine does not hold elections of
   // its own while the test asserts that the leader and term did not move.
-  const tickMs = opts.tickMs ?? 50;
+  const tickMs = opts.tickMs ?? CONFIG_DEFAULTS.tickMs;
   const electionTicks = opts.electionTicks ?? 20;
   const cluster = await LocalCluster.create({ ...opts, tickMs, electionTicks, minSessionTtlMs: 3 * tickMs * electionTicks });
   cluster.startAll();
