@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { ProposalDroppedError, RawNode } from '../raft';
+import { invariant } from '../raft/errors';
 import type { RaftConfig } from '../raft/config';
 import { Role, type Entry, type HardState, type Message, type NodeId, type Ready } from '../raft/types';
 import { crc32 } from '../storage/checksum';
@@ -11,7 +12,7 @@ import type { Logger } from './logger';
 import type { ReplicatedApp } from './replicatedApp';
 import type { NodePorts, TimerHandle } from './runtime/ports';
 
-/** Why a proposal or read did not complete; the client retries elsewhere (requests carry ids, so it is safe). */
+/** This node does not lead: the client retries at the leader (requests carry ids, so it is safe). */
 export class NotLeaderError extends Error {
   constructor(
     readonly leader: NodeId,
@@ -19,6 +20,17 @@ export class NotLeaderError extends Error {
   ) {
     super(message);
     this.name = 'NotLeaderError';
+  }
+}
+
+/**
+ * This node stopped (shutdown, or a storage or apply failure): a proposal in flight may or may not have
+ * committed, so the client retries elsewhere with the same request id.
+ */
+export class NodeStoppedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NodeStoppedError';
   }
 }
 
@@ -101,25 +113,16 @@ export class RaftDriver<Result> extends EventEmitter {
   private stopped = false;
   private fatal: Error | undefined;
   private lastSnapshotIndex: number;
-  /** Index of the last entry applied to the app (the snapshot's index at start). */
-  private applied: number;
-  /** Term of the last entry applied (0 until one is; a snapshot restored at start does not count). */
-  private appliedTerm = 0;
-  private role: Role = Role.Follower;
-  /** The current term, from the hard states handed out (status() builds a whole map, so it is not used here). */
-  private term = 0;
-  /** The hard state as last written to storage. */
-  private durableHardState: HardState | undefined;
-  /** A newer hard state that differs from the durable one only in its commit index (see persist()). */
+  /** The role the last 'role' event announced: losing leadership fails what the old term had pending. */
+  private reportedRole: Role = Role.Follower;
+  /** A hard state that changed only its commit index, not yet written (see persist()). */
   private deferredHardState: HardState | undefined;
-  private leader: NodeId = '';
 
   private constructor(opts: DriverOptions<Result>, core: RawNode, snapshotIndex: number) {
     super();
     this.opts = opts;
     this.core = core;
     this.lastSnapshotIndex = snapshotIndex;
-    this.applied = snapshotIndex;
   }
 
   /** Loads durable state, restores the app from the stored snapshot and starts ticking. */
@@ -142,8 +145,6 @@ export class RaftDriver<Result> extends EventEmitter {
       persisted,
     );
     const driver = new RaftDriver(opts, node, persisted.snapshot?.meta.index ?? 0);
-    driver.durableHardState = persisted.hardState;
-    driver.term = persisted.hardState.term;
     opts.transport.onMessages((msgs) => driver.receive(msgs));
     opts.transport.onUnreachable((peer) => {
       if (!driver.stopped) driver.core.reportUnreachable(peer);
@@ -159,38 +160,39 @@ export class RaftDriver<Result> extends EventEmitter {
   }
 
   isLeader(): boolean {
-    return this.role === Role.Leader;
+    return this.core.basicStatus().role === Role.Leader;
   }
 
   leaderId(): NodeId {
-    return this.leader;
+    return this.core.basicStatus().leader;
   }
 
   currentRole(): Role {
-    return this.role;
+    return this.core.basicStatus().role;
   }
 
   /**
    * This node leads and has applied an entry of its current term (its no-op at least): its state includes
-   * every entry committed before its term. status() is not cheap: for occasional calls.
+   * every entry committed before its term.
    */
   hasAppliedOwnTerm(): boolean {
-    return this.role === Role.Leader && this.appliedTerm > 0 && this.appliedTerm === this.term;
+    const st = this.core.basicStatus();
+    return st.role === Role.Leader && st.appliedTerm === st.term;
   }
 
   /**
-   * The leader heard from a quorum within an election timeout: it may acknowledge lease renewals. Ticks
-   * due are delivered first, so a leader that just woke from a stall steps down before it answers the
-   * renewals that piled up meanwhile.
+   * This node leads and heard from a quorum within an election timeout: it may acknowledge lease renewals.
+   * Ticks due are delivered first, so a leader that just woke from a stall steps down before it answers
+   * the renewals that piled up meanwhile.
    */
-  isSurelyLeader(): boolean {
-    if (this.role !== Role.Leader) return false;
+  leadsWithQuorumContact(): boolean {
+    if (!this.isLeader()) return false;
     if (!this.opts.plantedBugs?.tickPerTimer) this.deliverDueTicks();
     return this.core.quorumActive();
   }
 
   currentTerm(): number {
-    return this.term;
+    return this.core.basicStatus().term;
   }
 
   /** An election timeout in ms: how long a deposed leader may still believe it leads (check-quorum). */
@@ -200,12 +202,12 @@ export class RaftDriver<Result> extends EventEmitter {
 
   /** Proposes data; resolves with the entry's index and the app's result once it is applied on this node. */
   propose(data: Uint8Array): Promise<Applied<Result>> {
-    if (this.stopped) return Promise.reject(new NotLeaderError('', 'node is shutting down'));
+    if (this.stopped) return Promise.reject(this.stoppedError());
     let slot: { index: number; term: number };
     try {
       slot = this.core.propose(data);
     } catch (err) {
-      if (err instanceof ProposalDroppedError) return Promise.reject(new NotLeaderError(this.leader, err.message));
+      if (err instanceof ProposalDroppedError) return Promise.reject(new NotLeaderError(this.leaderId(), err.message));
       return Promise.reject(err as Error);
     }
     this.schedule();
@@ -216,8 +218,8 @@ export class RaftDriver<Result> extends EventEmitter {
 
   /** Resolves once this node's state reflects every write committed before the call (ReadIndex). */
   linearizableRead(): Promise<void> {
-    if (this.stopped) return Promise.reject(new NotLeaderError('', 'node is shutting down'));
-    if (this.role !== Role.Leader) return Promise.reject(new NotLeaderError(this.leader));
+    if (this.stopped) return Promise.reject(this.stoppedError());
+    if (!this.isLeader()) return Promise.reject(new NotLeaderError(this.leaderId()));
     const context = this.opts.ports.random.bytes(READ_CONTEXT_BYTES);
     const id = Buffer.from(context).toString('hex');
     if (context.byteLength < READ_CONTEXT_BYTES || this.pendingReads.has(id)) {
@@ -226,7 +228,7 @@ export class RaftDriver<Result> extends EventEmitter {
     try {
       this.core.readIndex(context);
     } catch (err) {
-      return Promise.reject(err instanceof ProposalDroppedError ? new NotLeaderError(this.leader, err.message) : err);
+      return Promise.reject(err instanceof ProposalDroppedError ? new NotLeaderError(this.leaderId(), err.message) : err);
     }
     this.schedule();
     return new Promise<void>((resolve, reject) => this.pendingReads.set(id, { resolve, reject }));
@@ -235,12 +237,16 @@ export class RaftDriver<Result> extends EventEmitter {
   /** Graceful stop: hands leadership over when leading, finishes the batch in flight, stops ticking. */
   async stop(transferTimeoutMs = 2_000): Promise<void> {
     if (this.stopped) return;
-    if (this.role === Role.Leader) await this.transferLeadershipAway(transferTimeoutMs);
+    if (this.isLeader()) await this.transferLeadershipAway(transferTimeoutMs);
     this.stopped = true;
     this.opts.ports.timers.clearTimeout(this.ticker);
     if (this.loopRunning) await new Promise<void>((resolve) => (this.loopEnded = resolve));
     await this.flushDeferred();
-    this.failPending(new NotLeaderError('', 'node is shutting down'));
+    this.failPending(this.stoppedError());
+  }
+
+  private stoppedError(): NodeStoppedError {
+    return new NodeStoppedError(this.fatal ? 'this node stopped after a storage or apply failure' : 'this node is shutting down');
   }
 
   private async transferLeadershipAway(timeoutMs: number): Promise<void> {
@@ -255,7 +261,7 @@ export class RaftDriver<Result> extends EventEmitter {
     this.schedule();
     const { clock, timers } = this.opts.ports;
     const deadline = clock.monotonicMs() + timeoutMs;
-    while (this.role === Role.Leader && clock.monotonicMs() < deadline) await new Promise<void>((r) => timers.setTimeout(r, 10));
+    while (this.isLeader() && clock.monotonicMs() < deadline) await new Promise<void>((r) => timers.setTimeout(r, 10));
   }
 
   private armTicker(): void {
@@ -291,7 +297,7 @@ export class RaftDriver<Result> extends EventEmitter {
   private receive(messages: Message[]): void {
     if (this.stopped) return;
     for (const m of messages) this.core.step(m);
-    if (this.role === Role.Leader && this.loopRunning) {
+    if (this.loopRunning && this.isLeader()) {
       try {
         this.applyEarly();
       } catch (err) {
@@ -309,9 +315,8 @@ export class RaftDriver<Result> extends EventEmitter {
   private applyEarly(): void {
     const entries = this.core.takeCommittedEntries();
     if (entries.length === 0) return;
-    const last = this.applyCommitted(entries);
-    this.applied = Math.max(this.applied, last);
-    this.releaseReads(this.applied);
+    this.applyCommitted(entries);
+    this.releaseReads();
   }
 
   /** Runs the Ready loop on a later turn, so that everything arriving in this turn joins one batch. */
@@ -349,31 +354,29 @@ export class RaftDriver<Result> extends EventEmitter {
     this.opts.logger.fatal({ err }, 'the Ready loop failed (storage or apply); stopping this node');
     this.stopped = true;
     this.opts.ports.timers.clearTimeout(this.ticker);
-    this.failPending(new NotLeaderError('', 'node stopped after a storage or apply failure'));
+    this.failPending(this.stoppedError());
     this.emit('fatal', err);
   }
 
   private async handleReady(rd: Ready): Promise<void> {
     const { transport, app } = this.opts;
-    if (rd.hardState) this.term = rd.hardState.term;
     if (rd.messages.length > 0) {
       transport.send(rd.messages);
       transport.flush?.();
     }
-    let lastApplied = 0;
     if (rd.snapshot) {
       // The snapshot replaces the state the committed entries build on: store it, restore, then apply.
       await this.persist(rd);
       app.restore(rd.snapshot.data);
       this.lastSnapshotIndex = rd.snapshot.meta.index;
       this.dropProposalsUpTo(rd.snapshot.meta.index);
-      lastApplied = this.applyCommitted(rd.committedEntries);
+      this.applyCommitted(rd.committedEntries);
     } else {
       // Committed entries are durable on a majority already, so they are applied while this Ready's new
       // entries are being synced: under load the answers no longer wait for the next batch's fsync.
       const persisting = this.persist(rd);
       try {
-        lastApplied = this.applyCommitted(rd.committedEntries);
+        this.applyCommitted(rd.committedEntries);
       } finally {
         await persisting;
       }
@@ -392,19 +395,18 @@ export class RaftDriver<Result> extends EventEmitter {
     }
     this.core.advance(rd);
     if (rd.softState) this.onSoftState(rd.softState.role, rd.softState.leader);
-    // Tracked here rather than read from status(), which builds the whole progress map on every call.
-    if (rd.snapshot) this.applied = Math.max(this.applied, rd.snapshot.meta.index);
-    if (lastApplied > 0) this.applied = Math.max(this.applied, lastApplied);
-    this.releaseReads(this.applied);
-    if (this.applied - this.lastSnapshotIndex >= this.opts.snapshotEveryEntries) await this.takeSnapshot(this.applied);
+    this.releaseReads();
+    const { applied } = this.core.basicStatus();
+    if (applied - this.lastSnapshotIndex >= this.opts.snapshotEveryEntries) await this.takeSnapshot(applied);
   }
 
-  /** Applies committed entries in order and settles their proposals; returns the last index applied (0 if none). */
-  private applyCommitted(entries: Entry[]): number {
-    let lastApplied = 0;
+  /** Applies committed entries in order, settles their proposals and reports them applied to the core. */
+  private applyCommitted(entries: Entry[]): void {
+    if (entries.length === 0) return;
+    let expected = this.core.basicStatus().applied + 1;
     for (const entry of entries) {
-      lastApplied = entry.index;
-      this.appliedTerm = entry.term;
+      invariant(entry.index === expected, () => `applying entry ${entry.index}, expected ${expected}`);
+      expected++;
       const pending = this.pendingProposals.get(entry.index);
       if (pending) this.pendingProposals.delete(entry.index);
       if (entry.data.length === 0) {
@@ -418,8 +420,9 @@ export class RaftDriver<Result> extends EventEmitter {
         else pending.reject(new OutcomeUnknownError('leadership changed before the entry committed'));
       }
     }
-    if (lastApplied > 0) this.emit('applied', lastApplied);
-    return lastApplied;
+    const last = entries[entries.length - 1]!.index;
+    this.core.appliedTo(last);
+    this.emit('applied', last);
   }
 
   /**
@@ -428,29 +431,26 @@ export class RaftDriver<Result> extends EventEmitter {
    * and written with the next batch that has to be synced anyway, or at shutdown.
    */
   private async persist(rd: Ready): Promise<void> {
-    const hs = rd.hardState;
-    const onlyCommitMoved =
-      hs !== undefined && this.durableHardState !== undefined && hs.term === this.durableHardState.term && hs.vote === this.durableHardState.vote;
-    if (rd.entries.length === 0 && !rd.snapshot && (hs === undefined || onlyCommitMoved)) {
-      if (hs) this.deferredHardState = hs;
+    if (!rd.mustSync) {
+      if (rd.hardState) this.deferredHardState = rd.hardState;
       return;
     }
-    const hardState = hs ?? this.deferredHardState;
-    await this.opts.storage.persist({ hardState, entries: rd.entries, snapshot: rd.snapshot });
-    if (hardState) this.durableHardState = hardState;
+    const hardState = rd.hardState ?? this.deferredHardState;
     this.deferredHardState = undefined;
+    await this.opts.storage.persist({ hardState, entries: rd.entries, snapshot: rd.snapshot });
   }
 
   /** Writes a deferred commit index before the node stops, so a clean restart resumes where it was. */
   private async flushDeferred(): Promise<void> {
     if (!this.deferredHardState || this.fatal) return;
-    await this.opts.storage.persist({ hardState: this.deferredHardState, entries: [] });
-    this.durableHardState = this.deferredHardState;
+    const hardState = this.deferredHardState;
     this.deferredHardState = undefined;
+    await this.opts.storage.persist({ hardState, entries: [] });
   }
 
-  private releaseReads(applied: number): void {
+  private releaseReads(): void {
     if (this.confirmedReads.length === 0) return;
+    const { applied } = this.core.basicStatus();
     const waiting: PendingRead[] = [];
     for (const read of this.confirmedReads) {
       if (read.readIndex! <= applied) read.resolve();
@@ -476,10 +476,9 @@ export class RaftDriver<Result> extends EventEmitter {
   }
 
   private onSoftState(role: Role, leader: NodeId): void {
-    const before = this.role;
-    this.role = role;
-    this.leader = leader;
-    const term = this.term;
+    const before = this.reportedRole;
+    this.reportedRole = role;
+    const { term } = this.core.basicStatus();
     this.opts.logger.info({ role, leader, term }, 'role changed');
     if (before === Role.Leader && role !== Role.Leader) {
       // Proposals of the old term may still commit, or not: the client learns which by retrying its request id.

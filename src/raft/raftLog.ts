@@ -1,9 +1,10 @@
 // The replicated log as the core sees it: the latest snapshot, then every entry after it, in memory.
 //
-//   snapshot.index  <  applied <= committed,  stable <= lastIndex
+//   snapshot.index  <=  applied <= applying <= committed,  stable <= lastIndex
 //   entries (snapshot.index, stable]      are durable (persisted by an earlier Ready)
 //   entries (stable, lastIndex]           are handed to the caller by the next Ready
-//   entries (applied, min(committed, stable)] may be applied
+//   entries (applied, applying]           were handed out to be applied, not yet reported applied
+//   entries (applying, min(committed, stable)] are the next to hand out
 //
 // The whole log after the snapshot is kept in memory; the application bounds it with compact().
 
@@ -25,7 +26,10 @@ export class RaftLog {
   /** A snapshot restored from a leader but not yet handed out, persisted and installed. */
   pendingSnapshot: Snapshot | undefined;
   committed: number;
+  /** Last index the caller reported applied. */
   applied: number;
+  /** Last index handed out to be applied (in a Ready or by takeCommittedEntries). */
+  applying: number;
   /** Last index known durable. */
   stable: number;
   private snapIndex: number;
@@ -47,6 +51,7 @@ export class RaftLog {
     this.committed = Math.max(commit, this.snapIndex);
     invariant(this.committed <= this.lastIndex(), `persisted commit ${commit} beyond last index ${this.lastIndex()}`);
     this.applied = this.snapIndex;
+    this.applying = this.snapIndex;
     this.stable = this.lastIndex();
   }
 
@@ -148,21 +153,26 @@ export class RaftLog {
     this.committed = i;
   }
 
-  /** Entries ready to apply: durable and committed, at most maxBytes (but at least one). */
-  nextCommittedEntries(maxBytes: number): Entry[] {
-    if (this.pendingSnapshot !== undefined) return []; // the snapshot is installed first
-    const hi = Math.min(this.committed, this.stable);
-    if (this.applied + 1 > hi) return [];
-    return this.slice(this.applied + 1, hi, maxBytes);
+  /**
+   * Hands out the next entries to apply: durable and committed, at most maxBytes (but at least one). They
+   * count as applying until the caller reports them applied.
+   */
+  takeNextCommitted(maxBytes: number): Entry[] {
+    if (!this.hasNextCommittedEntries()) return [];
+    const entries = this.slice(this.applying + 1, Math.min(this.committed, this.stable), maxBytes);
+    this.applying = entries[entries.length - 1].index;
+    return entries;
   }
 
   hasNextCommittedEntries(): boolean {
-    return this.pendingSnapshot === undefined && this.applied < Math.min(this.committed, this.stable);
+    // A leader's snapshot waiting to be installed comes first: entries after it build on it.
+    return this.pendingSnapshot === undefined && this.applying < Math.min(this.committed, this.stable);
   }
 
+  /** The caller applied every entry up to `i`; only entries handed out can have been. */
   appliedTo(i: number): void {
     invariant(i >= this.applied, () => `applied goes back from ${this.applied} to ${i}`);
-    invariant(i <= this.committed, () => `applied ${i} beyond commit ${this.committed}`);
+    invariant(i <= this.applying, () => `applied ${i} beyond the entries handed out (${this.applying})`);
     this.applied = i;
   }
 
@@ -210,10 +220,12 @@ export class RaftLog {
     this.stable = snap.meta.index;
   }
 
-  /** The caller persisted and installed `snap`. */
+  /** The caller persisted and installed `snap`, a leader's snapshot newer than anything applied here. */
   snapshotInstalled(snap: Snapshot): void {
+    invariant(snap.meta.index > this.applying, () => `installed snapshot ${snap.meta.index} is not above applying ${this.applying}`);
     if (this.pendingSnapshot === snap) this.pendingSnapshot = undefined;
-    if (snap.meta.index > this.applied) this.appliedTo(snap.meta.index);
+    this.applying = snap.meta.index;
+    this.applied = snap.meta.index;
   }
 
   /** The application's snapshot at `index` (<= applied) replaces the entries up to it. */

@@ -50,23 +50,28 @@ export interface ProgressStatus {
   inflight: number;
 }
 
-export interface RaftStatus {
+export interface BasicStatus {
   id: NodeId;
   term: number;
   vote: NodeId;
   commit: number;
   applied: number;
+  /** Term of the entry at `applied` (of the snapshot when it is the snapshot's index; 0 before any). */
+  appliedTerm: number;
   leader: NodeId;
   role: Role;
   lastIndex: number;
   snapshotIndex: number;
   stableIndex: number;
-  /** Per voter, including the leader itself; empty unless leader. */
-  progress: Record<NodeId, ProgressStatus>;
   /** Target of a leadership transfer in progress, or NONE. */
   leadTransferee: NodeId;
   /** Peer messages dropped because they contradict the protocol (forged or corrupt), since start. */
   refusedMessages: number;
+}
+
+export interface RaftStatus extends BasicStatus {
+  /** Per voter, including the leader itself; empty unless leader. */
+  progress: Record<NodeId, ProgressStatus>;
 }
 
 type ResolvedConfig = Required<Omit<RaftConfig, 'testOnlyBugs'>> & { testOnlyBugs: TestOnlyBugs };
@@ -295,24 +300,28 @@ export class RawNode {
     this.flushBroadcasts();
     const rd: Ready = {
       entries: this.log.unstableEntries(),
-      committedEntries: this.log.nextCommittedEntries(this.cfg.maxMsgBytes),
+      committedEntries: this.log.takeNextCommitted(this.cfg.maxMsgBytes),
       messages: this.msgs,
       messagesAfterPersist: this.msgsAfterPersist,
       readStates: this.readStates,
+      mustSync: false,
     };
     if (this.log.pendingSnapshot !== undefined) rd.snapshot = this.log.pendingSnapshot;
     if (this.softChanged()) {
       this.prevSoft = { leader: this.leader, role: this.role };
       rd.softState = { ...this.prevSoft };
     }
+    let termOrVoteChanged = false;
     if (this.hardChanged()) {
       const hs = { term: this.term, vote: this.vote, commit: this.log.committed };
       invariant(hs.term >= this.prevHard.term, 'term went back');
       invariant(hs.commit >= this.prevHard.commit, 'commit went back');
       invariant(hs.term > this.prevHard.term || this.prevHard.vote === NONE || hs.vote === this.prevHard.vote, 'vote changed within a term');
+      termOrVoteChanged = hs.term !== this.prevHard.term || hs.vote !== this.prevHard.vote;
       this.prevHard = hs;
       rd.hardState = { ...hs };
     }
+    rd.mustSync = termOrVoteChanged || rd.entries.length > 0 || rd.snapshot !== undefined;
     this.msgs = [];
     this.msgsAfterPersist = [];
     this.readStates = [];
@@ -320,15 +329,18 @@ export class RawNode {
     return rd;
   }
 
+  /**
+   * The caller persisted `rd` (synced when mustSync), sent its messages, installed its snapshot and applied
+   * its committed entries.
+   */
   advance(rd: Ready): void {
     invariant(rd === this.outstanding, 'advance() must be given the Ready returned by the last ready()');
     this.outstanding = undefined;
     if (rd.snapshot !== undefined) this.log.snapshotInstalled(rd.snapshot);
     this.log.stableTo(rd.entries);
-    if (rd.committedEntries.length > 0) {
-      // takeCommittedEntries() may have handed out later entries while this Ready was out.
-      this.log.appliedTo(Math.max(this.log.applied, rd.committedEntries[rd.committedEntries.length - 1].index));
-    }
+    const last = rd.committedEntries.at(-1);
+    // takeCommittedEntries() may have handed out, and the caller applied, later entries meanwhile.
+    if (last !== undefined && last.index > this.log.applied) this.log.appliedTo(last.index);
     if (this.role === Role.Leader) {
       // The leader counts itself towards a quorum only for entries it has made durable.
       this.progress.get(this.id)!.maybeUpdate(this.log.stable);
@@ -339,18 +351,18 @@ export class RawNode {
   /**
    * Committed entries that are durable here and were handed out by no Ready, for the caller to apply now,
    * while a Ready's write is still in flight: a leader answers its clients as soon as a quorum holds an
-   * entry instead of after its next batch's fsync. They count as applied at once and are in no later
-   * Ready. None while the outstanding Ready carries a snapshot (it is installed first); the outstanding
-   * Ready's own committed entries are skipped, so the caller must apply those before calling this.
+   * entry instead of after its next batch's fsync. The caller reports them with appliedTo() once applied;
+   * they are in no later Ready. None while the outstanding Ready carries a snapshot (it is installed
+   * first); entries follow those of the outstanding Ready, which the caller must apply first.
    */
   takeCommittedEntries(): Entry[] {
     if (this.outstanding?.snapshot !== undefined) return [];
-    const inReady = this.outstanding?.committedEntries;
-    const handedOut = inReady && inReady.length > 0 ? inReady[inReady.length - 1].index : 0;
-    if (handedOut > this.log.applied) this.log.appliedTo(handedOut);
-    const entries = this.log.nextCommittedEntries(this.cfg.maxMsgBytes);
-    if (entries.length > 0) this.log.appliedTo(entries[entries.length - 1].index);
-    return entries;
+    return this.log.takeNextCommitted(this.cfg.maxMsgBytes);
+  }
+
+  /** The caller applied every entry up to `index`, which it was handed (by a Ready or takeCommittedEntries). */
+  appliedTo(index: number): void {
+    this.log.appliedTo(index);
   }
 
   /**
@@ -376,6 +388,26 @@ export class RawNode {
     if (pr !== undefined && id !== this.id && pr.state === 'replicate') pr.becomeProbe();
   }
 
+  /** The node's state without the leader's progress map: cheap enough to call on every request. */
+  basicStatus(): BasicStatus {
+    return {
+      id: this.id,
+      term: this.term,
+      vote: this.vote,
+      commit: this.log.committed,
+      applied: this.log.applied,
+      appliedTerm: this.log.term(this.log.applied) ?? 0,
+      leader: this.leader,
+      role: this.role,
+      lastIndex: this.log.lastIndex(),
+      snapshotIndex: this.log.snapshotIndex(),
+      stableIndex: this.log.stable,
+      leadTransferee: this.transferee,
+      refusedMessages: this.refusedMessages,
+    };
+  }
+
+  /** basicStatus() plus each voter's replication progress (leader only): for status reports. */
   status(): RaftStatus {
     const progress: Record<NodeId, ProgressStatus> = {};
     if (this.role === Role.Leader) {
@@ -383,21 +415,7 @@ export class RawNode {
         progress[id] = { match: pr.match, next: pr.next, state: pr.state, inflight: pr.inflights.count() };
       }
     }
-    return {
-      id: this.id,
-      term: this.term,
-      vote: this.vote,
-      commit: this.log.committed,
-      applied: this.log.applied,
-      leader: this.leader,
-      role: this.role,
-      lastIndex: this.log.lastIndex(),
-      snapshotIndex: this.log.snapshotIndex(),
-      stableIndex: this.log.stable,
-      progress,
-      leadTransferee: this.transferee,
-      refusedMessages: this.refusedMessages,
-    };
+    return { ...this.basicStatus(), progress };
   }
 
   /**

@@ -158,6 +158,12 @@ export interface Ready {
   messages: Message[];
   messagesAfterPersist: Message[];
   readStates: ReadState[];
+  /**
+   * The write must be synced before messagesAfterPersist leave: it holds entries, a snapshot, or a new term
+   * or vote. A hard state whose only change is the commit index need not be (a restarted node learns the
+   * commit index again from the leader).
+   */
+  mustSync: boolean;
 }
 
 /** What a restarted node hands back to the core, as it was last persisted. */

@@ -52,7 +52,7 @@ export class RaftObserver {
   attach(runtime: NodeRuntime, transport: PeerTransport, loaded: PersistedState): void {
     const core = runtime.driver.core;
     this.core = core;
-    this.check(() => this.checker.onRestart(this.id, loaded, core.status()));
+    this.check(() => this.checker.onRestart(this.id, loaded, core.basicStatus()));
     const ready = core.ready.bind(core);
     core.ready = () => {
       const rd = ready();
@@ -90,7 +90,7 @@ export class RaftObserver {
     const core = this.core;
     if (!core) return;
     this.check(() => {
-      const st = core.status();
+      const st = core.basicStatus();
       this.checker.onStatus(this.id, this.incarnation, st);
       if (st.role !== Role.Leader) return;
       this.checker.onLeader(this.id, st.term);

@@ -58,7 +58,7 @@ describe('defect 2: a new leader answering renewals from state it has not applie
         answer = 'pending';
         c.world.at(c.world.now + 300, n.actor, () => {
           c.keep = () => true;
-          expect(rt.driver.isSurelyLeader() && !rt.driver.hasAppliedOwnTerm()).toBe(true);
+          expect(rt.driver.leadsWithQuorumContact() && !rt.driver.hasAppliedOwnTerm()).toBe(true);
           answer = rt.services.session.calls.keepAlive({ sessionId: session });
         });
       });

@@ -527,7 +527,7 @@ class NodeSimulation implements ClientEnv {
     const leaders = up.filter((n) => n.runtime!.driver.hasAppliedOwnTerm());
     if (leaders.length !== 1) return false;
     // Cheap first: every node applied up to the same index; only then compare whole states.
-    const applied = up.map((n) => n.runtime!.driver.core.status().applied);
+    const applied = up.map((n) => n.runtime!.driver.core.basicStatus().applied);
     if (applied.some((a) => a !== applied[0])) return false;
     const snapshots = up.map((n) => Buffer.from(n.runtime!.app.snapshot()).toString('base64'));
     return snapshots.every((s) => s === snapshots[0]);

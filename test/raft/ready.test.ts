@@ -46,6 +46,22 @@ function busyCluster(bugs = {}) {
 }
 
 describe('Ready contract', () => {
+  it('mustSync exactly when the write holds entries, a snapshot, or a new term or vote', () => {
+    const net = busyCluster();
+    let commitOnly = 0;
+    for (const id of ABC) {
+      let prev = { term: 0, vote: '' };
+      for (const rd of net.n(id).readies) {
+        const hs = rd.hardState;
+        const termOrVote = hs !== undefined && (hs.term !== prev.term || hs.vote !== prev.vote);
+        if (hs) prev = hs;
+        expect(rd.mustSync).toBe(termOrVote || rd.entries.length > 0 || rd.snapshot !== undefined);
+        if (hs && !rd.mustSync) commitOnly++;
+      }
+    }
+    expect(commitOnly, 'some Ready moved only the commit index').toBeGreaterThan(0);
+  });
+
   it('messages hold only what a leader sends; acknowledgements and vote requests wait for persistence', () => {
     const net = busyCluster();
     const seen = new Set<MessageType>();

@@ -111,8 +111,21 @@ describe('SnapshotReceiver', () => {
 });
 
 describe('RaftLog', () => {
+  it('hands committed entries out once, and takes back as applied only what it handed out', () => {
+    const log = new RaftLog(undefined, entries([1, 1, 2]), 2);
+    expect(() => log.appliedTo(1)).toThrow(/beyond the entries handed out/);
+    expect(log.takeNextCommitted(Infinity).map((e) => e.index)).toEqual([1, 2]);
+    expect(log.takeNextCommitted(Infinity)).toEqual([]);
+    log.commitTo(3);
+    expect(log.takeNextCommitted(Infinity).map((e) => e.index)).toEqual([3]);
+    log.appliedTo(2);
+    expect([log.applied, log.applying]).toEqual([2, 3]);
+    expect(() => log.appliedTo(1)).toThrow(/goes back/);
+  });
+
   it('terms, bounds and slices around a compaction point', () => {
     const log = new RaftLog(undefined, entries([1, 1, 2, 2, 3]), 4);
+    expect(log.takeNextCommitted(Infinity).map((e) => e.index)).toEqual([1, 2, 3, 4]);
     log.appliedTo(4);
     log.compact(2, enc('s'), { voters: ['a'] }, 0);
     expect([log.firstIndex(), log.lastIndex(), log.term(2), log.term(1), log.term(6)]).toEqual([3, 5, 1, undefined, undefined]);

@@ -5,7 +5,7 @@ import { isResourceExhausted, Reason } from '../../state';
 import type { NodeConfig } from '../config';
 import type { LockApp } from '../lockApp';
 import type { Logger } from '../logger';
-import { NotLeaderError, OutcomeUnknownError, type Applied, type RaftDriver } from '../raftDriver';
+import { NodeStoppedError, NotLeaderError, OutcomeUnknownError, type Applied, type RaftDriver } from '../raftDriver';
 import type { LeaderDuties } from '../runtime/leaderDuties';
 import type { NodePorts } from '../runtime/ports';
 import { ApiError, notLeader, REASON_METADATA_KEY, WATERMARK_METADATA_KEY } from './errors';
@@ -43,6 +43,9 @@ export class NodeContext {
       return { index: applied.index, outcome: applied.result, result: applied.result.result };
     } catch (err) {
       if (err instanceof NotLeaderError) throw notLeader(this.leaderAddress());
+      if (err instanceof NodeStoppedError) {
+        throw new ApiError(grpc.status.UNAVAILABLE, `${err.message}; retry at another node with the same request id to learn the outcome`);
+      }
       if (err instanceof OutcomeUnknownError) {
         throw new ApiError(grpc.status.UNAVAILABLE, `${err.message}; retry with the same request id to learn the outcome`);
       }
@@ -76,6 +79,7 @@ export class NodeContext {
       await this.driver.linearizableRead();
     } catch (err) {
       if (err instanceof NotLeaderError) throw notLeader(this.leaderAddress());
+      if (err instanceof NodeStoppedError) throw new ApiError(grpc.status.UNAVAILABLE, `${err.message}; retry at another node`);
       throw err;
     }
   }

@@ -56,7 +56,7 @@ export class LeaderDuties {
   /** The answer to one renewal (the caller checked that this node leads). */
   renew(sessionId: string): RenewalAnswer {
     // Not promoted: this leader may not have applied what the previous one committed (an expiry, an open).
-    if (!this.leases.promoted || !this.driver.isSurelyLeader()) return 'no-ack';
+    if (!this.leases.promoted || !this.driver.leadsWithQuorumContact()) return 'no-ack';
     if (!this.app.machine.getSession(sessionId)) return { alive: false, remainingMs: 0 };
     const remaining = this.leases.renew(sessionId);
     // Past its deadline (or its expiry proposed) but not yet ended: alive=false would be premature, since a
