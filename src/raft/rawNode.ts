@@ -18,9 +18,9 @@ import {
   TRANSFER_CONTEXT,
   voteResponseType,
 } from './messages';
-import { Progress, type ProgressState } from './progress';
+import { Progress, type ProgressStateKind, type SnapshotState } from './progress';
 import { committedIndex, quorumSize, voteResult } from './quorum';
-import { RaftLog } from './raftLog';
+import { entryBytes, RaftLog } from './raftLog';
 import { ReadOnly } from './readOnly';
 import { SnapshotReceiver } from './snapshotReceiver';
 import {
@@ -45,7 +45,7 @@ import {
 export interface ProgressStatus {
   match: number;
   next: number;
-  state: ProgressState;
+  state: ProgressStateKind;
   /** App messages in flight (replicate state). */
   inflight: number;
 }
@@ -77,6 +77,7 @@ function resolveConfig(c: RaftConfig): ResolvedConfig {
     ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)),
     testOnlyBugs: c.testOnlyBugs ?? {},
   } as unknown as ResolvedConfig;
+  r.maxInflightBytes ??= r.maxInflight * r.maxMsgBytes;
   const positive = (x: number) => Number.isSafeInteger(x) && x >= 1;
   if (r.id === NONE) throw new Error('RaftConfig.id must not be empty');
   if (!positive(r.electionTicks) || !positive(r.heartbeatTicks) || r.heartbeatTicks >= r.electionTicks) {
@@ -85,6 +86,7 @@ function resolveConfig(c: RaftConfig): ResolvedConfig {
   for (const k of [
     'maxMsgBytes',
     'maxInflight',
+    'maxInflightBytes',
     'maxUncommittedEntries',
     'snapshotChunkBytes',
     'maxSnapshotBytes',
@@ -373,14 +375,14 @@ export class RawNode {
   reportUnreachable(id: NodeId): void {
     if (this.role !== Role.Leader) return;
     const pr = this.progress.get(id);
-    if (pr !== undefined && id !== this.id && pr.state === 'replicate') pr.becomeProbe();
+    if (pr !== undefined && id !== this.id && pr.state.kind === 'replicate') pr.becomeProbe();
   }
 
   status(): RaftStatus {
     const progress: Record<NodeId, ProgressStatus> = {};
     if (this.role === Role.Leader) {
       for (const [id, pr] of this.progress) {
-        progress[id] = { match: pr.match, next: pr.next, state: pr.state, inflight: pr.inflights.count() };
+        progress[id] = { match: pr.match, next: pr.next, state: pr.state.kind, inflight: pr.inflightCount() };
       }
     }
     return {
@@ -461,7 +463,7 @@ export class RawNode {
     this.role = Role.Leader;
     this.leader = this.id;
     this.leaderSinceTick = this.ticks;
-    for (const v of this.voters) this.progress.set(v, new Progress(this.log.lastIndex() + 1, this.cfg.maxInflight));
+    for (const v of this.voters) this.progress.set(v, new Progress(this.log.lastIndex() + 1, this.cfg.maxInflight, this.cfg.maxInflightBytes));
     const self = this.progress.get(this.id)!;
     self.maybeUpdate(this.log.stable);
     self.becomeReplicate();
@@ -538,11 +540,10 @@ export class RawNode {
       return;
     }
     for (const [id, pr] of this.progress) {
-      if (pr.state !== 'snapshot' || pr.outgoing === undefined) continue;
-      if (++pr.outgoing.idleTicks >= this.cfg.electionTicks) {
+      if (pr.state.kind !== 'snapshot') continue;
+      if (++pr.state.idleTicks >= this.cfg.electionTicks) {
         // The transfer went silent (lost chunks, follower restarted): start over with our latest snapshot.
-        pr.becomeSnapshot(this.log.snapshot!);
-        this.sendSnapshotChunks(id, pr);
+        this.sendSnapshotChunks(id, pr.becomeSnapshot(this.log.snapshot!));
       }
     }
     if (++this.heartbeatElapsed >= this.cfg.heartbeatTicks) {
@@ -868,7 +869,7 @@ export class RawNode {
         commit: this.log.committed,
       }),
     );
-    pr.sentEntries(entries.length > 0 ? entries[entries.length - 1].index : prevIndex, entries.length);
+    pr.sentEntries(entries.length > 0 ? entries[entries.length - 1].index : prevIndex, entries.length, dataBytes(entries));
     return true;
   }
 
@@ -877,7 +878,7 @@ export class RawNode {
     let first = true;
     while (this.sendAppend(to, pr, first && sendIfEmpty)) {
       first = false;
-      if (pr.state !== 'replicate') return;
+      if (pr.state.kind !== 'replicate') return;
     }
   }
 
@@ -921,7 +922,7 @@ export class RawNode {
       // Fast backtracking: skip every entry of ours whose term exceeds the follower's term at its hint.
       const probe = m.logTerm > 0 ? this.log.findConflictByTerm(m.rejectHint, m.logTerm).index : m.rejectHint;
       if (pr.maybeDecrTo(m.index, probe)) {
-        if (pr.state === 'replicate') pr.becomeProbe();
+        if (pr.state.kind === 'replicate') pr.becomeProbe();
         this.sendAppend(m.from, pr, true);
       }
       return;
@@ -932,10 +933,10 @@ export class RawNode {
 
   /** `from` acknowledged holding (durably) our entries up to `index`. */
   private handleMatched(from: NodeId, pr: Progress, index: number): void {
-    if (pr.maybeUpdate(index) || (pr.match === index && pr.state === 'probe')) {
-      if (pr.state === 'probe') pr.becomeReplicate();
-      else if (pr.state === 'snapshot') this.leaveSnapshotState(pr);
-      else pr.inflights.freeLE(index);
+    if (pr.maybeUpdate(index) || (pr.match === index && pr.state.kind === 'probe')) {
+      if (pr.state.kind === 'probe') pr.becomeReplicate();
+      else if (pr.state.kind === 'snapshot') this.leaveSnapshotState(pr);
+      else pr.state.inflights.freeLE(index);
       if (this.maybeCommit()) this.onCommitAdvanced();
       this.sendAppendLoop(from, pr, false);
     }
@@ -948,11 +949,11 @@ export class RawNode {
     const behind = pr.match < this.log.lastIndex() || m.reject;
     if (behind && this.ticks - pr.lastRetryTick >= this.cfg.heartbeatTicks) {
       pr.lastRetryTick = this.ticks;
-      if (pr.state === 'probe') {
+      if (pr.state.kind === 'probe') {
         // The probe in flight may be lost: the follower is alive, so probe again.
-        pr.probeSent = false;
+        pr.state.probeSent = false;
         this.sendAppend(m.from, pr, true);
-      } else if (pr.state === 'replicate') {
+      } else if (pr.state.kind === 'replicate') {
         // Pipelined Apps may have been lost (a lost last App leaves no gap to detect). An empty App
         // at next-1 is accepted if all arrived, otherwise rejected, which sends us back to probing.
         this.sendResync(m.from, pr);
@@ -1010,13 +1011,11 @@ export class RawNode {
 
   private startSnapshot(to: NodeId, pr: Progress): void {
     invariant(this.log.snapshot !== undefined, 'entries are compacted but there is no snapshot');
-    pr.becomeSnapshot(this.log.snapshot);
-    this.sendSnapshotChunks(to, pr);
+    this.sendSnapshotChunks(to, pr.becomeSnapshot(this.log.snapshot));
   }
 
   /** Streams chunks of the outgoing snapshot while the chunk window has room. */
-  private sendSnapshotChunks(to: NodeId, pr: Progress): void {
-    const out = pr.outgoing!;
+  private sendSnapshotChunks(to: NodeId, out: SnapshotState): void {
     const data = out.snapshot.data;
     const chunk = this.cfg.snapshotChunkBytes;
     const window = chunk * this.cfg.snapshotInflightChunks;
@@ -1047,7 +1046,7 @@ export class RawNode {
     if (m.snapshotDone === true) {
       // Installed (or found unnecessary): the follower holds our log up to m.index.
       if (m.index > this.log.lastIndex()) return;
-      if (pr.state === 'snapshot') {
+      if (pr.state.kind === 'snapshot') {
         pr.maybeUpdate(m.index);
         this.leaveSnapshotState(pr);
         if (this.maybeCommit()) this.onCommitAdvanced();
@@ -1058,8 +1057,8 @@ export class RawNode {
       }
       return;
     }
-    const out = pr.outgoing;
-    if (pr.state !== 'snapshot' || out === undefined || !sameMeta(out.snapshot.meta, m.snapshotMeta!)) return;
+    const out = pr.state;
+    if (out.kind !== 'snapshot' || !sameMeta(out.snapshot.meta, m.snapshotMeta!)) return;
     // m.index: bytes the follower holds. Continue from there (go back on a gap, skip ahead after a restart).
     const received = Math.min(m.index, out.snapshot.data.byteLength);
     out.idleTicks = 0;
@@ -1074,7 +1073,7 @@ export class RawNode {
       }
       out.acked = Math.max(out.acked, received);
     }
-    this.sendSnapshotChunks(m.from, pr);
+    this.sendSnapshotChunks(m.from, out);
   }
 
   private leaveSnapshotState(pr: Progress): void {
@@ -1132,6 +1131,13 @@ export class RawNode {
 function sameVoters(a: readonly NodeId[], b: readonly NodeId[]): boolean {
   const sa = new Set(a);
   return sa.size === a.length && sa.size === new Set(b).size && b.every((v) => sa.has(v));
+}
+
+/** The entry data an App carries, as maxMsgBytes and maxInflightBytes count it. */
+function dataBytes(entries: readonly Entry[]): number {
+  let n = 0;
+  for (const e of entries) n += entryBytes(e);
+  return n;
 }
 
 function sameMeta(a: SnapshotMeta, b: SnapshotMeta): boolean {
