@@ -10,12 +10,9 @@ import { invariant, ProposalDroppedError } from './errors';
 import {
   EMPTY_BYTES,
   isAdoptableTerm,
-  isTransferContext,
   isVoteRequest,
   isWellFormed,
-  makeMessage,
   sentAfterPersist,
-  TRANSFER_CONTEXT,
   voteResponseType,
 } from './messages';
 import { Progress, type ProgressStateKind, type SnapshotState } from './progress';
@@ -29,17 +26,24 @@ import {
   NONE,
   RAFT_NUMBER_LIMIT,
   Role,
+  type AppendRequest,
+  type AppendResponse,
   type Entry,
   type HardState,
+  type HeartbeatRequest,
+  type HeartbeatResponse,
   type Message,
   type NodeId,
   type PersistedState,
   type ReadState,
   type Ready,
   type Snapshot,
+  type SnapshotChunk,
   type SnapshotMeta,
+  type SnapshotResponse,
   type SoftState,
   type TestOnlyBugs,
+  type VoteRequest,
 } from './types';
 
 export interface ProgressStatus {
@@ -186,7 +190,7 @@ export class RawNode {
     if (!isAdoptableTerm(m.term)) return;
 
     if (m.term > this.term) {
-      if (isVoteRequest(m.type) && this.inLease(m)) {
+      if ((m.type === MessageType.Vote || m.type === MessageType.PreVote) && this.inLease(m)) {
         // Leader lease (thesis 4.2.3): we heard from a live leader within the election timeout, so
         // this candidate is disruptive (e.g. a partitioned node rejoining). Ignore it: no term bump.
         return;
@@ -205,7 +209,7 @@ export class RawNode {
       return;
     }
 
-    if (m.type === MessageType.Vote || m.type === MessageType.PreVote) {
+    if (isVoteRequest(m)) {
       this.handleVoteRequest(m);
       return;
     }
@@ -248,7 +252,7 @@ export class RawNode {
       return;
     }
     if (this.leader === NONE) throw new ProposalDroppedError('not-leader');
-    this.send(makeMessage({ type: MessageType.ReadIndex, from: this.id, to: this.leader, term: this.term, context }));
+    this.send({ type: MessageType.ReadIndex, from: this.id, to: this.leader, term: this.term, context });
   }
 
   /**
@@ -498,17 +502,7 @@ export class RawNode {
     const term = type === MessageType.PreVote ? this.term + 1 : this.term;
     for (const v of this.voters) {
       if (v === this.id) continue;
-      this.send(
-        makeMessage({
-          type,
-          from: this.id,
-          to: v,
-          term,
-          index: this.log.lastIndex(),
-          logTerm: this.log.lastTerm(),
-          context: transfer ? TRANSFER_CONTEXT : EMPTY_BYTES,
-        }),
-      );
+      this.send({ type, from: this.id, to: v, term, lastLogIndex: this.log.lastIndex(), lastLogTerm: this.log.lastTerm(), transfer });
     }
   }
 
@@ -574,9 +568,9 @@ export class RawNode {
   }
 
   /** Would we refuse this (pre-)vote request because a leader is alive? */
-  private inLease(m: Message): boolean {
+  private inLease(m: VoteRequest): boolean {
     if (m.type === MessageType.Vote) {
-      if (!this.cfg.checkQuorum || isTransferContext(m.context)) return false;
+      if (!this.cfg.checkQuorum || m.transfer) return false;
     }
     if (this.role === Role.Leader) return true;
     return this.leader !== NONE && this.electionElapsed < this.cfg.electionTicks;
@@ -591,35 +585,33 @@ export class RawNode {
       case MessageType.Heartbeat:
       case MessageType.Snap:
         // A stale leader learns the new term from the reply's term and steps down.
-        this.send(makeMessage({ type: MessageType.AppResp, from: this.id, to: m.from, term: this.term }));
+        this.send({ type: MessageType.AppResp, from: this.id, to: m.from, term: this.term, reject: false, matchIndex: 0 });
         return;
       case MessageType.PreVote:
       case MessageType.Vote:
-        this.send(
-          makeMessage({ type: voteResponseType(m.type), from: this.id, to: m.from, term: this.term, reject: true }),
-        );
+        this.send({ type: voteResponseType(m.type), from: this.id, to: m.from, term: this.term, reject: true });
         return;
       default:
         return; // stale responses are ignored
     }
   }
 
-  private handleVoteRequest(m: Message): void {
-    const type = m.type as MessageType.Vote | MessageType.PreVote;
+  private handleVoteRequest(m: VoteRequest): void {
+    const type = m.type;
     // One vote per term (paper 5.2); a pre-vote for a future term binds nothing.
     const canVote =
       this.vote === m.from ||
       (this.vote === NONE && this.leader === NONE) ||
       (type === MessageType.PreVote && m.term > this.term);
-    const upToDate = this.cfg.testOnlyBugs.voteWithoutLogCheck === true || this.log.isUpToDate(m.index, m.logTerm);
+    const upToDate = this.cfg.testOnlyBugs.voteWithoutLogCheck === true || this.log.isUpToDate(m.lastLogIndex, m.lastLogTerm);
     if (canVote && upToDate) {
-      this.send(makeMessage({ type: voteResponseType(type), from: this.id, to: m.from, term: m.term }));
+      this.send({ type: voteResponseType(type), from: this.id, to: m.from, term: m.term, reject: false });
       if (type === MessageType.Vote) {
         this.electionElapsed = 0;
         this.vote = m.from;
       }
     } else {
-      this.send(makeMessage({ type: voteResponseType(type), from: this.id, to: m.from, term: this.term, reject: true }));
+      this.send({ type: voteResponseType(type), from: this.id, to: m.from, term: this.term, reject: true });
     }
   }
 
@@ -695,7 +687,7 @@ export class RawNode {
         return;
       case MessageType.HeartbeatResp:
         // The answer echoes the tick at which we sent the heartbeat (see bcastHeartbeat).
-        if (m.index <= this.ticks) pr.lastAckTick = Math.max(pr.lastAckTick, m.index);
+        if (m.sentAtTick <= this.ticks) pr.lastAckTick = Math.max(pr.lastAckTick, m.sentAtTick);
         this.handleHeartbeatResponse(m, pr);
         return;
       case MessageType.SnapResp:
@@ -711,37 +703,36 @@ export class RawNode {
 
   // ---- follower: replication ----------------------------------------------------------------------
 
-  private handleAppend(m: Message): void {
-    const reply = (fields: Partial<Message>) =>
-      this.send(makeMessage({ type: MessageType.AppResp, from: this.id, to: m.from, term: this.term, ...fields }));
-    if (m.index < this.log.committed) {
+  private handleAppend(m: AppendRequest): void {
+    const envelope = { type: MessageType.AppResp, from: this.id, to: m.from, term: this.term } as const;
+    if (m.prevLogIndex < this.log.committed) {
       // Everything up to our commit matches any leader's log; tell the leader where to continue.
-      reply({ index: this.log.committed });
+      this.send({ ...envelope, reject: false, matchIndex: this.log.committed });
       return;
     }
-    const out = this.log.maybeAppend(m.index, m.logTerm, m.entries);
+    const out = this.log.maybeAppend(m.prevLogIndex, m.prevLogTerm, m.entries);
     switch (out.kind) {
       case 'matched':
         this.leaderMatch = Math.max(this.leaderMatch, out.lastNew);
         // Paper Figure 2, rule 5: never past the last entry this append is known to match.
         this.log.commitTo(Math.min(m.commit, out.lastNew));
-        reply({ index: out.lastNew });
+        this.send({ ...envelope, reject: false, matchIndex: out.lastNew });
         return;
       case 'overwrites-committed':
         // No leader sends that (Leader Completeness): forged or corrupt. Dropped, and counted.
-        this.refuse(`append at ${m.index + 1} would overwrite committed entry ${out.index}`, m.from);
+        this.refuse(`append at ${m.prevLogIndex + 1} would overwrite committed entry ${out.index}`, m.from);
         return;
       case 'mismatch': {
-        // Consistency check failed. Hint the last index whose term is <= the leader's term at m.index:
+        // Consistency check failed. Hint the last index whose term is <= the leader's term at prevLogIndex:
         // the leader can then skip a whole term per round trip instead of one entry.
-        const hint = this.log.findConflictByTerm(Math.min(m.index, this.log.lastIndex()), m.logTerm);
-        reply({ index: m.index, reject: true, rejectHint: hint.index, logTerm: hint.term });
+        const hint = this.log.findConflictByTerm(Math.min(m.prevLogIndex, this.log.lastIndex()), m.prevLogTerm);
+        this.send({ ...envelope, reject: true, rejectedIndex: m.prevLogIndex, hintIndex: hint.index, hintTerm: hint.term });
         return;
       }
     }
   }
 
-  private handleHeartbeat(m: Message): void {
+  private handleHeartbeat(m: HeartbeatRequest): void {
     // A heartbeat proves nothing about our log: commit only up to what an append of this leader in this
     // term has matched (a forged commit must not commit our own unreplicated tail). The leader sends
     // min(commit, our match), so normally this loses nothing; when it does (we restarted and forgot the
@@ -749,38 +740,31 @@ export class RawNode {
     const target = Math.min(m.commit, this.log.lastIndex());
     const allowed = Math.min(target, Math.max(this.leaderMatch, this.log.committed));
     this.log.commitTo(allowed);
-    this.send(
-      makeMessage({
-        type: MessageType.HeartbeatResp,
-        from: this.id,
-        to: m.from,
-        term: this.term,
-        index: m.index,
-        context: m.context,
-        reject: m.commit > this.log.committed,
-      }),
-    );
+    this.send({
+      type: MessageType.HeartbeatResp,
+      from: this.id,
+      to: m.from,
+      term: this.term,
+      sentAtTick: m.sentAtTick,
+      context: m.context,
+      needsAppend: m.commit > this.log.committed,
+    });
   }
 
-  private handleSnapshotChunk(m: Message): void {
-    const meta = m.snapshotMeta!;
-    const reply = (fields: Partial<Message>) =>
-      this.send(
-        makeMessage({ type: MessageType.SnapResp, from: this.id, to: m.from, term: this.term, snapshotMeta: meta, ...fields }),
-      );
+  private handleSnapshotChunk(m: SnapshotChunk): void {
+    const meta = m.meta;
+    const envelope = { type: MessageType.SnapResp, from: this.id, to: m.from, term: this.term, meta } as const;
     if (meta.index <= this.log.committed) {
       // Not newer than what we have committed: nothing to install; we match the leader up to our commit.
       this.snapshotReceiver.reset();
-      reply({ index: this.log.committed, snapshotDone: true });
+      this.send({ ...envelope, done: true, matchIndex: this.log.committed });
       return;
     }
-    const out = this.snapshotReceiver.receive(m.from, m.term, meta, m.snapshotOffset!, m.snapshotData!, m.snapshotDone!);
+    const out = this.snapshotReceiver.receive(m.from, m.term, meta, m.offset, m.data, m.done);
     switch (out.kind) {
       case 'progress':
-        reply({ index: out.received, snapshotOffset: out.received, snapshotDone: false });
-        return;
       case 'gap':
-        reply({ index: out.received, snapshotOffset: out.received, snapshotDone: false, reject: true });
+        this.send({ ...envelope, done: false, received: out.received, gap: out.kind === 'gap' });
         return;
       case 'too-large':
         // No answer: the leader's transfer goes idle; a real leader's snapshot is never this large.
@@ -796,7 +780,7 @@ export class RawNode {
         }
         this.log.restore(out.snapshot);
         this.leaderMatch = meta.index;
-        reply({ index: meta.index, snapshotDone: true });
+        this.send({ ...envelope, done: true, matchIndex: meta.index });
         return;
       }
     }
@@ -857,18 +841,7 @@ export class RawNode {
     }
     const entries = pr.next <= this.log.lastIndex() ? this.log.slice(pr.next, this.log.lastIndex(), this.cfg.maxMsgBytes) : [];
     if (entries.length === 0 && !sendIfEmpty) return false;
-    this.send(
-      makeMessage({
-        type: MessageType.App,
-        from: this.id,
-        to,
-        term: this.term,
-        index: prevIndex,
-        logTerm: prevTerm,
-        entries,
-        commit: this.log.committed,
-      }),
-    );
+    this.send({ type: MessageType.App, from: this.id, to, term: this.term, prevLogIndex: prevIndex, prevLogTerm: prevTerm, entries, commit: this.log.committed });
     pr.sentEntries(entries.length > 0 ? entries[entries.length - 1].index : prevIndex, entries.length, dataBytes(entries));
     return true;
   }
@@ -901,34 +874,31 @@ export class RawNode {
     const context = this.readOnly.lastPendingContext() ?? EMPTY_BYTES;
     for (const [id, pr] of this.progress) {
       if (id === this.id) continue;
-      this.send(
-        makeMessage({
-          type: MessageType.Heartbeat,
-          from: this.id,
-          to: id,
-          term: this.term,
-          // Never more than the follower is known to hold: it must not commit an entry it lacks.
-          commit: Math.min(pr.match, this.log.committed),
-          // Our tick count, echoed in the answer: how recently the follower acknowledged us.
-          index: this.ticks,
-          context,
-        }),
-      );
+      this.send({
+        type: MessageType.Heartbeat,
+        from: this.id,
+        to: id,
+        term: this.term,
+        // Never more than the follower is known to hold: it must not commit an entry it lacks.
+        commit: Math.min(pr.match, this.log.committed),
+        sentAtTick: this.ticks,
+        context,
+      });
     }
   }
 
-  private handleAppendResponse(m: Message, pr: Progress): void {
+  private handleAppendResponse(m: AppendResponse, pr: Progress): void {
     if (m.reject) {
       // Fast backtracking: skip every entry of ours whose term exceeds the follower's term at its hint.
-      const probe = m.logTerm > 0 ? this.log.findConflictByTerm(m.rejectHint, m.logTerm).index : m.rejectHint;
-      if (pr.maybeDecrTo(m.index, probe)) {
+      const probe = m.hintTerm > 0 ? this.log.findConflictByTerm(m.hintIndex, m.hintTerm).index : m.hintIndex;
+      if (pr.maybeDecrTo(m.rejectedIndex, probe)) {
         if (pr.state.kind === 'replicate') pr.becomeProbe();
         this.sendAppend(m.from, pr, true);
       }
       return;
     }
-    if (m.index > this.log.lastIndex()) return; // claims entries we never had: not from our term
-    this.handleMatched(m.from, pr, m.index);
+    if (m.matchIndex > this.log.lastIndex()) return; // claims entries we never had: not from our term
+    this.handleMatched(m.from, pr, m.matchIndex);
   }
 
   /** `from` acknowledged holding (durably) our entries up to `index`. */
@@ -943,10 +913,8 @@ export class RawNode {
     if (from === this.transferee && pr.match === this.log.lastIndex()) this.sendTimeoutNow(from);
   }
 
-  private handleHeartbeatResponse(m: Message, pr: Progress): void {
-    // `reject`: the follower could not commit what we sent, for want of an append that matched this term
-    // (it restarted, say): it needs an append even when it holds everything.
-    const behind = pr.match < this.log.lastIndex() || m.reject;
+  private handleHeartbeatResponse(m: HeartbeatResponse, pr: Progress): void {
+    const behind = pr.match < this.log.lastIndex() || m.needsAppend;
     if (behind && this.ticks - pr.lastRetryTick >= this.cfg.heartbeatTicks) {
       pr.lastRetryTick = this.ticks;
       if (pr.state.kind === 'probe') {
@@ -973,9 +941,7 @@ export class RawNode {
       this.sendAppend(to, pr, true);
       return;
     }
-    this.send(
-      makeMessage({ type: MessageType.App, from: this.id, to, term: this.term, index: prevIndex, logTerm: prevTerm, commit: this.log.committed }),
-    );
+    this.send({ type: MessageType.App, from: this.id, to, term: this.term, prevLogIndex: prevIndex, prevLogTerm: prevTerm, entries: [], commit: this.log.committed });
   }
 
   /**
@@ -1004,7 +970,7 @@ export class RawNode {
   }
 
   private sendTimeoutNow(to: NodeId): void {
-    this.send(makeMessage({ type: MessageType.TimeoutNow, from: this.id, to, term: this.term }));
+    this.send({ type: MessageType.TimeoutNow, from: this.id, to, term: this.term });
   }
 
   // ---- leader: snapshots --------------------------------------------------------------------------
@@ -1022,47 +988,43 @@ export class RawNode {
     while (!out.doneSent && out.sent - out.acked < window) {
       const end = Math.min(out.sent + chunk, data.byteLength);
       const done = end === data.byteLength;
-      this.send(
-        makeMessage({
-          type: MessageType.Snap,
-          from: this.id,
-          to,
-          term: this.term,
-          index: out.snapshot.meta.index,
-          logTerm: out.snapshot.meta.term,
-          commit: this.log.committed,
-          snapshotMeta: out.snapshot.meta,
-          snapshotOffset: out.sent,
-          snapshotData: data.subarray(out.sent, end),
-          snapshotDone: done,
-        }),
-      );
+      this.send({
+        type: MessageType.Snap,
+        from: this.id,
+        to,
+        term: this.term,
+        meta: out.snapshot.meta,
+        offset: out.sent,
+        data: data.subarray(out.sent, end),
+        done,
+        commit: this.log.committed,
+      });
       out.sent = end;
       out.doneSent = done;
     }
   }
 
-  private handleSnapshotResponse(m: Message, pr: Progress): void {
-    if (m.snapshotDone === true) {
-      // Installed (or found unnecessary): the follower holds our log up to m.index.
-      if (m.index > this.log.lastIndex()) return;
+  private handleSnapshotResponse(m: SnapshotResponse, pr: Progress): void {
+    if (m.done) {
+      // Installed (or found unnecessary): the follower holds our log up to m.matchIndex.
+      if (m.matchIndex > this.log.lastIndex()) return;
       if (pr.state.kind === 'snapshot') {
-        pr.maybeUpdate(m.index);
+        pr.maybeUpdate(m.matchIndex);
         this.leaveSnapshotState(pr);
         if (this.maybeCommit()) this.onCommitAdvanced();
         this.sendAppendLoop(m.from, pr, false);
         if (m.from === this.transferee && pr.match === this.log.lastIndex()) this.sendTimeoutNow(m.from);
       } else {
-        this.handleMatched(m.from, pr, m.index);
+        this.handleMatched(m.from, pr, m.matchIndex);
       }
       return;
     }
     const out = pr.state;
-    if (out.kind !== 'snapshot' || !sameMeta(out.snapshot.meta, m.snapshotMeta!)) return;
-    // m.index: bytes the follower holds. Continue from there (go back on a gap, skip ahead after a restart).
-    const received = Math.min(m.index, out.snapshot.data.byteLength);
+    if (out.kind !== 'snapshot' || !sameMeta(out.snapshot.meta, m.meta)) return;
+    // Continue from what the follower holds (go back on a gap, skip ahead after a restart).
+    const received = Math.min(m.received, out.snapshot.data.byteLength);
     out.idleTicks = 0;
-    if (m.reject) {
+    if (m.gap) {
       out.sent = received;
       out.acked = received;
       out.doneSent = false;
@@ -1108,7 +1070,7 @@ export class RawNode {
 
   private respondRead(index: number, context: Uint8Array, from: NodeId): void {
     if (from === this.id) this.readStates.push({ index, context });
-    else this.send(makeMessage({ type: MessageType.ReadIndexResp, from: this.id, to: from, term: this.term, index, context }));
+    else this.send({ type: MessageType.ReadIndexResp, from: this.id, to: from, term: this.term, index, context });
   }
 
   // ---- output -------------------------------------------------------------------------------------
