@@ -8,6 +8,7 @@
 // Both ends share one event loop (encode and decode compete for one core), so read the figures as a lower
 // bound of what one node can push to one peer.
 import * as grpc from '@grpc/grpc-js';
+import { makeMessage } from '../src/raft/messages';
 import { EntryType, MessageType, type Message } from '../src/raft/types';
 import { GrpcPeerTransport, PEER_SERVER_OPTIONS } from '../src/transport/grpcPeerTransport';
 
@@ -20,11 +21,10 @@ function arg(name: string, fallback: number): number {
 }
 
 function appMsg(seq: number, payload: Uint8Array): Message {
-  return {
+  return makeMessage({
     type: MessageType.App, from: 'a', to: 'b', term: 5, logTerm: 5, index: seq, commit: seq,
     entries: [{ term: 5, index: seq + 1, type: EntryType.Normal, data: payload }],
-    reject: false, rejectHint: 0, context: new Uint8Array(0),
-  };
+  });
 }
 
 async function listen(server: grpc.Server): Promise<number> {

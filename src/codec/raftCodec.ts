@@ -23,7 +23,9 @@ import {
   type Message,
   type Snapshot,
   type SnapshotMeta,
+  type WireMessage,
 } from '../raft/types';
+import { flattenMessage, isWellFormed, narrowMessage } from '../raft/messages';
 import { protoFile } from './protoPath';
 
 /** A value could not be encoded or a buffer could not be decoded. */
@@ -200,15 +202,16 @@ function metaFromProto(m: unknown, field: string): SnapshotMeta {
 }
 
 /**
- * Every field of the TS Message, mapped below. `satisfies` makes tsc fail here when someone adds a field to
- * Message in src/raft/types.ts without teaching the codec (and the .proto) about it.
+ * Every field of the flat WireMessage, mapped below. `satisfies` makes tsc fail here when someone adds a
+ * field to WireMessage in src/raft/types.ts without teaching the codec (and the .proto) about it. The
+ * typed messages the core reads (Message) are mapped to and from it by src/raft/messages.ts.
  */
 export const MESSAGE_FIELDS = {
   type: 1, from: 2, to: 3, term: 4, logTerm: 5, index: 6, entries: 7, commit: 8, reject: 9, rejectHint: 10,
   context: 11, snapshotMeta: 12, snapshotOffset: 13, snapshotData: 14, snapshotDone: 15,
-} as const satisfies Record<keyof Message, number>;
+} as const satisfies Record<keyof WireMessage, number>;
 
-function messageToProto(m: Message): Decoded {
+function messageToProto(m: WireMessage): Decoded {
   const o: Decoded = {
     type: messageTypeIn(m.type),
     from: stringIn(m.from, 'message.from'),
@@ -235,11 +238,11 @@ function messageToProto(m: Message): Decoded {
   return o;
 }
 
-function messageFromProto(d: Decoded): Message {
+function messageFromProto(d: Decoded): WireMessage {
   const rawEntries = d.entries as Decoded[] | undefined;
   const entries: Entry[] = new Array<Entry>(rawEntries ? rawEntries.length : 0);
   for (let i = 0; i < entries.length; i++) entries[i] = entryFromProto(rawEntries![i]!, `message.entries[${i}]`);
-  const m: Message = {
+  const m: WireMessage = {
     type: messageTypeOut(d.type),
     from: stringOut(d.from),
     to: stringOut(d.to),
@@ -355,24 +358,36 @@ export function decodeSnapshotManifest(bytes: Uint8Array): SnapshotManifest {
   };
 }
 
-export function encodeMessage(message: Message): Uint8Array {
+/** One flat wire record, as is (no narrowing): for tools and tests that look at the wire itself. */
+export function encodeMessage(message: WireMessage): Uint8Array {
   return encode(MessageProto, messageToProto(message));
 }
 
-export function decodeMessage(bytes: Uint8Array): Message {
+export function decodeMessage(bytes: Uint8Array): WireMessage {
   return messageFromProto(decode(MessageProto, bytes, 'Message'));
 }
 
 export function encodeMessageBatch(messages: readonly Message[]): Uint8Array {
   const out = new Array<Decoded>(messages.length);
-  for (let i = 0; i < messages.length; i++) out[i] = messageToProto(messages[i]!);
+  for (let i = 0; i < messages.length; i++) out[i] = messageToProto(flattenMessage(messages[i]!));
   return encode(MessageBatchProto, { messages: out });
 }
 
+/**
+ * The peer boundary: a batch whose bytes or numbers are malformed is refused whole (CodecError); each
+ * record is then narrowed to its type's shape, and one that fails the protocol-level checks
+ * (isWellFormed: say an App whose entries are not contiguous) is dropped alone, silently, as the core
+ * has always dropped it. What reaches the core is exactly what it accepted before.
+ */
 export function decodeMessageBatch(bytes: Uint8Array): Message[] {
   const d = decode(MessageBatchProto, bytes, 'MessageBatch');
   const raw = (d.messages as Decoded[] | undefined) ?? [];
-  const out = new Array<Message>(raw.length);
-  for (let i = 0; i < raw.length; i++) out[i] = messageFromProto(raw[i]!);
+  const wire = new Array<WireMessage>(raw.length);
+  for (let i = 0; i < raw.length; i++) wire[i] = messageFromProto(raw[i]!);
+  const out: Message[] = [];
+  for (const w of wire) {
+    const m = narrowMessage(w);
+    if (isWellFormed(m)) out.push(m);
+  }
   return out;
 }

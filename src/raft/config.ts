@@ -24,6 +24,14 @@ export interface RaftConfig {
   maxMsgBytes?: number;
   /** Upper bound on App messages in flight to one follower in replicate state (pipelining window). */
   maxInflight?: number;
+  /**
+   * Upper bound on the entry data of the App messages in flight to one follower: a window of single
+   * entries larger than maxMsgBytes (each goes alone) cannot hold maxInflight of them. Default
+   * maxInflight * maxMsgBytes, so that for entries up to maxMsgBytes the count is always the binding
+   * limit (k < maxInflight messages carry less than k * maxMsgBytes). With the default maxMsgBytes (1 MiB)
+   * no command the state machine accepts is that large (src/state/limits.ts), so nothing changes there.
+   */
+  maxInflightBytes?: number;
   /** Upper bound on entries not yet committed; proposals beyond it are refused. */
   maxUncommittedEntries?: number;
   /** Upper bound on the bytes of one InstallSnapshot chunk. */

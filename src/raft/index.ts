@@ -3,6 +3,6 @@
 export { RawNode, type BasicStatus, type RaftStatus, type ProgressStatus } from './rawNode';
 export { RAFT_DEFAULTS, type RaftConfig } from './config';
 export { ProposalDroppedError, RaftInvariantError, type DropReason } from './errors';
-export { TRANSFER_CONTEXT, isTransferContext, makeMessage } from './messages';
-export type { ProgressState } from './progress';
+export { TRANSFER_CONTEXT, flattenMessage, isTransferContext, makeMessage, narrowMessage, type WireFields } from './messages';
+export type { ProgressState, ProgressStateKind } from './progress';
 export * from './types';

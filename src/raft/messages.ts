@@ -1,6 +1,6 @@
 // Building, classifying and validating peer messages.
 
-import { EntryType, MessageType, RAFT_NUMBER_LIMIT, type Message, type NodeId, type SnapshotMeta } from './types';
+import { EntryType, MessageType, RAFT_NUMBER_LIMIT, type Entry, type Message, type NodeId, type SnapshotMeta, type VoteRequest, type WireMessage } from './types';
 
 export const EMPTY_BYTES: Uint8Array = new Uint8Array(0);
 
@@ -16,10 +16,14 @@ export function isTransferContext(context: Uint8Array): boolean {
   return TRANSFER_CONTEXT.every((b, i) => context[i] === b);
 }
 
-type Required4 = Pick<Message, 'type' | 'from' | 'to' | 'term'>;
+// ---- the wire record <-> the union ----------------------------------------------------------------
 
-export function makeMessage(fields: Required4 & Partial<Message>): Message {
-  return {
+/** A wire record's fields as `makeMessage` takes them: the envelope, the rest defaulting to zero/empty. */
+export type WireFields = Pick<WireMessage, 'type' | 'from' | 'to' | 'term'> & Partial<WireMessage>;
+
+/** Builds a message from wire fields (as a test or a forging peer would write them). */
+export function makeMessage(fields: WireFields): Message {
+  return narrowMessage({
     logTerm: 0,
     index: 0,
     entries: [],
@@ -28,7 +32,92 @@ export function makeMessage(fields: Required4 & Partial<Message>): Message {
     rejectHint: 0,
     context: EMPTY_BYTES,
     ...fields,
+  });
+}
+
+/**
+ * The message a wire record carries: each type keeps the fields it has, under their own names. Only the
+ * shape is mapped; whether the values make sense is isWellFormed's question (a Snap without its snapshot
+ * fields comes out without them, and isWellFormed refuses it).
+ */
+export function narrowMessage(w: WireMessage): Message {
+  const { type, from, to, term } = w;
+  switch (type) {
+    case MessageType.PreVote:
+    case MessageType.Vote:
+      return { type, from, to, term, lastLogIndex: w.index, lastLogTerm: w.logTerm, transfer: isTransferContext(w.context) };
+    case MessageType.PreVoteResp:
+    case MessageType.VoteResp:
+      return { type, from, to, term, reject: w.reject };
+    case MessageType.App:
+      return { type, from, to, term, prevLogIndex: w.index, prevLogTerm: w.logTerm, entries: w.entries, commit: w.commit };
+    case MessageType.AppResp:
+      return w.reject === true
+        ? { type, from, to, term, reject: true, rejectedIndex: w.index, hintIndex: w.rejectHint, hintTerm: w.logTerm }
+        : { type, from, to, term, reject: w.reject, matchIndex: w.index } as Message;
+    case MessageType.Heartbeat:
+      return { type, from, to, term, commit: w.commit, sentAtTick: w.index, context: w.context };
+    case MessageType.HeartbeatResp:
+      return { type, from, to, term, sentAtTick: w.index, context: w.context, needsAppend: w.reject };
+    case MessageType.Snap:
+      return {
+        type, from, to, term, meta: w.snapshotMeta, offset: w.snapshotOffset, data: w.snapshotData, done: w.snapshotDone, commit: w.commit,
+      } as Message;
+    case MessageType.SnapResp:
+      return w.snapshotDone === true
+        ? { type, from, to, term, meta: w.snapshotMeta, done: true, matchIndex: w.index } as Message
+        : { type, from, to, term, meta: w.snapshotMeta, done: false, received: w.index, gap: w.reject } as Message;
+    case MessageType.TimeoutNow:
+      return { type, from, to, term };
+    case MessageType.ReadIndex:
+      return { type, from, to, term, context: w.context };
+    case MessageType.ReadIndexResp:
+      return { type, from, to, term, index: w.index, context: w.context };
+    default:
+      return { type, from, to, term } as unknown as Message; // an unknown type: isWellFormed refuses it
+  }
+}
+
+/** The wire record of a message: exactly the fields (and so the bytes) this format has always carried. */
+export function flattenMessage(m: Message): WireMessage {
+  const w: WireMessage = {
+    type: m.type, from: m.from, to: m.to, term: m.term,
+    logTerm: 0, index: 0, entries: [], commit: 0, reject: false, rejectHint: 0, context: EMPTY_BYTES,
   };
+  switch (m.type) {
+    case MessageType.PreVote:
+    case MessageType.Vote:
+      return { ...w, index: m.lastLogIndex, logTerm: m.lastLogTerm, context: m.transfer ? TRANSFER_CONTEXT : EMPTY_BYTES };
+    case MessageType.PreVoteResp:
+    case MessageType.VoteResp:
+      return { ...w, reject: m.reject };
+    case MessageType.App:
+      return { ...w, index: m.prevLogIndex, logTerm: m.prevLogTerm, entries: m.entries, commit: m.commit };
+    case MessageType.AppResp:
+      return m.reject
+        ? { ...w, reject: true, index: m.rejectedIndex, rejectHint: m.hintIndex, logTerm: m.hintTerm }
+        : { ...w, index: m.matchIndex };
+    case MessageType.Heartbeat:
+      return { ...w, commit: m.commit, index: m.sentAtTick, context: m.context };
+    case MessageType.HeartbeatResp:
+      return { ...w, index: m.sentAtTick, context: m.context, reject: m.needsAppend };
+    case MessageType.Snap:
+      // index/logTerm repeat the meta's, as every chunk always has.
+      return {
+        ...w, index: m.meta.index, logTerm: m.meta.term, commit: m.commit,
+        snapshotMeta: m.meta, snapshotOffset: m.offset, snapshotData: m.data, snapshotDone: m.done,
+      };
+    case MessageType.SnapResp:
+      return m.done
+        ? { ...w, snapshotMeta: m.meta, index: m.matchIndex, snapshotDone: true }
+        : { ...w, snapshotMeta: m.meta, index: m.received, snapshotOffset: m.received, snapshotDone: false, reject: m.gap };
+    case MessageType.TimeoutNow:
+      return w;
+    case MessageType.ReadIndex:
+      return { ...w, context: m.context };
+    case MessageType.ReadIndexResp:
+      return { ...w, index: m.index, context: m.context };
+  }
 }
 
 /**
@@ -50,11 +139,11 @@ export function sentAfterPersist(type: MessageType): boolean {
   return AFTER_PERSIST.has(type);
 }
 
-export function isVoteRequest(type: MessageType): boolean {
-  return type === MessageType.Vote || type === MessageType.PreVote;
+export function isVoteRequest(m: Message): m is VoteRequest {
+  return m.type === MessageType.Vote || m.type === MessageType.PreVote;
 }
 
-export function voteResponseType(type: MessageType.Vote | MessageType.PreVote): MessageType {
+export function voteResponseType(type: MessageType.Vote | MessageType.PreVote): MessageType.VoteResp | MessageType.PreVoteResp {
   return type === MessageType.Vote ? MessageType.VoteResp : MessageType.PreVoteResp;
 }
 
@@ -100,46 +189,62 @@ const MESSAGE_TYPES: ReadonlySet<unknown> = new Set(
   Object.values(MessageType).filter((v) => typeof v === 'number'),
 );
 
-/** Structural checks plus the protocol-level shape of each message type. */
+/**
+ * Whether `x` is a message of a known type with every field its type has, in range, and the
+ * protocol-level shape of that type. step() drops anything else; so does the codec at decode.
+ */
 export function isWellFormed(x: unknown): x is Message {
   if (typeof x !== 'object' || x === null) return false;
-  const m = x as Partial<Message>;
-  if (!MESSAGE_TYPES.has(m.type) || !isNodeId(m.from) || !isNodeId(m.to)) return false;
-  if (!isCount(m.term) || !isCount(m.logTerm) || !isCount(m.index) || !isCount(m.commit)) return false;
-  if (!isCount(m.rejectHint) || typeof m.reject !== 'boolean' || !isBytes(m.context)) return false;
-  if (!Array.isArray(m.entries)) return false;
-  switch (m.type) {
-    case MessageType.App: {
-      if (m.logTerm > m.term) return false;
-      // Entries follow `index` contiguously, with terms that never go back and never exceed the sender's.
-      let prevTerm = m.logTerm;
-      for (let i = 0; i < m.entries.length; i++) {
-        const e = m.entries[i] as unknown;
-        if (typeof e !== 'object' || e === null) return false;
-        const en = e as Partial<Message['entries'][number]>;
-        if (en.index !== m.index + 1 + i || !isCount(en.term) || en.term < 1) return false;
-        if (en.term < prevTerm || en.term > m.term || !isBytes(en.data)) return false;
-        if (en.type !== EntryType.Normal && en.type !== EntryType.ConfChange) return false;
-        prevTerm = en.term;
-      }
-      return true;
-    }
-    case MessageType.Vote:
+  const m = x as Record<string, unknown>;
+  if (!MESSAGE_TYPES.has(m.type) || !isNodeId(m.from) || !isNodeId(m.to) || !isCount(m.term)) return false;
+  const term = m.term;
+  switch (m.type as MessageType) {
     case MessageType.PreVote:
-      return m.logTerm <= m.term;
+    case MessageType.Vote:
+      return isCount(m.lastLogIndex) && isCount(m.lastLogTerm) && m.lastLogTerm <= term && typeof m.transfer === 'boolean';
+    case MessageType.PreVoteResp:
+    case MessageType.VoteResp:
+      return typeof m.reject === 'boolean';
+    case MessageType.App:
+      return isCount(m.prevLogIndex) && isCount(m.prevLogTerm) && m.prevLogTerm <= term && isCount(m.commit) &&
+        areAppendedEntries(m.entries, m.prevLogIndex, m.prevLogTerm, term);
+    case MessageType.AppResp:
+      if (m.reject === true) return isCount(m.rejectedIndex) && isCount(m.hintIndex) && isCount(m.hintTerm);
+      return m.reject === false && isCount(m.matchIndex);
+    case MessageType.Heartbeat:
+      return isCount(m.commit) && isCount(m.sentAtTick) && isBytes(m.context);
+    case MessageType.HeartbeatResp:
+      return isCount(m.sentAtTick) && isBytes(m.context) && typeof m.needsAppend === 'boolean';
     case MessageType.Snap:
       return (
-        isSnapshotMeta(m.snapshotMeta) &&
-        m.snapshotMeta.index > 0 &&
-        m.snapshotMeta.term > 0 &&
-        m.snapshotMeta.term <= m.term &&
-        isCount(m.snapshotOffset) &&
-        isBytes(m.snapshotData) &&
-        typeof m.snapshotDone === 'boolean'
+        isSnapshotMeta(m.meta) && m.meta.index > 0 && m.meta.term > 0 && m.meta.term <= term &&
+        isCount(m.offset) && isBytes(m.data) && typeof m.done === 'boolean' && isCount(m.commit)
       );
     case MessageType.SnapResp:
-      return isSnapshotMeta(m.snapshotMeta) && (m.snapshotDone === undefined || typeof m.snapshotDone === 'boolean');
-    default:
+      if (!isSnapshotMeta(m.meta)) return false;
+      if (m.done === true) return isCount(m.matchIndex);
+      return m.done === false && isCount(m.received) && typeof m.gap === 'boolean';
+    case MessageType.TimeoutNow:
       return true;
+    case MessageType.ReadIndex:
+      return isBytes(m.context);
+    case MessageType.ReadIndexResp:
+      return isCount(m.index) && isBytes(m.context);
   }
+}
+
+/** Entries follow `prevIndex` contiguously, with terms that never go back and never exceed the sender's. */
+function areAppendedEntries(x: unknown, prevIndex: number, prevTerm: number, term: number): x is Entry[] {
+  if (!Array.isArray(x)) return false;
+  let lastTerm = prevTerm;
+  for (let i = 0; i < x.length; i++) {
+    const e = x[i] as unknown;
+    if (typeof e !== 'object' || e === null) return false;
+    const en = e as Partial<Entry>;
+    if (en.index !== prevIndex + 1 + i || !isCount(en.term) || en.term < 1) return false;
+    if (en.term < lastTerm || en.term > term || !isBytes(en.data)) return false;
+    if (en.type !== EntryType.Normal && en.type !== EntryType.ConfChange) return false;
+    lastTerm = en.term;
+  }
+  return true;
 }

@@ -10,17 +10,14 @@ import { invariant, ProposalDroppedError } from './errors';
 import {
   EMPTY_BYTES,
   isAdoptableTerm,
-  isTransferContext,
   isVoteRequest,
   isWellFormed,
-  makeMessage,
   sentAfterPersist,
-  TRANSFER_CONTEXT,
   voteResponseType,
 } from './messages';
-import { Progress, type ProgressState } from './progress';
+import { Progress, type ProgressStateKind, type SnapshotState } from './progress';
 import { committedIndex, quorumSize, voteResult } from './quorum';
-import { RaftLog } from './raftLog';
+import { entryBytes, RaftLog } from './raftLog';
 import { ReadOnly } from './readOnly';
 import { SnapshotReceiver } from './snapshotReceiver';
 import {
@@ -29,23 +26,30 @@ import {
   NONE,
   RAFT_NUMBER_LIMIT,
   Role,
+  type AppendRequest,
+  type AppendResponse,
   type Entry,
   type HardState,
+  type HeartbeatRequest,
+  type HeartbeatResponse,
   type Message,
   type NodeId,
   type PersistedState,
   type ReadState,
   type Ready,
   type Snapshot,
+  type SnapshotChunk,
   type SnapshotMeta,
+  type SnapshotResponse,
   type SoftState,
   type TestOnlyBugs,
+  type VoteRequest,
 } from './types';
 
 export interface ProgressStatus {
   match: number;
   next: number;
-  state: ProgressState;
+  state: ProgressStateKind;
   /** App messages in flight (replicate state). */
   inflight: number;
 }
@@ -82,6 +86,7 @@ function resolveConfig(c: RaftConfig): ResolvedConfig {
     ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)),
     testOnlyBugs: c.testOnlyBugs ?? {},
   } as unknown as ResolvedConfig;
+  r.maxInflightBytes ??= r.maxInflight * r.maxMsgBytes;
   const positive = (x: number) => Number.isSafeInteger(x) && x >= 1;
   if (r.id === NONE) throw new Error('RaftConfig.id must not be empty');
   if (!positive(r.electionTicks) || !positive(r.heartbeatTicks) || r.heartbeatTicks >= r.electionTicks) {
@@ -90,6 +95,7 @@ function resolveConfig(c: RaftConfig): ResolvedConfig {
   for (const k of [
     'maxMsgBytes',
     'maxInflight',
+    'maxInflightBytes',
     'maxUncommittedEntries',
     'snapshotChunkBytes',
     'maxSnapshotBytes',
@@ -189,7 +195,7 @@ export class RawNode {
     if (!isAdoptableTerm(m.term)) return;
 
     if (m.term > this.term) {
-      if (isVoteRequest(m.type) && this.inLease(m)) {
+      if ((m.type === MessageType.Vote || m.type === MessageType.PreVote) && this.inLease(m)) {
         // Leader lease (thesis 4.2.3): we heard from a live leader within the election timeout, so
         // this candidate is disruptive (e.g. a partitioned node rejoining). Ignore it: no term bump.
         return;
@@ -208,7 +214,7 @@ export class RawNode {
       return;
     }
 
-    if (m.type === MessageType.Vote || m.type === MessageType.PreVote) {
+    if (isVoteRequest(m)) {
       this.handleVoteRequest(m);
       return;
     }
@@ -251,7 +257,7 @@ export class RawNode {
       return;
     }
     if (this.leader === NONE) throw new ProposalDroppedError('not-leader');
-    this.send(makeMessage({ type: MessageType.ReadIndex, from: this.id, to: this.leader, term: this.term, context }));
+    this.send({ type: MessageType.ReadIndex, from: this.id, to: this.leader, term: this.term, context });
   }
 
   /**
@@ -385,7 +391,7 @@ export class RawNode {
   reportUnreachable(id: NodeId): void {
     if (this.role !== Role.Leader) return;
     const pr = this.progress.get(id);
-    if (pr !== undefined && id !== this.id && pr.state === 'replicate') pr.becomeProbe();
+    if (pr !== undefined && id !== this.id && pr.state.kind === 'replicate') pr.becomeProbe();
   }
 
   /** The node's state without the leader's progress map: cheap enough to call on every request. */
@@ -412,7 +418,7 @@ export class RawNode {
     const progress: Record<NodeId, ProgressStatus> = {};
     if (this.role === Role.Leader) {
       for (const [id, pr] of this.progress) {
-        progress[id] = { match: pr.match, next: pr.next, state: pr.state, inflight: pr.inflights.count() };
+        progress[id] = { match: pr.match, next: pr.next, state: pr.state.kind, inflight: pr.inflightCount() };
       }
     }
     return { ...this.basicStatus(), progress };
@@ -479,7 +485,7 @@ export class RawNode {
     this.role = Role.Leader;
     this.leader = this.id;
     this.leaderSinceTick = this.ticks;
-    for (const v of this.voters) this.progress.set(v, new Progress(this.log.lastIndex() + 1, this.cfg.maxInflight));
+    for (const v of this.voters) this.progress.set(v, new Progress(this.log.lastIndex() + 1, this.cfg.maxInflight, this.cfg.maxInflightBytes));
     const self = this.progress.get(this.id)!;
     self.maybeUpdate(this.log.stable);
     self.becomeReplicate();
@@ -514,17 +520,7 @@ export class RawNode {
     const term = type === MessageType.PreVote ? this.term + 1 : this.term;
     for (const v of this.voters) {
       if (v === this.id) continue;
-      this.send(
-        makeMessage({
-          type,
-          from: this.id,
-          to: v,
-          term,
-          index: this.log.lastIndex(),
-          logTerm: this.log.lastTerm(),
-          context: transfer ? TRANSFER_CONTEXT : EMPTY_BYTES,
-        }),
-      );
+      this.send({ type, from: this.id, to: v, term, lastLogIndex: this.log.lastIndex(), lastLogTerm: this.log.lastTerm(), transfer });
     }
   }
 
@@ -556,11 +552,10 @@ export class RawNode {
       return;
     }
     for (const [id, pr] of this.progress) {
-      if (pr.state !== 'snapshot' || pr.outgoing === undefined) continue;
-      if (++pr.outgoing.idleTicks >= this.cfg.electionTicks) {
+      if (pr.state.kind !== 'snapshot') continue;
+      if (++pr.state.idleTicks >= this.cfg.electionTicks) {
         // The transfer went silent (lost chunks, follower restarted): start over with our latest snapshot.
-        pr.becomeSnapshot(this.log.snapshot!);
-        this.sendSnapshotChunks(id, pr);
+        this.sendSnapshotChunks(id, pr.becomeSnapshot(this.log.snapshot!));
       }
     }
     if (++this.heartbeatElapsed >= this.cfg.heartbeatTicks) {
@@ -591,9 +586,9 @@ export class RawNode {
   }
 
   /** Would we refuse this (pre-)vote request because a leader is alive? */
-  private inLease(m: Message): boolean {
+  private inLease(m: VoteRequest): boolean {
     if (m.type === MessageType.Vote) {
-      if (!this.cfg.checkQuorum || isTransferContext(m.context)) return false;
+      if (!this.cfg.checkQuorum || m.transfer) return false;
     }
     if (this.role === Role.Leader) return true;
     return this.leader !== NONE && this.electionElapsed < this.cfg.electionTicks;
@@ -608,35 +603,33 @@ export class RawNode {
       case MessageType.Heartbeat:
       case MessageType.Snap:
         // A stale leader learns the new term from the reply's term and steps down.
-        this.send(makeMessage({ type: MessageType.AppResp, from: this.id, to: m.from, term: this.term }));
+        this.send({ type: MessageType.AppResp, from: this.id, to: m.from, term: this.term, reject: false, matchIndex: 0 });
         return;
       case MessageType.PreVote:
       case MessageType.Vote:
-        this.send(
-          makeMessage({ type: voteResponseType(m.type), from: this.id, to: m.from, term: this.term, reject: true }),
-        );
+        this.send({ type: voteResponseType(m.type), from: this.id, to: m.from, term: this.term, reject: true });
         return;
       default:
         return; // stale responses are ignored
     }
   }
 
-  private handleVoteRequest(m: Message): void {
-    const type = m.type as MessageType.Vote | MessageType.PreVote;
+  private handleVoteRequest(m: VoteRequest): void {
+    const type = m.type;
     // One vote per term (paper 5.2); a pre-vote for a future term binds nothing.
     const canVote =
       this.vote === m.from ||
       (this.vote === NONE && this.leader === NONE) ||
       (type === MessageType.PreVote && m.term > this.term);
-    const upToDate = this.cfg.testOnlyBugs.voteWithoutLogCheck === true || this.log.isUpToDate(m.index, m.logTerm);
+    const upToDate = this.cfg.testOnlyBugs.voteWithoutLogCheck === true || this.log.isUpToDate(m.lastLogIndex, m.lastLogTerm);
     if (canVote && upToDate) {
-      this.send(makeMessage({ type: voteResponseType(type), from: this.id, to: m.from, term: m.term }));
+      this.send({ type: voteResponseType(type), from: this.id, to: m.from, term: m.term, reject: false });
       if (type === MessageType.Vote) {
         this.electionElapsed = 0;
         this.vote = m.from;
       }
     } else {
-      this.send(makeMessage({ type: voteResponseType(type), from: this.id, to: m.from, term: this.term, reject: true }));
+      this.send({ type: voteResponseType(type), from: this.id, to: m.from, term: this.term, reject: true });
     }
   }
 
@@ -712,7 +705,7 @@ export class RawNode {
         return;
       case MessageType.HeartbeatResp:
         // The answer echoes the tick at which we sent the heartbeat (see bcastHeartbeat).
-        if (m.index <= this.ticks) pr.lastAckTick = Math.max(pr.lastAckTick, m.index);
+        if (m.sentAtTick <= this.ticks) pr.lastAckTick = Math.max(pr.lastAckTick, m.sentAtTick);
         this.handleHeartbeatResponse(m, pr);
         return;
       case MessageType.SnapResp:
@@ -728,37 +721,36 @@ export class RawNode {
 
   // ---- follower: replication ----------------------------------------------------------------------
 
-  private handleAppend(m: Message): void {
-    const reply = (fields: Partial<Message>) =>
-      this.send(makeMessage({ type: MessageType.AppResp, from: this.id, to: m.from, term: this.term, ...fields }));
-    if (m.index < this.log.committed) {
+  private handleAppend(m: AppendRequest): void {
+    const envelope = { type: MessageType.AppResp, from: this.id, to: m.from, term: this.term } as const;
+    if (m.prevLogIndex < this.log.committed) {
       // Everything up to our commit matches any leader's log; tell the leader where to continue.
-      reply({ index: this.log.committed });
+      this.send({ ...envelope, reject: false, matchIndex: this.log.committed });
       return;
     }
-    const out = this.log.maybeAppend(m.index, m.logTerm, m.entries);
+    const out = this.log.maybeAppend(m.prevLogIndex, m.prevLogTerm, m.entries);
     switch (out.kind) {
       case 'matched':
         this.leaderMatch = Math.max(this.leaderMatch, out.lastNew);
         // Paper Figure 2, rule 5: never past the last entry this append is known to match.
         this.log.commitTo(Math.min(m.commit, out.lastNew));
-        reply({ index: out.lastNew });
+        this.send({ ...envelope, reject: false, matchIndex: out.lastNew });
         return;
       case 'overwrites-committed':
         // No leader sends that (Leader Completeness): forged or corrupt. Dropped, and counted.
-        this.refuse(`append at ${m.index + 1} would overwrite committed entry ${out.index}`, m.from);
+        this.refuse(`append at ${m.prevLogIndex + 1} would overwrite committed entry ${out.index}`, m.from);
         return;
       case 'mismatch': {
-        // Consistency check failed. Hint the last index whose term is <= the leader's term at m.index:
+        // Consistency check failed. Hint the last index whose term is <= the leader's term at prevLogIndex:
         // the leader can then skip a whole term per round trip instead of one entry.
-        const hint = this.log.findConflictByTerm(Math.min(m.index, this.log.lastIndex()), m.logTerm);
-        reply({ index: m.index, reject: true, rejectHint: hint.index, logTerm: hint.term });
+        const hint = this.log.findConflictByTerm(Math.min(m.prevLogIndex, this.log.lastIndex()), m.prevLogTerm);
+        this.send({ ...envelope, reject: true, rejectedIndex: m.prevLogIndex, hintIndex: hint.index, hintTerm: hint.term });
         return;
       }
     }
   }
 
-  private handleHeartbeat(m: Message): void {
+  private handleHeartbeat(m: HeartbeatRequest): void {
     // A heartbeat proves nothing about our log: commit only up to what an append of this leader in this
     // term has matched (a forged commit must not commit our own unreplicated tail). The leader sends
     // min(commit, our match), so normally this loses nothing; when it does (we restarted and forgot the
@@ -766,38 +758,31 @@ export class RawNode {
     const target = Math.min(m.commit, this.log.lastIndex());
     const allowed = Math.min(target, Math.max(this.leaderMatch, this.log.committed));
     this.log.commitTo(allowed);
-    this.send(
-      makeMessage({
-        type: MessageType.HeartbeatResp,
-        from: this.id,
-        to: m.from,
-        term: this.term,
-        index: m.index,
-        context: m.context,
-        reject: m.commit > this.log.committed,
-      }),
-    );
+    this.send({
+      type: MessageType.HeartbeatResp,
+      from: this.id,
+      to: m.from,
+      term: this.term,
+      sentAtTick: m.sentAtTick,
+      context: m.context,
+      needsAppend: m.commit > this.log.committed,
+    });
   }
 
-  private handleSnapshotChunk(m: Message): void {
-    const meta = m.snapshotMeta!;
-    const reply = (fields: Partial<Message>) =>
-      this.send(
-        makeMessage({ type: MessageType.SnapResp, from: this.id, to: m.from, term: this.term, snapshotMeta: meta, ...fields }),
-      );
+  private handleSnapshotChunk(m: SnapshotChunk): void {
+    const meta = m.meta;
+    const envelope = { type: MessageType.SnapResp, from: this.id, to: m.from, term: this.term, meta } as const;
     if (meta.index <= this.log.committed) {
       // Not newer than what we have committed: nothing to install; we match the leader up to our commit.
       this.snapshotReceiver.reset();
-      reply({ index: this.log.committed, snapshotDone: true });
+      this.send({ ...envelope, done: true, matchIndex: this.log.committed });
       return;
     }
-    const out = this.snapshotReceiver.receive(m.from, m.term, meta, m.snapshotOffset!, m.snapshotData!, m.snapshotDone!);
+    const out = this.snapshotReceiver.receive(m.from, m.term, meta, m.offset, m.data, m.done);
     switch (out.kind) {
       case 'progress':
-        reply({ index: out.received, snapshotOffset: out.received, snapshotDone: false });
-        return;
       case 'gap':
-        reply({ index: out.received, snapshotOffset: out.received, snapshotDone: false, reject: true });
+        this.send({ ...envelope, done: false, received: out.received, gap: out.kind === 'gap' });
         return;
       case 'too-large':
         // No answer: the leader's transfer goes idle; a real leader's snapshot is never this large.
@@ -813,7 +798,7 @@ export class RawNode {
         }
         this.log.restore(out.snapshot);
         this.leaderMatch = meta.index;
-        reply({ index: meta.index, snapshotDone: true });
+        this.send({ ...envelope, done: true, matchIndex: meta.index });
         return;
       }
     }
@@ -874,19 +859,8 @@ export class RawNode {
     }
     const entries = pr.next <= this.log.lastIndex() ? this.log.slice(pr.next, this.log.lastIndex(), this.cfg.maxMsgBytes) : [];
     if (entries.length === 0 && !sendIfEmpty) return false;
-    this.send(
-      makeMessage({
-        type: MessageType.App,
-        from: this.id,
-        to,
-        term: this.term,
-        index: prevIndex,
-        logTerm: prevTerm,
-        entries,
-        commit: this.log.committed,
-      }),
-    );
-    pr.sentEntries(entries.length > 0 ? entries[entries.length - 1].index : prevIndex, entries.length);
+    this.send({ type: MessageType.App, from: this.id, to, term: this.term, prevLogIndex: prevIndex, prevLogTerm: prevTerm, entries, commit: this.log.committed });
+    pr.sentEntries(entries.length > 0 ? entries[entries.length - 1].index : prevIndex, entries.length, dataBytes(entries));
     return true;
   }
 
@@ -895,7 +869,7 @@ export class RawNode {
     let first = true;
     while (this.sendAppend(to, pr, first && sendIfEmpty)) {
       first = false;
-      if (pr.state !== 'replicate') return;
+      if (pr.state.kind !== 'replicate') return;
     }
   }
 
@@ -918,59 +892,54 @@ export class RawNode {
     const context = this.readOnly.lastPendingContext() ?? EMPTY_BYTES;
     for (const [id, pr] of this.progress) {
       if (id === this.id) continue;
-      this.send(
-        makeMessage({
-          type: MessageType.Heartbeat,
-          from: this.id,
-          to: id,
-          term: this.term,
-          // Never more than the follower is known to hold: it must not commit an entry it lacks.
-          commit: Math.min(pr.match, this.log.committed),
-          // Our tick count, echoed in the answer: how recently the follower acknowledged us.
-          index: this.ticks,
-          context,
-        }),
-      );
+      this.send({
+        type: MessageType.Heartbeat,
+        from: this.id,
+        to: id,
+        term: this.term,
+        // Never more than the follower is known to hold: it must not commit an entry it lacks.
+        commit: Math.min(pr.match, this.log.committed),
+        sentAtTick: this.ticks,
+        context,
+      });
     }
   }
 
-  private handleAppendResponse(m: Message, pr: Progress): void {
+  private handleAppendResponse(m: AppendResponse, pr: Progress): void {
     if (m.reject) {
       // Fast backtracking: skip every entry of ours whose term exceeds the follower's term at its hint.
-      const probe = m.logTerm > 0 ? this.log.findConflictByTerm(m.rejectHint, m.logTerm).index : m.rejectHint;
-      if (pr.maybeDecrTo(m.index, probe)) {
-        if (pr.state === 'replicate') pr.becomeProbe();
+      const probe = m.hintTerm > 0 ? this.log.findConflictByTerm(m.hintIndex, m.hintTerm).index : m.hintIndex;
+      if (pr.maybeDecrTo(m.rejectedIndex, probe)) {
+        if (pr.state.kind === 'replicate') pr.becomeProbe();
         this.sendAppend(m.from, pr, true);
       }
       return;
     }
-    if (m.index > this.log.lastIndex()) return; // claims entries we never had: not from our term
-    this.handleMatched(m.from, pr, m.index);
+    if (m.matchIndex > this.log.lastIndex()) return; // claims entries we never had: not from our term
+    this.handleMatched(m.from, pr, m.matchIndex);
   }
 
   /** `from` acknowledged holding (durably) our entries up to `index`. */
   private handleMatched(from: NodeId, pr: Progress, index: number): void {
-    if (pr.maybeUpdate(index) || (pr.match === index && pr.state === 'probe')) {
-      if (pr.state === 'probe') pr.becomeReplicate();
-      else if (pr.state === 'snapshot') this.leaveSnapshotState(pr);
-      else pr.inflights.freeLE(index);
+    if (pr.maybeUpdate(index) || (pr.match === index && pr.state.kind === 'probe')) {
+      if (pr.state.kind === 'probe') pr.becomeReplicate();
+      else if (pr.state.kind === 'snapshot') this.leaveSnapshotState(pr);
+      else pr.state.inflights.freeLE(index);
       if (this.maybeCommit()) this.onCommitAdvanced();
       this.sendAppendLoop(from, pr, false);
     }
     if (from === this.transferee && pr.match === this.log.lastIndex()) this.sendTimeoutNow(from);
   }
 
-  private handleHeartbeatResponse(m: Message, pr: Progress): void {
-    // `reject`: the follower could not commit what we sent, for want of an append that matched this term
-    // (it restarted, say): it needs an append even when it holds everything.
-    const behind = pr.match < this.log.lastIndex() || m.reject;
+  private handleHeartbeatResponse(m: HeartbeatResponse, pr: Progress): void {
+    const behind = pr.match < this.log.lastIndex() || m.needsAppend;
     if (behind && this.ticks - pr.lastRetryTick >= this.cfg.heartbeatTicks) {
       pr.lastRetryTick = this.ticks;
-      if (pr.state === 'probe') {
+      if (pr.state.kind === 'probe') {
         // The probe in flight may be lost: the follower is alive, so probe again.
-        pr.probeSent = false;
+        pr.state.probeSent = false;
         this.sendAppend(m.from, pr, true);
-      } else if (pr.state === 'replicate') {
+      } else if (pr.state.kind === 'replicate') {
         // Pipelined Apps may have been lost (a lost last App leaves no gap to detect). An empty App
         // at next-1 is accepted if all arrived, otherwise rejected, which sends us back to probing.
         this.sendResync(m.from, pr);
@@ -990,9 +959,7 @@ export class RawNode {
       this.sendAppend(to, pr, true);
       return;
     }
-    this.send(
-      makeMessage({ type: MessageType.App, from: this.id, to, term: this.term, index: prevIndex, logTerm: prevTerm, commit: this.log.committed }),
-    );
+    this.send({ type: MessageType.App, from: this.id, to, term: this.term, prevLogIndex: prevIndex, prevLogTerm: prevTerm, entries: [], commit: this.log.committed });
   }
 
   /**
@@ -1021,67 +988,61 @@ export class RawNode {
   }
 
   private sendTimeoutNow(to: NodeId): void {
-    this.send(makeMessage({ type: MessageType.TimeoutNow, from: this.id, to, term: this.term }));
+    this.send({ type: MessageType.TimeoutNow, from: this.id, to, term: this.term });
   }
 
   // ---- leader: snapshots --------------------------------------------------------------------------
 
   private startSnapshot(to: NodeId, pr: Progress): void {
     invariant(this.log.snapshot !== undefined, 'entries are compacted but there is no snapshot');
-    pr.becomeSnapshot(this.log.snapshot);
-    this.sendSnapshotChunks(to, pr);
+    this.sendSnapshotChunks(to, pr.becomeSnapshot(this.log.snapshot));
   }
 
   /** Streams chunks of the outgoing snapshot while the chunk window has room. */
-  private sendSnapshotChunks(to: NodeId, pr: Progress): void {
-    const out = pr.outgoing!;
+  private sendSnapshotChunks(to: NodeId, out: SnapshotState): void {
     const data = out.snapshot.data;
     const chunk = this.cfg.snapshotChunkBytes;
     const window = chunk * this.cfg.snapshotInflightChunks;
     while (!out.doneSent && out.sent - out.acked < window) {
       const end = Math.min(out.sent + chunk, data.byteLength);
       const done = end === data.byteLength;
-      this.send(
-        makeMessage({
-          type: MessageType.Snap,
-          from: this.id,
-          to,
-          term: this.term,
-          index: out.snapshot.meta.index,
-          logTerm: out.snapshot.meta.term,
-          commit: this.log.committed,
-          snapshotMeta: out.snapshot.meta,
-          snapshotOffset: out.sent,
-          snapshotData: data.subarray(out.sent, end),
-          snapshotDone: done,
-        }),
-      );
+      this.send({
+        type: MessageType.Snap,
+        from: this.id,
+        to,
+        term: this.term,
+        meta: out.snapshot.meta,
+        offset: out.sent,
+        data: data.subarray(out.sent, end),
+        done,
+        commit: this.log.committed,
+      });
       out.sent = end;
       out.doneSent = done;
     }
   }
 
-  private handleSnapshotResponse(m: Message, pr: Progress): void {
-    if (m.snapshotDone === true) {
-      // Installed (or found unnecessary): the follower holds our log up to m.index.
-      if (m.index > this.log.lastIndex()) return;
-      if (pr.state === 'snapshot') {
-        pr.maybeUpdate(m.index);
+  private handleSnapshotResponse(m: SnapshotResponse, pr: Progress): void {
+    if (m.done) {
+      // Installed (or found unnecessary): the follower holds our log up to m.matchIndex.
+      if (m.matchIndex > this.log.lastIndex()) return;
+      if (pr.state.kind === 'snapshot') {
+        pr.maybeUpdate(m.matchIndex);
         this.leaveSnapshotState(pr);
         if (this.maybeCommit()) this.onCommitAdvanced();
         this.sendAppendLoop(m.from, pr, false);
         if (m.from === this.transferee && pr.match === this.log.lastIndex()) this.sendTimeoutNow(m.from);
       } else {
-        this.handleMatched(m.from, pr, m.index);
+        this.handleMatched(m.from, pr, m.matchIndex);
       }
       return;
     }
-    const out = pr.outgoing;
-    if (pr.state !== 'snapshot' || out === undefined || !sameMeta(out.snapshot.meta, m.snapshotMeta!)) return;
-    // m.index: bytes the follower holds. Continue from there (go back on a gap, skip ahead after a restart).
-    const received = Math.min(m.index, out.snapshot.data.byteLength);
+    const out = pr.state;
+    if (out.kind !== 'snapshot' || !sameMeta(out.snapshot.meta, m.meta)) return;
+    // Continue from what the follower holds (go back on a gap, skip ahead after a restart).
+    const received = Math.min(m.received, out.snapshot.data.byteLength);
     out.idleTicks = 0;
-    if (m.reject) {
+    if (m.gap) {
       out.sent = received;
       out.acked = received;
       out.doneSent = false;
@@ -1092,7 +1053,7 @@ export class RawNode {
       }
       out.acked = Math.max(out.acked, received);
     }
-    this.sendSnapshotChunks(m.from, pr);
+    this.sendSnapshotChunks(m.from, out);
   }
 
   private leaveSnapshotState(pr: Progress): void {
@@ -1127,7 +1088,7 @@ export class RawNode {
 
   private respondRead(index: number, context: Uint8Array, from: NodeId): void {
     if (from === this.id) this.readStates.push({ index, context });
-    else this.send(makeMessage({ type: MessageType.ReadIndexResp, from: this.id, to: from, term: this.term, index, context }));
+    else this.send({ type: MessageType.ReadIndexResp, from: this.id, to: from, term: this.term, index, context });
   }
 
   // ---- output -------------------------------------------------------------------------------------
@@ -1150,6 +1111,13 @@ export class RawNode {
 function sameVoters(a: readonly NodeId[], b: readonly NodeId[]): boolean {
   const sa = new Set(a);
   return sa.size === a.length && sa.size === new Set(b).size && b.every((v) => sa.has(v));
+}
+
+/** The entry data an App carries, as maxMsgBytes and maxInflightBytes count it. */
+function dataBytes(entries: readonly Entry[]): number {
+  let n = 0;
+  for (const e of entries) n += entryBytes(e);
+  return n;
 }
 
 function sameMeta(a: SnapshotMeta, b: SnapshotMeta): boolean {

@@ -20,7 +20,11 @@ export const NONE: NodeId = '';
 export enum EntryType {
   /** Application data; an empty `data` is the leader's no-op at the start of its term. */
   Normal = 0,
-  /** Reserved for membership changes (the configuration lives in the core's state). */
+  /**
+   * Reserved: the one entry type membership changes will use (its data a configuration change, whatever
+   * form that issue settles on: learners, promote, remove, single-server or joint). Nothing creates one
+   * yet; the codec and storage accept it, as they always have, so old logs and peers stay readable.
+   */
   ConfChange = 1,
 }
 
@@ -75,49 +79,169 @@ export enum MessageType {
   PreVoteResp = 2,
   Vote = 3,
   VoteResp = 4,
-  /** AppendEntries: `index`/`logTerm` name the entry preceding `entries`. */
+  /** AppendEntries. */
   App = 5,
-  /** Reply to App. On reject, `rejectHint` is the follower's hint index and `logTerm` the term at it. */
   AppResp = 6,
-  /** `commit` = min(leader commit, follower match). `index` = the leader's tick count when sent, echoed by HeartbeatResp. */
   Heartbeat = 7,
   HeartbeatResp = 8,
-  /** One chunk of an InstallSnapshot: `snapshotMeta` on every chunk, `snapshotOffset`, `snapshotDone`. */
+  /** One chunk of an InstallSnapshot. */
   Snap = 9,
-  /**
-   * Reply to a Snap chunk, echoing its `snapshotMeta`. Not done: `index` (= `snapshotOffset`) = bytes the
-   * follower holds of that snapshot, the offset the leader continues from; `reject` marks a gap (a chunk
-   * arrived ahead of that offset). Done (`snapshotDone`): `index` = the index up to which the follower now
-   * matches the leader's log (the snapshot index, or its commit if that was newer).
-   */
   SnapResp = 10,
-  /**
-   * Leadership transfer: the receiver campaigns at once, skipping pre-vote. Its Vote requests then carry
-   * `context` = the ASCII bytes "transfer" (TRANSFER_CONTEXT in messages.ts), which voters honour even
-   * while they still hear from the old leader (leader lease).
-   */
+  /** Leadership transfer: the receiver campaigns at once, skipping pre-vote (see VoteRequest.transfer). */
   TimeoutNow = 11,
   /** A follower forwards a ReadIndex request to the leader. */
   ReadIndex = 12,
   ReadIndexResp = 13,
 }
 
-export interface Message {
+// ---- peer messages: one shape per type ------------------------------------------------------------
+// The codec (src/codec/raftCodec.ts) decodes the flat wire record (WireMessage) into these and drops
+// anything malformed, so the core reads only fields that its message type really has.
+
+interface Envelope<T extends MessageType> {
+  type: T;
+  from: NodeId;
+  to: NodeId;
+  term: number;
+}
+
+/** PreVote / Vote. A pre-vote's `term` is the one the pre-candidate would campaign at. */
+export interface VoteRequest extends Envelope<MessageType.PreVote | MessageType.Vote> {
+  lastLogIndex: number;
+  lastLogTerm: number;
+  /**
+   * The candidate campaigns because of TimeoutNow (leadership transfer): voters grant it even while they
+   * still hear from the old leader (leader lease). On the wire: `context` = TRANSFER_CONTEXT.
+   */
+  transfer: boolean;
+}
+
+export interface VoteResponse extends Envelope<MessageType.PreVoteResp | MessageType.VoteResp> {
+  reject: boolean;
+}
+
+export interface AppendRequest extends Envelope<MessageType.App> {
+  /** The entry preceding `entries`, which the follower must hold for the append to match. */
+  prevLogIndex: number;
+  prevLogTerm: number;
+  entries: Entry[];
+  /** The leader's commit index. */
+  commit: number;
+}
+
+/** Accepted: the follower holds the leader's log up to `matchIndex`. */
+export interface AppendAccepted extends Envelope<MessageType.AppResp> {
+  reject: false;
+  matchIndex: number;
+}
+
+/**
+ * Rejected: the append at `rejectedIndex` did not match. The follower's last entry whose term is at most
+ * the leader's term there is at `hintIndex` (term `hintTerm`): the leader can skip a whole term at once.
+ */
+export interface AppendRejected extends Envelope<MessageType.AppResp> {
+  reject: true;
+  rejectedIndex: number;
+  hintIndex: number;
+  hintTerm: number;
+}
+
+export type AppendResponse = AppendAccepted | AppendRejected;
+
+export interface HeartbeatRequest extends Envelope<MessageType.Heartbeat> {
+  /** min(leader commit, follower match): never more than the follower is known to hold. */
+  commit: number;
+  /** The leader's tick count when sent, echoed in the answer: how recently the follower heard from it. */
+  sentAtTick: number;
+  /** The newest ReadIndex context waiting for confirmation, or empty. */
+  context: Uint8Array;
+}
+
+export interface HeartbeatResponse extends Envelope<MessageType.HeartbeatResp> {
+  sentAtTick: number;
+  context: Uint8Array;
+  /**
+   * The follower could not commit what the heartbeat said, for want of an append of this leader that
+   * matched in this term (it restarted, say): it needs an append even when it holds everything.
+   */
+  needsAppend: boolean;
+}
+
+/** One chunk of an InstallSnapshot; every chunk carries the snapshot's meta. */
+export interface SnapshotChunk extends Envelope<MessageType.Snap> {
+  meta: SnapshotMeta;
+  /** Byte offset of `data` in the snapshot's data. */
+  offset: number;
+  data: Uint8Array;
+  /** The last chunk. */
+  done: boolean;
+  /** The leader's commit index (unused by the receiver; on the wire as before). */
+  commit: number;
+}
+
+/** Reply to a chunk that is not the last, or that arrived out of order. */
+export interface SnapshotProgress extends Envelope<MessageType.SnapResp> {
+  /** Echoes the chunk's meta: which transfer this answers. */
+  meta: SnapshotMeta;
+  done: false;
+  /** Bytes the follower holds of that snapshot: the offset the leader continues from. */
+  received: number;
+  /** A chunk arrived ahead of `received` (a gap): the leader goes back to `received`. */
+  gap: boolean;
+}
+
+/** The snapshot was installed, or found unnecessary. */
+export interface SnapshotInstalled extends Envelope<MessageType.SnapResp> {
+  meta: SnapshotMeta;
+  done: true;
+  /** The follower now matches the leader's log up to here (the snapshot index, or its newer commit). */
+  matchIndex: number;
+}
+
+export type SnapshotResponse = SnapshotProgress | SnapshotInstalled;
+
+export type TimeoutNow = Envelope<MessageType.TimeoutNow>;
+
+export interface ReadIndexRequest extends Envelope<MessageType.ReadIndex> {
+  context: Uint8Array;
+}
+
+export interface ReadIndexResponse extends Envelope<MessageType.ReadIndexResp> {
+  /** The read may be served once the applied index reaches it. */
+  index: number;
+  context: Uint8Array;
+}
+
+export type Message =
+  | VoteRequest
+  | VoteResponse
+  | AppendRequest
+  | AppendResponse
+  | HeartbeatRequest
+  | HeartbeatResponse
+  | SnapshotChunk
+  | SnapshotResponse
+  | TimeoutNow
+  | ReadIndexRequest
+  | ReadIndexResponse;
+
+/**
+ * A Message as it travels (proto/fencelock/v1/raft.proto): one flat record whose fields mean different
+ * things per type. Only the codec and tests that look at the wire use it; see narrowMessage and
+ * flattenMessage in messages.ts for the mapping.
+ */
+export interface WireMessage {
   type: MessageType;
   from: NodeId;
   to: NodeId;
   term: number;
-  /** App: term of the entry at `index`. Vote/PreVote: candidate's last log term. AppResp reject: term at hint. */
   logTerm: number;
-  /** App: index preceding `entries`. Vote/PreVote: candidate's last index. AppResp: last matched index. */
   index: number;
   entries: Entry[];
   commit: number;
   reject: boolean;
   rejectHint: number;
-  /** Heartbeat/HeartbeatResp/ReadIndex(Resp): opaque ReadIndex context. Vote: "transfer" (see TimeoutNow). Empty otherwise. */
   context: Uint8Array;
-  /** Snap only. */
   snapshotMeta?: SnapshotMeta;
   snapshotOffset?: number;
   snapshotData?: Uint8Array;

@@ -1,5 +1,6 @@
 // The bounded per-peer outbox: FIFO, limited by message count and (estimated) bytes, drops the oldest.
-import type { Message } from '../raft/types';
+import { TRANSFER_CONTEXT } from '../raft/messages';
+import { MessageType, type Message, type SnapshotMeta } from '../raft/types';
 
 /** Fixed cost of one message in the estimate: its scalar fields and framing, rounded up. */
 const MESSAGE_OVERHEAD_BYTES = 64;
@@ -10,13 +11,37 @@ const ENTRY_OVERHEAD_BYTES = 24;
  * and to bound the queue; the hard wire limit is checked on the real encoded bytes.
  */
 export function estimateMessageBytes(m: Message): number {
-  let n = MESSAGE_OVERHEAD_BYTES + m.from.length + m.to.length + m.context.byteLength;
-  for (const e of m.entries) n += ENTRY_OVERHEAD_BYTES + e.data.byteLength;
-  if (m.snapshotData) n += m.snapshotData.byteLength;
-  if (m.snapshotMeta) {
-    n += 32;
-    for (const v of m.snapshotMeta.config.voters) n += 4 + v.length;
+  return MESSAGE_OVERHEAD_BYTES + m.from.length + m.to.length + payloadBytes(m);
+}
+
+/** What a message carries beyond its scalars: bytes, entries, snapshot data and meta. */
+function payloadBytes(m: Message): number {
+  switch (m.type) {
+    case MessageType.PreVote:
+    case MessageType.Vote:
+      return m.transfer ? TRANSFER_CONTEXT.byteLength : 0;
+    case MessageType.Heartbeat:
+    case MessageType.HeartbeatResp:
+    case MessageType.ReadIndex:
+    case MessageType.ReadIndexResp:
+      return m.context.byteLength;
+    case MessageType.App: {
+      let n = 0;
+      for (const e of m.entries) n += ENTRY_OVERHEAD_BYTES + e.data.byteLength;
+      return n;
+    }
+    case MessageType.Snap:
+      return m.data.byteLength + metaBytes(m.meta);
+    case MessageType.SnapResp:
+      return metaBytes(m.meta);
+    default:
+      return 0;
   }
+}
+
+function metaBytes(meta: SnapshotMeta): number {
+  let n = 32;
+  for (const v of meta.config.voters) n += 4 + v.length;
   return n;
 }
 

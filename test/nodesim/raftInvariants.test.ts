@@ -1,7 +1,7 @@
 // The Raft checker fed hand-made states that violate (and states that respect) each invariant: each check
 // can fail, and fails for the reason it names.
 import { describe, expect, it } from 'vitest';
-import { makeMessage } from '../../src/raft/messages';
+import { makeMessage, type WireFields } from '../../src/raft/messages';
 import { EntryType, MessageType, type Entry, type HardState, type Message } from '../../src/raft/types';
 import type { LogView } from '../../src/storage/memoryStorage';
 import { Checker, InvariantViolation } from './raftInvariants';
@@ -33,7 +33,7 @@ const ent = (index: number, term: number, data = `v${index}.${term}`): Entry => 
 const noop = (index: number, term: number): Entry => ({ index, term, type: EntryType.Normal, data: new Uint8Array(0) });
 const snap = (index: number, term: number): { index: number; term: number } => ({ index, term });
 const img = (entries: Entry[], s?: { index: number; term: number }, hs?: HardState): TestLog => new TestLog(entries, s?.index ?? 0, s?.term ?? 0, hs);
-const msg = (f: Partial<Message> & Pick<Message, 'type' | 'from' | 'to' | 'term'>): Message => makeMessage(f);
+const msg = (f: WireFields): Message => makeMessage(f);
 
 function violation(fn: () => void): string {
   try {

@@ -135,7 +135,7 @@ export class Checker {
         }
       }
     } else if (msg.type === MessageType.AppResp && !msg.reject && this.durability && immediate) {
-      const m = msg.index;
+      const m = msg.matchIndex;
       const dv = this.durableOf(msg.from);
       if (m > dv.snapshotIndex) {
         const dt = dv.term(m);

@@ -4,7 +4,7 @@
 // Completeness and monotonic hard state); then the faults stop and the cluster must converge.
 
 import { expect } from 'vitest';
-import { MessageType, ProposalDroppedError, Role, type Message, type NodeId, type TestOnlyBugs } from '../../src/raft';
+import { MessageType, ProposalDroppedError, Role, type NodeId, type TestOnlyBugs, type WireMessage } from '../../src/raft';
 import { Network, enc, seededRandom, type NetOptions } from './network';
 
 function termAtStore(net: Network, id: NodeId, i: number): number | undefined {
@@ -174,7 +174,7 @@ export function runFuzz(seed: number, size: number, steps: number, bugs: TestOnl
     } else if (r < 0.91) {
       // Duplicate something old (a stale message arriving very late).
       if (net.sent.length > 0) {
-        const m: Message = net.sent[Math.floor(rand() * net.sent.length)];
+        const m: WireMessage = net.sent[Math.floor(rand() * net.sent.length)];
         net.deliver(m);
       }
     } else {

@@ -2,7 +2,7 @@
 // (pre-vote 9.6, check-quorum 6.2, leader lease 4.2.3).
 
 import { describe, it, expect } from 'vitest';
-import { MessageType, NONE, RawNode, Role, type Message } from '../../src/raft';
+import { MessageType, NONE, RawNode, Role, flattenMessage, narrowMessage, type Message } from '../../src/raft';
 import { Network, drain, msg, nodeWithLog, seededRandom } from './network';
 
 const ABC = ['a', 'b', 'c'];
@@ -57,7 +57,7 @@ describe('voting rules', () => {
     // Vote requests carry the new term and self-vote: they leave only after that is persisted.
     expect(rd.messages).toEqual([]);
     const votes = rd.messagesAfterPersist;
-    expect(votes.map((m) => [m.type, m.to, m.term, m.index, m.logTerm])).toEqual([
+    expect(votes.map(flattenMessage).map((m) => [m.type, m.to, m.term, m.index, m.logTerm])).toEqual([
       [MessageType.Vote, 'b', 3, 3, 2],
       [MessageType.Vote, 'c', 3, 3, 2],
     ]);
@@ -93,7 +93,7 @@ describe('voting rules', () => {
     const rd = raw.ready();
     expect(rd.hardState).toEqual({ term: 1, vote: 'b', commit: 0 });
     expect(rd.messages).toEqual([]);
-    expect(rd.messagesAfterPersist.map((m) => [m.to, m.type, m.reject])).toEqual([
+    expect(rd.messagesAfterPersist.map(flattenMessage).map((m) => [m.to, m.type, m.reject])).toEqual([
       ['b', MessageType.VoteResp, false],
       ['c', MessageType.VoteResp, true],
       ['b', MessageType.VoteResp, false],
@@ -231,7 +231,7 @@ describe('pre-vote', () => {
     expect(raw.status()).toMatchObject({ role: Role.PreCandidate, term: 1, vote: NONE });
     const rd = raw.ready();
     expect(rd.hardState).toBeUndefined();
-    expect(rd.messagesAfterPersist.map((m) => [m.type, m.term, m.index, m.logTerm])).toEqual([
+    expect(rd.messagesAfterPersist.map(flattenMessage).map((m) => [m.type, m.term, m.index, m.logTerm])).toEqual([
       [MessageType.PreVote, 2, 2, 1],
       [MessageType.PreVote, 2, 2, 1],
     ]);
@@ -383,7 +383,7 @@ describe('check-quorum and leader lease', () => {
     net.isolate('a');
     net.tick(10);
     expect(net.raw('a').quorumActive()).toBe(false);
-    for (const m of old) net.raw('a').step(m); // replayed by the network much later
+    for (const m of old) net.raw('a').step(narrowMessage(m)); // replayed by the network much later
     expect(net.raw('a').quorumActive()).toBe(false);
   });
 });

@@ -6,7 +6,7 @@ import { MessageType, NONE, RAFT_NUMBER_LIMIT, RawNode, Role, type RaftConfig, t
 import { crc32 } from '../../src/raft/crc32';
 import { crc32 as zlibCrc32 } from '../../src/storage/checksum';
 import { RaftLog } from '../../src/raft/raftLog';
-import { Network, decodeState, drain, enc, encodeState, entries, msg, nodeWithLog } from './network';
+import { Network, decodeState, drain, enc, encodeState, entries, msg, nodeWithLog, wireMsg } from './network';
 
 const ABC = ['a', 'b', 'c'];
 
@@ -16,7 +16,7 @@ describe('hardening: terms at the limit', () => {
     net.elect('a');
     const term = net.raw('a').status().term;
     for (const huge of [Number.MAX_SAFE_INTEGER, RAFT_NUMBER_LIMIT, RAFT_NUMBER_LIMIT - 1, RAFT_NUMBER_LIMIT - 2]) {
-      for (const to of ['b', 'c']) net.deliver(msg({ type: MessageType.Heartbeat, from: 'a', to, term: huge, commit: 0 }));
+      for (const to of ['b', 'c']) net.deliver(wireMsg({ type: MessageType.Heartbeat, from: 'a', to, term: huge, commit: 0 }));
     }
     net.stabilize();
     for (const id of ABC) expect(net.raw(id).status().term).toBe(term);

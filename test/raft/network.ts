@@ -21,7 +21,9 @@ import {
   type ReadState,
   type Ready,
   type Snapshot,
+  type WireMessage,
 } from '../../src/raft';
+import { flattenMessage, makeMessage, narrowMessage, type WireFields } from '../../src/raft/messages';
 import { mulberry32 } from '../support/prng';
 
 /** A small seeded PRNG (mulberry32). */
@@ -94,14 +96,16 @@ export type NetOptions = Partial<Omit<RaftConfig, 'id' | 'voters' | 'random'>> &
 
 export class Network {
   readonly nodes = new Map<NodeId, TestNode>();
+  // Messages travel as wire records (flattenMessage), as on a real network, so tests see (and may tamper
+  // with) what is on the wire; deliver() narrows them as the codec does.
   /** In flight, FIFO. */
-  queue: Message[] = [];
+  queue: WireMessage[] = [];
   /** Every message the nodes sent, in order. */
-  readonly sent: Message[] = [];
+  readonly sent: WireMessage[] = [];
   /** Every message handed to a node's step(). */
-  readonly delivered: Message[] = [];
+  readonly delivered: WireMessage[] = [];
   /** Return false to drop a message on delivery. */
-  filter: ((m: Message) => boolean) | undefined;
+  filter: ((m: WireMessage) => boolean) | undefined;
   strict = true;
   readonly violations: string[] = [];
   private readonly blocked = new Set<string>();
@@ -222,7 +226,8 @@ export class Network {
   }
 
   private enqueue(msgs: Message[]): void {
-    for (const m of msgs) {
+    for (const sent of msgs) {
+      const m = flattenMessage(sent);
       this.sent.push(m);
       this.queue.push(m);
     }
@@ -243,12 +248,12 @@ export class Network {
     return true;
   }
 
-  deliver(m: Message): void {
+  deliver(m: WireMessage): void {
     const to = this.nodes.get(m.to);
     if (to === undefined || !to.alive || this.blocked.has(`${m.from}->${m.to}`)) return;
     if (this.filter !== undefined && !this.filter(m)) return;
     this.delivered.push(m);
-    to.raw.step(m);
+    to.raw.step(narrowMessage(m));
   }
 
   /** Runs until no node has a Ready and no message is in flight. */
@@ -368,7 +373,7 @@ export class Network {
     return this.n(id).state.filter((a) => a.data !== '').map((a) => a.data);
   }
 
-  count(type: MessageType, pred: (m: Message) => boolean = () => true): number {
+  count(type: MessageType, pred: (m: WireMessage) => boolean = () => true): number {
     return this.delivered.filter((m) => m.type === type && pred(m)).length;
   }
 }
@@ -381,18 +386,14 @@ export function decodeState(data: Uint8Array): Applied[] {
   return JSON.parse(dec(data)) as Applied[];
 }
 
-/** A message with every field defaulted. */
-export function msg(fields: Partial<Message> & Pick<Message, 'type' | 'from' | 'to' | 'term'>): Message {
-  return {
-    logTerm: 0,
-    index: 0,
-    entries: [],
-    commit: 0,
-    reject: false,
-    rejectHint: 0,
-    context: new Uint8Array(0),
-    ...fields,
-  };
+/** A message from its wire fields, every other field defaulted. */
+export function msg(fields: WireFields): Message {
+  return makeMessage(fields);
+}
+
+/** The same, as a wire record (for net.deliver and tests that tamper with the wire). */
+export function wireMsg(fields: WireFields): WireMessage {
+  return flattenMessage(makeMessage(fields));
 }
 
 /** Entries with the given terms, starting at index `from` (default 1). */
@@ -415,12 +416,12 @@ export function nodeWithLog(
   );
 }
 
-/** Drains a standalone node's Ready (persist is a no-op), returning everything it sent. */
-export function drain(raw: RawNode): Message[] {
-  const out: Message[] = [];
+/** Drains a standalone node's Ready (persist is a no-op), returning everything it sent, as wire records. */
+export function drain(raw: RawNode): WireMessage[] {
+  const out: WireMessage[] = [];
   while (raw.hasReady()) {
     const rd = raw.ready();
-    out.push(...rd.messages, ...rd.messagesAfterPersist);
+    out.push(...rd.messages.map(flattenMessage), ...rd.messagesAfterPersist.map(flattenMessage));
     raw.advance(rd);
   }
   return out;

@@ -1,7 +1,7 @@
 // ReadIndex (thesis 6.4) and leadership transfer (thesis 3.10).
 
 import { describe, it, expect } from 'vitest';
-import { MessageType, ProposalDroppedError, Role, isTransferContext, type Message } from '../../src/raft';
+import { MessageType, ProposalDroppedError, Role, isTransferContext, type WireMessage } from '../../src/raft';
 import { Network, dec, drain, enc, msg } from './network';
 
 const ABC = ['a', 'b', 'c'];
@@ -22,7 +22,7 @@ describe('ReadIndex', () => {
     net.elect('a');
     net.propose('a', 'x');
     const commit = net.raw('a').status().commit;
-    const held: Message[] = [];
+    const held: WireMessage[] = [];
     net.filter = (m) => {
       if (m.type === MessageType.HeartbeatResp) {
         held.push(m);

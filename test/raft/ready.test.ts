@@ -8,6 +8,7 @@ import {
   RaftInvariantError,
   RawNode,
   Role,
+  flattenMessage,
   type Message,
   type Ready,
 } from '../../src/raft';
@@ -185,7 +186,7 @@ describe('Ready contract', () => {
     raw.advance(rd1);
     const rd2 = raw.ready();
     expect(rd2.entries.map((e) => [e.index, e.term])).toEqual([[2, 2]]);
-    expect(rd2.messagesAfterPersist.map((m) => [m.to, m.index])).toEqual([['c', 2]]);
+    expect(rd2.messagesAfterPersist.map(flattenMessage).map((m) => [m.to, m.index])).toEqual([['c', 2]]);
     raw.advance(rd2);
     expect(raw.status()).toMatchObject({ lastIndex: 2, stableIndex: 2 });
   });
@@ -263,17 +264,17 @@ describe('robustness', () => {
       { ...good, term: -1 },
       { ...good, term: 2.5 },
       { ...good, term: Number.NaN },
-      { ...good, index: Infinity },
+      { ...good, prevLogIndex: Infinity },
       { ...good, commit: '3' },
-      { ...good, context: 'ctx' },
+      { ...msg({ type: MessageType.Heartbeat, from: 'b', to: 'a', term: 2 }), context: 'ctx' },
       { ...good, entries: null },
       { ...good, entries: entries([2], 5) }, // not contiguous with index
       { ...good, entries: [{ term: 3, index: 3, type: 0, data: enc('x') }] }, // entry term above message term
       { ...good, entries: entries([0], 3) },
       { ...good, entries: [{ term: 2, index: 3, type: 7, data: enc('x') }] },
       { ...good, entries: [{ term: 2, index: 3, type: 0, data: 'x' }] },
-      { ...good, logTerm: 9 },
-      { ...good, reject: 'no' },
+      { ...good, prevLogTerm: 9 },
+      { ...msg({ type: MessageType.VoteResp, from: 'b', to: 'a', term: 2 }), reject: 'no' },
       { ...msg({ type: MessageType.Snap, from: 'b', to: 'a', term: 2 }) }, // no snapshot fields
       { ...msg({ type: MessageType.Snap, from: 'b', to: 'a', term: 2, snapshotMeta: { index: 5, term: 3, config: { voters: ABC } }, snapshotOffset: 0, snapshotData: enc('x'), snapshotDone: true }) },
       { ...msg({ type: MessageType.Vote, from: 'b', to: 'a', term: 2, logTerm: 3 }) },
@@ -318,7 +319,7 @@ describe('robustness', () => {
         reject: rand() < 0.3,
         rejectHint: Math.floor(rand() * 6),
       });
-      if (m.type === MessageType.App && rand() < 0.5) m.entries = entries([m.logTerm, term].filter((t) => t > 0), index + 1);
+      if (m.type === MessageType.App && rand() < 0.5) m.entries = entries([m.prevLogTerm, term].filter((t) => t > 0), index + 1);
       expect(() => raw.step(m)).not.toThrow();
       if (rand() < 0.1) raw.tick();
       if (rand() < 0.2) drain(raw);

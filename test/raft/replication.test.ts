@@ -2,7 +2,7 @@
 // backtracking, pipelining and the message and uncommitted-entry bounds.
 
 import { describe, it, expect } from 'vitest';
-import { MessageType, ProposalDroppedError, Role, type Message } from '../../src/raft';
+import { MessageType, ProposalDroppedError, Role, flattenMessage, type Message, type WireMessage } from '../../src/raft';
 import { Network, drain, enc, entries, msg, nodeWithLog } from './network';
 
 const ABC = ['a', 'b', 'c'];
@@ -52,7 +52,7 @@ describe('leader', () => {
     expect(rd.messages.filter((m) => m.type === MessageType.App)).toHaveLength(2);
     expect(rd.entries.map((e) => e.index)).toEqual([index]);
     // b acknowledges before the leader has persisted: 1 durable copy of 3 is not enough on its own...
-    net.queue.push(...rd.messages);
+    net.queue.push(...rd.messages.map(flattenMessage));
     while (net.queue.length > 0) net.deliverOne();
     net.processReady('b');
     while (net.queue.length > 0) net.deliverOne();
@@ -131,7 +131,7 @@ describe('follower: AppendEntries', () => {
       const resp = rd.messagesAfterPersist;
       expect(resp).toHaveLength(1);
       expect(resp[0]).toMatchObject({ type: MessageType.AppResp, reject: c.reject, term: 5 });
-      if (!c.reject) expect(resp[0].index).toBe(index + ents.length);
+      if (!c.reject) expect(flattenMessage(resp[0]).index).toBe(index + ents.length);
     });
   }
 
@@ -152,7 +152,7 @@ describe('follower: AppendEntries', () => {
     const rd = net.raw('b').ready();
     expect(rd.entries.map((e) => e.index)).toEqual([1, 2]);
     expect(rd.messages).toEqual([]);
-    expect(rd.messagesAfterPersist.map((m) => [m.type, m.index])).toEqual([[MessageType.AppResp, 2]]);
+    expect(rd.messagesAfterPersist.map(flattenMessage).map((m) => [m.type, m.index])).toEqual([[MessageType.AppResp, 2]]);
     net.raw('b').advance(rd);
   });
 
@@ -314,7 +314,7 @@ describe('flow control', () => {
     net.elect('a');
     net.raw('a').reportUnreachable('b');
     expect(net.raw('a').status().progress.b.state).toBe('probe');
-    const held: Message[] = [];
+    const held: WireMessage[] = [];
     net.filter = (m) => {
       if (m.from === 'b' && m.type === MessageType.AppResp) {
         held.push(m);
@@ -340,7 +340,7 @@ describe('flow control', () => {
     const net = new Network(ABC, { maxInflight: 3 });
     net.elect('a');
     expect(net.raw('a').status().progress.b.state).toBe('replicate');
-    const held: Message[] = [];
+    const held: WireMessage[] = [];
     net.filter = (m) => {
       if (m.from === 'b' && m.type === MessageType.AppResp) {
         held.push(m);

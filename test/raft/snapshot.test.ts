@@ -2,7 +2,7 @@
 
 import { crc32 } from '../../src/raft/crc32';
 import { describe, it, expect } from 'vitest';
-import { MessageType, RaftInvariantError, Role, type Message, type Snapshot } from '../../src/raft';
+import { MessageType, RaftInvariantError, Role, flattenMessage, type Snapshot, type WireMessage } from '../../src/raft';
 import { Network, drain, enc, msg, nodeWithLog, encodeState } from './network';
 
 const ABC = ['a', 'b', 'c'];
@@ -67,7 +67,7 @@ describe('InstallSnapshot', () => {
 
   it('the leader keeps at most snapshotInflightChunks unacknowledged chunks in flight', () => {
     const { net } = laggingFollower(32);
-    const held: Message[] = [];
+    const held: WireMessage[] = [];
     net.filter = (m) => {
       if (m.type === MessageType.SnapResp) {
         held.push(m);
@@ -155,7 +155,7 @@ describe('InstallSnapshot', () => {
     raw.step(msg({ type: MessageType.Snap, from: 'a', to: 'b', term: 1, snapshotMeta: meta, snapshotOffset: 0, snapshotData: enc('x'), snapshotDone: true }));
     const rd = raw.ready();
     expect(rd.snapshot).toBeUndefined();
-    expect(rd.messagesAfterPersist.map((m) => [m.type, m.snapshotDone, m.index])).toEqual([[MessageType.SnapResp, true, 4]]);
+    expect(rd.messagesAfterPersist.map(flattenMessage).map((m) => [m.type, m.snapshotDone, m.index])).toEqual([[MessageType.SnapResp, true, 4]]);
     raw.advance(rd);
   });
 
@@ -178,7 +178,7 @@ describe('InstallSnapshot', () => {
     ]);
     expect(rd.committedEntries).toEqual([]);
     expect(rd.hardState?.commit).toBe(3);
-    expect(rd.messagesAfterPersist.map((m) => [m.type, m.snapshotDone, m.index])).toEqual([[MessageType.SnapResp, true, 3]]);
+    expect(rd.messagesAfterPersist.map(flattenMessage).map((m) => [m.type, m.snapshotDone, m.index])).toEqual([[MessageType.SnapResp, true, 3]]);
     raw.advance(rd);
     expect(raw.status()).toMatchObject({ snapshotIndex: 3, lastIndex: 5, applied: 3, commit: 3, stableIndex: 5 });
   });

@@ -42,6 +42,17 @@ describe('flow control', () => {
     expect(w.count()).toBe(0);
   });
 
+  it('the inflight window is also full once its messages carry maxBytes of entry data', () => {
+    const w = new Inflights(10, 100);
+    w.add(3, 60);
+    expect(w.full()).toBe(false);
+    w.add(4, 40);
+    expect(w.full()).toBe(true);
+    w.freeLE(3);
+    expect(w.full()).toBe(false);
+    expect(w.count()).toBe(1);
+  });
+
   it('Progress: stale rejections are ignored; probing moves by the hint', () => {
     const pr = new Progress(11, 4);
     expect(pr.maybeDecrTo(5, 0)).toBe(false); // not the probe we sent (next-1 = 10)

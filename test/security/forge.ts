@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { encodeCommand } from '../../src/codec/commandCodec';
 import { encodeMessageBatch, raftProtoRoot } from '../../src/codec/raftCodec';
 import { LockApp } from '../../src/node/lockApp';
+import { makeMessage, type WireFields } from '../../src/raft/messages';
 import { EntryType, MessageType, type Entry, type Message, type NodeId } from '../../src/raft/types';
 import type { Command } from '../../src/state/commands';
 import { RAFT_PEER_STREAM_PATH, toBuffer } from '../../src/transport/service';
@@ -40,8 +41,8 @@ function protobufLong(value: number): protobuf.Long {
 }
 
 /** A message with every field defaulted; `over` sets what the attack needs. */
-export function msg(over: Partial<Message> & Pick<Message, 'type' | 'from' | 'to' | 'term'>): Message {
-  return { logTerm: 0, index: 0, entries: [], commit: 0, reject: false, rejectHint: 0, context: new Uint8Array(0), ...over };
+export function msg(over: WireFields): Message {
+  return makeMessage(over);
 }
 
 /** What a forgery tries to plant: a session of our choosing, a lock it holds and a key written under it. */

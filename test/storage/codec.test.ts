@@ -21,7 +21,8 @@ import {
   raftProtoRoot,
 } from '../../src/codec/raftCodec';
 import { protoFile, protoRoot } from '../../src/codec/protoPath';
-import { EntryType, MessageType, RAFT_NUMBER_LIMIT, type Message } from '../../src/raft/types';
+import { TRANSFER_CONTEXT, flattenMessage, makeMessage, narrowMessage } from '../../src/raft/messages';
+import { EntryType, MessageType, RAFT_NUMBER_LIMIT, type WireMessage as Message } from '../../src/raft/types';
 import { ent, snap } from './helpers';
 
 /** The largest term/index the codec accepts (RAFT_NUMBER_LIMIT - 1). */
@@ -130,10 +131,36 @@ describe('codec round trips', () => {
     }
   });
 
-  it('MessageBatch', () => {
-    const batch = [fullMessage(), msg({ type: MessageType.Vote, term: 5, logTerm: 4, index: 99 }), msg({ type: MessageType.AppResp, reject: true, rejectHint: 7 })];
+  it('MessageBatch: typed messages in, the same typed messages out', () => {
+    const batch = [fullMessage(), msg({ type: MessageType.Vote, term: 5, logTerm: 4, index: 99 }), msg({ type: MessageType.AppResp, reject: true, rejectHint: 7 })]
+      .map(narrowMessage);
     expect(decodeMessageBatch(encodeMessageBatch(batch))).toEqual(batch);
     expect(decodeMessageBatch(encodeMessageBatch([]))).toEqual([]);
+  });
+
+  it('MessageBatch: a record that fails the protocol checks is dropped alone, as the core always dropped it', () => {
+    const good = makeMessage({ type: MessageType.Heartbeat, from: 'n1', to: 'n2', term: 3, commit: 1 });
+    const batch = raw('MessageBatch', {
+      messages: [
+        { type: MessageType.Snap, from: 'n1', to: 'n2', term: 3 }, // no snapshot fields
+        { type: MessageType.App, from: 'n1', to: 'n2', term: 3, index: 1, logTerm: 1, entries: [{ index: 5, term: 3 }] }, // not contiguous
+        { type: MessageType.Heartbeat, from: 'n1', to: 'n2', term: 3, commit: 1 },
+      ],
+    });
+    expect(decodeMessageBatch(batch)).toEqual([good]);
+  });
+
+  it('narrowing and flattening again gives the same bytes for the records the core sends', () => {
+    const meta = { index: 9, term: 2, config: { voters: ['a', 'b', 'c'] }, crc32: 5 };
+    const records = [
+      msg({ type: MessageType.SnapResp, from: 'b', to: 'a', term: 2, snapshotMeta: meta, index: 64, snapshotOffset: 64, snapshotDone: false, reject: true }),
+      msg({ type: MessageType.SnapResp, from: 'b', to: 'a', term: 2, snapshotMeta: meta, index: 9, snapshotDone: true }),
+      msg({ type: MessageType.Snap, from: 'a', to: 'b', term: 2, index: 9, logTerm: 2, commit: 7, snapshotMeta: meta, snapshotOffset: 0, snapshotData: new Uint8Array([1]), snapshotDone: true }),
+      msg({ type: MessageType.HeartbeatResp, from: 'b', to: 'a', term: 2, index: 40, context: new Uint8Array([1]), reject: true }),
+      msg({ type: MessageType.AppResp, from: 'b', to: 'a', term: 2, index: 5, reject: true, rejectHint: 3, logTerm: 1 }),
+      msg({ type: MessageType.Vote, from: 'b', to: 'a', term: 2, index: 5, logTerm: 1, context: TRANSFER_CONTEXT }),
+    ];
+    for (const r of records) expect(encodeMessage(flattenMessage(narrowMessage(r)))).toEqual(encodeMessage(r));
   });
 
   it('decoded bytes are views: they survive but alias the input buffer', () => {

@@ -8,6 +8,7 @@ import { LockApp } from '../../src/node/lockApp';
 import { RaftDriver, type DriverBugs, type PeerTransport } from '../../src/node/raftDriver';
 import { realPorts } from '../../src/node/runtime/realPorts';
 import { crc32 } from '../../src/raft/crc32';
+import { makeMessage, type WireFields } from '../../src/raft/messages';
 import { EntryType, MessageType, type Entry, type Message, type NodeId } from '../../src/raft/types';
 import { MemoryStorage } from '../../src/storage/memoryStorage';
 import type { PersistBatch } from '../../src/storage/types';
@@ -43,9 +44,7 @@ class GatedStorage extends MemoryStorage {
 }
 
 const noop = (index: number): Entry => ({ term: 2, index, type: EntryType.Normal, data: new Uint8Array(0) });
-const message = (fields: Partial<Message> & Pick<Message, 'type'>): Message => ({
-  from: 'n1', to: 'n2', term: 2, logTerm: 0, index: 0, entries: [], commit: 0, reject: false, rejectHint: 0, context: new Uint8Array(0), ...fields,
-});
+const message = (fields: Omit<WireFields, 'from' | 'to' | 'term'>): Message => makeMessage({ from: 'n1', to: 'n2', term: 2, ...fields });
 
 async function until(cond: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 5_000;

@@ -9,6 +9,7 @@ import { LockApp } from '../../src/node/lockApp';
 import { realPorts } from '../../src/node/runtime/realPorts';
 import { RaftDriver, type PeerTransport } from '../../src/node/raftDriver';
 import { crc32 } from '../../src/raft/crc32';
+import { makeMessage, type WireFields } from '../../src/raft/messages';
 import { EntryType, MessageType, type Message, type NodeId } from '../../src/raft/types';
 import { MemoryStorage } from '../../src/storage/memoryStorage';
 
@@ -27,8 +28,8 @@ class FakeTransport implements PeerTransport {
   async close(): Promise<void> {}
 }
 
-function base(fields: Partial<Message> & Pick<Message, 'type' | 'term'>): Message {
-  return { from: 'n1', to: 'n2', logTerm: 0, index: 0, entries: [], commit: 0, reject: false, rejectHint: 0, context: new Uint8Array(0), ...fields };
+function base(fields: Omit<WireFields, 'from' | 'to'>): Message {
+  return makeMessage({ from: 'n1', to: 'n2', ...fields });
 }
 
 function snapMessage(data: Uint8Array, index: number, voters = VOTERS): Message {
@@ -93,7 +94,7 @@ describe('hardening: a refused snapshot is never persisted', () => {
     expect(String(lines.find((l) => l.msg === 'refused a message from a peer')?.reason)).toMatch(/snapshot at 5 .*application refused/);
     expect(fatal()).toBeUndefined();
     expect((await storage.load()).snapshot).toBeUndefined();
-    expect(transport.sent.filter((m) => m.type === MessageType.SnapResp && m.snapshotDone === true)).toEqual([]);
+    expect(transport.sent.filter((m) => m.type === MessageType.SnapResp && m.done)).toEqual([]);
 
     // Still serving: the leader's append is accepted and applied.
     transport.handler!([
@@ -104,7 +105,7 @@ describe('hardening: a refused snapshot is never persisted', () => {
     const good = new LockApp().snapshot();
     transport.handler!([snapMessage(good, 7)]);
     await until(() => d.core.status().snapshotIndex === 7, 'the valid snapshot');
-    await until(() => transport.sent.some((m) => m.type === MessageType.SnapResp && m.snapshotDone === true), 'the SnapResp');
+    await until(() => transport.sent.some((m) => m.type === MessageType.SnapResp && m.done), 'the SnapResp');
     expect((await storage.load()).snapshot?.meta.index).toBe(7);
     expect(app.machine).toBeDefined();
     expect(fatal()).toBeUndefined();

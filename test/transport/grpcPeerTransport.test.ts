@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { makeMessage } from '../../src/raft/messages';
 import { MessageType, type Message } from '../../src/raft/types';
 import { GrpcPeerTransport } from '../../src/transport/grpcPeerTransport';
-import { TestNode, appMsg, nextTurn, waitFor } from './helpers';
+import { TestNode, appMsg, nextTurn, seq, waitFor } from './helpers';
 
 const started: TestNode[] = [];
 async function node(id: string): Promise<{ n: TestNode; addr: string }> {
@@ -23,10 +24,7 @@ describe('GrpcPeerTransport', () => {
     const ta = a.start(peers);
     const tb = b.start(peers);
 
-    const heartbeat: Message = {
-      type: MessageType.Heartbeat, from: 'a', to: 'b', term: 7, logTerm: 0, index: 0, entries: [],
-      commit: 41, reject: false, rejectHint: 0, context: new Uint8Array([1, 2, 3]),
-    };
+    const heartbeat = makeMessage({ type: MessageType.Heartbeat, from: 'a', to: 'b', term: 7, commit: 41, context: new Uint8Array([1, 2, 3]) });
     ta.send([appMsg('a', 'b', 1, 300), heartbeat]);
     tb.send([appMsg('b', 'a', 5)]);
 
@@ -100,7 +98,7 @@ describe('GrpcPeerTransport', () => {
     const batches = ta.stats().b!.sentBatches - 1;
     expect(batches).toBeGreaterThanOrEqual(10);
     expect(batches).toBeLessThanOrEqual(15);
-    expect(b.received.slice(1).map((m) => m.index)).toEqual(msgs.map((m) => m.index));
+    expect(b.received.slice(1).map((m) => m.index)).toEqual(msgs.map(seq));
     // A single message larger than maxBatchBytes still goes, alone.
     ta.send([appMsg('a', 'b', 500, 50_000)]);
     await waitFor('big one', () => b.received.length === 102);

@@ -1,10 +1,11 @@
 import * as grpc from '@grpc/grpc-js';
-import { EntryType, MessageType, type Message, type NodeId } from '../../src/raft/types';
+import { flattenMessage, makeMessage } from '../../src/raft/messages';
+import { EntryType, MessageType, type Message, type NodeId, type WireMessage } from '../../src/raft/types';
 import { GrpcPeerTransport, PEER_SERVER_OPTIONS, type GrpcPeerTransportOptions, type TransportLogger } from '../../src/transport/grpcPeerTransport';
 
 /** An App-like message: one entry of `payload` bytes; `index` identifies it in assertions. */
 export function appMsg(from: NodeId, to: NodeId, index: number, payload = 16): Message {
-  return {
+  return makeMessage({
     type: MessageType.App,
     from,
     to,
@@ -13,10 +14,12 @@ export function appMsg(from: NodeId, to: NodeId, index: number, payload = 16): M
     index,
     entries: [{ term: 3, index: index + 1, type: EntryType.Normal, data: new Uint8Array(payload).fill(index % 251) }],
     commit: index,
-    reject: false,
-    rejectHint: 0,
-    context: new Uint8Array(0),
-  };
+  });
+}
+
+/** The wire `index` of a message: the sequence number appMsg gave it. */
+export function seq(m: Message): number {
+  return flattenMessage(m).index;
 }
 
 export interface LogLine {
@@ -51,7 +54,8 @@ export async function freePort(): Promise<number> {
 
 /** One node's peer side: a server with the RaftPeer service and its transport; records what arrives. */
 export class TestNode {
-  readonly received: Message[] = [];
+  /** As wire records, so assertions can name the wire fields. */
+  readonly received: WireMessage[] = [];
   /** Sizes of the batches handed to onMessages, in arrival order. */
   readonly batches: number[] = [];
   readonly unreachable: NodeId[] = [];
@@ -71,7 +75,7 @@ export class TestNode {
     const t = new GrpcPeerTransport({ selfId: this.id, peers, logger: this.logger, ...opts });
     t.onMessages((msgs) => {
       this.batches.push(msgs.length);
-      this.received.push(...msgs);
+      this.received.push(...msgs.map(flattenMessage));
     });
     t.onUnreachable((peer) => this.unreachable.push(peer));
     if (this.server) t.register(this.server);
