@@ -107,8 +107,6 @@ function isRecord(v: unknown): v is Fields {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-const NOOP: Result = freezeResult({ status: 'noop' });
-
 export class LockStateMachine {
   private applied = 0;
   private readonly sessions = new SessionTable();
@@ -134,7 +132,6 @@ export class LockStateMachine {
     if (!isRequestCommandType(type)) {
       const problem = validateCommand(c);
       if (problem !== null) return outcome(freezeResult(invalid(problem)));
-      if (type === 'Noop') return outcome(NOOP);
       const events: LockEvent[] = [];
       const result = this.endSession(index, c.now as number, c.sessionId as string, 'expired', events);
       return { result: freezeResult(result), events, duplicate: false };

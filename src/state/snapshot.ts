@@ -448,9 +448,6 @@ function writeResult(w: Writer, r: Result): void {
       putInt(w, 'token', r.token);
       putInt(w, 'ops', r.ops);
       return;
-    case 'noop':
-      putFields(w, 1, r.status);
-      return;
     case 'refused':
       putFields(w, r.key === undefined ? 3 : 4, r.status);
       putString(w, 'reason', r.reason);

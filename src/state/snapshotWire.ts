@@ -19,7 +19,8 @@ const MAGIC = [0x46, 0x4c, 0x53, 0x4d]; // "FLSM"
 /**
  * Strings the snapshot writes as one small number (`dstr`): result field names and the values that recur
  * in stored results, and the command types. Part of the byte format: never reorder or change an entry;
- * adding one changes the bytes of states that use it, so it needs a new format version.
+ * adding one changes the bytes of states that use it, so it needs a new format version. ('noop' and 'Noop'
+ * belong to a command that no longer exists: they keep their places.)
  */
 export const DICT: readonly string[] = Object.freeze([
   // Result field names

@@ -58,7 +58,7 @@ export class Harness {
   }
 
   /** A request command with fresh ids and the current time (explicit fields win). */
-  req<T extends Exclude<Command['type'], 'ExpireSession' | 'Noop'>>(type: T, body: Body<T>): Command {
+  req<T extends Exclude<Command['type'], 'ExpireSession'>>(type: T, body: Body<T>): Command {
     return {
       type,
       clientId: this.clientId,
@@ -110,10 +110,6 @@ export class Harness {
 
   expire(sessionId: string): CommandResult {
     return this.apply({ type: 'ExpireSession', now: this.tick(), sessionId });
-  }
-
-  noop(): CommandResult {
-    return this.apply({ type: 'Noop' });
   }
 
   value(key: string): string | null {

@@ -96,11 +96,12 @@ describe('acquire', () => {
 
   it('rejects an apply whose index does not increase', () => {
     const m = new LockStateMachine();
-    m.apply(5, { type: 'Noop' });
-    expect(() => m.apply(5, { type: 'Noop' })).toThrow(/strictly increase/);
-    expect(() => m.apply(4, { type: 'Noop' })).toThrow(/strictly increase/);
+    const expire = { type: 'ExpireSession' as const, now: 1, sessionId: sid(1) };
+    m.apply(5, expire);
+    expect(() => m.apply(5, expire)).toThrow(/strictly increase/);
+    expect(() => m.apply(4, expire)).toThrow(/strictly increase/);
     expect(m.lastApplied).toBe(5);
-    expect(m.apply(6, { type: 'Noop' }).result).toEqual({ status: 'noop' });
+    expect(m.apply(6, expire).result).toEqual({ status: 'refused', reason: Reason.UNKNOWN_SESSION, watermark: 0 });
   });
 });
 

@@ -122,7 +122,7 @@ function generator(rnd: () => number) {
           : { type: 'delete', key: key() },
       );
       command = { type: 'Write', ...meta(), lock, sessionId: who(), token: someToken(), ops };
-    } else command = { type: 'Noop' };
+    } else command = { type: 'ExpireSession', now, sessionId: sid(0xdead) }; // never opened
     history.push(command);
     return { command, retry: false };
   };
@@ -187,7 +187,6 @@ describe('randomized (seeded)', () => {
       'not_waiting',
       'released',
       'written',
-      'noop',
       'duplicate',
       `refused:${Reason.STALE_TOKEN}`,
       `refused:${Reason.LOCK_NOT_HELD}`,

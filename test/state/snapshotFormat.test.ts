@@ -66,7 +66,7 @@ describe('snapshot encoder', () => {
       // drop some sessions again (their locks pass to waiters or are forgotten)
       for (const n of order) if (n % 3 === 0) m.apply(++i, { type: 'CloseSession', clientId: '', requestId: 0, now: 3, sessionId: sid(n) });
       i = 1000; // the same indexes from here on, whatever the order above
-      m.apply(++i, { type: 'Noop' });
+      m.apply(++i, { type: 'ExpireSession', now: 4, sessionId: sid(999) }); // changes nothing but lastApplied
       return expectCanonicalSnapshot(m);
     };
     const forward = Array.from({ length: 13 }, (_, n) => n + 1);
