@@ -1,8 +1,8 @@
 // Scale benchmark of the lock state machine and of snapshot catch-up:
 //   1. heap per session and per held lock with many sessions and locks (default 100,000 sessions x 10 locks),
 //      built by applying real encoded entries to LockStateMachine in this process;
-//   2. time and size of its snapshot (toSnapshot + encodeSnapshot, as RaftDriver.takeSnapshot) and of
-//      installing it (decodeSnapshot + fromSnapshot), with the restored state checked equal;
+//   2. time and size of its snapshot (writeSnapshot, as RaftDriver.takeSnapshot) and of
+//      installing it (readSnapshot), with the restored state checked equal;
 //   3. catch-up of a restarted follower that needs the leader's snapshot: three RaftDrivers in this
 //      process with real gRPC peer links, LevelDB (fsync on) and LockApp (see scripts/bench/scaleCatchup.ts).
 //

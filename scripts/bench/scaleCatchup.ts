@@ -25,7 +25,7 @@ import { realPorts } from '../../src/node/runtime/realPorts';
 import { RaftDriver } from '../../src/node/raftDriver';
 import { RAFT_DEFAULTS } from '../../src/raft/config';
 import { Role, type PersistedState } from '../../src/raft/types';
-import { MAX_LOCKS, MAX_SESSIONS, encodeSnapshot, type CommandResult } from '../../src/state';
+import { MAX_LOCKS, MAX_SESSIONS, type CommandResult } from '../../src/state';
 import { LevelStorage } from '../../src/storage/levelStorage';
 import type { PersistBatch, RaftStorage } from '../../src/storage/types';
 import { GrpcPeerTransport, PEER_SERVER_OPTIONS } from '../../src/transport/grpcPeerTransport';
@@ -255,14 +255,14 @@ export async function runCatchupBench(opts: CatchupOptions): Promise<Record<stri
     log(
       `    open storage + load + start driver ${ms(startedAt - restartAt)}; leader's link up at +${ms(rel(linkUpAt))}, ` +
         `sending the snapshot from +${ms(rel(sendingAt))}; snapshot (${mib(restore.bytes)}) received and persisted at ` +
-        `+${ms(rel(write.at + write.ms))} (write ${ms(write.ms)}); installed (decode + fromSnapshot) from +${ms(rel(restore.at))} ` +
+        `+${ms(rel(write.at + write.ms))} (write ${ms(write.ms)}); installed (readSnapshot) from +${ms(rel(restore.at))} ` +
         `taking ${ms(restore.ms)}; the ${target - st.snapshotIndex} entries after it applied by +${ms(rel(doneAt))}`,
     );
 
     // Same state on both: the canonical snapshots are byte-identical.
     await until(() => leader.driver.core.status().applied >= target, 10_000, 'the leader to apply');
-    const a = encodeSnapshot(leader.app.machine.toSnapshot());
-    const b = encodeSnapshot(restarted.app.machine.toSnapshot());
+    const a = leader.app.machine.writeSnapshot();
+    const b = restarted.app.machine.writeSnapshot();
     check(bytesEqual(a, b), 'the restarted follower differs from the leader');
     const churn = roleChanges.filter((r) => r.role === Role.Leader).length - 1;
     log(`  restarted follower's state is byte-identical to the leader's (${restarted.app.machine.stats().heldLocks} locks held); leader changes: ${churn}`);

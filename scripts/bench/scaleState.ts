@@ -9,14 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { decodeCommand, encodeCommand } from '../../src/codec/commandCodec';
 import { CONFIG_DEFAULTS } from '../../src/node/config';
-import {
-  LockStateMachine,
-  decodeSnapshot,
-  encodeSnapshot,
-  type Command,
-  type CommandResult,
-  type StateSnapshot,
-} from '../../src/state';
+import { LockStateMachine, type Command, type CommandResult } from '../../src/state';
 import * as limits from '../../src/state/limits';
 import { LevelStorage } from '../../src/storage/levelStorage';
 import {
@@ -141,7 +134,7 @@ async function measureState(opts: StateOptions, overrides: LimitOverride[]): Pro
   log(`  held locks (asserted): ${stats.heldLocks}; RSS ${mib(afterLocks.rss)}`);
 
   // Snapshot cost of sessions and locks alone, before the dedup table (a fixed cost at its bound) is added.
-  const plain = timed(() => encodeSnapshot(m!.toSnapshot()).byteLength);
+  const plain = timed(() => m!.writeSnapshot().byteLength);
   log(
     `  snapshot of sessions + locks alone (no dedup results): ${ms(plain.ms)}, ${mib(plain.value)} ` +
       `(${(plain.value / locks).toFixed(1)} bytes per lock, its session's share included)`,
@@ -185,38 +178,28 @@ async function measureState(opts: StateOptions, overrides: LimitOverride[]): Pro
 
   // ---- part 2: snapshot (what RaftDriver.takeSnapshot runs, synchronously on the event loop) ------------
   // Results go into `let`s that are cleared when done, so that each heap figure counts only what is alive.
-  let snapshot: StateSnapshot | undefined;
   let bytes: Uint8Array = new Uint8Array(0);
-  const toSnapMs = time(() => (snapshot = m!.toSnapshot()));
-  const encodeMs = time(() => (bytes = encodeSnapshot(snapshot!)));
+  const writeMs = time(() => (bytes = m!.writeSnapshot()));
   const withSnapshot = settledMemory();
-  const dedupBytes = encodeSnapshot({ ...snapshot!, sessions: [], locks: [], keys: [] }).byteLength;
-  snapshot = undefined;
+  const dedupBytes = bytes.byteLength - plain.value; // what the dedup results added (header aside)
   const electionTimeoutMs = CONFIG_DEFAULTS.tickMs * CONFIG_DEFAULTS.electionTicks;
   log(
-    `  snapshot: toSnapshot ${ms(toSnapMs)} + encodeSnapshot ${ms(encodeMs)} = ${ms(toSnapMs + encodeMs)} with the event loop ` +
-      `blocked (default election timeout ${electionTimeoutMs} ms); ${mib(bytes.byteLength)} (${bytes.byteLength} bytes; ` +
-      `dedup part ${mib(dedupBytes)})`,
+    `  snapshot: writeSnapshot ${ms(writeMs)} with the event loop blocked (default election timeout ${electionTimeoutMs} ms); ` +
+      `${mib(bytes.byteLength)} (${bytes.byteLength} bytes; dedup part ${mib(dedupBytes)})`,
   );
-  log(`  the plain snapshot object alone held ${mib(heapDelta(afterDedup, withSnapshot))} of heap while it was alive`);
+  log(`  heap held while the bytes were alive: ${mib(heapDelta(afterDedup, withSnapshot))}`);
 
   const save = await timeSaveSnapshot(bytes, index);
   log(`  snapshot written to LevelStorage (one synced batch): ${ms(save)}`);
 
-  // fromSnapshot runs checkInvariants (O(state)); timing it alone shows its share of the install.
+  // readSnapshot runs checkInvariants (O(state)); timing it alone shows its share of the install.
   let problems: string[] = [];
   const invMs = time(() => (problems = m!.checkInvariants()));
   check(problems.length === 0, `invariants: ${problems.slice(0, 3).join('; ')}`);
 
-  let decoded: StateSnapshot | undefined;
   let restored = new LockStateMachine();
-  const decodeMs = time(() => (decoded = decodeSnapshot(bytes)));
-  const restoreMs = time(() => (restored = LockStateMachine.fromSnapshot(decoded!)));
-  decoded = undefined;
-  log(
-    `  install: decodeSnapshot ${ms(decodeMs)} + fromSnapshot ${ms(restoreMs)} (of which checkInvariants ~${ms(invMs)}) = ` +
-      `${ms(decodeMs + restoreMs)}`,
-  );
+  const restoreMs = time(() => (restored = LockStateMachine.readSnapshot(bytes)));
+  log(`  install: readSnapshot ${ms(restoreMs)} (of which checkInvariants ~${ms(invMs)})`);
 
   // Equal state: same stats, equal answers for sampled sessions and locks, and byte-identical snapshots
   // (snapshots are canonical, so this compares everything).
@@ -232,7 +215,7 @@ async function measureState(opts: StateOptions, overrides: LimitOverride[]): Pro
     check(a === JSON.stringify(restored.describeLock(lockName(n))) && a !== undefined, `lock ${n} differs`);
   }
   let same = false;
-  const againMs = time(() => (same = bytesEqual(encodeSnapshot(restored.toSnapshot()), bytes)));
+  const againMs = time(() => (same = bytesEqual(restored.writeSnapshot(), bytes)));
   check(same, 'the restored machine snapshots to different bytes');
   log(`  restored state equals the original (stats, samples, byte-identical re-snapshot in ${ms(againMs)}); held locks ${st2.heldLocks}`);
 
@@ -267,19 +250,15 @@ async function measureState(opts: StateOptions, overrides: LimitOverride[]): Pro
     dedup,
     snapshotWithoutDedup: { ms: round(plain.ms), bytes: plain.value, bytesPerLock: round(plain.value / locks) },
     snapshot: {
-      toSnapshotMs: round(toSnapMs),
-      encodeMs: round(encodeMs),
-      totalMs: round(toSnapMs + encodeMs),
+      totalMs: round(writeMs),
       bytes: bytes.byteLength,
       dedupBytes,
-      plainObjectHeapBytes: heapDelta(afterDedup, withSnapshot),
+      heapWhileAliveBytes: heapDelta(afterDedup, withSnapshot),
       levelSaveMs: round(save),
     },
     install: {
-      decodeMs: round(decodeMs),
-      fromSnapshotMs: round(restoreMs),
       checkInvariantsMs: round(invMs),
-      totalMs: round(decodeMs + restoreMs),
+      totalMs: round(restoreMs),
       restoredEqual: true,
       restoredHeapBytes: restoredBytes,
       builtHeapBytes: builtBytes,

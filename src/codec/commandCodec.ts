@@ -16,7 +16,6 @@ function num(v: unknown): number {
 }
 
 export function encodeCommand(c: Command): Uint8Array {
-  if (c.type === 'Noop') return new Uint8Array(0);
   const w: Wire = { now: c.now };
   if (c.type !== 'ExpireSession') {
     w.clientId = c.clientId;
@@ -59,7 +58,6 @@ export function encodeCommand(c: Command): Uint8Array {
  * validation refuses, so a bad entry yields an `invalid` result on every replica instead of a crash.
  */
 export function decodeCommand(bytes: Uint8Array): Command | { type: 'Undecodable'; error: string } {
-  if (bytes.length === 0) return { type: 'Noop' };
   let w: Wire;
   try {
     w = CommandType.toObject(CommandType.decode(bytes), { longs: String, bytes: Uint8Array, defaults: false, oneofs: true }) as Wire;

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { decodeCommand } from '../codec/commandCodec';
 import type { CommandResult, LockEvent } from '../state';
-import { decodeSnapshot, encodeSnapshot, LockStateMachine } from '../state';
+import { LockStateMachine } from '../state';
 import type { ReplicatedApp } from './replicatedApp';
 
 /**
@@ -32,20 +32,20 @@ export class LockApp extends EventEmitter implements ReplicatedApp<CommandResult
   }
 
   snapshot(): Uint8Array {
-    return encodeSnapshot(this.machine.toSnapshot());
+    return this.machine.writeSnapshot();
   }
 
   restore(data: Uint8Array): void {
     const validated = this.validated;
     this.validated = undefined;
-    this.machine = validated?.data === data ? validated.machine : LockStateMachine.fromSnapshot(decodeSnapshot(data));
+    this.machine = validated?.data === data ? validated.machine : LockStateMachine.readSnapshot(data);
     this.emit('restored');
   }
 
   /** The full decode and check restore() does (encoding, ids, order, cross-references), without installing. */
   validateSnapshot(data: Uint8Array): void {
     this.validated = undefined;
-    const machine = LockStateMachine.fromSnapshot(decodeSnapshot(data));
+    const machine = LockStateMachine.readSnapshot(data);
     this.validated = { data, machine };
   }
 }

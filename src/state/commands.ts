@@ -101,11 +101,6 @@ export interface WriteCommand extends RequestMeta {
   ops: WriteOp[];
 }
 
-/** Changes nothing (the node may apply its empty entries this way, or skip them). */
-export interface NoopCommand {
-  type: 'Noop';
-}
-
 export type Command =
   | OpenSessionCommand
   | CloseSessionCommand
@@ -113,13 +108,12 @@ export type Command =
   | AcquireCommand
   | CancelWaitCommand
   | ReleaseCommand
-  | WriteCommand
-  | NoopCommand;
+  | WriteCommand;
 
 export type CommandType = Command['type'];
 
 /** Commands that carry RequestMeta and are de-duplicated. */
-export type RequestCommand = Exclude<Command, ExpireSessionCommand | NoopCommand>;
+export type RequestCommand = Exclude<Command, ExpireSessionCommand>;
 
 export const COMMAND_TYPES: readonly CommandType[] = Object.freeze([
   'OpenSession',
@@ -129,7 +123,6 @@ export const COMMAND_TYPES: readonly CommandType[] = Object.freeze([
   'CancelWait',
   'Release',
   'Write',
-  'Noop',
 ] as const);
 
 export function isCommandType(t: unknown): t is CommandType {
@@ -138,7 +131,7 @@ export function isCommandType(t: unknown): t is CommandType {
 
 /** True for command types that carry RequestMeta and go through the de-duplication table. */
 export function isRequestCommandType(t: CommandType): t is RequestCommand['type'] {
-  return t !== 'ExpireSession' && t !== 'Noop';
+  return t !== 'ExpireSession';
 }
 
 type Fields = Record<string, unknown>;
@@ -223,7 +216,6 @@ function checkOps(v: unknown): string | null {
 export function validateCommand(c: unknown): string | null {
   if (!isRecord(c)) return 'a command must be an object';
   if (!isCommandType(c.type)) return 'unknown command type';
-  if (c.type === 'Noop') return null;
   if (!isNonNegativeInt(c.now)) return 'now must be an integer >= 0 (ms)';
   if (c.type === 'ExpireSession') return checkSessionId(c.sessionId);
   const metaProblem = validateRequestMeta(c);

@@ -23,6 +23,6 @@ export {
   type SessionLockState,
   type StateStats,
 } from './lockStateMachine';
-export * from './snapshot';
-export { encodeSnapshot, decodeSnapshot } from './snapshotCodec';
+export { SNAPSHOT_FORMAT } from './snapshot';
+export { SnapshotError } from './snapshotWire';
 export { compareStrings, utf8ByteLength, isWellFormed, isSessionId } from './text';

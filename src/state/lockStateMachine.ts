@@ -54,11 +54,8 @@ import {
   type Session,
 } from './records';
 import { SessionTable } from './sessions';
-import { copyBytes } from './bytes';
-import { SnapshotError, checkSnapshotShape, type StateSnapshot } from './snapshot';
-import { decodePlainSnapshot, encodePlainSnapshot } from './snapshotPlain';
-import { readState, writeState, type StateTables } from './snapshotState';
-import { bytesOfView, makeSnapshotView } from './snapshotView';
+import { readState, writeState, type StateTables } from './snapshot';
+import { SnapshotError } from './snapshotWire';
 import { compareStrings, sortedStrings } from './text';
 
 /** A session as queries report it. */
@@ -110,8 +107,6 @@ function isRecord(v: unknown): v is Fields {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-const NOOP: Result = freezeResult({ status: 'noop' });
-
 export class LockStateMachine {
   private applied = 0;
   private readonly sessions = new SessionTable();
@@ -137,7 +132,6 @@ export class LockStateMachine {
     if (!isRequestCommandType(type)) {
       const problem = validateCommand(c);
       if (problem !== null) return outcome(freezeResult(invalid(problem)));
-      if (type === 'Noop') return outcome(NOOP);
       const events: LockEvent[] = [];
       const result = this.endSession(index, c.now as number, c.sessionId as string, 'expired', events);
       return { result: freezeResult(result), events, duplicate: false };
@@ -526,55 +520,20 @@ export class LockStateMachine {
   // ---- snapshot and restore -----------------------------------------------------------------------------
 
   /**
-   * The whole state as a canonical snapshot. It is encoded right away, straight from the machine's tables
-   * (no plain copy of the state is built, nothing is sorted), and handed out as a view of those bytes (see
-   * snapshotView.ts): encodeSnapshot returns them as they are, and the plain fields are decoded only if
-   * someone reads them. The snapshot stays valid after further applies.
+   * The whole state as snapshot bytes (snapshot.ts), encoded straight from the tables: canonical (equal
+   * states give equal bytes, whatever their history) and exact (readSnapshot of them writes them again).
+   * Synchronous and O(state): records are changed in place by apply(), so encoding is the capture.
    */
-  toSnapshot(): StateSnapshot {
-    const bytes = writeState(this.applied, this.tables());
-    return makeSnapshotView(bytes, this.applied, this.locks.gcFloor);
+  writeSnapshot(): Uint8Array {
+    return writeState(this.applied, this.tables());
   }
 
   /**
-   * Rebuilds a machine from a snapshot; throws SnapshotError if it is malformed or inconsistent. The state
-   * is checked in full (checkInvariants). A view from decodeSnapshot brings the machine decodeSnapshot
-   * already restored from its bytes (the first time; later calls restore another). Nothing of a plain
-   * snapshot is adopted: the machine holds copies.
+   * A machine restored from snapshot bytes, checked in full (checkInvariants); throws SnapshotError when the
+   * bytes are malformed or the state they describe is inconsistent. Nothing of `bytes` is kept: values are
+   * copied and strings decoded, so the caller may reuse its buffer.
    */
-  static fromSnapshot(snapshot: StateSnapshot): LockStateMachine {
-    const bytes = bytesOfView(snapshot);
-    const pending = restoredFrom.get(snapshot);
-    if (pending !== undefined) {
-      restoredFrom.delete(snapshot);
-      if (bytes !== undefined) return pending;
-    }
-    if (bytes !== undefined) return LockStateMachine.fromBytes(bytes);
-    checkSnapshotShape(snapshot);
-    return LockStateMachine.fromBytes(encodePlainSnapshot(snapshot));
-  }
-
-  /**
-   * For decodeSnapshot (snapshotCodec.ts): restores a machine straight from `bytes` and returns a view of
-   * them that brings the machine along to fromSnapshot. Bytes that do not restore (malformed, or consistent
-   * in encoding but not in content) are decoded the plain way instead, which throws SnapshotError for a
-   * malformed encoding and leaves the content to fromSnapshot.
-   */
-  static decodeToView(bytes: Uint8Array): StateSnapshot {
-    const own = copyBytes(bytes);
-    let m: LockStateMachine;
-    try {
-      m = LockStateMachine.fromBytes(own);
-    } catch {
-      return decodePlainSnapshot(own);
-    }
-    const view = makeSnapshotView(own, m.applied, m.locks.gcFloor);
-    restoredFrom.set(view, m);
-    return view;
-  }
-
-  /** Restores straight from encoded bytes, then checks every invariant. Throws SnapshotError. */
-  private static fromBytes(bytes: Uint8Array): LockStateMachine {
+  static readSnapshot(bytes: Uint8Array): LockStateMachine {
     const m = new LockStateMachine();
     try {
       m.applied = readState(bytes, m.tables()).lastApplied;
@@ -590,9 +549,6 @@ export class LockStateMachine {
     return { sessions: this.sessions, locks: this.locks, kv: this.kv, dedup: this.dedup };
   }
 }
-
-/** Views made by decodeToView -> the machine restored from their bytes, until fromSnapshot takes it. */
-const restoredFrom = new WeakMap<StateSnapshot, LockStateMachine>();
 
 const byName = (a: LockRecord, b: LockRecord): number => compareStrings(a.name, b.name);
 

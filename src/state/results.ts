@@ -136,10 +136,6 @@ export interface WrittenResult {
   index?: number;
 }
 
-export interface NoopResult {
-  status: 'noop';
-}
-
 /**
  * The command was valid but refused; nothing changed. `watermark`:
  * - Write: max(latest token of the lock (0 without a record), watermark of every touched key that exists,
@@ -173,7 +169,6 @@ export type Result =
   | NotWaitingResult
   | ReleasedResult
   | WrittenResult
-  | NoopResult
   | RefusedResult
   | InvalidResult;
 

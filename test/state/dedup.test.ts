@@ -1,7 +1,8 @@
 // Retries (DESIGN.md 1.4): the same (clientId, requestId) returns the stored result and never applies twice.
 import { describe, expect, it } from 'vitest';
-import { DEDUP_MAX_CLIENTS, DEDUP_MAX_RESULTS_PER_CLIENT, LockStateMachine, Reason, decodeSnapshot, encodeSnapshot, type Command } from '../../src/state';
-import { Harness, put, roundTrip, sid } from './harness';
+import { DEDUP_MAX_CLIENTS, DEDUP_MAX_RESULTS_PER_CLIENT, Reason, type Command } from '../../src/state';
+import { Harness, put, referenceSnapshot, roundTrip, sid } from './harness';
+import { encodePlainSnapshot } from './snapshotOracle';
 
 /** Applies `command` again at a later index: a retry that got committed twice. */
 function retry(h: Harness, command: Command) {
@@ -245,15 +246,14 @@ describe('stored results carry the original answer (issue 17)', () => {
     h.write(a, 'L', t, [put('k', 'v')]);
     h.acquire(b, 'L');
     h.release(a, 'L', t);
-    const bytes = encodeSnapshot(h.m.toSnapshot());
+    const bytes = h.m.writeSnapshot();
     const back = roundTrip(h.m);
-    expect(encodeSnapshot(back.toSnapshot())).toEqual(bytes);
-    // The plain (decoded) snapshot carries the fields too, and encodes to the same bytes.
-    const plain = decodeSnapshot(bytes);
-    const results = plain.dedup.flatMap((c) => c.entries.map((e) => JSON.parse(e.result) as Record<string, unknown>));
+    expect(back.writeSnapshot()).toEqual(bytes);
+    // The restored machine's stored results carry the fields too.
+    const results = referenceSnapshot(back).dedup.flatMap((c) => c.entries.map((e) => JSON.parse(e.result) as Record<string, unknown>));
     expect(results).toContainEqual({ status: 'written', token: t, ops: 1, index: t + 1 });
     expect(results).toContainEqual({ status: 'released', token: t, nextHolder: b, nextToken: h.index });
-    expect(encodeSnapshot(LockStateMachine.fromSnapshot(structuredClone(plain)).toSnapshot())).toEqual(bytes);
+    expect(encodePlainSnapshot(referenceSnapshot(back))).toEqual(bytes);
   });
 
   it('storedResult answers only for the very request: same client, id and command type, not below ackedBelow; and changes nothing', () => {
@@ -263,7 +263,7 @@ describe('stored results carry the original answer (issue 17)', () => {
     const w = h.req('Write', { lock: 'L', sessionId: a, token: t, ops: [put('k', 'one')] });
     expect(h.m.storedResult(w as never)).toBeUndefined(); // not applied yet
     const first = h.apply(w);
-    const before = encodeSnapshot(h.m.toSnapshot());
+    const before = h.m.writeSnapshot();
     expect(h.m.storedResult(w as never)).toBe(first.result);
     const fields = w as unknown as Record<string, unknown>;
     expect(h.m.storedResult({ ...fields, requestId: 999 } as never)).toBeUndefined();
@@ -273,7 +273,7 @@ describe('stored results carry the original answer (issue 17)', () => {
     // Another command type under the same id: the machine refuses it (REQUEST_ID_REUSED); storedResult leaves it to the machine.
     const reuse = { ...fields, type: 'Release' } as unknown as Command;
     expect(h.m.storedResult(reuse as never)).toBeUndefined();
-    expect(encodeSnapshot(h.m.toSnapshot())).toEqual(before);
+    expect(h.m.writeSnapshot()).toEqual(before);
     expect(h.apply(reuse).result).toEqual({ status: 'refused', reason: Reason.REQUEST_ID_REUSED, watermark: 0 });
   });
 });

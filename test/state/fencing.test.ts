@@ -5,7 +5,7 @@ import * as L from '../../src/state/limits';
 import { checkFence } from '../../src/state/fencing';
 import { FencedKv } from '../../src/state/fencedKv';
 import { newLockRecord, newSession } from '../../src/state/records';
-import { Harness, del, put, sid } from './harness';
+import { Harness, del, put, referenceSnapshot, sid } from './harness';
 
 // The entry index each write carries is checked in dedup.test.ts.
 const written = (token: number, ops = 1) => ({ status: 'written', token, ops, index: expect.any(Number) as number });
@@ -307,10 +307,10 @@ describe('fenced write: atomicity and tombstones', () => {
     h.write(a, 'L', tl, [put('mine', '1'), put('theirs-later', 'x')]);
     const tm = h.grant(b, 'M');
     h.write(b, 'M', tm, [put('m-key', 'm')]);
-    const before = h.m.toSnapshot().keys;
+    const before = referenceSnapshot(h.m).keys;
     const out = h.write(a, 'L', tl, [put('mine', '2'), put('new-key', 'n'), put('m-key', 'stolen'), del('theirs-later')]);
     expect(out.result).toEqual(refusedWith(Reason.WRONG_LOCK, tm, 'm-key'));
-    expect(h.m.toSnapshot().keys).toEqual(before);
+    expect(referenceSnapshot(h.m).keys).toEqual(before);
     expect(h.m.get('new-key')).toBeUndefined();
     expect(h.value('mine')).toBe('1');
   });

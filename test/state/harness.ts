@@ -5,12 +5,9 @@ import {
   LockStateMachine,
   SNAPSHOT_FORMAT,
   compareStrings,
-  decodeSnapshot,
-  encodeSnapshot,
   type Command,
   type CommandResult,
   type Result,
-  type StateSnapshot,
   type WriteOp,
 } from '../../src/state';
 import type { DedupTable } from '../../src/state/dedup';
@@ -18,6 +15,7 @@ import type { FencedKv } from '../../src/state/fencedKv';
 import type { LockTable } from '../../src/state/locks';
 import type { LockRecord } from '../../src/state/records';
 import type { SessionTable } from '../../src/state/sessions';
+import { encodePlainSnapshot, type StateSnapshot } from './snapshotOracle';
 
 export const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 export const dec = (b: Uint8Array | null | undefined): string | null => (b == null ? null : new TextDecoder().decode(b));
@@ -28,9 +26,9 @@ export const del = (key: string): WriteOp => ({ type: 'delete', key });
 /** Deterministic session id number n: 32 lowercase hex characters. */
 export const sid = (n: number): string => n.toString(16).padStart(32, '0');
 
-/** Snapshot -> bytes -> snapshot -> machine. */
+/** Snapshot bytes -> machine. */
 export function roundTrip(m: LockStateMachine): LockStateMachine {
-  return LockStateMachine.fromSnapshot(decodeSnapshot(encodeSnapshot(m.toSnapshot())));
+  return LockStateMachine.readSnapshot(m.writeSnapshot());
 }
 
 type Body<T extends Command['type']> = Omit<Extract<Command, { type: T }>, 'type' | 'clientId' | 'requestId' | 'now'> &
@@ -60,7 +58,7 @@ export class Harness {
   }
 
   /** A request command with fresh ids and the current time (explicit fields win). */
-  req<T extends Exclude<Command['type'], 'ExpireSession' | 'Noop'>>(type: T, body: Body<T>): Command {
+  req<T extends Exclude<Command['type'], 'ExpireSession'>>(type: T, body: Body<T>): Command {
     return {
       type,
       clientId: this.clientId,
@@ -114,10 +112,6 @@ export class Harness {
     return this.apply({ type: 'ExpireSession', now: this.tick(), sessionId });
   }
 
-  noop(): CommandResult {
-    return this.apply({ type: 'Noop' });
-  }
-
   value(key: string): string | null {
     return dec(this.m.get(key)?.value);
   }
@@ -138,7 +132,7 @@ export function internals(m: LockStateMachine): MachineInternals {
 
 /**
  * The plain snapshot of a machine built the straightforward way, independently of the machine's own encoder
- * (walk every table, sort, stringify results): what toSnapshot must be equal to, byte for byte once encoded.
+ * (walk every table, sort, stringify results): the oracle encodes it to what writeSnapshot must write.
  */
 export function referenceSnapshot(m: LockStateMachine): StateSnapshot {
   const t = internals(m);
@@ -175,9 +169,9 @@ export function expectSameBytes(actual: Uint8Array, expected: Uint8Array, what?:
   if (Buffer.compare(actual, expected) !== 0) expect(actual, what).toEqual(expected);
 }
 
-/** Checks that the machine's own snapshot bytes are those of its reference snapshot. */
+/** Checks that the machine's own snapshot bytes are the oracle's bytes of its reference snapshot. */
 export function expectCanonicalSnapshot(m: LockStateMachine): Uint8Array {
-  const bytes = encodeSnapshot(m.toSnapshot());
-  expectSameBytes(encodeSnapshot(referenceSnapshot(m)), bytes, 'the machine encodes itself like its reference snapshot');
+  const bytes = m.writeSnapshot();
+  expectSameBytes(encodePlainSnapshot(referenceSnapshot(m)), bytes, 'the machine encodes itself like the oracle');
   return bytes;
 }

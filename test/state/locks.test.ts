@@ -1,7 +1,7 @@
 // The lock rules: grants, tokens, FIFO queue, re-entrancy, release, handover on close and expiry.
 import { describe, expect, it } from 'vitest';
 import { LockStateMachine, Reason, type LockEvent } from '../../src/state';
-import { Harness, sid } from './harness';
+import { Harness, referenceSnapshot, sid } from './harness';
 
 describe('acquire', () => {
   it('grants a free lock with token = index of the Acquire entry', () => {
@@ -23,12 +23,12 @@ describe('acquire', () => {
     const h = new Harness();
     const a = h.open();
     const token = h.grant(a, 'L');
-    const before = h.m.toSnapshot().locks;
+    const before = referenceSnapshot(h.m).locks;
     const again = h.acquire(a, 'L');
     expect(again.result).toEqual({ status: 'granted', token, newGrant: false });
     expect(again.events).toEqual([]);
     expect(h.acquire(a, 'L', true).result).toEqual({ status: 'granted', token, newGrant: false });
-    expect(h.m.toSnapshot().locks).toEqual(before);
+    expect(referenceSnapshot(h.m).locks).toEqual(before);
   });
 
   it('try-lock on a held lock answers held with the holder token and changes nothing', () => {
@@ -96,11 +96,12 @@ describe('acquire', () => {
 
   it('rejects an apply whose index does not increase', () => {
     const m = new LockStateMachine();
-    m.apply(5, { type: 'Noop' });
-    expect(() => m.apply(5, { type: 'Noop' })).toThrow(/strictly increase/);
-    expect(() => m.apply(4, { type: 'Noop' })).toThrow(/strictly increase/);
+    const expire = { type: 'ExpireSession' as const, now: 1, sessionId: sid(1) };
+    m.apply(5, expire);
+    expect(() => m.apply(5, expire)).toThrow(/strictly increase/);
+    expect(() => m.apply(4, expire)).toThrow(/strictly increase/);
     expect(m.lastApplied).toBe(5);
-    expect(m.apply(6, { type: 'Noop' }).result).toEqual({ status: 'noop' });
+    expect(m.apply(6, expire).result).toEqual({ status: 'refused', reason: Reason.UNKNOWN_SESSION, watermark: 0 });
   });
 });
 
@@ -243,12 +244,12 @@ describe('session end', () => {
     const a = h.open();
     h.grant(a, 'L');
     h.expire(a);
-    const before = h.m.toSnapshot();
+    const before = referenceSnapshot(h.m);
     const out = h.expire(a);
     expect(out.result).toEqual({ status: 'refused', reason: Reason.UNKNOWN_SESSION, watermark: 0 });
     expect(out.events).toEqual([]);
     expect(h.close(a).result).toMatchObject({ reason: Reason.UNKNOWN_SESSION });
-    expect({ ...h.m.toSnapshot(), lastApplied: 0, dedup: [] }).toEqual({ ...before, lastApplied: 0, dedup: [] });
+    expect({ ...referenceSnapshot(h.m), lastApplied: 0, dedup: [] }).toEqual({ ...before, lastApplied: 0, dedup: [] });
   });
 
   it('refuses to open a session id twice', () => {

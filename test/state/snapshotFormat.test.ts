@@ -1,21 +1,13 @@
 // The snapshot byte format (format 2) and the machinery that makes taking and installing a snapshot fast:
-// the machine's own encoder against the plain reference, snapshot views, the restored records (lazily
-// created sets, a lock's holder and waiters being the session records themselves), canonical encodings, and
-// the sorted indexes that spare the snapshot any sorting.
+// the machine's own encoder against the oracle, the restored records (lazily created sets, a lock's holder
+// and waiters being the session records themselves), canonical encodings, and the sorted indexes that spare
+// the snapshot any sorting.
 import { describe, expect, it } from 'vitest';
-import {
-  InvariantError,
-  LockStateMachine,
-  SNAPSHOT_FORMAT,
-  SnapshotError,
-  decodeSnapshot,
-  encodeSnapshot,
-  type StateSnapshot,
-} from '../../src/state';
-import { Writer, writeMagic } from '../../src/state/snapshotFormat';
+import { InvariantError, LockStateMachine, SNAPSHOT_FORMAT, SnapshotError } from '../../src/state';
+import { Writer, writeMagic } from '../../src/state/snapshotWire';
 import { KeyIndex } from '../../src/state/sortedIndex';
 import { compareStrings } from '../../src/state/text';
-import { Harness, expectCanonicalSnapshot, expectSameBytes, internals, put, referenceSnapshot, roundTrip, sid } from './harness';
+import { Harness, expectCanonicalSnapshot, expectSameBytes, internals, put, roundTrip, sid } from './harness';
 
 /** Holders, FIFO queues of several waiters, a lock kept free by its keys, dedup results of every kind. */
 function queuedHarness(): { h: Harness; ids: string[] } {
@@ -74,7 +66,7 @@ describe('snapshot encoder', () => {
       // drop some sessions again (their locks pass to waiters or are forgotten)
       for (const n of order) if (n % 3 === 0) m.apply(++i, { type: 'CloseSession', clientId: '', requestId: 0, now: 3, sessionId: sid(n) });
       i = 1000; // the same indexes from here on, whatever the order above
-      m.apply(++i, { type: 'Noop' });
+      m.apply(++i, { type: 'ExpireSession', now: 4, sessionId: sid(999) }); // changes nothing but lastApplied
       return expectCanonicalSnapshot(m);
     };
     const forward = Array.from({ length: 13 }, (_, n) => n + 1);
@@ -85,7 +77,7 @@ describe('snapshot encoder', () => {
     // rebuilt, and with its restored copy: the bytes depend on the state only.
     expectSameBytes(build(forward), a);
     expectSameBytes(build([...forward].reverse()), b);
-    expectSameBytes(encodeSnapshot(LockStateMachine.fromSnapshot(decodeSnapshot(a)).toSnapshot()), a);
+    expectSameBytes(LockStateMachine.readSnapshot(a).writeSnapshot(), a);
   });
 
   it('refuses to write a lock whose holder is not an open session (the state is broken)', () => {
@@ -94,7 +86,7 @@ describe('snapshot encoder', () => {
     const rec = t.locks.get('queue')!;
     t.sessions.delete(t.sessions.get(ids[0]!)!); // the holder disappears behind the machine's back
     expect(h.m.checkInvariants().join('\n')).toMatch(/held by a session that is not open/);
-    expect(() => h.m.toSnapshot()).toThrow(InvariantError);
+    expect(() => h.m.writeSnapshot()).toThrow(InvariantError);
     expect(rec.holder?.id).toBe(ids[0]);
   });
 });
@@ -205,78 +197,6 @@ describe('restored records', () => {
   });
 });
 
-describe('snapshot views', () => {
-  it('encodeSnapshot returns the bytes a snapshot was made from, until someone reads or changes it', () => {
-    const { h } = queuedHarness();
-    const view = h.m.toSnapshot();
-    const bytes = encodeSnapshot(view);
-    expect(encodeSnapshot(view)).toBe(bytes);
-    expect([view.format, view.lastApplied, view.gcFloor]).toEqual([SNAPSHOT_FORMAT, h.m.lastApplied, 0]);
-    expect(encodeSnapshot(view)).toBe(bytes); // the header is read without decoding
-    expect(view.sessions).toHaveLength(6); // now it is plain data
-    expect(Object.getOwnPropertyDescriptor(view, 'locks')).toMatchObject({ writable: true, enumerable: true });
-    const again = encodeSnapshot(view);
-    expect(again).not.toBe(bytes);
-    expectSameBytes(again, bytes);
-    // plain data from here on: a change shows in the encoding
-    view.locks = view.locks.filter((l) => l.name !== 'queue');
-    expect(encodeSnapshot(view).length).toBeLessThan(bytes.length);
-    expect(() => LockStateMachine.fromSnapshot(view)).toThrow(SnapshotError); // q/1 is bound to the lock removed
-  });
-
-  it('a field set before anything was read is kept (the view turns plain first)', () => {
-    const { h } = queuedHarness();
-    const view = h.m.toSnapshot();
-    view.lastApplied += 10;
-    expect(view.lastApplied).toBe(h.m.lastApplied + 10);
-    expect(decodeSnapshot(encodeSnapshot(view)).lastApplied).toBe(h.m.lastApplied + 10);
-    expect(LockStateMachine.fromSnapshot(view).lastApplied).toBe(h.m.lastApplied + 10);
-  });
-
-  it('are plain data to structuredClone, JSON and equality', () => {
-    const { h } = queuedHarness();
-    const plain = referenceSnapshot(h.m);
-    expect(structuredClone(h.m.toSnapshot())).toEqual(plain);
-    expect(h.m.toSnapshot()).toEqual(plain);
-    expect(JSON.parse(JSON.stringify(h.m.toSnapshot())).locks).toEqual(JSON.parse(JSON.stringify(plain.locks)));
-  });
-
-  it('decodeSnapshot brings the restored machine along once; later installs restore their own', () => {
-    const { h } = queuedHarness();
-    const bytes = encodeSnapshot(h.m.toSnapshot());
-    const view = decodeSnapshot(bytes);
-    expect(encodeSnapshot(view)).not.toBe(bytes); // a copy: the caller may reuse its buffer
-    expectSameBytes(encodeSnapshot(view), bytes);
-    const first = LockStateMachine.fromSnapshot(view);
-    const second = LockStateMachine.fromSnapshot(view);
-    expect(second).not.toBe(first);
-    const owner = first.describeLock('queue')!.holder!;
-    first.apply(h.index + 1, { type: 'Release', clientId: '', requestId: 0, now: 1, lock: 'queue', sessionId: owner.sessionId, token: owner.token });
-    expect(second.describeLock('queue')).toEqual(h.m.describeLock('queue'));
-    expect(first.describeLock('queue')).not.toEqual(h.m.describeLock('queue'));
-    expectSameBytes(encodeSnapshot(second.toSnapshot()), bytes);
-  });
-
-  it('a decoded view that was changed installs as changed', () => {
-    const { h } = queuedHarness();
-    const view = decodeSnapshot(encodeSnapshot(h.m.toSnapshot()));
-    view.dedup = [];
-    const m = LockStateMachine.fromSnapshot(view);
-    expect(m.stats().dedupClients).toBe(0);
-    expect(h.m.stats().dedupClients).toBeGreaterThan(0);
-  });
-
-  it('bytes that are well encoded but inconsistent decode to plain data; fromSnapshot refuses them', () => {
-    const { h } = queuedHarness();
-    const plain = referenceSnapshot(h.m);
-    plain.locks[0]!.holder = sid(999); // not an open session: written as a literal id
-    const bytes = encodeSnapshot(plain);
-    const decoded = decodeSnapshot(bytes);
-    expect(decoded.locks[0]!.holder).toBe(sid(999));
-    expect(() => LockStateMachine.fromSnapshot(decoded)).toThrow(/held by an unknown session/);
-  });
-});
-
 // ---- hand-made encodings --------------------------------------------------------------------------------
 
 const S1 = sid(1);
@@ -343,138 +263,106 @@ function dedupOne(entry: (w: Writer) => void): (w: Writer) => void {
 const acquireType = (w: Writer): void => w.dstr('Acquire');
 
 describe('the format', () => {
-  it('a hand-made file decodes and installs; it is the encoding of its own state', () => {
+  it('a hand-made file installs; it is the encoding of its own state', () => {
     const bytes = file();
-    const m = LockStateMachine.fromSnapshot(decodeSnapshot(bytes));
+    const m = LockStateMachine.readSnapshot(bytes);
     expect(m.describeLock('L')).toMatchObject({ holder: { sessionId: S1, token: 2, grantedAt: 7 }, latestToken: 2 });
-    expectSameBytes(encodeSnapshot(m.toSnapshot()), bytes);
+    expectSameBytes(m.writeSnapshot(), bytes);
   });
 
   it('refuses other formats, non-canonical and malformed encodings', () => {
+    const keyOf = (lock: (w: Writer) => void) => (w: Writer): void => {
+      w.varint(1);
+      w.str('k');
+      lock(w);
+      w.varint(2);
+      w.byte(0);
+      w.bytes(new Uint8Array(1));
+    };
+    const cancelled = (w: Writer): void => {
+      w.dstr('status');
+      w.byte(0);
+      w.dstr('cancelled');
+    };
     const cases: Array<[string, Uint8Array, RegExp]> = [
+      ['format 1 (never deployed)', file({ format: 1 }), /unsupported format 1/],
       ['format 3', file({ format: 3 }), /unsupported format 3/],
       ['format 0', file({ format: 0 }), /unsupported format 0/],
       ['an open session id as a literal', file({ locks: (w) => lockList(w, [2], [1, S1]) }), /written as a literal/],
+      ['a holder that is not a session', file({ locks: (w) => lockList(w, [1, sid(2)], [2]) }), /held by an unknown session/],
       ['a reference out of range', file({ locks: (w) => lockList(w, [3], [2]) }), /out of range/],
-      ['a dictionary string as a literal', file({ dedup: dedupOne((w) => { w.varint(0); w.str('Acquire'); w.byte(1); w.varint(1); w.dstr('status'); w.byte(0); w.dstr('noop'); }) }), /dictionary string written as a literal/],
-      ['JSON for a result that has a binary form', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(0); w.str('{"status":"noop"}'); }) }), /has a binary form/],
-      ['a result field twice', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(2); w.dstr('status'); w.byte(0); w.dstr('noop'); w.dstr('status'); w.byte(0); w.dstr('noop'); }) }), /field twice/],
-      ['a result field name that is not in the dictionary', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(1); w.varint(0); w.str('x'); w.byte(2); }) }), /bad stored result field/],
-      ['a key bound to a lock name written as a literal', file({ keys: (w) => { w.varint(1); w.str('k'); w.varint(0); w.str('L'); w.varint(2); w.byte(0); w.bytes(new Uint8Array(1)); } }), /lock name written as a literal/],
+      ['a dictionary string as a literal', file({ dedup: dedupOne((w) => { w.varint(0); w.str('Acquire'); w.byte(1); w.varint(1); cancelled(w); }) }), /dictionary string written as a literal/],
+      ['JSON for a result that has a binary form', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(0); w.str('{"status":"cancelled"}'); }) }), /JSON that is not a handover/],
+      ['JSON that is not canonical', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(0); w.str('{"status":"written","token":2,"ops":1,"index":3,"note":1}'); }) }), /not canonical/],
+      ['a result field twice', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(2); cancelled(w); cancelled(w); }) }), /cancelled result with 2 fields/],
+      ['a result field name that is not in the dictionary', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(1); w.varint(0); w.str('x'); w.byte(2); }) }), /without its status/],
+      ['a token that is a string', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(2); w.dstr('status'); w.byte(0); w.dstr('released'); w.dstr('token'); w.byte(0); w.dstr('x'); }) }), /token of another type/],
+      ['an unknown status', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(1); w.dstr('status'); w.byte(0); w.dstr('noop'); }) }), /status "noop"/],
+      ['a key bound to a lock name written as a literal', file({ keys: keyOf((w) => { w.varint(0); w.str('L'); }) }), /bound to an unknown lock/],
+      ['a key bound to a name that is no lock', file({ keys: keyOf((w) => { w.varint(0); w.str('nowhere'); }) }), /bound to an unknown lock/],
     ];
-    for (const [what, bytes, message] of cases) expect(() => decodeSnapshot(bytes), what).toThrow(message);
+    for (const [what, bytes, message] of cases) expect(() => LockStateMachine.readSnapshot(bytes), what).toThrow(message);
     const good = file();
     const long = new Uint8Array(good.length + 1);
     long.set(good.subarray(0, 5));
     long[5] = 0x89; // lastApplied 9 as a two-byte varint: 0x89 0x00
     long[6] = 0x00;
     long.set(good.subarray(6), 7);
-    expect(() => decodeSnapshot(long)).toThrow(/not minimal/);
+    expect(() => LockStateMachine.readSnapshot(long)).toThrow(/not minimal/);
   });
 
-  it('keeps a result the binary form cannot carry as its JSON, exactly', () => {
-    const json = '{"status":"noop","note":-1}';
-    const bytes = file({ dedup: dedupOne((w) => { acquireType(w); w.byte(0); w.str(json); }) });
-    const decoded = decodeSnapshot(bytes);
-    const plain = structuredClone(decoded);
-    expect(plain.dedup[0]!.entries[0]!.result).toBe(json);
-    expectSameBytes(encodeSnapshot(plain), bytes);
-    const m = LockStateMachine.fromSnapshot(decoded);
-    expectSameBytes(encodeSnapshot(m.toSnapshot()), bytes);
-    const again = m.apply(10, { type: 'Acquire', clientId: 'client', requestId: 1, now: 1, lock: 'L', sessionId: S1, tryOnly: false });
-    expect(again).toEqual({ result: { status: 'noop', note: -1 }, events: [], duplicate: true });
+  it('keeps the results written as JSON (a handover, an indexed write) exactly', () => {
+    for (const [json, again] of [
+      ['{"status":"released","token":2,"nextHolder":"' + S1 + '","nextToken":5}', { status: 'released', token: 2, nextHolder: S1, nextToken: 5 }],
+      ['{"status":"written","token":2,"ops":1,"index":3}', { status: 'written', token: 2, ops: 1, index: 3 }],
+    ] as const) {
+      const bytes = file({ dedup: dedupOne((w) => { acquireType(w); w.byte(0); w.str(json); }) });
+      const m = LockStateMachine.readSnapshot(bytes);
+      expectSameBytes(m.writeSnapshot(), bytes);
+      const retry = m.apply(10, { type: 'Acquire', clientId: 'client', requestId: 1, now: 1, lock: 'L', sessionId: S1, tryOnly: false });
+      expect(retry).toEqual({ result: again, events: [], duplicate: true });
+    }
   });
 
-  it('a literal lock name that is no lock decodes, and is refused on install', () => {
-    const bytes = file({ keys: (w) => { w.varint(1); w.str('k'); w.varint(0); w.str('nowhere'); w.varint(2); w.byte(0); w.bytes(new Uint8Array(1)); } });
-    const decoded = decodeSnapshot(bytes);
-    expect(decoded.keys[0]!.lock).toBe('nowhere');
-    expectSameBytes(encodeSnapshot(structuredClone(decoded)), bytes);
-    expect(() => LockStateMachine.fromSnapshot(decoded)).toThrow(/bound to an unknown lock/);
+  it('keeps a Write result stored before it carried its index (binary, three fields) exactly', () => {
+    const bytes = file({
+      dedup: dedupOne((w) => {
+        w.dstr('Write');
+        w.byte(1);
+        w.varint(3);
+        for (const [name, v] of [['token', 2], ['ops', 1]] as const) {
+          if (name === 'token') {
+            w.dstr('status');
+            w.byte(0);
+            w.dstr('written');
+          }
+          w.dstr(name);
+          w.byte(1);
+          w.varint(v);
+        }
+      }),
+    });
+    const m = LockStateMachine.readSnapshot(bytes);
+    expectSameBytes(m.writeSnapshot(), bytes);
+    const retry = m.apply(10, { type: 'Write', clientId: 'client', requestId: 1, now: 1, lock: 'L', sessionId: S1, token: 2, ops: [put('k', 'v')] });
+    expect(retry).toEqual({ result: { status: 'written', token: 2, ops: 1 }, events: [], duplicate: true });
   });
 
-  it('every byte flip is refused, or decodes to data that encodes to the same bytes', () => {
+  it('every byte flip is refused, or restores a machine that writes the same bytes', () => {
     const { h } = queuedHarness();
-    const bytes = encodeSnapshot(h.m.toSnapshot());
+    const bytes = h.m.writeSnapshot();
     for (let i = 0; i < bytes.length; i++) {
       const bad = bytes.slice();
       bad[i] = bad[i]! ^ 0x41;
-      let decoded: StateSnapshot;
+      let m: LockStateMachine;
       try {
-        decoded = decodeSnapshot(bad);
+        m = LockStateMachine.readSnapshot(bad);
       } catch (e) {
         expect(e, `byte ${i}`).toBeInstanceOf(SnapshotError);
         continue;
       }
-      expectSameBytes(encodeSnapshot(structuredClone(decoded)), bad, `byte ${i}`);
+      expectSameBytes(m.writeSnapshot(), bad, `byte ${i}`);
     }
-  });
-});
-
-/** Format 1, as nodes wrote it before format 2 (the encoder of that version, kept here as a fixture). */
-function encodeFormat1(s: StateSnapshot): Uint8Array {
-  const w = new Writer();
-  writeMagic(w);
-  w.varint(1);
-  w.varint(s.lastApplied);
-  w.varint(s.gcFloor);
-  w.varint(s.sessions.length);
-  for (const x of s.sessions) {
-    w.str(x.id);
-    w.str(x.clientName);
-    w.varint(x.ttlMs);
-    w.varint(x.openedAt);
-    w.varint(x.openIndex);
-  }
-  w.varint(s.locks.length);
-  for (const x of s.locks) {
-    w.str(x.name);
-    w.str(x.holder);
-    w.varint(x.token);
-    w.varint(x.grantedAt);
-    w.varint(x.latestToken);
-    w.str(x.latestHolder);
-    w.varint(x.waiters.length);
-    for (const waiter of x.waiters) w.str(waiter);
-  }
-  w.varint(s.keys.length);
-  for (const x of s.keys) {
-    w.str(x.key);
-    w.str(x.lock);
-    w.varint(x.watermark);
-    w.byte(x.deleted ? 1 : 0);
-    w.bytes(x.value);
-  }
-  w.varint(s.dedup.length);
-  for (const x of s.dedup) {
-    w.str(x.clientId);
-    w.varint(x.floor);
-    w.varint(x.entries.length);
-    for (const e of x.entries) {
-      w.varint(e.requestId);
-      w.str(e.commandType);
-      w.str(e.result);
-    }
-  }
-  return w.finish();
-}
-
-describe('format 1', () => {
-  it('is still read: a node upgraded with a format 1 snapshot restores the same state, and writes format 2', () => {
-    const { h } = queuedHarness();
-    const v1 = encodeFormat1(referenceSnapshot(h.m));
-    const decoded = decodeSnapshot(v1);
-    expect(decoded).toEqual(referenceSnapshot(h.m));
-    const m = LockStateMachine.fromSnapshot(decoded);
-    expect(m.stats()).toEqual(h.m.stats());
-    for (const name of ['queue', 'other', 'kept', 'closed-holder']) expect(m.describeLock(name)).toEqual(h.m.describeLock(name));
-    expectSameBytes(encodeSnapshot(m.toSnapshot()), encodeSnapshot(h.m.toSnapshot()));
-    expect(encodeSnapshot(m.toSnapshot())[4]).toBe(SNAPSHOT_FORMAT);
-  });
-
-  it('malformed format 1 bytes are refused', () => {
-    const v1 = encodeFormat1(referenceSnapshot(queuedHarness().h.m));
-    for (let n = 0; n < v1.length; n += 7) expect(() => decodeSnapshot(v1.subarray(0, n)), `length ${n}`).toThrow(SnapshotError);
   });
 });
 

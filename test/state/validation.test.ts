@@ -13,7 +13,7 @@ import {
   validateCommand,
   type Command,
 } from '../../src/state';
-import { Harness, put, sid } from './harness';
+import { Harness, put, referenceSnapshot, sid } from './harness';
 
 function setup() {
   const h = new Harness();
@@ -26,7 +26,7 @@ function setup() {
 
 /** State without the parts every apply changes (lastApplied) or every request may change (dedup). */
 function core(m: LockStateMachine) {
-  const s = m.toSnapshot();
+  const s = referenceSnapshot(m);
   return { ...s, lastApplied: 0, dedup: [] };
 }
 

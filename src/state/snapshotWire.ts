@@ -1,19 +1,26 @@
-// The building blocks of the snapshot byte format (the grammar is in snapshotCodec.ts): a writer that
-// encodes straight into one growing list of large chunks, a reader, the fixed string dictionary, and the
-// binary form of a stored Result.
+// The wire primitives of the snapshot format (the grammar is in snapshot.ts): a writer that encodes
+// straight into a list of growing chunks, a reader that refuses anything malformed or non-canonical, the
+// magic, and the fixed string dictionary.
 //
 // Strings are short and many (a snapshot holds one per key, lock and session): the writer encodes them in
 // plain JS straight into its buffer, with no TextEncoder call and no temporary array per string.
 import { copyBytes } from './bytes';
-import { SnapshotError } from './snapshot';
-import { isSessionId, isWellFormed, utf8ByteLength } from './text';
+import { isSessionId, utf8ByteLength } from './text';
 
-export const MAGIC = [0x46, 0x4c, 0x53, 0x4d]; // "FLSM"
+export class SnapshotError extends Error {
+  constructor(message: string) {
+    super(`invalid state snapshot: ${message}`);
+    this.name = 'SnapshotError';
+  }
+}
+
+const MAGIC = [0x46, 0x4c, 0x53, 0x4d]; // "FLSM"
 
 /**
  * Strings the snapshot writes as one small number (`dstr`): result field names and the values that recur
  * in stored results, and the command types. Part of the byte format: never reorder or change an entry;
- * adding one changes the bytes of states that use it, so it needs a new format version.
+ * adding one changes the bytes of states that use it, so it needs a new format version. ('noop' and 'Noop'
+ * belong to a command that no longer exists: they keep their places.)
  */
 export const DICT: readonly string[] = Object.freeze([
   // Result field names
@@ -31,18 +38,8 @@ export const DICT: readonly string[] = Object.freeze([
   'OpenSession', 'CloseSession', 'ExpireSession', 'Acquire', 'CancelWait', 'Release', 'Write', 'Noop',
 ]);
 
-const DICT_INDEX: ReadonlyMap<string, number> = new Map(DICT.map((s, i) => [s, i]));
-
-/** Result value types in the binary form. */
-const V_STRING = 0;
-const V_INT = 1;
-const V_FALSE = 2;
-const V_TRUE = 3;
-const V_STRINGS = 4;
-
-/** Result forms. */
-const R_JSON = 0;
-const R_BINARY = 1;
+/** The dictionary number of a string, undefined when it is not in DICT. */
+export const DICT_INDEX: ReadonlyMap<string, number> = new Map(DICT.map((s, i) => [s, i]));
 
 /** Largest size of the writer's chunks; a larger item gets a chunk of its own size. */
 const WRITER_CHUNK = 1 << 20;
@@ -204,11 +201,10 @@ const utf8Strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const fromCharCode = String.fromCharCode;
 /** Longest string Reader.str decodes on its ASCII path (its characters go on the stack as arguments). */
 const ASCII_FAST_MAX = 64;
-/** Scratch for Reader.str. */
-const asciiCodes: number[] = [];
-
 export class Reader {
   private pos = 0;
+  /** Character codes of the string Reader.str is decoding on its ASCII path (reused: no array per string). */
+  private readonly asciiCodes: number[] = [];
 
   constructor(private readonly buf: Uint8Array) {}
 
@@ -267,7 +263,7 @@ export class Reader {
     if (n <= ASCII_FAST_MAX) {
       // Short ASCII (lock names, client names, most keys): String.fromCharCode over a reused array is about
       // twice as fast as a TextDecoder call and leaves no garbage (no subarray per string).
-      const codes = asciiCodes;
+      const codes = this.asciiCodes;
       codes.length = n;
       let i = 0;
       for (; i < n; i++) {
@@ -336,247 +332,4 @@ export function writeMagic(w: Writer): void {
 
 export function readMagic(r: Reader): void {
   for (const b of MAGIC) if (r.byte() !== b) throw new SnapshotError('not a fencelock state snapshot');
-}
-
-// ---- stored results ---------------------------------------------------------------------------------------
-//
-// A stored Result is written in a binary form when it can be: a plain object whose fields (undefined ones
-// skipped, as JSON does) all have dictionary names and hold a well-formed string, an integer in 0..2^53, a
-// boolean or an array of well-formed strings. Otherwise (e.g. a field whose name is not in the dictionary,
-// such as a Write's `index` or a Release's `nextHolder`/`nextToken`, which came after format 2) it is
-// written as its JSON. Either way the bytes depend only on the result's JSON: the plain snapshot carries
-// results as JSON, and both encoders agree.
-
-type Fields = Record<string, unknown>;
-
-/** Field values JSON.stringify leaves out. */
-function skippedByJson(v: unknown): boolean {
-  return v === undefined || typeof v === 'function' || typeof v === 'symbol';
-}
-
-/**
- * The plan of the binary form of `r` (scratch, valid until the next call): its field names, each field's
- * dictionary number (-1: left out, as JSON leaves it out) and, for a string value, the value's dictionary
- * number (-1: written as a literal).
- */
-let planKeys: string[] = [];
-const planNames: number[] = [];
-const planValues: number[] = [];
-/** The number of fields the planned binary form writes. */
-let planFields = 0;
-
-/** Plans the binary form of `r` (see planKeys): returns a bound of its size in bytes, or -1 when it cannot carry `r`. */
-function planBinary(r: Fields): number {
-  const keys = Object.keys(r);
-  planKeys = keys;
-  let n = 0;
-  let bound = 1 + MAX_VARINT_BYTES;
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i]!;
-    const v = r[k];
-    if (skippedByJson(v)) {
-      planNames[i] = -1;
-      continue;
-    }
-    const name = DICT_INDEX.get(k);
-    if (name === undefined) return -1;
-    planNames[i] = name;
-    bound += 1 + 2 * MAX_VARINT_BYTES;
-    if (typeof v === 'string') {
-      const code = DICT_INDEX.get(v);
-      planValues[i] = code ?? -1;
-      if (code === undefined) {
-        if (!isWellFormed(v)) return -1;
-        bound += strBound(v);
-      }
-    } else if (typeof v === 'number') {
-      if (!Number.isSafeInteger(v) || v < 0) return -1;
-    } else if (Array.isArray(v)) {
-      for (const x of v as unknown[]) {
-        if (typeof x !== 'string' || !isWellFormed(x)) return -1;
-        bound += 1 + strBound(x);
-      }
-    } else if (typeof v !== 'boolean') {
-      return -1;
-    }
-    n++;
-  }
-  planFields = n;
-  return bound;
-}
-
-function isPlainObject(v: unknown): v is Fields {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
-}
-
-/** Writes the binary form of `r` as planned by planBinary (which returned `bound`). */
-function writePlanned(w: Writer, r: Fields, bound: number): void {
-  w.ensure(bound);
-  w.putByte(R_BINARY);
-  w.putVarint(planFields);
-  const keys = planKeys;
-  for (let i = 0; i < keys.length; i++) {
-    const name = planNames[i]!;
-    if (name < 0) continue;
-    w.putVarint(name + 1);
-    const v = r[keys[i]!];
-    if (typeof v === 'string') {
-      w.putByte(V_STRING);
-      const code = planValues[i]!;
-      if (code >= 0) {
-        w.putVarint(code + 1);
-      } else {
-        w.putByte(0);
-        w.putStr(v);
-      }
-    } else if (typeof v === 'number') {
-      w.putByte(V_INT);
-      w.putVarint(v);
-    } else if (typeof v === 'boolean') {
-      w.putByte(v ? V_TRUE : V_FALSE);
-    } else {
-      const xs = v as string[];
-      w.putByte(V_STRINGS);
-      w.putVarint(xs.length);
-      for (const x of xs) {
-        const code = DICT_INDEX.get(x);
-        if (code !== undefined) {
-          w.putVarint(code + 1);
-        } else {
-          w.putByte(0);
-          w.putStr(x);
-        }
-      }
-    }
-  }
-}
-
-/** A stored result object (as the machine holds it). */
-export function writeResult(w: Writer, r: object): void {
-  const fields = r as Fields;
-  const bound = isPlainObject(fields) ? planBinary(fields) : -1;
-  if (bound >= 0) {
-    writePlanned(w, fields, bound);
-  } else {
-    w.byte(R_JSON);
-    w.str(JSON.stringify(r));
-  }
-}
-
-/** The parsed JSON when the binary form carries it exactly, else undefined. */
-function binaryFormOf(json: string): Fields | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(json);
-  } catch {
-    return undefined;
-  }
-  if (!isPlainObject(v) || planBinary(v) < 0 || JSON.stringify(v) !== json) return undefined;
-  return v;
-}
-
-/** A stored result given as JSON (as the plain snapshot holds it). */
-export function writeResultJson(w: Writer, json: string): void {
-  const v = binaryFormOf(json);
-  if (v !== undefined) {
-    writePlanned(w, v, planBinary(v));
-  } else {
-    w.byte(R_JSON);
-    w.str(json);
-  }
-}
-
-/** Field values of the binary form being read (scratch; a result has few fields). */
-const fieldNames: number[] = [];
-const fieldValues: unknown[] = [];
-
-/** A signature of up to 4 field names (dictionary numbers), distinct for every sequence. */
-function shapeOf(names: readonly number[], n: number): number {
-  let sig = 0;
-  for (let i = 0; i < n; i++) sig = sig * 64 + names[i]! + 1;
-  return sig;
-}
-
-const shape = (...names: string[]): number => shapeOf(names.map((x) => DICT_INDEX.get(x)!), names.length);
-const S_STATUS = shape('status');
-const S_TOKEN = shape('status', 'token');
-const S_GRANTED = shape('status', 'token', 'newGrant');
-const S_WRITTEN = shape('status', 'token', 'ops');
-const S_WAITING = shape('status', 'holderToken', 'position');
-const S_HELD = shape('status', 'holderToken');
-const S_REFUSED = shape('status', 'reason', 'watermark');
-const S_REFUSED_KEY = shape('status', 'reason', 'watermark', 'key');
-const S_OPENED = shape('status', 'sessionId', 'ttlMs');
-const S_ENDED = shape('status', 'sessionId', 'cause', 'released');
-const S_INVALID = shape('status', 'message');
-
-/**
- * The object of the fields just read. The shapes the machine makes are built as literals, in the order
- * results.ts builds them (so restored results share their hidden classes); any other field by field.
- */
-function resultObject(n: number): Fields {
-  const v = fieldValues;
-  if (n <= 4 && DICT.length < 64) {
-    switch (shapeOf(fieldNames, n)) {
-      case S_STATUS:
-        return { status: v[0] };
-      case S_TOKEN:
-        return { status: v[0], token: v[1] };
-      case S_GRANTED:
-        return { status: v[0], token: v[1], newGrant: v[2] };
-      case S_WRITTEN:
-        return { status: v[0], token: v[1], ops: v[2] };
-      case S_WAITING:
-        return { status: v[0], holderToken: v[1], position: v[2] };
-      case S_HELD:
-        return { status: v[0], holderToken: v[1] };
-      case S_REFUSED:
-        return { status: v[0], reason: v[1], watermark: v[2] };
-      case S_REFUSED_KEY:
-        return { status: v[0], reason: v[1], watermark: v[2], key: v[3] };
-      case S_OPENED:
-        return { status: v[0], sessionId: v[1], ttlMs: v[2] };
-      case S_ENDED:
-        return { status: v[0], sessionId: v[1], cause: v[2], released: v[3] };
-      case S_INVALID:
-        return { status: v[0], message: v[1] };
-    }
-  }
-  // Names come from the dictionary only, so none is special ("__proto__") or an array index, and the object
-  // keeps the written order.
-  const o: Fields = {};
-  for (let i = 0; i < n; i++) o[DICT[fieldNames[i]!]!] = v[i];
-  return o;
-}
-
-/**
- * Reads a stored result: the binary form as a fresh object (its arrays frozen, the object not), the JSON
- * form as its JSON text (a string; parsing it is left to the caller). Throws SnapshotError on a malformed or
- * non-canonical encoding.
- */
-export function readResult(r: Reader): Fields | string {
-  const form = r.byte();
-  if (form === R_JSON) {
-    const json = r.str();
-    if (binaryFormOf(json) !== undefined) throw new SnapshotError('a stored result in JSON that has a binary form');
-    return json;
-  }
-  if (form !== R_BINARY) throw new SnapshotError('bad stored result form');
-  const n = r.count(2);
-  for (let i = 0; i < n; i++) {
-    const name = r.varint() - 1; // names are dictionary strings, never literals
-    if (name < 0 || name >= DICT.length) throw new SnapshotError('bad stored result field');
-    for (let j = 0; j < i; j++) if (fieldNames[j] === name) throw new SnapshotError('a stored result field twice');
-    fieldNames[i] = name;
-    const t = r.byte();
-    if (t === V_STRING) fieldValues[i] = r.dstr();
-    else if (t === V_INT) fieldValues[i] = r.varint();
-    else if (t === V_FALSE) fieldValues[i] = false;
-    else if (t === V_TRUE) fieldValues[i] = true;
-    else if (t === V_STRINGS) fieldValues[i] = Object.freeze(Array.from({ length: r.count(1) }, () => r.dstr()));
-    else throw new SnapshotError('bad stored result value');
-  }
-  const o = resultObject(n);
-  fieldValues.fill(undefined);
-  return o;
 }

@@ -1,0 +1,204 @@
+// The oracle of the snapshot format: a second encoder of the grammar in src/state/snapshot.ts, written the
+// plain way, from a plain StateSnapshot (sorted lists of plain objects; harness.ts builds one from a
+// machine's tables) and with stored results encoded reflectively from their JSON, as the format's first
+// encoder did. The machine's own encoder must write exactly these bytes (snapshotOracle.test.ts): that is
+// what keeps the bytes of format 2 unchanged.
+import { DICT_INDEX, Writer, writeMagic } from '../../src/state/snapshotWire';
+import { isWellFormed } from '../../src/state/text';
+import type { CommandType } from '../../src/state';
+
+export interface SessionSnapshot {
+  id: string;
+  clientName: string;
+  ttlMs: number;
+  openedAt: number;
+  openIndex: number;
+}
+
+export interface LockSnapshot {
+  name: string;
+  /** Holding session id, '' when free. */
+  holder: string;
+  /** Token of the current grant, 0 when free. */
+  token: number;
+  grantedAt: number;
+  latestToken: number;
+  latestHolder: string;
+  /** Queued session ids in FIFO order. */
+  waiters: string[];
+}
+
+export interface KeySnapshot {
+  key: string;
+  lock: string;
+  watermark: number;
+  /** True for a tombstone; `value` is then empty. */
+  deleted: boolean;
+  value: Uint8Array;
+}
+
+export interface DedupEntrySnapshot {
+  requestId: number;
+  commandType: CommandType;
+  /** The stored Result as JSON. */
+  result: string;
+}
+
+export interface DedupClientSnapshot {
+  clientId: string;
+  floor: number;
+  entries: DedupEntrySnapshot[];
+}
+
+/** The state as plain data, every list in snapshot order. */
+export interface StateSnapshot {
+  format: number;
+  lastApplied: number;
+  gcFloor: number;
+  sessions: SessionSnapshot[];
+  locks: LockSnapshot[];
+  keys: KeySnapshot[];
+  dedup: DedupClientSnapshot[];
+}
+
+/** `sref`: 0 = '', 1 = a literal id (not one of the sessions), 2 + i = the id of session i. */
+const SREF_EMPTY = 0;
+const SREF_LITERAL = 1;
+const SREF_FIRST = 2;
+/** `lref`: 0 = a literal name (not one of the locks), 1 + i = the name of lock i. */
+const LREF_LITERAL = 0;
+const LREF_FIRST = 1;
+
+/** First position of every string of `items` (the one a reference points at). */
+function firstPositions(items: readonly string[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (let i = 0; i < items.length; i++) if (!m.has(items[i]!)) m.set(items[i]!, i);
+  return m;
+}
+
+function writeSref(w: Writer, id: string, sessions: ReadonlyMap<string, number>): void {
+  if (id === '') {
+    w.varint(SREF_EMPTY);
+    return;
+  }
+  const i = sessions.get(id);
+  if (i === undefined) {
+    w.varint(SREF_LITERAL);
+    w.str(id);
+  } else {
+    w.varint(SREF_FIRST + i);
+  }
+}
+
+/** Encodes a plain snapshot. */
+export function encodePlainSnapshot(s: StateSnapshot): Uint8Array {
+  const w = new Writer();
+  writeMagic(w);
+  w.varint(s.format);
+  w.varint(s.lastApplied);
+  w.varint(s.gcFloor);
+  const sessionAt = firstPositions(s.sessions.map((x) => x.id));
+  w.varint(s.sessions.length);
+  for (const x of s.sessions) {
+    w.str(x.id);
+    w.str(x.clientName);
+    w.varint(x.ttlMs);
+    w.varint(x.openedAt);
+    w.varint(x.openIndex);
+  }
+  w.varint(s.locks.length);
+  for (const x of s.locks) {
+    w.str(x.name);
+    writeSref(w, x.holder, sessionAt);
+    w.varint(x.token);
+    w.varint(x.grantedAt);
+    w.varint(x.latestToken);
+    writeSref(w, x.latestHolder, sessionAt);
+    w.varint(x.waiters.length);
+    for (const waiter of x.waiters) writeSref(w, waiter, sessionAt);
+  }
+  const lockAt = s.keys.length === 0 ? new Map<string, number>() : firstPositions(s.locks.map((x) => x.name));
+  w.varint(s.keys.length);
+  for (const x of s.keys) {
+    w.str(x.key);
+    const i = lockAt.get(x.lock);
+    if (i === undefined) {
+      w.varint(LREF_LITERAL);
+      w.str(x.lock);
+    } else {
+      w.varint(LREF_FIRST + i);
+    }
+    w.varint(x.watermark);
+    w.byte(x.deleted ? 1 : 0);
+    w.bytes(x.value);
+  }
+  w.varint(s.dedup.length);
+  for (const x of s.dedup) {
+    w.str(x.clientId);
+    w.varint(x.floor);
+    w.varint(x.entries.length);
+    for (const e of x.entries) {
+      w.varint(e.requestId);
+      w.dstr(e.commandType);
+      writeResultJson(w, e.result);
+    }
+  }
+  return w.finish();
+}
+
+// ---- stored results, reflectively --------------------------------------------------------------------------
+//
+// The binary form when it carries the result's JSON exactly: a plain object whose fields all have DICT names
+// and hold a well-formed string, an integer in 0..2^53, a boolean or an array of well-formed strings;
+// otherwise the JSON itself.
+
+type Fields = Record<string, unknown>;
+
+function binaryFormOf(json: string): Fields | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v) || JSON.stringify(v) !== json) return undefined;
+  for (const [k, x] of Object.entries(v)) {
+    if (!DICT_INDEX.has(k)) return undefined;
+    const ok =
+      (typeof x === 'string' && isWellFormed(x)) ||
+      (typeof x === 'number' && Number.isSafeInteger(x) && x >= 0) ||
+      typeof x === 'boolean' ||
+      (Array.isArray(x) && x.every((y) => typeof y === 'string' && isWellFormed(y)));
+    if (!ok) return undefined;
+  }
+  return v as Fields;
+}
+
+function writeResultJson(w: Writer, json: string): void {
+  const v = binaryFormOf(json);
+  if (v === undefined) {
+    w.byte(0);
+    w.str(json);
+    return;
+  }
+  const entries = Object.entries(v);
+  w.byte(1);
+  w.varint(entries.length);
+  for (const [k, x] of entries) {
+    w.dstr(k);
+    if (typeof x === 'string') {
+      w.byte(0);
+      w.dstr(x);
+    } else if (typeof x === 'number') {
+      w.byte(1);
+      w.varint(x);
+    } else if (typeof x === 'boolean') {
+      w.byte(x ? 3 : 2);
+    } else {
+      const xs = x as string[];
+      w.byte(4);
+      w.varint(xs.length);
+      for (const y of xs) w.dstr(y);
+    }
+  }
+}
