@@ -69,6 +69,8 @@ export interface DriverBugs {
   tickPerTimer?: boolean;
   /** Compact while a snapshot from the leader waits to be installed (a follower then stopped). */
   compactDuringPendingSnapshot?: boolean;
+  /** A core with a Raft rule broken (test/support/brokenRawNode.ts). */
+  brokenCore?: typeof RawNode;
 }
 
 export interface Applied<Result> {
@@ -130,7 +132,8 @@ export class RaftDriver<Result> extends EventEmitter {
     const persisted = await opts.storage.load();
     if (persisted.snapshot) opts.app.restore(persisted.snapshot.data);
     const { app, logger } = opts;
-    const node = new RawNode(
+    const Core = opts.plantedBugs?.brokenCore ?? RawNode;
+    const node = new Core(
       {
         // Native CRC-32, the same function as the core's pure default.
         checksum: crc32,

@@ -1,5 +1,5 @@
 import { crc32 } from './crc32';
-import type { NodeId, Snapshot, TestOnlyBugs } from './types';
+import type { NodeId, Snapshot } from './types';
 
 /** Every knob of the Raft core, in ticks and counts. The core has no clock: the caller ticks it. */
 export interface RaftConfig {
@@ -69,7 +69,6 @@ export interface RaftConfig {
    * append that would overwrite a committed entry), for the caller to log. Default: nothing.
    */
   onRefused?: (reason: string, from: NodeId) => void;
-  testOnlyBugs?: TestOnlyBugs;
 }
 
 export const RAFT_DEFAULTS = {

@@ -42,7 +42,6 @@ import {
   type SnapshotMeta,
   type SnapshotResponse,
   type SoftState,
-  type TestOnlyBugs,
   type VoteRequest,
 } from './types';
 
@@ -78,13 +77,12 @@ export interface RaftStatus extends BasicStatus {
   progress: Record<NodeId, ProgressStatus>;
 }
 
-type ResolvedConfig = Required<Omit<RaftConfig, 'testOnlyBugs'>> & { testOnlyBugs: TestOnlyBugs };
+type ResolvedConfig = Required<RaftConfig>;
 
 function resolveConfig(c: RaftConfig): ResolvedConfig {
   const r: ResolvedConfig = {
     ...RAFT_DEFAULTS,
     ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)),
-    testOnlyBugs: c.testOnlyBugs ?? {},
   } as unknown as ResolvedConfig;
   r.maxInflightBytes ??= r.maxInflight * r.maxMsgBytes;
   const positive = (x: number) => Number.isSafeInteger(x) && x >= 1;
@@ -621,7 +619,7 @@ export class RawNode {
       this.vote === m.from ||
       (this.vote === NONE && this.leader === NONE) ||
       (type === MessageType.PreVote && m.term > this.term);
-    const upToDate = this.cfg.testOnlyBugs.voteWithoutLogCheck === true || this.log.isUpToDate(m.lastLogIndex, m.lastLogTerm);
+    const upToDate = this.candidateIsUpToDate(m.lastLogIndex, m.lastLogTerm);
     if (canVote && upToDate) {
       this.send({ type: voteResponseType(type), from: this.id, to: m.from, term: m.term, reject: false });
       if (type === MessageType.Vote) {
@@ -969,7 +967,7 @@ export class RawNode {
   private maybeCommit(): boolean {
     const mci = committedIndex(this.voters.map((v) => this.progress.get(v)!.match));
     if (mci <= this.log.committed) return false;
-    if (this.log.term(mci) !== this.term && this.cfg.testOnlyBugs.commitPreviousTermByCounting !== true) return false;
+    if (!this.mayCommitByCounting(mci)) return false;
     this.log.commitTo(mci);
     return true;
   }
@@ -1094,8 +1092,25 @@ export class RawNode {
   // ---- output -------------------------------------------------------------------------------------
 
   private send(m: Message): void {
-    if (this.cfg.testOnlyBugs.ackBeforeSync === true || !sentAfterPersist(m.type)) this.msgs.push(m);
-    else this.msgsAfterPersist.push(m);
+    if (this.waitsForPersist(m)) this.msgsAfterPersist.push(m);
+    else this.msgs.push(m);
+  }
+
+  // ---- the three rules the simulator breaks on purpose (test/support/brokenRawNode.ts overrides them) ----
+
+  /** Raft §5.4.1: a vote goes only to a candidate whose log is at least as up to date as ours. */
+  protected candidateIsUpToDate(lastLogIndex: number, lastLogTerm: number): boolean {
+    return this.log.isUpToDate(lastLogIndex, lastLogTerm);
+  }
+
+  /** Raft §5.4.2 (Figure 8): counting replicas commits only an entry of the leader's own term. */
+  protected mayCommitByCounting(index: number): boolean {
+    return this.log.term(index) === this.term;
+  }
+
+  /** An acknowledgement (a vote, an append or snapshot response) vouches for state that must be durable first. */
+  protected waitsForPersist(m: Message): boolean {
+    return sentAfterPersist(m.type);
   }
 
   private softChanged(): boolean {

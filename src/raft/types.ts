@@ -297,13 +297,3 @@ export interface PersistedState {
   /** Entries after the snapshot, contiguous. */
   entries: Entry[];
 }
-
-/** Deliberate bugs, switched on only by the simulator's self-test to prove that it catches them. */
-export interface TestOnlyBugs {
-  /** Commit an entry of a previous term by counting replicas (violates the paper's Figure 8 rule). */
-  commitPreviousTermByCounting?: boolean;
-  /** Grant votes without checking that the candidate's log is at least as up to date. */
-  voteWithoutLogCheck?: boolean;
-  /** Send acknowledgements (votes, append responses) before the state they depend on is durable. */
-  ackBeforeSync?: boolean;
-}

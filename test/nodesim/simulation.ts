@@ -15,6 +15,7 @@ import type { Command, CommandResult } from '../../src/state';
 import { crc32 } from '../../src/storage/checksum';
 import { checkHistory, type FinalRead } from '../checker';
 import { Recorder } from '../chaos/recorder';
+import { brokenRawNode } from '../support/brokenRawNode';
 import { Prng } from '../support/prng';
 import { CALM, Network } from './network';
 import { CHAOS_EVERY_MS, findNodeSimProfile, profileForSeed, type NodeSimProfile } from './profiles';
@@ -31,9 +32,9 @@ export const PLANTED_BUGS: Readonly<Record<string, PlantedBugs>> = {
   'deposed-leader-acks': { tickPerTimer: true, noPromoteExtension: true },
   'compact-during-pending-snapshot': { compactDuringPendingSnapshot: true },
   // Broken Raft rules, caught by the Raft checker.
-  'vote-without-log-check': { raft: { voteWithoutLogCheck: true } },
-  'commit-previous-term-by-counting': { raft: { commitPreviousTermByCounting: true } },
-  'ack-before-sync': { raft: { ackBeforeSync: true } },
+  'vote-without-log-check': { brokenCore: brokenRawNode({ voteWithoutLogCheck: true }) },
+  'commit-previous-term-by-counting': { brokenCore: brokenRawNode({ commitPreviousTermByCounting: true }) },
+  'ack-before-sync': { brokenCore: brokenRawNode({ ackBeforeSync: true }) },
 };
 
 export interface NodeSimOptions {

@@ -4,7 +4,8 @@
 // Completeness and monotonic hard state); then the faults stop and the cluster must converge.
 
 import { expect } from 'vitest';
-import { MessageType, ProposalDroppedError, Role, type NodeId, type TestOnlyBugs, type WireMessage } from '../../src/raft';
+import { MessageType, ProposalDroppedError, Role, type NodeId, type WireMessage } from '../../src/raft';
+import type { RaftBugs } from '../support/brokenRawNode';
 import { Network, enc, seededRandom, type NetOptions } from './network';
 
 function termAtStore(net: Network, id: NodeId, i: number): number | undefined {
@@ -38,7 +39,7 @@ function checkLogMatching(net: Network): void {
   }
 }
 
-export function runFuzz(seed: number, size: number, steps: number, bugs: TestOnlyBugs = {}, extra: NetOptions = {}): Network {
+export function runFuzz(seed: number, size: number, steps: number, bugs: RaftBugs = {}, extra: NetOptions = {}): Network {
   const ids = Array.from({ length: size }, (_, i) => `n${i}`);
   const rand = seededRandom(seed);
   const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];

@@ -24,6 +24,7 @@ import {
   type WireMessage,
 } from '../../src/raft';
 import { flattenMessage, makeMessage, narrowMessage, type WireFields } from '../../src/raft/messages';
+import { brokenRawNode, type RaftBugs } from '../support/brokenRawNode';
 import { mulberry32 } from '../support/prng';
 
 /** A small seeded PRNG (mulberry32). */
@@ -75,6 +76,8 @@ export interface TestNode {
   id: NodeId;
   raw: RawNode;
   config: RaftConfig;
+  /** RawNode, or a class with Raft rules broken on purpose (testOnlyBugs). */
+  Core: typeof RawNode;
   store: MemStore;
   alive: boolean;
   /** The state machine: every entry applied so far, in order (restored from snapshots). */
@@ -90,6 +93,8 @@ export interface TestNode {
 
 export type NetOptions = Partial<Omit<RaftConfig, 'id' | 'voters' | 'random'>> & {
   seed?: number;
+  /** Raft rules broken on purpose, to show a test catches the damage. */
+  testOnlyBugs?: RaftBugs;
   /** Keep every Ready handed out (for inspection). */
   keepReadies?: boolean;
 };
@@ -124,7 +129,8 @@ export class Network {
   }
 
   private add(id: NodeId): void {
-    const { seed, keepReadies: _keep, ...rest } = this.optionsOf(id);
+    const { seed, keepReadies: _keep, testOnlyBugs, ...rest } = this.optionsOf(id);
+    const Core = brokenRawNode(testOnlyBugs);
     const config: RaftConfig = {
       electionTicks: 10,
       heartbeatTicks: 1,
@@ -136,8 +142,9 @@ export class Network {
     const store = new MemStore();
     this.nodes.set(id, {
       id,
-      raw: new RawNode(config),
+      raw: new Core(config),
       config,
+      Core,
       store,
       alive: true,
       state: [],
@@ -314,7 +321,7 @@ export class Network {
   restart(id: NodeId): void {
     const node = this.n(id);
     const persisted = node.store.persisted();
-    node.raw = new RawNode(node.config, persisted);
+    node.raw = new node.Core(node.config, persisted);
     node.alive = true;
     node.state = persisted.snapshot !== undefined ? decodeState(persisted.snapshot.data) : [];
     node.appliedIndex = persisted.snapshot?.meta.index ?? 0;
@@ -407,10 +414,11 @@ export function nodeWithLog(
   voters: NodeId[],
   terms: number[],
   hs: Partial<HardState> = {},
-  extra: Partial<RaftConfig> = {},
+  { testOnlyBugs, ...extra }: Partial<RaftConfig> & { testOnlyBugs?: RaftBugs } = {},
 ): RawNode {
   const lastTerm = terms.length > 0 ? terms[terms.length - 1] : 0;
-  return new RawNode(
+  const Core = brokenRawNode(testOnlyBugs);
+  return new Core(
     { id, voters, electionTicks: 10, heartbeatTicks: 1, random: seededRandom(42), ...extra },
     { hardState: { term: lastTerm, vote: NONE, commit: 0, ...hs }, entries: entries(terms) },
   );

@@ -1,5 +1,4 @@
 import { RAFT_DEFAULTS, type RaftConfig } from '../../raft/config';
-import type { TestOnlyBugs } from '../../raft/types';
 import type { CommandResult } from '../../state';
 import type { RaftStorage } from '../../storage/types';
 import { clusterService } from '../api/clusterService';
@@ -18,7 +17,7 @@ import type { NodePorts } from './ports';
  * Fixed defects (and broken Raft rules) the simulator can plant again, one at a time, to show it catches
  * each. Never set elsewhere.
  */
-export type PlantedBugs = DriverBugs & LeaseBugs & { raft?: TestOnlyBugs };
+export type PlantedBugs = DriverBugs & LeaseBugs;
 
 export interface RuntimeOptions {
   config: NodeConfig;
@@ -65,7 +64,6 @@ export class NodeRuntime {
         ...RAFT_DEFAULTS,
         lazyCommitNotice: true,
         ...opts.raftTuning,
-        testOnlyBugs: opts.plantedBugs?.raft,
       },
       storage: opts.storage,
       transport: opts.transport,
