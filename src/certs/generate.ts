@@ -45,7 +45,7 @@ function altNames(uri: string, hosts: string[]): object[] {
  */
 export function newSerialHex(): string {
   const bytes = randomBytes(16);
-  bytes[0] = bytes[0]! & 0x7f || 0x01;
+  bytes.writeUInt8(bytes.readUInt8(0) & 0x7f || 0x01, 0);
   return bytes.toString('hex');
 }
 

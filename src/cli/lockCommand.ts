@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { FenceLockClient, isFenceLockError, type Logger, type LockHandle, type Session } from '../client';
-import { EXIT, EXIT_CMD_NOT_EXECUTABLE, EXIT_CMD_NOT_FOUND } from './exitCodes';
+import { EXIT, EXIT_CMD_NOT_EXECUTABLE, EXIT_CMD_NOT_FOUND, UsageError } from './exitCodes';
 import type { CliIO } from './output';
 import type { ClientSecurity } from './security';
 
@@ -36,6 +36,8 @@ function signalExitCode(sig: NodeJS.Signals | string): number {
  * exit code is EXIT.LOCK_LOST. SIGINT/SIGTERM/SIGHUP are forwarded to CMD. Resolves to the exit code.
  */
 export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<number> {
+  const [cmd, ...args] = o.command;
+  if (cmd === undefined) throw new UsageError('lock: no command to run (fencelock lock NAME -- CMD [ARGS...])');
   const client = new FenceLockClient({ endpoints: o.endpoints, tls: o.security.tls, insecure: o.security.insecure, logger: o.logger });
   let interrupted: string | undefined;
   const onSignalWhileWaiting = (sig: string): void => {
@@ -73,7 +75,6 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
     return signalExitCode(interrupted);
   }
 
-  const [cmd, ...args] = o.command;
   const env: NodeJS.ProcessEnv = {
     ...io.env,
     FENCELOCK_TOKEN: lock.token.toString(),
@@ -92,7 +93,7 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
     let watchTimer: NodeJS.Timeout | undefined;
     let killTimer: NodeJS.Timeout | undefined;
     let finished = false;
-    const child = spawn(cmd!, args, { stdio: 'inherit', env });
+    const child = spawn(cmd, args, { stdio: 'inherit', env });
 
     const forward = FORWARDED_SIGNALS.map((sig: ForwardedSignal) => [sig, () => void child.kill(sig)] as const);
     for (const [sig, h] of forward) io.signals.on(sig, h);

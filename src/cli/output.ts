@@ -19,7 +19,8 @@ export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]): string =>
     cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      // A cell beyond the header's columns has no width to pad to.
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
       .join('  ')
       .trimEnd();
   return [line(header), ...rows.map(line)].join('\n') + '\n';

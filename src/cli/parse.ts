@@ -97,8 +97,8 @@ export function resolveFencing(
   if (!lock) missing.push('--lock (or FENCELOCK_LOCK)');
   if (tokenText === undefined || tokenText === '') missing.push('--token (or FENCELOCK_TOKEN)');
   if (!session) missing.push('FENCELOCK_SESSION (or --session-file, or --session)');
-  if (missing.length > 0) {
+  if (missing.length > 0 || !lock || !session) {
     throw new UsageError(`a fenced write needs ${missing.join(', ')}; run it inside \`fencelock lock NAME -- CMD\` or pass the flags`);
   }
-  return { lock: lock!, token: parseToken(tokenText, tokenSource), sessionId: session! };
+  return { lock, token: parseToken(tokenText, tokenSource), sessionId: session };
 }

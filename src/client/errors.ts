@@ -74,9 +74,8 @@ export function isFenceLockError(err: unknown, code?: FenceLockErrorCode): err i
 /** The first value of a metadata key as a string, or undefined. */
 export function metadataString(md: grpc.Metadata | undefined | null, key: string): string | undefined {
   if (!md || typeof md.get !== 'function') return undefined;
-  const values = md.get(key);
-  if (values.length === 0) return undefined;
-  const v = values[0]!;
+  const [v] = md.get(key);
+  if (v === undefined) return undefined;
   const s = typeof v === 'string' ? v : v.toString('utf8');
   return s.length > 0 ? s : undefined;
 }

@@ -117,7 +117,9 @@ export class Router {
 
   /** The endpoint calls go to now (the leader, when known). */
   current(): string {
-    return this.endpoints[this.currentIndex]!;
+    const endpoint = this.endpoints[this.currentIndex];
+    if (endpoint === undefined) throw new Error(`fencelock: endpoint index ${this.currentIndex} out of range (${this.endpoints.length} endpoints)`);
+    return endpoint;
   }
 
   isClosed(): boolean {
@@ -187,8 +189,9 @@ export class Router {
 
   /** One attempt against one endpoint, with a deadline. Rejects with the raw gRPC error (or its twin from the pipeline). */
   once<Req, Res>(address: string, m: MethodDesc<Req, Res>, req: Req, timeoutMs: number): Promise<Res> {
-    const link = m.pipeline && this.pipelining ? this.pipelineFor(address) : undefined;
-    if (link) return link.call<Res>(m.pipeline!, req, timeoutMs);
+    const pipelineCall = this.pipelining ? m.pipeline : undefined;
+    const link = pipelineCall ? this.pipelineFor(address) : undefined;
+    if (pipelineCall && link) return link.call<Res>(pipelineCall, req, timeoutMs);
     const client = this.clientFor(address);
     return new Promise<Res>((resolve, reject) => {
       const call = client.makeUnaryRequest(

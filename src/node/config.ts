@@ -84,7 +84,9 @@ export function isLoopback(hostPort: string): boolean {
 
 /** The default cluster id: a digest of the sorted member ids and peer addresses (like etcd's). */
 export function deriveClusterId(members: Record<string, MemberAddresses>): string {
-  const text = Object.keys(members).sort().map((id) => `${id}=${members[id]!.peer}`).join(',');
+  // Sorted by id in UTF-16 code unit order, as Array.prototype.sort orders strings.
+  const byId = ([a]: [string, MemberAddresses], [b]: [string, MemberAddresses]): number => (a < b ? -1 : a > b ? 1 : 0);
+  const text = Object.entries(members).sort(byId).map(([id, m]) => `${id}=${m.peer}`).join(',');
   return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 

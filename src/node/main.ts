@@ -5,11 +5,12 @@ import { serve } from './serve';
 
 function configArg(argv: string[]): string {
   const i = argv.indexOf('--config');
-  if (i < 0 || !argv[i + 1]) {
+  const file = i < 0 ? undefined : argv[i + 1];
+  if (!file) {
     process.stderr.write('usage: main.js --config <node.json>\n');
     process.exit(1);
   }
-  return argv[i + 1];
+  return file;
 }
 
 quietSniIpWarning();

@@ -85,12 +85,17 @@ export class FenceLockServer {
       fencelock: { v1: Record<string, { service: grpc.ServiceDefinition }> };
     };
     const v1 = pkg.fencelock.v1;
+    const serviceOf = (name: string): grpc.ServiceDefinition => {
+      const loaded = v1[name];
+      if (!loaded) throw new Error(`fencelock/v1/lock.proto defines no service ${name}`);
+      return loaded.service;
+    };
     const { session, lock, kv, cluster } = runtime.services;
-    server.addService(...strictService(v1.Session.service, session.service));
-    server.addService(...strictService(v1.Lock.service, lock.service));
-    server.addService(...strictService(v1.KV.service, kv.service));
-    server.addService(...strictService(v1.Pipeline.service, pipelineService(logger, { ...lock.calls, ...kv.calls } as Record<PipelineCall, Handler<unknown, object>>), { answerOnStream: answerPipelineCall }));
-    server.addService(...strictService(v1.Cluster.service, cluster));
+    server.addService(...strictService(serviceOf('Session'), session.service));
+    server.addService(...strictService(serviceOf('Lock'), lock.service));
+    server.addService(...strictService(serviceOf('KV'), kv.service));
+    server.addService(...strictService(serviceOf('Pipeline'), pipelineService(logger, { ...lock.calls, ...kv.calls } as Record<PipelineCall, Handler<unknown, object>>), { answerOnStream: answerPipelineCall }));
+    server.addService(...strictService(serviceOf('Cluster'), cluster));
     health.addToServer(server);
     new ReflectionService(pkgDef).addToServer(server);
 

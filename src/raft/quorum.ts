@@ -1,5 +1,6 @@
 // Majority arithmetic over the voters of the configuration.
 
+import { invariant } from './errors';
 import type { NodeId } from './types';
 
 export function quorumSize(voterCount: number): number {
@@ -10,7 +11,9 @@ export function quorumSize(voterCount: number): number {
 export function committedIndex(matches: number[]): number {
   if (matches.length === 0) return 0;
   const sorted = [...matches].sort((a, b) => b - a);
-  return sorted[quorumSize(matches.length) - 1];
+  const committed = sorted[quorumSize(matches.length) - 1];
+  invariant(committed !== undefined, 'a quorum is never larger than the voters');
+  return committed;
 }
 
 export type VoteResult = 'won' | 'lost' | 'pending';

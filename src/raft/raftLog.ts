@@ -43,11 +43,12 @@ export class RaftLog {
     this.snapTerm = snapshot?.meta.term ?? 0;
     // Storage may lag behind its own compaction: skip entries the snapshot already covers.
     this.entries = entries.filter((e) => e.index > this.snapIndex);
-    this.entries.forEach((e, i) => {
-      invariant(e.index === this.snapIndex + 1 + i, `persisted entries not contiguous at index ${e.index}`);
-      const prevTerm = i === 0 ? this.snapTerm : this.entries[i - 1].term;
-      invariant(e.term >= prevTerm, `persisted entry terms go back at index ${e.index}`);
-    });
+    let prev = { index: this.snapIndex, term: this.snapTerm };
+    for (const e of this.entries) {
+      invariant(e.index === prev.index + 1, `persisted entries not contiguous at index ${e.index}`);
+      invariant(e.term >= prev.term, `persisted entry terms go back at index ${e.index}`);
+      prev = e;
+    }
     this.committed = Math.max(commit, this.snapIndex);
     invariant(this.committed <= this.lastIndex(), `persisted commit ${commit} beyond last index ${this.lastIndex()}`);
     this.applied = this.snapIndex;
@@ -68,14 +69,23 @@ export class RaftLog {
   }
 
   lastTerm(): number {
-    return this.term(this.lastIndex())!;
+    const t = this.term(this.lastIndex());
+    invariant(t !== undefined, 'the last index always has a term');
+    return t;
   }
 
   /** Term of the entry at `i`, or undefined when it is compacted away or beyond the end. */
   term(i: number): number | undefined {
     if (i === this.snapIndex) return this.snapTerm;
     if (i < this.snapIndex || i > this.lastIndex()) return undefined;
-    return this.entries[i - this.snapIndex - 1].term;
+    return this.entryAt(i).term;
+  }
+
+  /** The entry at `i`, which the caller knows is in (snapIndex, lastIndex]. */
+  private entryAt(i: number): Entry {
+    const e = this.entries[i - this.snapIndex - 1];
+    invariant(e !== undefined, 'entry index outside (snapshot index, last index]'); // no closure: term() is hot
+    return e;
   }
 
   matchTerm(i: number, t: number): boolean {
@@ -94,7 +104,7 @@ export class RaftLog {
     const out: Entry[] = [];
     let bytes = 0;
     for (let i = lo; i <= hi; i++) {
-      const e = this.entries[i - this.snapIndex - 1];
+      const e = this.entryAt(i);
       bytes += entryBytes(e);
       if (out.length > 0 && bytes > maxBytes) break;
       out.push(e);
@@ -137,8 +147,9 @@ export class RaftLog {
 
   /** Appends `ents`, first deleting any entry at or after ents[0].index. */
   append(ents: readonly Entry[]): void {
-    if (ents.length === 0) return;
-    const first = ents[0].index;
+    const [head] = ents;
+    if (head === undefined) return;
+    const first = head.index;
     invariant(first > this.committed, () => `append at ${first} would overwrite committed ${this.committed}`);
     invariant(first <= this.lastIndex() + 1, () => `append at ${first} leaves a gap after ${this.lastIndex()}`);
     this.entries.length = first - this.snapIndex - 1;
@@ -160,7 +171,9 @@ export class RaftLog {
   takeNextCommitted(maxBytes: number): Entry[] {
     if (!this.hasNextCommittedEntries()) return [];
     const entries = this.slice(this.applying + 1, Math.min(this.committed, this.stable), maxBytes);
-    this.applying = entries[entries.length - 1].index;
+    const last = entries.at(-1);
+    invariant(last !== undefined, 'slice returns at least one entry');
+    this.applying = last.index;
     return entries;
   }
 
@@ -193,6 +206,7 @@ export class RaftLog {
     if (this.pendingSnapshot !== undefined) return;
     for (let k = ents.length - 1; k >= 0; k--) {
       const e = ents[k];
+      invariant(e !== undefined, 'k is within ents by the loop condition');
       if (e.index <= this.stable) return;
       if (this.matchTerm(e.index, e.term)) {
         this.stable = e.index;
@@ -232,7 +246,8 @@ export class RaftLog {
   compact(index: number, data: Uint8Array, config: ClusterConfig, crc32: number): void {
     invariant(index <= this.applied, () => `compact(${index}) beyond applied ${this.applied}`);
     if (index <= this.snapIndex) return;
-    const term = this.term(index)!;
+    const term = this.term(index);
+    invariant(term !== undefined, () => `compact(${index}): no term at an index in (snapshot, applied]`);
     this.entries = this.entries.slice(index - this.snapIndex);
     this.snapshot = { meta: { index, term, config: { voters: [...config.voters] }, crc32 }, data };
     this.snapIndex = index;

@@ -2,6 +2,7 @@
 // time it was received; it may be served once a quorum has answered a heartbeat carrying its context,
 // which proves that no newer leader had been elected when the index was recorded.
 
+import { invariant } from './errors';
 import type { NodeId } from './types';
 
 export interface ReadRequest {
@@ -15,7 +16,7 @@ export interface ReadRequest {
 /** Contexts are compared by content. */
 export function contextKey(context: Uint8Array): string {
   let s = '';
-  for (let i = 0; i < context.length; i++) s += String.fromCharCode(context[i]);
+  for (const byte of context) s += String.fromCharCode(byte);
   return s;
 }
 
@@ -52,7 +53,8 @@ export class ReadOnly {
     const done = this.queue.slice(0, at + 1);
     this.queue = this.queue.slice(at + 1);
     return done.map((k) => {
-      const req = this.pending.get(k)!;
+      const req = this.pending.get(k);
+      invariant(req !== undefined, 'every queued read request is pending');
       this.pending.delete(k);
       return req;
     });
@@ -60,8 +62,11 @@ export class ReadOnly {
 
   /** Context of the newest waiting request: heartbeats carry it. */
   lastPendingContext(): Uint8Array | undefined {
-    if (this.queue.length === 0) return undefined;
-    return this.pending.get(this.queue[this.queue.length - 1])!.context;
+    const key = this.queue.at(-1);
+    if (key === undefined) return undefined;
+    const req = this.pending.get(key);
+    invariant(req !== undefined, 'every queued read request is pending');
+    return req.context;
   }
 
   size(): number {

@@ -274,7 +274,7 @@ export class LevelStorage implements RaftStorage {
     let chunkCount = this.chunkCount;
     if (plan.snapshot && snapshotOps) {
       const { chunks, manifest } = snapshotOps;
-      for (let c = 0; c < chunks.length; c++) ops.push({ type: 'put', key: chunkKey(c), value: chunks[c]! });
+      for (const [c, chunk] of chunks.entries()) ops.push({ type: 'put', key: chunkKey(c), value: chunk });
       for (let c = chunks.length; c < this.chunkCount; c++) ops.push({ type: 'del', key: chunkKey(c) });
       ops.push({ type: 'put', key: KEY_SNAPSHOT_MANIFEST, value: manifest }); // last: describes the chunks above
       chunkCount = chunks.length;

@@ -75,7 +75,7 @@ export function checkEntries(entries: readonly Entry[]): void {
   if (!Array.isArray(entries)) throw usage('batch.entries must be an array');
   let prev: Entry | undefined;
   for (let i = 0; i < entries.length; i++) {
-    const e = entries[i]!;
+    const e = entries[i]; // undefined for a hole in a sparse array: refused below
     if (!e || !isU64(e.index) || e.index < 1 || !isU64(e.term) || e.term < 1) {
       throw usage(`entries[${i}] needs a safe integer index >= 1 and term >= 1 (got index ${e?.index}, term ${e?.term})`);
     }
@@ -150,27 +150,32 @@ export function planPersist<E extends { index: number; term: number }>(
 
   let first = 0;
   const entries = batch.entries;
-  while (first < entries.length && entries[first]!.index <= snapIndex) {
-    const e = entries[first]!;
+  for (const e of entries) {
+    if (e.index > snapIndex) break;
     if (e.index === snapIndex && e.term !== snapTerm) {
       throw usage(`entry ${e.index} has term ${e.term} but the snapshot at that index has term ${snapTerm}`);
     }
     first++;
   }
   const puts = first === 0 ? entries.slice() : entries.slice(first);
-  if (puts.length > 0) {
-    const f = puts[0]!.index;
+  const head = puts[0];
+  const last = puts.at(-1);
+  if (head !== undefined && last !== undefined) {
+    const f = head.index;
     if (f > lastIndex + 1) throw usage(`entries start at index ${f} but the log ends at ${lastIndex} (a gap)`);
     const prevTerm = termOf(f - 1);
-    if (puts[0]!.term < prevTerm) {
-      throw usage(`entry ${f} has term ${puts[0]!.term}, below the term ${prevTerm} of the entry before it`);
+    if (head.term < prevTerm) {
+      throw usage(`entry ${f} has term ${head.term}, below the term ${prevTerm} of the entry before it`);
     }
-    const last = puts[puts.length - 1]!;
     // Never rewrite a committed entry with another term. By the Log Matching property, checking the highest
     // overlapping committed index covers every committed index below it.
     const k = Math.min(cur.hardState.commit, lastIndex, last.index);
-    if (k >= f && termOf(k) !== puts[k - f]!.term) {
-      throw usage(`entry ${k} is committed (commit ${cur.hardState.commit}) with term ${termOf(k)}; the batch would replace it with term ${puts[k - f]!.term}`);
+    if (k >= f) {
+      const replacing = puts[k - f];
+      if (replacing === undefined) throw usage(`entries are not contiguous from ${f} to ${last.index} (check them with checkEntries)`);
+      if (termOf(k) !== replacing.term) {
+        throw usage(`entry ${k} is committed (commit ${cur.hardState.commit}) with term ${termOf(k)}; the batch would replace it with term ${replacing.term}`);
+      }
     }
     if (last.index < lastIndex) deletes.push([last.index + 1, lastIndex]);
     lastIndex = last.index;
@@ -223,9 +228,9 @@ export function termsNeededForPersist(
   const inside = (i: number): boolean => i > cur.snapIndex && i < cur.lastIndex;
   if (batch.snapshot) return out; // the snapshot replaces the whole log: no stored term matters
   const firstKept = batch.entries.find((e) => e.index > cur.snapIndex);
-  if (firstKept) {
+  const lastEntry = batch.entries.at(-1); // defined when firstKept is
+  if (firstKept && lastEntry) {
     if (inside(firstKept.index - 1)) out.push(firstKept.index - 1);
-    const lastEntry = batch.entries[batch.entries.length - 1]!;
     const k = Math.min(cur.hardState.commit, cur.lastIndex, lastEntry.index);
     if (k >= firstKept.index && inside(k)) out.push(k);
   }

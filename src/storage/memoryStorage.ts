@@ -49,7 +49,11 @@ function cloneDisk(d: DiskState): DiskState {
 }
 
 function termLookup(d: DiskState): (index: number) => number {
-  return (index) => d.entries[index - d.log.snapIndex - 1]!.term;
+  return (index) => {
+    const e = d.entries[index - d.log.snapIndex - 1];
+    if (e === undefined) throw new Error(`MemoryStorage: no entry at index ${index} (log ${d.log.snapIndex + 1}..${d.log.lastIndex})`);
+    return e.term;
+  };
 }
 
 function apply(d: DiskState, plan: Plan<Entry>): void {
@@ -57,8 +61,9 @@ function apply(d: DiskState, plan: Plan<Entry>): void {
   for (const [from, to] of plan.deletes) {
     d.entries = d.entries.filter((e) => e.index < from || e.index > to);
   }
-  if (plan.puts.length > 0) {
-    d.entries.length = plan.puts[0]!.index - plan.next.snapIndex - 1;
+  const [first] = plan.puts;
+  if (first !== undefined) {
+    d.entries.length = first.index - plan.next.snapIndex - 1;
     for (const e of plan.puts) d.entries.push(e);
   }
   d.log = plan.next;

@@ -333,7 +333,7 @@ export class GrpcPeerTransport implements PeerTransport {
   private splitOrDrop(link: PeerLink, call: PeerCall, chunk: Message[], why: string): boolean {
     if (chunk.length === 1) {
       link.dropped++;
-      this.logger.warn({ peer: link.id, type: chunk[0]!.type, why }, 'dropping a message that cannot be sent');
+      this.logger.warn({ peer: link.id, type: chunk[0]?.type, why }, 'dropping a message that cannot be sent');
       return true;
     }
     const mid = chunk.length >> 1;
@@ -561,8 +561,9 @@ export class GrpcPeerTransport implements PeerTransport {
 
   /** Keeps only the messages whose `from` is the authenticated sender of the stream; warns once per stream. */
   private fromSender(messages: Message[], sender: NodeId | undefined, call: InboundCall, firstSpoof: () => boolean): Message[] {
-    if (sender === undefined || messages.every((m) => m.from === sender)) return messages;
-    const forged = messages.find((m) => m.from !== sender)!;
+    if (sender === undefined) return messages;
+    const forged = messages.find((m) => m.from !== sender);
+    if (forged === undefined) return messages;
     if (firstSpoof()) {
       this.logger.warn({ peer: call.getPeer(), authenticated: sender, claimed: forged.from, type: forged.type },
         'dropping peer messages whose sender is not the authenticated peer');
@@ -573,15 +574,16 @@ export class GrpcPeerTransport implements PeerTransport {
   private deliver(messages: Message[], call: InboundCall, firstMisaddressed: () => boolean): void {
     // A message for another node (a peer with a wrong address book) must not be stepped here.
     let accepted = messages;
-    if (messages.some((m) => m.to !== this.selfId)) {
+    const other = messages.find((m) => m.to !== this.selfId);
+    if (other !== undefined) {
       accepted = messages.filter((m) => m.to === this.selfId);
       if (firstMisaddressed()) {
-        const other = messages.find((m) => m.to !== this.selfId)!;
         this.logger.warn({ peer: call.getPeer(), self: this.selfId, to: other.to, from: other.from },
           'dropping messages addressed to another node (check the peer address configuration)');
       }
     }
-    if (accepted.length > 0) this.redialEarly(accepted[0]!.from);
+    const [firstAccepted] = accepted;
+    if (firstAccepted !== undefined) this.redialEarly(firstAccepted.from);
     const handler = this.messageHandler;
     if (!handler || accepted.length === 0) return;
     try {

@@ -92,7 +92,7 @@ export class MessageQueue {
     const out: Message[] = [];
     let bytes = 0;
     while (this.length > 0) {
-      const size = this.sizes[this.head]!;
+      const size = this.headSize();
       if (out.length > 0 && bytes + size > maxBytes) break;
       bytes += size;
       out.push(this.shift());
@@ -110,9 +110,17 @@ export class MessageQueue {
     return n;
   }
 
+  /** The estimated size of the oldest message; the queue must not be empty. */
+  private headSize(): number {
+    const size = this.sizes[this.head];
+    if (size === undefined) throw new Error('MessageQueue: no message at the head of the queue');
+    return size;
+  }
+
   private shift(): Message {
-    const m = this.items[this.head]!;
-    this.queuedBytes -= this.sizes[this.head]!;
+    const m = this.items[this.head];
+    if (m === undefined) throw new Error('MessageQueue: no message at the head of the queue');
+    this.queuedBytes -= this.headSize();
     this.items[this.head] = undefined;
     this.head++;
     if (this.head === this.items.length) {

@@ -28,6 +28,12 @@ interface CallResponse {
   [result: string]: unknown;
 }
 
+/** A call waiting for its answer: its cancellation scope, and its deadline timer when it has one. */
+interface InFlightCall {
+  scope: EventEmitter;
+  timer?: NodeJS.Timeout;
+}
+
 const RPC_NAMES: Record<PipelineCall, string> = { acquire: 'Lock.Acquire', release: 'Lock.Release', write: 'KV.Write', get: 'KV.Get' };
 
 /**
@@ -41,7 +47,7 @@ export function pipelineService(
 ): grpc.UntypedServiceImplementation {
   return {
     Calls: (stream: grpc.ServerDuplexStream<CallRequest, CallResponse>) => {
-      const inFlight = new Map<string, { scope: EventEmitter; timer?: NodeJS.Timeout }>();
+      const inFlight = new Map<string, InFlightCall>();
       let open = true;
       let clientDone = false;
 
@@ -75,7 +81,8 @@ export function pipelineService(
           stream.write({ callId, code: grpc.status.INVALID_ARGUMENT, message: `call_id ${callId} is already in flight on this stream`, metadata: {} });
           return;
         }
-        inFlight.set(callId, { scope });
+        const entry: InFlightCall = { scope };
+        inFlight.set(callId, entry);
         if (!kind || !(kind in calls)) {
           fail(callId, new ApiError(grpc.status.INVALID_ARGUMENT, 'call: set one of acquire, release, write, get'), 'Pipeline.Calls');
           return;
@@ -88,7 +95,7 @@ export function pipelineService(
         // A timer beyond 2^31 - 1 ms would fire at once: such a deadline is as good as none.
         const timeoutMs = Math.min(req.timeoutMs ?? 0, 2 ** 31 - 1);
         if (timeoutMs > 0) {
-          inFlight.get(callId)!.timer = setTimeout(() => {
+          entry.timer = setTimeout(() => {
             scope.emit('cancelled');
             fail(callId, new ApiError(grpc.status.DEADLINE_EXCEEDED, `${rpc}: deadline of ${timeoutMs} ms exceeded`), rpc);
           }, timeoutMs);

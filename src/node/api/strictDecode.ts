@@ -30,12 +30,17 @@ const enum Kind {
 }
 
 /** What the walk needs of one field, worked out once per type (names already in the proto's snake_case). */
-interface FieldPlan {
+type FieldPlan = FieldCommon &
+  (
+    | { kind: Kind.Other }
+    | { kind: Kind.String }
+    /** Message fields and map entries: the plan of the message. */
+    | { kind: Kind.Message; plan: Plan }
+  );
+
+interface FieldCommon {
   name: string;
-  kind: Kind;
   repeated: boolean;
-  /** Message fields and map entries. */
-  plan?: Plan;
   /** The Pipeline's correlation id: read at the top level so that a refusal can be answered per call. */
   callId: boolean;
   /**
@@ -168,7 +173,7 @@ function walk(plan: Plan, r: protobuf.Reader, path: string[], callIdAt: CallIdAt
     const outer = r.len;
     r.len = end;
     path.push(index < 0 ? field.name : `${field.name}[${index}]`);
-    const bad = walk(field.plan!, r, path, callIdAt, false);
+    const bad = walk(field.plan, r, path, callIdAt, false); // a message field: the other kinds went on above
     path.pop();
     r.len = outer;
     if (bad) return bad;
@@ -179,12 +184,19 @@ function walk(plan: Plan, r: protobuf.Reader, path: string[], callIdAt: CallIdAt
 /** undefined when buf[start, end) is well-formed UTF-8; otherwise what is wrong, with the offending byte. */
 function stringProblem(buf: Uint8Array, start: number, end: number): string | undefined {
   let i = start;
-  while (i < end && buf[i] < 0x80) i++; // ASCII needs no more (most names and keys)
+  // ASCII needs no more (most names and keys). (b is never undefined: i < end <= buf.length.)
+  while (i < end) {
+    const b = buf[i];
+    if (b === undefined || b >= 0x80) break;
+    i++;
+  }
   if (i === end) return undefined;
   const bytes = buf.subarray(start, end);
   if (isUtf8(bytes)) return undefined;
   const at = firstInvalidUtf8(bytes);
-  return `is not valid UTF-8 (byte ${at} of ${bytes.length}, 0x${bytes[at].toString(16).padStart(2, '0')}, starts no valid character); send the text as UTF-8, invalid bytes are not replaced`;
+  const bad = bytes[at];
+  if (bad === undefined) throw new Error(`strictDecode: isUtf8 refused ${bytes.length} bytes that firstInvalidUtf8 finds valid`);
+  return `is not valid UTF-8 (byte ${at} of ${bytes.length}, 0x${bad.toString(16).padStart(2, '0')}, starts no valid character); send the text as UTF-8, invalid bytes are not replaced`;
 }
 
 /**
@@ -193,8 +205,9 @@ function stringProblem(buf: Uint8Array, start: number, end: number): string | un
  */
 export function firstInvalidUtf8(bytes: Uint8Array): number {
   let i = 0;
-  while (i < bytes.length) {
+  for (;;) {
     const b = bytes[i];
+    if (b === undefined) return bytes.length; // past the end: everything was valid
     if (b < 0x80) {
       i++;
       continue;
@@ -212,13 +225,12 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
     else if (b === 0xf4) [need, hi] = [3, 0x8f]; // nothing above U+10FFFF
     else return i;
     for (let k = 1; k <= need; k++) {
-      if (i + k >= bytes.length) return i; // cut inside a character
       const c = bytes[i + k];
+      if (c === undefined) return i; // cut inside a character
       if (k === 1 ? c < lo || c > hi : c < 0x80 || c > 0xbf) return i;
     }
     i += need + 1;
   }
-  return bytes.length;
 }
 
 /** `sessionId` -> `session_id`: the loader hands out camelCase names; errors use the proto's own names. */

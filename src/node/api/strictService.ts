@@ -135,11 +135,11 @@ function requestType(method: grpc.MethodDefinition<unknown, unknown>): protobuf.
     roots.set(files, root);
   }
   // The method path is /package.Service/Method; its input type is resolved by the service descriptor.
-  const m = /^\/(.+)\/([^/]+)$/.exec(method.path);
-  if (!m) throw new Error(`strictService: unexpected method path ${method.path}`);
-  const service = root.lookupService(m[1]);
-  const rpc = service.methods[m[2]];
-  if (!rpc) throw new Error(`strictService: ${m[1]} has no method ${m[2]}`);
+  const [, serviceName, methodName] = /^\/(.+)\/([^/]+)$/.exec(method.path) ?? [];
+  if (serviceName === undefined || methodName === undefined) throw new Error(`strictService: unexpected method path ${method.path}`);
+  const service = root.lookupService(serviceName);
+  const rpc = service.methods[methodName];
+  if (!rpc) throw new Error(`strictService: ${serviceName} has no method ${methodName}`);
   const resolved = (rpc.resolve() as protobuf.Method).resolvedRequestType;
   if (!resolved) throw new Error(`strictService: cannot resolve the request type of ${method.path}`);
   return resolved;

@@ -15,20 +15,17 @@ export class DeadlineHeap<T> {
 
   /** The earliest deadline, or Infinity when empty. */
   peekDeadline(): number {
-    return this.deadlines.length > 0 ? this.deadlines[0]! : Infinity;
+    return this.deadlines[0] ?? Infinity;
   }
 
   /** Removes and returns the item with the earliest deadline. */
   pop(): T | undefined {
     if (this.items.length === 0) return undefined;
-    const top = this.items[0];
-    const lastDeadline = this.deadlines.pop()!;
-    const lastItem = this.items.pop()!;
-    if (this.items.length > 0) {
-      this.deadlines[0] = lastDeadline;
-      this.items[0] = lastItem;
-      this.down(0);
-    }
+    // The last entry takes the root's place and sinks; the old root, now last, is popped.
+    this.swap(0, this.items.length - 1);
+    this.deadlines.pop();
+    const top = this.items.pop();
+    if (this.items.length > 0) this.down(0);
     return top;
   }
 
@@ -37,6 +34,9 @@ export class DeadlineHeap<T> {
     this.items.length = 0;
   }
 
+  // Hot path (every lease push and sweep): the indexes below are in bounds by the loop conditions and by the
+  // callers (0 <= i < n), so they are read without a check per step.
+  /* eslint-disable @typescript-eslint/no-non-null-assertion -- indexes in bounds by the loop conditions */
   private up(i: number): void {
     while (i > 0) {
       const parent = (i - 1) >> 1;
@@ -64,4 +64,5 @@ export class DeadlineHeap<T> {
     [this.deadlines[a], this.deadlines[b]] = [this.deadlines[b]!, this.deadlines[a]!];
     [this.items[a], this.items[b]] = [this.items[b]!, this.items[a]!];
   }
+  /* eslint-enable @typescript-eslint/no-non-null-assertion */
 }

@@ -84,7 +84,11 @@ export class LeaderDuties {
 
   private promote(): void {
     const machine = this.app.machine;
-    const sessions = machine.sessionIds().map((id) => ({ id, ttlMs: machine.getSession(id)!.ttlMs }));
+    const sessions = machine.sessionIds().map((id) => {
+      const session = machine.getSession(id);
+      if (session === undefined) throw new Error(`leader: open session ${id} has no record in the state machine`);
+      return { id, ttlMs: session.ttlMs };
+    });
     const extendMs = this.bugs.noPromoteExtension ? 0 : this.driver.electionTimeoutMs();
     this.leases.promote(sessions, extendMs);
     this.logger.info({ sessions: sessions.length, extendMs }, 'leader: session leases promoted, every deadline starts afresh');

@@ -76,7 +76,8 @@ export class SessionLeases {
     const now = this.clock();
     const out: string[] = [];
     while (out.length < limit && this.due.peekDeadline() <= now) {
-      const lease = this.due.pop()!;
+      const lease = this.due.pop();
+      if (lease === undefined) break; // empty (only reachable if now is Infinity, an empty heap's deadline)
       if (this.leases.get(lease.id) !== lease || lease.expiring) continue; // ended, or already handed out
       if (lease.deadline > now) {
         this.due.push(lease.deadline, lease); // renewed since it was pushed
