@@ -226,9 +226,7 @@ function messageToProto(m: WireMessage): Decoded {
   if (m.reject) o.reject = true;
   if (!Array.isArray(m.entries)) throw new CodecError('message.entries must be an array');
   if (m.entries.length > 0) {
-    const entries = new Array<Decoded>(m.entries.length);
-    for (let i = 0; i < m.entries.length; i++) entries[i] = entryToProto(m.entries[i]!, `message.entries[${i}]`);
-    o.entries = entries;
+    o.entries = m.entries.map((e, i) => entryToProto(e, `message.entries[${i}]`));
   }
   if (bytesIn(m.context, 'message.context').length > 0) o.context = m.context;
   if (m.snapshotMeta !== undefined) o.snapshotMeta = metaToProto(m.snapshotMeta, 'message.snapshotMeta');
@@ -240,8 +238,7 @@ function messageToProto(m: WireMessage): Decoded {
 
 function messageFromProto(d: Decoded): WireMessage {
   const rawEntries = d.entries as Decoded[] | undefined;
-  const entries: Entry[] = new Array<Entry>(rawEntries ? rawEntries.length : 0);
-  for (let i = 0; i < entries.length; i++) entries[i] = entryFromProto(rawEntries![i]!, `message.entries[${i}]`);
+  const entries: Entry[] = (rawEntries ?? []).map((e, i) => entryFromProto(e, `message.entries[${i}]`));
   const m: WireMessage = {
     type: messageTypeOut(d.type),
     from: stringOut(d.from),
@@ -368,9 +365,7 @@ export function decodeMessage(bytes: Uint8Array): WireMessage {
 }
 
 export function encodeMessageBatch(messages: readonly Message[]): Uint8Array {
-  const out = new Array<Decoded>(messages.length);
-  for (let i = 0; i < messages.length; i++) out[i] = messageToProto(flattenMessage(messages[i]!));
-  return encode(MessageBatchProto, { messages: out });
+  return encode(MessageBatchProto, { messages: messages.map((m) => messageToProto(flattenMessage(m))) });
 }
 
 /**
@@ -382,8 +377,7 @@ export function encodeMessageBatch(messages: readonly Message[]): Uint8Array {
 export function decodeMessageBatch(bytes: Uint8Array): Message[] {
   const d = decode(MessageBatchProto, bytes, 'MessageBatch');
   const raw = (d.messages as Decoded[] | undefined) ?? [];
-  const wire = new Array<WireMessage>(raw.length);
-  for (let i = 0; i < raw.length; i++) wire[i] = messageFromProto(raw[i]!);
+  const wire = raw.map(messageFromProto);
   const out: Message[] = [];
   for (const w of wire) {
     const m = narrowMessage(w);

@@ -257,8 +257,8 @@ export class RaftDriver<Result> extends EventEmitter {
     const candidates = Object.entries(st.progress ?? {})
       .filter(([id]) => id !== this.id)
       .sort((a, b) => b[1].match - a[1].match);
-    if (candidates.length === 0) return;
-    const target = candidates[0][0];
+    const target = candidates[0]?.[0];
+    if (target === undefined) return;
     this.opts.logger.info({ target }, 'transferring leadership before shutdown');
     this.core.transferLeadership(target);
     this.schedule();
@@ -423,7 +423,7 @@ export class RaftDriver<Result> extends EventEmitter {
         else pending.reject(new OutcomeUnknownError('leadership changed before the entry committed'));
       }
     }
-    const last = entries[entries.length - 1]!.index;
+    const last = expected - 1;
     this.core.appliedTo(last);
     this.emit('applied', last);
   }
@@ -456,7 +456,7 @@ export class RaftDriver<Result> extends EventEmitter {
     const { applied } = this.core.basicStatus();
     const waiting: PendingRead[] = [];
     for (const read of this.confirmedReads) {
-      if (read.readIndex! <= applied) read.resolve();
+      if (read.readIndex !== undefined && read.readIndex <= applied) read.resolve();
       else waiting.push(read);
     }
     this.confirmedReads.length = 0;

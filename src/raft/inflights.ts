@@ -23,7 +23,11 @@ export class Inflights {
   /** An acknowledgement up to `index` frees every message that ended at or before it. */
   freeLE(index: number): void {
     let n = 0;
-    while (n < this.lastIndexes.length && this.lastIndexes[n] <= index) this.bytes -= this.sizes[n++];
+    for (const last of this.lastIndexes) {
+      if (last > index) break;
+      this.bytes -= this.sizes[n] ?? 0;
+      n++;
+    }
     this.lastIndexes.splice(0, n);
     this.sizes.splice(0, n);
   }

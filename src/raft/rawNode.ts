@@ -271,7 +271,7 @@ export class RawNode {
     if (this.transferee === to) return;
     this.transferee = to;
     this.transferElapsed = 0;
-    const pr = this.progress.get(to)!;
+    const pr = this.progressOf(to);
     if (pr.match === this.log.lastIndex()) this.sendTimeoutNow(to);
     else this.sendAppend(to, pr, true);
   }
@@ -347,7 +347,7 @@ export class RawNode {
     if (last !== undefined && last.index > this.log.applied) this.log.appliedTo(last.index);
     if (this.role === Role.Leader) {
       // The leader counts itself towards a quorum only for entries it has made durable.
-      this.progress.get(this.id)!.maybeUpdate(this.log.stable);
+      this.progressOf(this.id).maybeUpdate(this.log.stable);
       if (this.maybeCommit()) this.onCommitAdvanced();
     }
   }
@@ -377,7 +377,9 @@ export class RawNode {
   compact(index: number, data: Uint8Array): Snapshot {
     invariant(Number.isSafeInteger(index) && index >= 1, 'compact: index must be a positive integer');
     this.log.compact(index, data, { voters: this.voters }, this.cfg.checksum(data) >>> 0);
-    return this.log.snapshot!;
+    const snapshot = this.log.snapshot;
+    invariant(snapshot !== undefined, 'compact left no snapshot');
+    return snapshot;
   }
 
   /** A snapshot from the leader is waiting to be installed: the application must not compact meanwhile. */
@@ -484,7 +486,7 @@ export class RawNode {
     this.leader = this.id;
     this.leaderSinceTick = this.ticks;
     for (const v of this.voters) this.progress.set(v, new Progress(this.log.lastIndex() + 1, this.cfg.maxInflight, this.cfg.maxInflightBytes));
-    const self = this.progress.get(this.id)!;
+    const self = this.progressOf(this.id);
     self.maybeUpdate(this.log.stable);
     self.becomeReplicate();
     // The no-op lets the leader commit (and learn the commit index of) entries of earlier terms (5.4.2).
@@ -551,9 +553,10 @@ export class RawNode {
     }
     for (const [id, pr] of this.progress) {
       if (pr.state.kind !== 'snapshot') continue;
-      if (++pr.state.idleTicks >= this.cfg.electionTicks) {
+      const latest = this.log.snapshot;
+      if (++pr.state.idleTicks >= this.cfg.electionTicks && latest !== undefined) {
         // The transfer went silent (lost chunks, follower restarted): start over with our latest snapshot.
-        this.sendSnapshotChunks(id, pr.becomeSnapshot(this.log.snapshot!));
+        this.sendSnapshotChunks(id, pr.becomeSnapshot(latest));
       }
     }
     if (++this.heartbeatElapsed >= this.cfg.heartbeatTicks) {
@@ -858,7 +861,7 @@ export class RawNode {
     const entries = pr.next <= this.log.lastIndex() ? this.log.slice(pr.next, this.log.lastIndex(), this.cfg.maxMsgBytes) : [];
     if (entries.length === 0 && !sendIfEmpty) return false;
     this.send({ type: MessageType.App, from: this.id, to, term: this.term, prevLogIndex: prevIndex, prevLogTerm: prevTerm, entries, commit: this.log.committed });
-    pr.sentEntries(entries.length > 0 ? entries[entries.length - 1].index : prevIndex, entries.length, dataBytes(entries));
+    pr.sentEntries(entries.at(-1)?.index ?? prevIndex, entries.length, dataBytes(entries));
     return true;
   }
 
@@ -965,7 +968,7 @@ export class RawNode {
    * of the current term is committed by counting replicas (Figure 8); earlier ones follow implicitly.
    */
   private maybeCommit(): boolean {
-    const mci = committedIndex(this.voters.map((v) => this.progress.get(v)!.match));
+    const mci = committedIndex(this.voters.map((v) => this.progressOf(v).match));
     if (mci <= this.log.committed) return false;
     if (!this.mayCommitByCounting(mci)) return false;
     this.log.commitTo(mci);
@@ -1094,6 +1097,13 @@ export class RawNode {
   private send(m: Message): void {
     if (this.waitsForPersist(m)) this.msgsAfterPersist.push(m);
     else this.msgs.push(m);
+  }
+
+  /** A voter's progress: a leader tracks every voter, itself included. */
+  private progressOf(id: NodeId): Progress {
+    const pr = this.progress.get(id);
+    invariant(pr !== undefined, () => `no progress tracked for ${id}`);
+    return pr;
   }
 
   // ---- the three rules the simulator breaks on purpose (test/support/brokenRawNode.ts overrides them) ----

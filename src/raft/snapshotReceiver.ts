@@ -59,7 +59,8 @@ function sameTransfer(a: Assembly, from: NodeId, term: number, meta: SnapshotMet
 }
 
 function concat(chunks: Uint8Array[], total: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0];
+  const [only] = chunks;
+  if (chunks.length === 1 && only !== undefined) return only;
   const out = new Uint8Array(total);
   let at = 0;
   for (const c of chunks) {

@@ -67,8 +67,7 @@ const warm = { sum: 0 };
 
 function warmSessions(chunk: readonly Session[]): void {
   let sum = 0;
-  for (let i = 0; i < chunk.length; i++) {
-    const s = chunk[i]!;
+  for (const s of chunk) {
     sum += s.id.length + s.clientName.length + s.openedAt;
   }
   warm.sum = sum;
@@ -76,8 +75,7 @@ function warmSessions(chunk: readonly Session[]): void {
 
 function warmLocks(chunk: readonly LockRecord[]): void {
   let sum = 0;
-  for (let i = 0; i < chunk.length; i++) {
-    const rec = chunk[i]!;
+  for (const rec of chunk) {
     const holder = rec.holder;
     sum += rec.name.length + rec.grantedAt + (holder === null ? 0 : holder.ordinal);
   }
@@ -335,8 +333,8 @@ const LINK_BATCH = 1024;
 
 function linkHeld(locks: readonly LockRecord[], from: number, to: number): void {
   for (let i = from; i < to; i++) {
-    const rec = locks[i]!;
-    if (rec.holder !== null) addHeld(rec.holder, rec);
+    const rec = locks[i];
+    if (rec !== undefined && rec.holder !== null) addHeld(rec.holder, rec);
   }
 }
 
@@ -564,7 +562,8 @@ const REASONS: ReadonlySet<string> = new Set(Object.values(Reason));
 
 /** Reads the field name, which must be `name` (a DICT number), and the type of its value. */
 function getType(r: Reader, name: string): number {
-  if (r.varint() !== DICT_INDEX.get(name)! + 1) bad(`a stored result without its ${name}`);
+  const index = DICT_INDEX.get(name);
+  if (index === undefined || r.varint() !== index + 1) bad(`a stored result without its ${name}`);
   return r.byte();
 }
 

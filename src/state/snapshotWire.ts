@@ -201,6 +201,8 @@ const utf8Strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const fromCharCode = String.fromCharCode;
 /** Longest string Reader.str decodes on its ASCII path (its characters go on the stack as arguments). */
 const ASCII_FAST_MAX = 64;
+/* eslint-disable @typescript-eslint/no-non-null-assertion -- every index the Reader reads was checked against
+   buf.length just before (need(), byte(), the explicit length check); these are the snapshot decoder's inner loops. */
 export class Reader {
   private pos = 0;
   /** Character codes of the string Reader.str is decoding on its ASCII path (reused: no array per string). */
@@ -325,6 +327,7 @@ export class Reader {
     if (this.pos !== this.buf.length) throw new SnapshotError('trailing bytes');
   }
 }
+/* eslint-enable @typescript-eslint/no-non-null-assertion */
 
 export function writeMagic(w: Writer): void {
   for (const b of MAGIC) w.byte(b);

@@ -8,6 +8,8 @@
 // merged into its successor when both fit in one, so chunks stay dense whatever the history.
 import { compareStrings, isBelowSurrogates } from './text';
 
+/* eslint-disable @typescript-eslint/no-non-null-assertion -- chunk and record indexes here are in bounds by
+   construction (non-empty chunks, binary searches within [0, length)); checks would cost in the hottest loops. */
 const CHUNK = 256;
 
 /**
