@@ -5,6 +5,7 @@
 // re-entrant acquire, blocking and try acquires, multi-key writes and deletes. Deterministic per seed.
 import { LockStateMachine, type Command, type LockEvent, type Result } from '../../src/state';
 import type { FinalRead, KeyWrite, OpError, Operation, OpKind, OpArgs, OpResult } from './history';
+import { EventQueue } from '../support/eventQueue';
 import { mulberry32 } from '../support/prng';
 
 export interface SimOptions {
@@ -34,51 +35,20 @@ export interface SimRun {
   stats: { ops: number; unknown: number; grants: number; expiries: number; staleRefusals: number };
 }
 
-/** A binary heap of timed callbacks; ties run in scheduling order. */
+/** Timed callbacks on virtual time; ties run in scheduling order. */
 class Events {
-  private heap: Array<{ at: number; seq: number; fn: () => void }> = [];
-  private seq = 0;
+  private readonly queue = new EventQueue<() => void>();
   now = 0;
 
   at(time: number, fn: () => void): void {
-    const h = this.heap;
-    h.push({ at: time, seq: this.seq++, fn });
-    let i = h.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (this.less(h[i]!, h[p]!)) {
-        [h[i], h[p]] = [h[p]!, h[i]!];
-        i = p;
-      } else break;
-    }
+    this.queue.push(time, fn);
   }
 
   run(): void {
-    const h = this.heap;
-    while (h.length > 0) {
-      const top = h[0]!;
-      const last = h.pop()!;
-      if (h.length > 0) {
-        h[0] = last;
-        let i = 0;
-        for (;;) {
-          const l = 2 * i + 1;
-          const r = l + 1;
-          let m = i;
-          if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
-          if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
-          if (m === i) break;
-          [h[i], h[m]] = [h[m]!, h[i]!];
-          i = m;
-        }
-      }
-      this.now = Math.max(this.now, top.at);
-      top.fn();
+    for (let ev = this.queue.pop(); ev !== undefined; ev = this.queue.pop()) {
+      this.now = Math.max(this.now, ev.time);
+      ev.item();
     }
-  }
-
-  private less(a: { at: number; seq: number }, b: { at: number; seq: number }): boolean {
-    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
   }
 }
 
