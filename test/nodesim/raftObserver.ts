@@ -114,7 +114,7 @@ export class RaftObserver {
 
   private onApply(entries: readonly Entry[]): void {
     if (entries.length === 0) return;
-    const term = this.core!.status().term;
+    const term = this.core!.basicStatus().term;
     for (const e of entries) {
       this.checker.onApply(this.id, term, e, this.applied);
       this.applied = e.index;

@@ -10,7 +10,7 @@ import { Network } from './network';
 import { Checker } from './raftInvariants';
 import { observerFactory } from './raftObserver';
 import { nodeLogger, simConfig, SimNode } from './simNode';
-import { World } from './world';
+import { World, type WorldEvent } from './world';
 
 export class ScriptedCluster {
   readonly world = new World();
@@ -61,18 +61,19 @@ export class ScriptedCluster {
   /** Runs events (and the promise jobs each starts) until `until` (real ms) or until `done()` holds. */
   async run(ms: number, done: () => boolean = () => false): Promise<void> {
     const until = this.world.now + ms;
+    let ran: WorldEvent | undefined;
     for (;;) {
       await new Promise<void>((resolve) => setImmediate(resolve));
+      const actor = ran?.actor;
+      if (actor) this.nodes.find((n) => n.actor === actor)?.observer?.observe();
+      if (this.raftViolation) throw this.raftViolation;
       if (done()) return;
-      const ev = this.world.popNext(until);
-      if (!ev) {
+      ran = this.world.popNext(until);
+      if (!ran) {
         this.world.now = Math.max(this.world.now, until);
         return;
       }
-      ev.run();
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      this.nodes.find((n) => n.actor === ev.actor)?.observer?.observe();
-      if (this.raftViolation) throw this.raftViolation;
+      ran.run();
     }
   }
 

@@ -11,7 +11,7 @@ import { EventQueue } from '../support/eventQueue';
 import type { Clock, NodePorts, Random, TimerHandle, Timers } from '../../src/node/runtime/ports';
 import type { Prng } from '../support/prng';
 
-interface WorldEvent {
+export interface WorldEvent {
   actor: Actor;
   incarnation: number;
   run: () => void;
