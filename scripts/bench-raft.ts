@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { createLogger } from '../src/node/logger';
 import { realPorts } from '../src/node/runtime/realPorts';
 import { RaftDriver } from '../src/node/raftDriver';
-import type { ReplicatedApp } from '../src/node/replicatedApp';
+import { encodedSnapshot, type ReplicatedApp, type SnapshotJob } from '../src/node/replicatedApp';
 import { LevelStorage } from '../src/storage/levelStorage';
 import { GrpcPeerTransport, PEER_SERVER_OPTIONS } from '../src/transport/grpcPeerTransport';
 
@@ -18,8 +18,8 @@ class CounterApp implements ReplicatedApp<number> {
   apply(): number {
     return ++this.count;
   }
-  snapshot(): Uint8Array {
-    return new TextEncoder().encode(String(this.count));
+  captureSnapshot(): SnapshotJob {
+    return encodedSnapshot(new TextEncoder().encode(String(this.count)));
   }
   restore(data: Uint8Array): void {
     this.count = Number(new TextDecoder().decode(data));

@@ -76,6 +76,28 @@ function applyEncoded(m: LockStateMachine, index: number, command: Command): Com
   return m.apply(index, decoded);
 }
 
+/**
+ * Captures `m` and encodes the capture a slice at a time, calling `between` after each slice (the machine
+ * goes on changing); checks the bytes are `expected`, the state at the capture.
+ */
+function encodeWhileApplying(m: LockStateMachine, expected: Uint8Array, between: () => void): { captureMs: number; slices: number; longestMs: number; encodeMs: number } {
+  const captured = timed(() => m.captureSnapshot());
+  const encoding = captured.value;
+  let slices = 0;
+  let longestMs = 0;
+  let encodeMs = 0;
+  for (;;) {
+    const step = timed(() => encoding.step());
+    slices++;
+    longestMs = Math.max(longestMs, step.ms);
+    encodeMs += step.ms;
+    if (step.value) break;
+    between();
+  }
+  check(bytesEqual(encoding.bytes(), expected), 'the sliced encoding differs from writeSnapshot at the capture');
+  return { captureMs: captured.ms, slices, longestMs, encodeMs };
+}
+
 function heapDelta(a: MemorySample, b: MemorySample): number {
   return b.heapUsed - a.heapUsed;
 }
@@ -176,15 +198,16 @@ async function measureState(opts: StateOptions, overrides: LimitOverride[]): Pro
     };
   }
 
-  // ---- part 2: snapshot (what RaftDriver.takeSnapshot runs, synchronously on the event loop) ------------
+  // ---- part 2: snapshot, encoded in one go (writeSnapshot), then as a node does it (captureSnapshot) --------
   // Results go into `let`s that are cleared when done, so that each heap figure counts only what is alive.
   let bytes: Uint8Array = new Uint8Array(0);
+  let sessionsClosed = 0;
   const writeMs = time(() => (bytes = m!.writeSnapshot()));
   const withSnapshot = settledMemory();
   const dedupBytes = bytes.byteLength - plain.value; // what the dedup results added (header aside)
   const electionTimeoutMs = CONFIG_DEFAULTS.tickMs * CONFIG_DEFAULTS.electionTicks;
   log(
-    `  snapshot: writeSnapshot ${ms(writeMs)} with the event loop blocked (default election timeout ${electionTimeoutMs} ms); ` +
+    `  snapshot: writeSnapshot ${ms(writeMs)} in one go (default election timeout ${electionTimeoutMs} ms); ` +
       `${mib(bytes.byteLength)} (${bytes.byteLength} bytes; dedup part ${mib(dedupBytes)})`,
   );
   log(`  heap held while the bytes were alive: ${mib(heapDelta(afterDedup, withSnapshot))}`);
@@ -218,6 +241,17 @@ async function measureState(opts: StateOptions, overrides: LimitOverride[]): Pro
   const againMs = time(() => (same = bytesEqual(restored.writeSnapshot(), bytes)));
   check(same, 'the restored machine snapshots to different bytes');
   log(`  restored state equals the original (stats, samples, byte-identical re-snapshot in ${ms(againMs)}); held locks ${st2.heldLocks}`);
+
+  const sliced = encodeWhileApplying(m, bytes, () => {
+    // Between slices a session closes: its locks are released (records change, as do the sorted indexes).
+    const closing = sessionsClosed++;
+    const command: Command = { type: 'CloseSession', clientId: '', requestId: 0, now: now++, sessionId: sessionId(closing) };
+    check(applyEncoded(m!, ++index, command).result.status === 'session_ended', `CloseSession ${closing}`);
+  });
+  log(
+    `  as a node does it: capture ${ms(sliced.captureMs)}, then ${sliced.slices} slices of encoding (longest ${ms(sliced.longestMs)}, ` +
+      `${ms(sliced.encodeMs)} in all) with ${sessionsClosed} sessions closed in between; bytes equal to writeSnapshot's at the capture`,
+  );
 
   // Heap of the restored machine on its own: its strings come from the snapshot decoder, not from entries.
   m = undefined;
@@ -255,6 +289,7 @@ async function measureState(opts: StateOptions, overrides: LimitOverride[]): Pro
       dedupBytes,
       heapWhileAliveBytes: heapDelta(afterDedup, withSnapshot),
       levelSaveMs: round(save),
+      sliced: { captureMs: round(sliced.captureMs, 2), slices: sliced.slices, longestSliceMs: round(sliced.longestMs, 2), encodeMs: round(sliced.encodeMs) },
     },
     install: {
       checkInvariantsMs: round(invMs),

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { decodeCommand } from '../codec/commandCodec';
 import type { CommandResult, LockEvent } from '../state';
 import { LockStateMachine } from '../state';
-import type { ReplicatedApp } from './replicatedApp';
+import type { ReplicatedApp, SnapshotJob } from './replicatedApp';
 
 /**
  * The lock state machine as the Raft driver's application: decodes entries, applies them and publishes
@@ -15,7 +15,8 @@ export class LockApp extends EventEmitter implements ReplicatedApp<CommandResult
   /** The state decoded by the last validateSnapshot(), kept for the restore() of the same bytes. */
   private validated: { data: Uint8Array; machine: LockStateMachine } | undefined;
 
-  constructor() {
+  /** `snapshotSliceUnits`: the work of one slice of snapshot encoding (LockStateMachine.captureSnapshot). */
+  constructor(private readonly snapshotSliceUnits?: number) {
     super();
     // One listener per watch stream: their number is bounded by the server's connections, not by 10.
     this.setMaxListeners(0);
@@ -31,6 +32,11 @@ export class LockApp extends EventEmitter implements ReplicatedApp<CommandResult
     return outcome;
   }
 
+  captureSnapshot(): SnapshotJob {
+    return this.machine.captureSnapshot(this.snapshotSliceUnits);
+  }
+
+  /** The state's snapshot, encoded at once (tests and tools; a node encodes a capture in slices). */
   snapshot(): Uint8Array {
     return this.machine.writeSnapshot();
   }

@@ -9,7 +9,7 @@ import type { PeerTransport } from '../transport/peerTransport';
 
 export type { PeerTransport };
 import type { Logger } from './logger';
-import type { ReplicatedApp } from './replicatedApp';
+import type { ReplicatedApp, SnapshotJob } from './replicatedApp';
 import type { NodePorts, TimerHandle } from './runtime/ports';
 
 /** This node does not lead: the client retries at the leader (requests carry ids, so it is safe). */
@@ -84,6 +84,19 @@ interface PendingProposal<Result> {
   reject: (err: Error) => void;
 }
 
+/** A snapshot of the app being encoded between turns of the Ready loop, then compacted into the log. */
+interface SnapshotWork {
+  readonly job: SnapshotJob;
+  /** The applied index it captures. */
+  readonly index: number;
+  readonly startedMs: number;
+  readonly captureMs: number;
+  slices: number;
+  longestSliceMs: number;
+  /** The bytes, once encoded: the Ready loop compacts the log with them. */
+  data?: Uint8Array;
+}
+
 interface PendingRead {
   resolve: () => void;
   reject: (err: Error) => void;
@@ -119,6 +132,8 @@ export class RaftDriver<Result> extends EventEmitter {
   private reportedRole: Role = Role.Follower;
   /** A hard state that changed only its commit index, not yet written (see persist()). */
   private deferredHardState: HardState | undefined;
+  /** The snapshot being encoded or waiting to be compacted into the log (one at a time). */
+  private snapshotWork: SnapshotWork | undefined;
 
   private constructor(opts: DriverOptions<Result>, core: RawNode, snapshotIndex: number) {
     super();
@@ -244,6 +259,7 @@ export class RaftDriver<Result> extends EventEmitter {
     this.stopped = true;
     this.opts.ports.timers.clearTimeout(this.ticker);
     if (this.loopRunning) await new Promise<void>((resolve) => (this.loopEnded = resolve));
+    this.dropSnapshotWork();
     await this.flushDeferred();
     this.failPending(this.stoppedError());
   }
@@ -337,7 +353,11 @@ export class RaftDriver<Result> extends EventEmitter {
     try {
       do {
         this.loopAgain = false;
-        while (!this.stopped && this.core.hasReady()) await this.handleReady(this.core.ready());
+        await this.compactIfEncoded();
+        while (!this.stopped && this.core.hasReady()) {
+          await this.handleReady(this.core.ready());
+          await this.compactIfEncoded();
+        }
       } while (this.loopAgain && !this.stopped);
     } catch (err) {
       this.die(err as Error);
@@ -357,6 +377,7 @@ export class RaftDriver<Result> extends EventEmitter {
     this.opts.logger.fatal({ err }, 'the Ready loop failed (storage or apply); stopping this node');
     this.stopped = true;
     this.opts.ports.timers.clearTimeout(this.ticker);
+    this.dropSnapshotWork();
     this.failPending(this.stoppedError());
     this.emit('fatal', err);
   }
@@ -370,6 +391,8 @@ export class RaftDriver<Result> extends EventEmitter {
     if (rd.snapshot) {
       // The snapshot replaces the state the committed entries build on: store it, restore, then apply.
       await this.persist(rd);
+      // Our own snapshot in the making is of the state being replaced, and older than the leader's.
+      this.dropSnapshotWork();
       app.restore(rd.snapshot.data);
       this.lastSnapshotIndex = rd.snapshot.meta.index;
       this.dropProposalsUpTo(rd.snapshot.meta.index);
@@ -400,7 +423,7 @@ export class RaftDriver<Result> extends EventEmitter {
     if (rd.softState) this.onSoftState(rd.softState.role, rd.softState.leader);
     this.releaseReads();
     const { applied } = this.core.basicStatus();
-    if (applied - this.lastSnapshotIndex >= this.opts.snapshotEveryEntries) await this.takeSnapshot(applied);
+    if (applied - this.lastSnapshotIndex >= this.opts.snapshotEveryEntries) this.startSnapshot(applied);
   }
 
   /** Applies committed entries in order, settles their proposals and reports them applied to the core. */
@@ -463,19 +486,80 @@ export class RaftDriver<Result> extends EventEmitter {
     this.confirmedReads.push(...waiting);
   }
 
-  private async takeSnapshot(applied: number): Promise<void> {
-    // A snapshot from the leader is installed by the next Ready: compacting now would hand storage that
-    // snapshot (the core's latest) as if it were ours, before its entries are stored. Compact after it.
-    if (this.core.hasPendingSnapshot() && !this.opts.plantedBugs?.compactDuringPendingSnapshot) return;
+  /**
+   * Captures the app's state at `applied` and encodes it a slice at a time on later turns, so the Ready loop
+   * (heartbeats, appends, answers) keeps running while a large state is encoded. The loop compacts the log
+   * once the bytes are ready (compactIfEncoded).
+   */
+  private startSnapshot(applied: number): void {
+    if (this.snapshotWork !== undefined || this.mustWaitForLeaderSnapshot()) return;
     const { clock } = this.opts.ports;
+    const startedMs = clock.monotonicMs();
+    const job = this.opts.app.captureSnapshot();
+    const work: SnapshotWork = { job, index: applied, startedMs, captureMs: clock.monotonicMs() - startedMs, slices: 0, longestSliceMs: 0 };
+    this.snapshotWork = work;
+    this.encodeSlice(work);
+  }
+
+  private encodeSlice(work: SnapshotWork): void {
+    if (this.snapshotWork !== work || this.stopped) return;
+    const { clock, timers } = this.opts.ports;
     const started = clock.monotonicMs();
-    const data = this.opts.app.snapshot();
+    let done: boolean;
+    try {
+      done = work.job.step();
+    } catch (err) {
+      this.die(err as Error);
+      return;
+    }
+    work.slices++;
+    work.longestSliceMs = Math.max(work.longestSliceMs, clock.monotonicMs() - started);
+    if (!done) {
+      timers.defer(() => this.encodeSlice(work));
+      return;
+    }
+    work.data = work.job.bytes();
+    this.schedule();
+  }
+
+  /**
+   * A snapshot from the leader is installed by the next Ready: compacting now would hand storage that
+   * snapshot (the core's latest) as if it were ours, before its entries are stored. Compact after it.
+   */
+  private mustWaitForLeaderSnapshot(): boolean {
+    return this.core.hasPendingSnapshot() && !this.opts.plantedBugs?.compactDuringPendingSnapshot;
+  }
+
+  /** Compacts the log up to an encoded snapshot, between Readys (nothing is being persisted meanwhile). */
+  private async compactIfEncoded(): Promise<void> {
+    const work = this.snapshotWork;
+    if (work?.data === undefined || this.stopped || this.mustWaitForLeaderSnapshot()) return;
+    this.snapshotWork = undefined;
+    if (work.index <= this.lastSnapshotIndex) return;
+    const data = work.data;
     // The core keeps the snapshot to send to lagging followers; storage keeps it for restarts. A crash
     // between the two leaves the full log on disk, which is still correct.
-    const snapshot = this.core.compact(applied, data);
+    const snapshot = this.core.compact(work.index, data);
     await this.opts.storage.saveSnapshot(snapshot);
-    this.lastSnapshotIndex = applied;
-    this.opts.logger.info({ index: applied, bytes: data.length, ms: Math.round(clock.monotonicMs() - started) }, 'snapshot taken, log compacted');
+    this.lastSnapshotIndex = work.index;
+    const ms = (x: number): number => Math.round(x * 10) / 10;
+    this.opts.logger.info(
+      {
+        index: work.index,
+        bytes: data.length,
+        captureMs: ms(work.captureMs),
+        encodeMs: ms(this.opts.ports.clock.monotonicMs() - work.startedMs),
+        slices: work.slices,
+        longestSliceMs: ms(work.longestSliceMs),
+      },
+      'snapshot taken, log compacted',
+    );
+  }
+
+  /** Gives up the snapshot being encoded or waiting to be compacted. */
+  private dropSnapshotWork(): void {
+    this.snapshotWork?.job.cancel();
+    this.snapshotWork = undefined;
   }
 
   private onSoftState(role: Role, leader: NodeId): void {

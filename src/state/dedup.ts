@@ -9,6 +9,7 @@
 // - at most DEDUP_MAX_CLIENTS clients and DEDUP_MAX_RESULTS results overall: the least recently used client
 //   is forgotten entirely (Map insertion order, refreshed on every request of the client, is the LRU order).
 //   A forgotten client's very late retry would be applied again: see the caveat in index.ts.
+import { SavedImages, sameRecord } from './capture';
 import type { CommandType } from './commands';
 import { invariant } from './invariant';
 import * as L from './limits';
@@ -26,6 +27,18 @@ export interface DedupClient {
   readonly entries: Map<number, DedupEntry>;
 }
 
+/** What the snapshot holds of a dedup client. */
+export interface DedupImage {
+  readonly floor: number;
+  readonly entries: ReadonlyMap<number, DedupEntry>;
+}
+
+/** The dedup table as the encoder reads it: clients from least to most recently used. */
+export interface DedupView {
+  readonly clients: readonly (readonly [string, DedupClient])[];
+  image(client: DedupClient): DedupImage;
+}
+
 export type DedupLookup =
   | { kind: 'new' }
   | { kind: 'duplicate'; result: Result }
@@ -35,6 +48,8 @@ export type DedupLookup =
 export class DedupTable {
   private readonly clients = new Map<string, DedupClient>();
   private total = 0;
+  /** While a snapshot capture is open: the clients' contents as they were at the capture (capture.ts). */
+  private images: SavedImages<DedupClient, DedupImage> | null = null;
 
   get clientCount(): number {
     return this.clients.size;
@@ -47,6 +62,23 @@ export class DedupTable {
   /** Clients from least to most recently used. */
   entries(): IterableIterator<[string, DedupClient]> {
     return this.clients.entries();
+  }
+
+  /** The clients, read live (nothing may change while the view is read). */
+  view(): DedupView {
+    return { clients: Array.from(this.clients), image: sameRecord };
+  }
+
+  /** The clients as they are now, readable until thaw() while requests go on. O(clients), not O(results). */
+  freeze(): DedupView {
+    invariant(this.images === null, 'the dedup table is frozen already');
+    const images = new SavedImages<DedupClient, DedupImage>(copyClient);
+    this.images = images;
+    return { clients: Array.from(this.clients), image: (c) => images.image(c) };
+  }
+
+  thaw(): void {
+    this.images = null;
   }
 
   /**
@@ -85,6 +117,7 @@ export class DedupTable {
     }
     this.clients.delete(clientId);
     this.clients.set(clientId, c);
+    this.images?.save(c);
     invariant(!c.entries.has(requestId), () => `request ${requestId} of ${JSON.stringify(clientId)} recorded twice`);
     c.entries.set(requestId, { requestId, commandType, result });
     this.total++;
@@ -114,6 +147,7 @@ export class DedupTable {
 
   private raiseFloor(c: DedupClient, ackedBelow: number): void {
     if (ackedBelow <= c.floor) return;
+    this.images?.save(c);
     c.floor = ackedBelow;
     for (const id of Array.from(c.entries.keys())) {
       if (id < ackedBelow) {
@@ -136,4 +170,8 @@ export class DedupTable {
     if (this.total > L.DEDUP_MAX_RESULTS && this.clients.size > 1) problems.push('too many dedup results');
     return problems;
   }
+}
+
+function copyClient(c: DedupClient): DedupImage {
+  return { floor: c.floor, entries: new Map(c.entries) };
 }

@@ -6,6 +6,7 @@
 // Stored values are never mutated in place: a write replaces the array. So values can be shared with
 // snapshots (and a restored machine can adopt a snapshot's arrays) without copying.
 import { copyBytes } from './bytes';
+import { SavedImages, frozenView, liveView, type TableView } from './capture';
 import type { WriteOp } from './commands';
 import { invariant } from './invariant';
 import { KeyIndex } from './sortedIndex';
@@ -19,6 +20,14 @@ export interface KvRecord {
   watermark: number;
   /** Current value; null for a tombstone (deleted key). */
   value: Uint8Array | null;
+}
+
+/** What the snapshot holds of a key of the fenced store. */
+export interface KeyImage {
+  readonly key: string;
+  readonly lock: string;
+  readonly watermark: number;
+  readonly value: Uint8Array | null;
 }
 
 /** A key as queries report it. `value` is a copy; null means the key was deleted (tombstone). */
@@ -41,6 +50,8 @@ export class FencedKv {
   private readonly sorted = new KeyIndex<KvRecord>();
   private storedBytes = 0;
   private liveCount = 0;
+  /** While a snapshot capture is open: the records' contents as they were at the capture (capture.ts). */
+  private images: SavedImages<KvRecord, KeyImage> | null = null;
 
   /** Keys, tombstones included. */
   get size(): number {
@@ -82,6 +93,24 @@ export class FencedKv {
     return out;
   }
 
+  /** The records (tombstones included) in key order, read live (nothing may change while it is read). */
+  view(): TableView<KvRecord, KeyImage> {
+    return liveView(this.sorted.chunksInOrder(), this.size);
+  }
+
+  /** The records as they are now, readable until thaw() while writes go on. */
+  freeze(): TableView<KvRecord, KeyImage> {
+    invariant(this.images === null, 'the store is frozen already');
+    const images = new SavedImages<KvRecord, KeyImage>(copyKey);
+    this.images = images;
+    return frozenView(this.sorted.freeze(), this.size, images);
+  }
+
+  thaw(): void {
+    this.images = null;
+    this.sorted.thaw();
+  }
+
   /** Calls `visit` for every record (tombstones included) in key order. */
   forEachSorted(visit: (r: KvRecord) => void): void {
     this.sorted.scan(visit);
@@ -119,6 +148,7 @@ export class FencedKv {
     }
     invariant(r.lock === lock, `key ${JSON.stringify(op.key)} written under another lock`);
     invariant(token >= r.watermark, `watermark of ${JSON.stringify(op.key)} would go back`);
+    if (!isNew) this.images?.save(r);
     r.watermark = token;
     this.setValue(r, op.type === 'put' ? copyBytes(op.value) : null);
     return isNew;
@@ -168,6 +198,10 @@ export class FencedKv {
     if (live !== this.liveCount) problems.push(`live keys ${this.liveCount} != ${live}`);
     return problems;
   }
+}
+
+function copyKey(r: KvRecord): KeyImage {
+  return { key: r.key, lock: r.lock, watermark: r.watermark, value: r.value };
 }
 
 function toEntry(r: KvRecord): KvEntry {

@@ -38,10 +38,8 @@ import {
 } from './results';
 import {
   addHeld,
-  addWaiter,
   addWaiting,
   deleteHeld,
-  deleteWaiter,
   deleteWaiting,
   firstWaiter,
   hasWaiter,
@@ -54,7 +52,8 @@ import {
   type Session,
 } from './records';
 import { SessionTable } from './sessions';
-import { readState, writeState, type StateTables } from './snapshot';
+import { SnapshotEncoding } from './capture';
+import { SLICE_UNITS, encodeState, readState, writeState, type StateTables, type StateView } from './snapshot';
 import { SnapshotError } from './snapshotWire';
 import { compareStrings, sortedStrings } from './text';
 
@@ -109,6 +108,8 @@ function isRecord(v: unknown): v is Fields {
 
 export class LockStateMachine {
   private applied = 0;
+  /** A snapshot capture is open (captureSnapshot): the tables keep what it reads until it ends. */
+  private capturing = false;
   private readonly sessions = new SessionTable();
   private readonly locks = new LockTable();
   private readonly kv = new FencedKv();
@@ -195,7 +196,7 @@ export class LockStateMachine {
     const s = this.sessions.get(sessionId);
     if (s === undefined) return refused(Reason.UNKNOWN_SESSION, 0);
     for (const rec of sortedByName(s.waiting)) {
-      invariant(deleteWaiter(rec, s), () => `session waits for ${JSON.stringify(rec.name)} but is not queued`);
+      invariant(this.locks.dequeue(rec, s), () => `session waits for ${JSON.stringify(rec.name)} but is not queued`);
       events.push({ type: 'wait_ended', lock: rec.name, sessionId, cause });
     }
     s.waiting = null;
@@ -221,7 +222,7 @@ export class LockStateMachine {
    */
   private handOver(rec: LockRecord, index: number, now: number, cause: 'released' | 'closed' | 'expired', events: LockEvent[]): string | undefined {
     for (let s = firstWaiter(rec); s !== undefined; s = firstWaiter(rec)) {
-      deleteWaiter(rec, s);
+      this.locks.dequeue(rec, s);
       deleteWaiting(s, rec);
       if (this.sessions.get(s.id) !== s) continue; // cannot happen (ending a session drops its waits); never grant the dead
       this.locks.grant(rec, s, index, now);
@@ -246,7 +247,7 @@ export class LockStateMachine {
       if (c.tryOnly) return { status: 'held', holderToken: tokenOf(rec) };
       if (waiterCount(rec) >= L.MAX_WAITERS_PER_LOCK) return refused(Reason.TOO_MANY_WAITERS, watermark);
       if (perSessionFull) return refused(Reason.TOO_MANY_LOCKS, watermark);
-      addWaiter(rec, s);
+      this.locks.enqueue(rec, s);
       addWaiting(s, rec);
       events.push({ type: 'queued', lock: c.lock, sessionId: c.sessionId, position: waiterCount(rec) });
       return { status: 'waiting', holderToken: tokenOf(rec), position: waiterCount(rec) };
@@ -272,7 +273,7 @@ export class LockStateMachine {
     if (rec !== undefined && holderIdOf(rec) === c.sessionId) return { status: 'granted', token: tokenOf(rec), newGrant: false };
     const s = this.sessions.get(c.sessionId);
     if (s === undefined) return refused(Reason.UNKNOWN_SESSION, rec?.latestToken ?? 0);
-    if (rec !== undefined && deleteWaiter(rec, s)) {
+    if (rec !== undefined && this.locks.dequeue(rec, s)) {
       deleteWaiting(s, rec);
       events.push({ type: 'wait_ended', lock: c.lock, sessionId: c.sessionId, cause: 'cancelled' });
       return { status: 'cancelled' };
@@ -439,13 +440,8 @@ export class LockStateMachine {
       }
       if (r.watermark < 1) p.push(`key ${q(r.key)} has no watermark`);
     });
-    // Open sessions by position (their `ordinal` scratch): "is this session record open" without a lookup.
-    const open: Session[] = [];
-    for (const s of this.sessions.values()) {
-      s.ordinal = open.length;
-      open.push(s);
-    }
-    const isOpen = (s: Session): boolean => open[s.ordinal] === s;
+    const open = new Set<Session>(this.sessions.values());
+    const isOpen = (s: Session): boolean => open.has(s);
     const maxWaiters = L.MAX_WAITERS_PER_LOCK;
     let lockCount = 0;
     let heldLocks = 0;
@@ -520,12 +516,48 @@ export class LockStateMachine {
   // ---- snapshot and restore -----------------------------------------------------------------------------
 
   /**
-   * The whole state as snapshot bytes (snapshot.ts), encoded straight from the tables: canonical (equal
-   * states give equal bytes, whatever their history) and exact (readSnapshot of them writes them again).
-   * Synchronous and O(state): records are changed in place by apply(), so encoding is the capture.
+   * The whole state as snapshot bytes (snapshot.ts), encoded in one go straight from the tables: canonical
+   * (equal states give equal bytes, whatever their history) and exact (readSnapshot of them writes them
+   * again). O(state), blocking: a node uses captureSnapshot() instead.
    */
   writeSnapshot(): Uint8Array {
-    return writeState(this.applied, this.tables());
+    const view: StateView = {
+      lastApplied: this.applied,
+      gcFloor: this.locks.gcFloor,
+      sessions: this.sessions.view(),
+      locks: this.locks.view(),
+      keys: this.kv.view(),
+      dedup: this.dedup.view(),
+    };
+    return writeState(view);
+  }
+
+  /**
+   * Captures the state as of now, cheaply (O(chunks of the indexes), see capture.ts), for an encoding that
+   * runs a slice at a time while apply() goes on; its bytes are the ones writeSnapshot() gives now. One
+   * capture at a time: the encoding must be finished or cancelled before the next. `sliceUnits`: the work
+   * of one step (records, stored results and KiB of values).
+   */
+  captureSnapshot(sliceUnits = SLICE_UNITS): SnapshotEncoding {
+    invariant(!this.capturing, 'a snapshot capture is open already');
+    this.capturing = true;
+    const view: StateView = {
+      lastApplied: this.applied,
+      gcFloor: this.locks.gcFloor,
+      sessions: this.sessions.freeze(),
+      locks: this.locks.freeze(),
+      keys: this.kv.freeze(),
+      dedup: this.dedup.freeze(),
+    };
+    return new SnapshotEncoding(this.applied, encodeState(view, sliceUnits), () => this.thaw());
+  }
+
+  private thaw(): void {
+    this.capturing = false;
+    this.sessions.thaw();
+    this.locks.thaw();
+    this.kv.thaw();
+    this.dedup.thaw();
   }
 
   /**

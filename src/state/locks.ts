@@ -5,11 +5,22 @@
 // without keys is forgotten (bounded memory), and `gcFloor` remembers the highest latestToken of any
 // forgotten record, so a token can still be classified as "maybe issued" (<= gcFloor) or "never issued for
 // this lock" (> gcFloor and no record).
+import { SavedImages, frozenView, liveView, type TableView } from './capture';
 import { invariant } from './invariant';
-import { newLockRecord, tokenOf, type LockRecord, type Session } from './records';
+import { addWaiter, deleteWaiter, newLockRecord, tokenOf, type LockRecord, type Session } from './records';
 import { SortedIndex } from './sortedIndex';
 
 export type { LockRecord };
+
+/** What the snapshot holds of a lock. */
+export interface LockImage {
+  readonly name: string;
+  readonly holder: Session | null;
+  readonly grantedAt: number;
+  readonly latestToken: number;
+  readonly latestHolder: string;
+  readonly waiters: ReadonlySet<Session> | null;
+}
 
 class LockIndex extends SortedIndex<LockRecord> {
   protected keyOf(rec: LockRecord): string {
@@ -23,6 +34,8 @@ export class LockTable {
   private readonly sorted = new LockIndex();
   /** Highest latestToken of any forgotten lock record (0 when none was forgotten). */
   gcFloor = 0;
+  /** While a snapshot capture is open: the records' contents as they were at the capture (capture.ts). */
+  private images: SavedImages<LockRecord, LockImage> | null = null;
 
   get size(): number {
     return this.byName.size;
@@ -39,6 +52,24 @@ export class LockTable {
   /** The records in name order, as consecutive chunks (see SortedIndex.chunksInOrder). */
   chunksInOrder(): readonly (readonly LockRecord[])[] {
     return this.sorted.chunksInOrder();
+  }
+
+  /** The records in name order, read live (nothing may change while the view is read). */
+  view(): TableView<LockRecord, LockImage> {
+    return liveView(this.sorted.chunksInOrder(), this.size);
+  }
+
+  /** The records as they are now, readable until thaw() while the table goes on changing. */
+  freeze(): TableView<LockRecord, LockImage> {
+    invariant(this.images === null, 'the lock table is frozen already');
+    const images = new SavedImages<LockRecord, LockImage>(copyLock);
+    this.images = images;
+    return frozenView(this.sorted.freeze(), this.size, images);
+  }
+
+  thaw(): void {
+    this.images = null;
+    this.sorted.thaw();
   }
 
   /** Calls `visit` for every record in name order. */
@@ -68,6 +99,7 @@ export class LockTable {
     invariant(rec.holder === null, () => `grant of held lock ${JSON.stringify(rec.name)}`);
     invariant(index > rec.latestToken, () => `token of ${JSON.stringify(rec.name)} would not increase: ${index} <= ${rec.latestToken}`);
     invariant(index > this.gcFloor, () => `token ${index} not above forgotten tokens (${this.gcFloor})`);
+    this.images?.save(rec);
     rec.holder = session;
     rec.grantedAt = now;
     rec.latestToken = index;
@@ -78,9 +110,22 @@ export class LockTable {
   clearHolder(rec: LockRecord): number {
     invariant(rec.holder !== null, () => `release of free lock ${JSON.stringify(rec.name)}`);
     const token = tokenOf(rec);
+    this.images?.save(rec);
     rec.holder = null;
     rec.grantedAt = 0;
     return token;
+  }
+
+  /** Queues `s` last for the lock. */
+  enqueue(rec: LockRecord, s: Session): void {
+    this.images?.save(rec);
+    addWaiter(rec, s);
+  }
+
+  /** Takes `s` out of the lock's queue; false when it was not queued. */
+  dequeue(rec: LockRecord, s: Session): boolean {
+    this.images?.save(rec);
+    return deleteWaiter(rec, s);
   }
 
   /** Forgets the record if nothing refers to it any more. */
@@ -95,6 +140,17 @@ export class LockTable {
   check(): string[] {
     return this.sorted.matches(this.byName) ? [] : ['lock index out of step with the lock table'];
   }
+}
+
+function copyLock(rec: LockRecord): LockImage {
+  return {
+    name: rec.name,
+    holder: rec.holder,
+    grantedAt: rec.grantedAt,
+    latestToken: rec.latestToken,
+    latestHolder: rec.latestHolder,
+    waiters: rec.waiters === null ? null : new Set(rec.waiters),
+  };
 }
 
 /** 1-based position of `sessionId` in the queue, 0 when not queued. O(queue length). */

@@ -29,11 +29,6 @@ export interface Session extends SessionInit {
   heldCount: number;
   /** Locks this session is queued for, null when none. */
   waiting: Set<LockRecord> | null;
-  /**
-   * Scratch for the snapshot encoder and the invariant check: this session's position in the list they
-   * walk, valid only while one of them runs. Not state: nothing else reads it.
-   */
-  ordinal: number;
 }
 
 export interface LockRecord {
@@ -62,7 +57,7 @@ export interface LockRecord {
 }
 
 export function newSession(id: string, clientName: string, ttlMs: number, openedAt: number, openIndex: number): Session {
-  return { id, clientName, ttlMs, openedAt, openIndex, heldHead: null, heldCount: 0, waiting: null, ordinal: 0 };
+  return { id, clientName, ttlMs, openedAt, openIndex, heldHead: null, heldCount: 0, waiting: null };
 }
 
 /** A free lock record (as created for a first grant, or restored and then filled in). */

@@ -1,4 +1,5 @@
 // The session table: open sessions by id, and in id order. The records are in records.ts.
+import { liveView, type TableView } from './capture';
 import { newSession, type Session, type SessionInit } from './records';
 import { SortedIndex } from './sortedIndex';
 
@@ -52,6 +53,23 @@ export class SessionTable {
   /** The records in id order, as consecutive chunks (see SortedIndex.chunksInOrder). */
   chunksInOrder(): readonly (readonly Session[])[] {
     return this.sorted.chunksInOrder();
+  }
+
+  /** The sessions in id order, read live (nothing may change while the view is read). */
+  view(): TableView<Session, Session> {
+    return liveView(this.sorted.chunksInOrder(), this.size);
+  }
+
+  /**
+   * The sessions as they are now, readable until thaw() while sessions come and go. Nothing a snapshot holds
+   * of a session ever changes, so no images are kept.
+   */
+  freeze(): TableView<Session, Session> {
+    return liveView(this.sorted.freeze(), this.size);
+  }
+
+  thaw(): void {
+    this.sorted.thaw();
   }
 
   /** Session ids in code point order (independent of history, so snapshots are canonical). */

@@ -27,11 +27,12 @@
 //
 // A snapshot names sessions and locks by position: a 32-character id once instead of up to three times per
 // lock. Integrity (checksums) is the storage layer's job; decoding still rejects anything malformed.
+import type { TableView } from './capture';
 import { isCommandType, type CommandType } from './commands';
-import type { DedupEntry, DedupTable } from './dedup';
-import type { FencedKv } from './fencedKv';
+import type { DedupEntry, DedupTable, DedupView } from './dedup';
+import type { FencedKv, KeyImage, KvRecord } from './fencedKv';
 import { InvariantError, invariant } from './invariant';
-import type { LockTable } from './locks';
+import type { LockImage, LockTable } from './locks';
 import { addHeld, addWaiter, addWaiting, hasWaiter, newLockRecord, newSession, type LockRecord, type Session } from './records';
 import { Reason, freezeResult, type Result } from './results';
 import type { SessionTable } from './sessions';
@@ -45,6 +46,16 @@ export interface StateTables {
   readonly dedup: DedupTable;
 }
 
+/** The whole state as a snapshot encodes it. */
+export interface StateView {
+  readonly lastApplied: number;
+  readonly gcFloor: number;
+  readonly sessions: TableView<Session, Session>;
+  readonly locks: TableView<LockRecord, LockImage>;
+  readonly keys: TableView<KvRecord, KeyImage>;
+  readonly dedup: DedupView;
+}
+
 export const SNAPSHOT_FORMAT = 2;
 
 /** `sref`: 0 = '', 1 = a literal id (not one of the sessions), 2 + i = the id of session i. */
@@ -56,6 +67,29 @@ const LREF_LITERAL = 0;
 const LREF_FIRST = 1;
 
 const EMPTY = new Uint8Array(0);
+
+/**
+ * Work between two yields of the encoder: a record, a stored result or a KiB of values is a unit. About
+ * 2 ms of encoding at the limits, so a node's Ready loop runs between slices.
+ */
+export const SLICE_UNITS = 2048;
+
+/** Counts the work of the current slice. */
+class Slice {
+  private left: number;
+
+  constructor(private readonly units: number) {
+    this.left = units;
+  }
+
+  /** Spends `units`; true when the slice is used up (the encoder then yields, and a new slice starts). */
+  spend(units: number): boolean {
+    this.left -= units;
+    if (this.left > 0) return false;
+    this.left = this.units;
+    return true;
+  }
+}
 
 // Walking records in key order touches memory in no useful order (records, their strings and number boxes
 // were allocated as the log went), so the encoder waits on one cache miss after another. A first short
@@ -77,92 +111,122 @@ function warmLocks(chunk: readonly LockRecord[]): void {
   let sum = 0;
   for (const rec of chunk) {
     const holder = rec.holder;
-    sum += rec.name.length + rec.grantedAt + (holder === null ? 0 : holder.ordinal);
+    sum += rec.name.length + rec.grantedAt + (holder === null ? 0 : holder.id.length);
   }
   warm.sum = sum;
 }
 
+/** Encodes the state in one go (nothing may change meanwhile). */
+export function writeState(view: StateView): Uint8Array {
+  const slices = encodeState(view);
+  for (;;) {
+    const next = slices.next();
+    if (next.done === true) return next.value;
+  }
+}
+
 /**
- * Encodes the state. Sets every session's `ordinal` scratch field. One function per section, so that each
- * loop is optimized with the type feedback of its own records.
+ * Encodes the state a slice at a time: yields after each slice of `sliceUnits` of work, returns the bytes. The view must
+ * stay as it was between slices (a frozen capture, capture.ts).
  */
-export function writeState(lastApplied: number, t: StateTables): Uint8Array {
+export function* encodeState(view: StateView, sliceUnits = SLICE_UNITS): Generator<void, Uint8Array, void> {
+  invariant(Number.isSafeInteger(sliceUnits) && sliceUnits >= 1, 'a slice needs at least one unit of work');
   const w = new Writer();
+  const slice = new Slice(sliceUnits);
   writeMagic(w);
   w.varint(SNAPSHOT_FORMAT);
-  w.varint(lastApplied);
-  w.varint(t.locks.gcFloor);
-  const sessions = writeSessions(w, t.sessions);
-  const lockAt = writeLocks(w, t.locks, sessions, t.sessions, t.kv.size > 0);
-  writeKeys(w, t.kv, lockAt);
-  writeDedup(w, t.dedup);
+  w.varint(view.lastApplied);
+  w.varint(view.gcFloor);
+  const sessions = yield* writeSessions(w, view.sessions, slice);
+  const lockAt = yield* writeLocks(w, view.locks, sessions, view.keys.size > 0, slice);
+  yield* writeKeys(w, view.keys, lockAt, slice);
+  yield* writeDedup(w, view.dedup, slice);
   return w.finish();
 }
 
-/** Writes the sessions; returns them by position (each session's `ordinal`). */
-function writeSessions(w: Writer, sessions: SessionTable): Session[] {
+/** The sessions of the snapshot by position, and each one's position by id. */
+interface SessionPositions {
+  readonly byOrdinal: readonly Session[];
+  readonly ordinalOf: ReadonlyMap<string, number>;
+}
+
+function* writeSessions(w: Writer, sessions: TableView<Session, Session>, slice: Slice): Generator<void, SessionPositions, void> {
   const byOrdinal: Session[] = [];
+  const ordinalOf = new Map<string, number>();
   w.varint(sessions.size);
-  for (const chunk of sessions.chunksInOrder()) {
+  for (const chunk of sessions.chunks) {
     warmSessions(chunk);
     for (const s of chunk) {
-      s.ordinal = byOrdinal.length;
-      byOrdinal.push(s);
       const id = s.id;
       const clientName = s.clientName;
+      ordinalOf.set(id, byOrdinal.length);
+      byOrdinal.push(s);
       w.ensure(strBound(id) + strBound(clientName) + 3 * MAX_VARINT_BYTES);
       w.putStr(id);
       w.putStr(clientName);
       w.putVarint(s.ttlMs);
       w.putVarint(s.openedAt);
       w.putVarint(s.openIndex);
+      if (slice.spend(1)) yield;
     }
   }
-  return byOrdinal;
+  invariant(byOrdinal.length === sessions.size, 'the session view lost count of its sessions');
+  return { byOrdinal, ordinalOf };
 }
 
 /** Writes the locks; returns their positions by name when `positions` is asked for (keys refer to them). */
-function writeLocks(
+function* writeLocks(
   w: Writer,
-  locks: LockTable,
-  sessions: readonly Session[],
-  table: SessionTable,
+  locks: TableView<LockRecord, LockImage>,
+  sessions: SessionPositions,
   positions: boolean,
-): Map<string, number> {
+  slice: Slice,
+): Generator<void, Map<string, number>, void> {
   const lockAt = new Map<string, number>();
   w.varint(locks.size);
   let ordinal = 0;
-  for (const chunk of locks.chunksInOrder()) {
+  for (const chunk of locks.chunks) {
     warmLocks(chunk);
     for (const rec of chunk) {
       if (positions) lockAt.set(rec.name, ordinal);
       ordinal++;
-      writeLock(w, rec, sessions, table);
+      writeLock(w, locks.image(rec), sessions);
+      if (slice.spend(1)) yield;
     }
   }
+  invariant(ordinal === locks.size, 'the lock view lost count of its locks');
   return lockAt;
 }
 
-function writeKeys(w: Writer, kv: FencedKv, lockAt: ReadonlyMap<string, number>): void {
-  w.varint(kv.size);
-  kv.forEachSorted((r) => {
-    w.str(r.key);
-    const at = lockAt.get(r.lock);
-    if (at === undefined) {
-      w.varint(LREF_LITERAL);
-      w.str(r.lock);
-    } else {
-      w.varint(LREF_FIRST + at);
+function* writeKeys(w: Writer, keys: TableView<KvRecord, KeyImage>, lockAt: ReadonlyMap<string, number>, slice: Slice): Generator<void, void, void> {
+  w.varint(keys.size);
+  let count = 0;
+  for (const chunk of keys.chunks) {
+    for (const record of chunk) {
+      const r = keys.image(record);
+      w.str(r.key);
+      const at = lockAt.get(r.lock);
+      if (at === undefined) {
+        w.varint(LREF_LITERAL);
+        w.str(r.lock);
+      } else {
+        w.varint(LREF_FIRST + at);
+      }
+      w.varint(r.watermark);
+      w.byte(r.value === null ? 1 : 0);
+      const value = r.value ?? EMPTY;
+      w.bytes(value);
+      count++;
+      if (slice.spend(1 + (value.length >> 10))) yield;
     }
-    w.varint(r.watermark);
-    w.byte(r.value === null ? 1 : 0);
-    w.bytes(r.value ?? EMPTY);
-  });
+  }
+  invariant(count === keys.size, 'the key view lost count of its keys');
 }
 
-function writeDedup(w: Writer, dedup: DedupTable): void {
-  w.varint(dedup.clientCount);
-  for (const [clientId, c] of dedup.entries()) {
+function* writeDedup(w: Writer, dedup: DedupView, slice: Slice): Generator<void, void, void> {
+  w.varint(dedup.clients.length);
+  for (const [clientId, client] of dedup.clients) {
+    const c = dedup.image(client);
     w.str(clientId);
     w.varint(c.floor);
     w.varint(c.entries.size);
@@ -171,6 +235,8 @@ function writeDedup(w: Writer, dedup: DedupTable): void {
       w.dstr(e.commandType);
       writeResult(w, e.result);
     }
+    // Only between clients: an image read is the live client until it changes, which it may after a yield.
+    if (slice.spend(1 + c.entries.size)) yield;
   }
 }
 
@@ -178,13 +244,13 @@ function writeDedup(w: Writer, dedup: DedupTable): void {
  * The `sref` of an open session: its position in the snapshot. Asserts that the session is the one at that
  * position (a holder or waiter that is not open would otherwise be written as another session).
  */
-function sref(s: Session, sessions: readonly Session[]): number {
-  const ordinal = s.ordinal;
-  invariant(sessions[ordinal] === s, () => `session ${s.id} is referred to but not open`);
+function sref(s: Session, sessions: SessionPositions): number {
+  const ordinal = sessions.ordinalOf.get(s.id);
+  invariant(ordinal !== undefined && sessions.byOrdinal[ordinal] === s, () => `session ${s.id} is referred to but not open`);
   return SREF_FIRST + ordinal;
 }
 
-function writeLock(w: Writer, rec: LockRecord, sessions: readonly Session[], table: SessionTable): void {
+function writeLock(w: Writer, rec: LockImage, sessions: SessionPositions): void {
   const name = rec.name;
   const holder = rec.holder;
   w.ensure(strBound(name) + 6 * MAX_VARINT_BYTES);
@@ -199,18 +265,14 @@ function writeLock(w: Writer, rec: LockRecord, sessions: readonly Session[], tab
   w.putVarint(rec.grantedAt);
   w.putVarint(rec.latestToken);
   const latest = rec.latestHolder;
-  if (holder !== null && latest === holder.id) {
-    w.putVarint(SREF_FIRST + holder.ordinal);
-  } else if (latest === '') {
+  const latestAt = latest === '' ? undefined : sessions.ordinalOf.get(latest);
+  if (latest === '') {
     w.putVarint(SREF_EMPTY);
+  } else if (latestAt === undefined) {
+    w.putVarint(SREF_LITERAL);
+    w.str(latest);
   } else {
-    const s = table.get(latest);
-    if (s === undefined) {
-      w.putVarint(SREF_LITERAL);
-      w.str(latest);
-    } else {
-      w.putVarint(SREF_FIRST + s.ordinal);
-    }
+    w.putVarint(SREF_FIRST + latestAt);
   }
   const waiters = rec.waiters;
   if (waiters === null) {

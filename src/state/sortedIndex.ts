@@ -6,6 +6,11 @@
 // elements (splicing one flat array of 1,000,000 keys costs ~1 ms per insert), and iterating in key order
 // walks the records themselves, with no lookup per key. An emptied chunk is dropped, and a small chunk is
 // merged into its successor when both fit in one, so chunks stay dense whatever the history.
+//
+// freeze() hands out the chunks as they are, for a snapshot encoded while records keep coming and going:
+// until thaw(), a chunk is copied before its first change (copy on write), so the frozen chunks stay as
+// they were at the freeze and only chunks that change are copied.
+import { invariant } from './invariant';
 import { compareStrings, isBelowSurrogates } from './text';
 
 /* eslint-disable @typescript-eslint/no-non-null-assertion -- chunk and record indexes here are in bounds by
@@ -21,6 +26,8 @@ export abstract class SortedIndex<T> {
   /** The last key of each chunk (searched first: a small array, mostly in cache). */
   private readonly lastKeys: string[] = [];
   private count = 0;
+  /** While frozen: the chunks the frozen view shares, to be copied before they change. */
+  private shared: Set<T[]> | null = null;
 
   /** A record's key (which never changes while it is indexed). */
   protected abstract keyOf(record: T): string;
@@ -40,7 +47,7 @@ export abstract class SortedIndex<T> {
     }
     const native = isBelowSurrogates(key);
     const ci = Math.min(this.chunkFor(key, native), this.chunks.length - 1);
-    const chunk = this.chunks[ci]!;
+    const chunk = this.own(ci);
     const i = this.lowerBound(chunk, key, native);
     chunk.splice(i, 0, record);
     if (i === chunk.length - 1) this.lastKeys[ci] = key;
@@ -57,10 +64,11 @@ export abstract class SortedIndex<T> {
     const key = this.keyOf(record);
     const native = isBelowSurrogates(key);
     const ci = this.chunkFor(key, native);
-    const chunk = this.chunks[ci];
-    if (chunk === undefined) return false;
-    const i = this.lowerBound(chunk, key, native);
-    if (chunk[i] !== record) return false;
+    const found = this.chunks[ci];
+    if (found === undefined) return false;
+    const i = this.lowerBound(found, key, native);
+    if (found[i] !== record) return false;
+    const chunk = this.own(ci);
     chunk.splice(i, 1);
     this.count--;
     if (chunk.length === 0) {
@@ -90,7 +98,7 @@ export abstract class SortedIndex<T> {
       this.chunks.push([record]);
       this.lastKeys.push(key);
     } else {
-      lastChunk.push(record);
+      this.own(last).push(record);
       this.lastKeys[last] = key;
     }
     this.count++;
@@ -111,6 +119,30 @@ export abstract class SortedIndex<T> {
    */
   chunksInOrder(): readonly (readonly T[])[] {
     return this.chunks;
+  }
+
+  /**
+   * The records in key order as they are now, as consecutive chunks that stay unchanged until thaw() while
+   * the index goes on changing (copy on write). One freeze at a time.
+   */
+  freeze(): readonly (readonly T[])[] {
+    invariant(this.shared === null, 'the index is frozen already');
+    this.shared = new Set(this.chunks);
+    return this.chunks.slice();
+  }
+
+  /** Ends the freeze: the frozen chunks are no longer read, and chunks change in place again. */
+  thaw(): void {
+    this.shared = null;
+  }
+
+  /** Chunk `ci`, copied first when a frozen view shares it. */
+  private own(ci: number): T[] {
+    const chunk = this.chunks[ci]!;
+    if (this.shared === null || !this.shared.delete(chunk)) return chunk;
+    const copy = chunk.slice();
+    this.chunks[ci] = copy;
+    return copy;
   }
 
   /**

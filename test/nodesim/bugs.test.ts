@@ -10,7 +10,7 @@ const CAUGHT: Array<{ bug: string; seed: number; by: RegExp }> = [
   { bug: 'renew-before-applied', seed: 19, by: /^keepalive: .* answered alive=false for session .* which no node has ended/ },
   // A deposed leader answering from its stale table: an acknowledgement after the end, or alive=false for a
   // session it never learned of.
-  { bug: 'deposed-leader-acks', seed: 93, by: /^keepalive: .* (acknowledged a renewal of session .* after its end was applied|answered alive=false for session .* which no node has ended)/ },
+  { bug: 'deposed-leader-acks', seed: 9, by: /^keepalive: .* (acknowledged a renewal of session .* after its end was applied|answered alive=false for session .* which no node has ended)/ },
   { bug: 'compact-during-pending-snapshot', seed: 44, by: /stopped on its own: refusing to persist: cannot compact/ },
   // Broken Raft rules, caught by the Raft checker (raftInvariants.ts).
   { bug: 'ack-before-sync', seed: 1, by: /^raft: DurableBeforeAck: .* granted its vote .* while its durable hard state is/ },

@@ -51,7 +51,7 @@ export class SimNode {
     private readonly fsyncMs: () => number,
     private readonly carry: (from: string, to: string, batch: Uint8Array) => void,
     private readonly logger: Logger,
-    private readonly extras: Pick<RuntimeOptions, 'plantedBugs' | 'raftTuning'> = {},
+    private readonly extras: Pick<RuntimeOptions, 'plantedBugs' | 'raftTuning' | 'snapshotSliceUnits'> = {},
   ) {}
 
   get up(): boolean {

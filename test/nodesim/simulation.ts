@@ -114,6 +114,9 @@ class NodeSimulation implements ClientEnv {
     // ones (every entry or so), so that a snapshot often arrives while a follower still appends.
     const snap = Prng.derive(opts.seed, 'snap');
     const snapshotEvery = snap.chance(1 / 3) ? 1 + snap.int(3) : 3 + snap.int(30);
+    // In half the runs a snapshot is encoded a few records per turn, so entries apply during its encoding.
+    const slices = Prng.derive(opts.seed, 'snapshot-slices');
+    const snapshotSliceUnits = slices.chance(0.5) ? 1 + slices.int(8) : undefined;
     const slowDisk = clocks.chance(0.5) ? clocks.pick(this.nodeIds) : undefined;
     for (const id of this.nodeIds) {
       const actor = this.world.actor(id, rate(), clocks.next() * 1e6, 1.7e12 + clocks.next() * 1e9);
@@ -123,7 +126,7 @@ class NodeSimulation implements ClientEnv {
         // Most fsyncs take a few ms, one in ten is slow, and in some runs one node's disk is always slow (a
         // follower that lags behind the commit index, and so is sent snapshots while it still appends).
         slowDisk === id ? () => 5 + disk.next() * 40 : () => (disk.chance(0.1) ? 10 + disk.next() * 30 : 0.2 + disk.next() * 4), (from, to, batch) => this.carry(from, to, batch), nodeLogger(id, logLine),
-        { plantedBugs: bugs, raftTuning: this.profile.raftTuning });
+        { plantedBugs: bugs, raftTuning: this.profile.raftTuning, snapshotSliceUnits });
       this.nodes.push(node);
       this.openCalls.set(node, new Set());
     }

@@ -8,11 +8,14 @@ const KEYS = ['k', 'k2', 'ü/1', 'long/' + 'y'.repeat(50)];
 const CLIENTS = ['', 'alpha', 'beta', 'ç-client'];
 const NAMES = ['', 'w', 'ü', 'name-'.repeat(10)];
 
-/** Applies `steps` random commands to `m` (indexes from m.lastApplied + 1, with gaps). */
-export function driveRandomly(m: LockStateMachine, seed: number, steps: number): void {
+/**
+ * Applies `steps` random commands to `m` (indexes from m.lastApplied + 1, with gaps), among 8 session ids
+ * chosen by `sessionSeed` (calls with the same one work on the same sessions).
+ */
+export function driveRandomly(m: LockStateMachine, seed: number, steps: number, sessionSeed = seed): void {
   const rnd = mulberry32(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
-  const sessions = Array.from({ length: 8 }, (_, i) => (seed * 131 + i).toString(16).padStart(32, '0'));
+  const sessions = Array.from({ length: 8 }, (_, i) => (sessionSeed * 131 + i).toString(16).padStart(32, '0'));
   // Timestamps above 2^31 take the writer's long varint path.
   let now = rnd() < 0.5 ? 1_000 : 1_700_000_000_000;
   let index = m.lastApplied;

@@ -28,6 +28,8 @@ export interface RuntimeOptions {
   plantedBugs?: PlantedBugs;
   /** Replication settings the simulator varies (one entry per append, no pipelining); defaults otherwise. */
   raftTuning?: Partial<Pick<RaftConfig, 'maxMsgBytes' | 'maxInflight'>>;
+  /** Work per slice of snapshot encoding; the simulator makes it tiny, so encodings span many turns. */
+  snapshotSliceUnits?: number;
 }
 
 /**
@@ -53,7 +55,7 @@ export class NodeRuntime {
 
   static async start(opts: RuntimeOptions): Promise<NodeRuntime> {
     const { config, ports, logger } = opts;
-    const app = new LockApp();
+    const app = new LockApp(opts.snapshotSliceUnits);
     const driver = await RaftDriver.start<CommandResult>({
       raft: {
         id: config.id,
