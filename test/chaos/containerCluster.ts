@@ -402,24 +402,24 @@ export class ContainerCluster implements ClusterControl {
 
   /** Drops packets from each of `from` to each of `to` only (adds to the current faults). */
   async dropOneWay(from: string | string[], to: string | string[]): Promise<void> {
-    for (const a of [from].flat()) {
-      for (const b of [to].flat()) {
-        this.node(a); // throws on an unknown id
-        this.node(b);
-        if (a !== b) this.blocked.add(pairKey(a, b));
-      }
+    await this.cut([from].flat().flatMap((a) => [to].flat().filter((b) => b !== a).map((b) => ({ from: a, to: b }))));
+  }
+
+  /** Drops the packets of each link (adds to the current faults); one rewrite of the rules for them all. */
+  async cut(links: readonly Link[]): Promise<void> {
+    if (links.length === 0) return;
+    for (const l of links) {
+      this.node(l.from); // throws on an unknown id
+      this.node(l.to);
     }
+    for (const l of links) this.blocked.add(pairKey(l.from, l.to));
     await this.applyRules();
   }
 
-  /** Drops packets from `from` to `to` (ClusterControl's cut; dropOneWay for many at once). */
-  async cut(from: string, to: string): Promise<void> {
-    await this.dropOneWay(from, to);
-  }
-
-  /** Stops dropping one directed link, or removes every network fault when none is named. */
-  async heal(link?: Link): Promise<void> {
-    if (link) this.blocked.delete(pairKey(link.from, link.to));
+  /** Stops dropping the links named, or removes every network fault when none are named. */
+  async heal(links?: readonly Link[]): Promise<void> {
+    if (links?.length === 0) return;
+    if (links) for (const l of links) this.blocked.delete(pairKey(l.from, l.to));
     else this.blocked.clear();
     await this.applyRules();
   }

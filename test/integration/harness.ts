@@ -236,14 +236,14 @@ export class LocalCluster implements ClusterControl {
     }
   }
 
-  /** Cuts the directed link from -> to (its proxy; see faultProxy.ts for `existing`). */
-  cut(from: string, to: string, opts: CutOptions = {}): void {
-    this.link(from, to).cut(opts);
+  /** Cuts each link's proxy (see faultProxy.ts for `existing`). */
+  cut(links: readonly Link[], opts: CutOptions = {}): void {
+    for (const l of links) this.link(l.from, l.to).cut(opts);
   }
 
-  /** Heals one directed link (its delay stays), or with no link healLinks(): every link, without delays. */
-  heal(link?: Link): void {
-    if (link) this.link(link.from, link.to).heal();
+  /** Heals the links named (their delays stay), or with none healLinks(): every link, without delays. */
+  heal(links?: readonly Link[]): void {
+    if (links) for (const l of links) this.link(l.from, l.to).heal();
     else this.healLinks();
   }
 

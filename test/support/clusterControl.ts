@@ -1,7 +1,9 @@
 // What a nemesis may do to a cluster, whatever runs its nodes: the process cluster (test/integration/harness.ts:
 // signals and a TCP proxy per peer link) and the container cluster (test/chaos/containerCluster.ts: Docker and
-// iptables) both implement it, so fault code is written once against these seven verbs.
-// A method may answer at once (a signal) or later (a Docker call): callers await either.
+// iptables) both implement it, so fault code is written once against these seven verbs: start, stop, kill,
+// pause, resume, cut, heal. A method may answer at once (a signal) or later (a Docker call): callers await either.
+// Links are cut and healed in batches, a fault's links in one call: the container cluster rewrites every node's
+// iptables rules once per call.
 
 /** A directed peer link: what `from` sends to `to`. */
 export interface Link {
@@ -27,8 +29,8 @@ export interface ClusterControl {
   /** Freezes the node (SIGSTOP or a cgroup freeze), like a long GC pause. */
   pause(id: string): void | Promise<void>;
   resume(id: string): void | Promise<void>;
-  /** Drops what `from` sends to `to` until healed (adds to the current cuts). */
-  cut(from: string, to: string, opts?: CutOptions): void | Promise<void>;
-  /** Heals one directed link, or every network fault when none is named. */
-  heal(link?: Link): void | Promise<void>;
+  /** Drops what each link's `from` sends to its `to` until healed (adds to the current cuts). */
+  cut(links: readonly Link[], opts?: CutOptions): void | Promise<void>;
+  /** Heals the links named (an empty list heals nothing), or every network fault when none are named. */
+  heal(links?: readonly Link[]): void | Promise<void>;
 }

@@ -22,30 +22,25 @@ export class LinkCuts {
 
   constructor(private readonly control: ClusterControl) {}
 
-  /** Cuts the links not cut yet; counts every one. */
+  /** Cuts the links not cut yet, in one call; counts every one. */
   async cut(links: readonly Link[], existing: 'freeze' | 'reset'): Promise<void> {
-    const pending: Array<void | Promise<void>> = [];
-    for (const l of links) {
+    const fresh = links.filter((l) => {
       const n = this.count.get(key(l)) ?? 0;
       this.count.set(key(l), n + 1);
-      if (n === 0) pending.push(this.control.cut(l.from, l.to, { existing }));
-    }
-    await Promise.all(pending);
+      return n === 0;
+    });
+    await this.control.cut(fresh, { existing });
   }
 
-  /** Uncounts the links; heals those no other fault holds cut. */
+  /** Uncounts the links; heals those no other fault holds cut, in one call. */
   async heal(links: readonly Link[]): Promise<void> {
-    const pending: Array<void | Promise<void>> = [];
-    for (const l of links) {
+    const last = links.filter((l) => {
       const n = this.count.get(key(l)) ?? 0;
-      if (n <= 1) {
-        this.count.delete(key(l));
-        pending.push(this.control.heal(l));
-      } else {
-        this.count.set(key(l), n - 1);
-      }
-    }
-    await Promise.all(pending);
+      if (n > 1) this.count.set(key(l), n - 1);
+      else this.count.delete(key(l));
+      return n <= 1;
+    });
+    await this.control.heal(last);
   }
 
   /** Forgets every count (the whole cluster was healed at once). */
