@@ -47,21 +47,21 @@
 // both ends of the worker's operations (wider intervals only admit more orders: sound).
 //
 // The pieces live in ./chaos/: schedule.ts (the seeded schedule), nemesis.ts (the table of fault handlers:
-// processFaults.ts, linkFaults.ts, clientFaults.ts), the bookkeeping they share (context.ts, linkCuts.ts,
-// failovers.ts, minorityProbes.ts, clusterView.ts), the clients (clients.ts, clientWorkers.ts), the history
-// (history.ts) and the report (report.ts). This file runs the phases in order.
+// processFaults.ts, linkFaults.ts, clientFaults.ts), the bookkeeping they share (context.ts, failovers.ts,
+// minorityProbes.ts, clusterView.ts; link cuts are counted by test/support/links.ts), the clients (clients.ts,
+// clientWorkers.ts), the history (history.ts) and the report (report.ts). This file runs the phases in order.
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FenceLockClient } from '../../src/client';
 import { Recorder } from '../chaos/recorder';
 import type { FinalRead, History } from '../checker';
+import { LinkCuts } from '../support/links';
 import { RunClients } from './chaos/clients';
 import { ClusterView } from './chaos/clusterView';
 import type { FaultContext } from './chaos/context';
 import { FailoverWatch } from './chaos/failovers';
 import { mergeOps, readFinal, sanitize } from './chaos/history';
-import { LinkCuts } from './chaos/linkCuts';
 import { MinorityProbes } from './chaos/minorityProbes';
 import { healAll, runNemesis } from './chaos/nemesis';
 import { describeSchedule, makeSchedule, type ScheduledFault } from './chaos/schedule';

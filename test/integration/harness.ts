@@ -247,6 +247,10 @@ export class LocalCluster implements ClusterControl {
     else this.healLinks();
   }
 
+  get ids(): string[] {
+    return this.nodes.map((n) => n.id);
+  }
+
   get endpoints(): string[] {
     return this.nodes.map((n) => n.address);
   }

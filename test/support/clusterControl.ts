@@ -20,6 +20,8 @@ export interface CutOptions {
 }
 
 export interface ClusterControl {
+  /** The node ids, in order. */
+  readonly ids: readonly string[];
   /** Starts a node that is down, on its data and at its address. */
   start(id: string): void | Promise<void>;
   /** Graceful shutdown (SIGTERM: leadership transfer, flush); resolves once the node is down. */

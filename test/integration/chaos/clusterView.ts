@@ -8,7 +8,7 @@ export class ClusterView {
   private readonly client: FenceLockClient;
 
   constructor(private readonly cluster: LocalCluster) {
-    this.ids = cluster.nodes.map((n) => n.id);
+    this.ids = cluster.ids;
     this.client = new FenceLockClient({ endpoints: cluster.endpoints, requestTimeoutMs: 400, totalTimeoutMs: 1_500 });
   }
 

@@ -1,11 +1,11 @@
 // Everything a fault handler may touch, in one record: the cluster and what the runner sees of it, the
 // bookkeeping shared by faults that overlap, and the run's clock, recorder and notes.
 import type { Recorder } from '../../chaos/recorder';
+import type { LinkCuts } from '../../support/links';
 import type { LocalCluster } from '../harness';
 import type { WorkerHandle } from './clientWorkers';
 import type { ClusterView } from './clusterView';
 import type { FailoverWatch } from './failovers';
-import type { LinkCuts } from './linkCuts';
 import type { MinorityProbes } from './minorityProbes';
 import type { ScheduledFault } from './schedule';
 

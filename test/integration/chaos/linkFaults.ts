@@ -4,9 +4,9 @@
 import { performance } from 'node:perf_hooks';
 import type { NodeStatus } from '../../../src/client';
 import type { Link } from '../../support/clusterControl';
+import { allLinks, linksAround } from '../../support/links';
 import { mulberry32 } from '../../support/prng';
 import { pickFrom } from './context';
-import { allLinks, linksAround } from './linkCuts';
 import type { NodeFault } from './nodeFault';
 import type { ScheduledFault } from './schedule';
 
@@ -52,7 +52,7 @@ const partition =
   (shape: Shape): NodeFault =>
   async (ctx, f, leader, hold) => {
     const { links, minority, what } = shape(ctx.ids, f, leader);
-    await ctx.cuts.cut(links, f.existing);
+    await ctx.cuts.cut(links, { existing: f.existing });
     const addresses = minority?.map((id) => ctx.cluster.node(id).address);
     const ev = ctx.recorder.fault('partition', minority ?? [], addresses ? { minority: addresses, note: f.kind } : { note: `${f.kind} ${what}` });
     ctx.note(`${what} (${f.existing}) for ${f.holdMs} ms`);
@@ -85,7 +85,7 @@ export const flap: NodeFault = async (ctx, f) => {
   while (performance.now() < end && !ctx.signal.aborted) {
     await ctx.cuts.heal(down);
     down = links.filter(() => rnd() < 0.3);
-    await ctx.cuts.cut(down, 'reset');
+    await ctx.cuts.cut(down, { existing: 'reset' });
     flips++;
     await ctx.pause(100 + rnd() * 300);
   }
