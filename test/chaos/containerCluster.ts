@@ -11,10 +11,11 @@
 //   addresses: what host clients dial and what followers hand out as leader hints; peers dial each other
 //   by alias through `peerAddresses` (nX:7000). The fixed port survives kill + start.
 //
-// Nemesis: isolate / partition / one-way drops are iptables rules inside each container's network
-// namespace, written from the host (`nsenter -t <pid> -n iptables-restore`): packets vanish silently, as
-// on a real network. The host's own traffic to the published ports comes from the network's gateway
-// address and is never dropped, so the tests can still ask an isolated node for its status.
+// Nemesis: cut links (ClusterControl.cut/heal; the shapes are in test/support/links.ts) are iptables rules
+// inside each container's network namespace, written from the host (`nsenter -t <pid> -n iptables-restore`,
+// once per node per call): packets vanish silently, as on a real network. The host's own traffic to the
+// published ports comes from the network's gateway address and is never dropped, so the tests can still
+// ask an isolated node for its status.
 // Also pause/resume (cgroup freeze), kill (SIGKILL) + start on the same data, graceful stop, logs.
 //
 // No reaper runs here: destroy() removes every container and the network this cluster created (anything
@@ -31,6 +32,7 @@ import { generateDevCerts } from '../../src/certs/generate';
 import { FenceLockClient, type NodeStatus } from '../../src/client';
 import type { FenceLockClientOptions } from '../../src/client/types';
 import type { ClusterControl, Link } from '../support/clusterControl';
+import { linkKey } from '../support/links';
 import { nodeKnobs, type NodeKnobs } from '../support/nodeKnobs';
 import { LABEL_CHAOS_DIR, LABEL_CHAOS_PID, LABEL_TESTCONTAINERS, TEMP_PREFIX } from './cleanup';
 import { freePorts } from '../integration/harness';
@@ -92,7 +94,6 @@ export interface LeaderInfo {
 export { freePorts };
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const pairKey = (from: string, to: string): string => `${from}>${to}`;
 
 function findBinary(name: string): string {
   for (const dir of [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/sbin', '/usr/bin', '/bin']) {
@@ -374,37 +375,6 @@ export class ContainerCluster implements ClusterControl {
 
   // ----- network faults (iptables in each container's namespace) -----
 
-  /** Cuts `id` off from every other node, both ways (replaces the current partition). */
-  async isolate(id: string): Promise<void> {
-    this.node(id);
-    await this.partition([[id], this.ids.filter((x) => x !== id)]);
-  }
-
-  /**
-   * Splits the cluster into groups that cannot talk to each other (both directions; replaces the current
-   * partition). A node in no group is a group of its own.
-   */
-  async partition(groups: string[][]): Promise<void> {
-    const groupOf = new Map<string, number>();
-    groups.forEach((g, i) =>
-      g.forEach((id) => {
-        this.node(id); // throws on an unknown id
-        groupOf.set(id, i);
-      }),
-    );
-    this.nodes.forEach((n, i) => {
-      if (!groupOf.has(n.id)) groupOf.set(n.id, groups.length + i);
-    });
-    this.blocked.clear();
-    for (const a of this.ids) for (const b of this.ids) if (a !== b && groupOf.get(a) !== groupOf.get(b)) this.blocked.add(pairKey(a, b));
-    await this.applyRules();
-  }
-
-  /** Drops packets from each of `from` to each of `to` only (adds to the current faults). */
-  async dropOneWay(from: string | string[], to: string | string[]): Promise<void> {
-    await this.cut([from].flat().flatMap((a) => [to].flat().filter((b) => b !== a).map((b) => ({ from: a, to: b }))));
-  }
-
   /** Drops the packets of each link (adds to the current faults); one rewrite of the rules for them all. */
   async cut(links: readonly Link[]): Promise<void> {
     if (links.length === 0) return;
@@ -412,14 +382,14 @@ export class ContainerCluster implements ClusterControl {
       this.node(l.from); // throws on an unknown id
       this.node(l.to);
     }
-    for (const l of links) this.blocked.add(pairKey(l.from, l.to));
+    for (const l of links) this.blocked.add(linkKey(l));
     await this.applyRules();
   }
 
   /** Stops dropping the links named, or removes every network fault when none are named. */
   async heal(links?: readonly Link[]): Promise<void> {
     if (links?.length === 0) return;
-    if (links) for (const l of links) this.blocked.delete(pairKey(l.from, l.to));
+    if (links) for (const l of links) this.blocked.delete(linkKey(l));
     else this.blocked.clear();
     await this.applyRules();
   }
@@ -429,8 +399,9 @@ export class ContainerCluster implements ClusterControl {
     return [...this.blocked].sort();
   }
 
-  private async applyRules(only?: ChaosNode[]): Promise<void> {
-    await Promise.all((only ?? this.nodes).filter((n) => n.state !== 'down').map((n) => this.applyRulesOn(n)));
+  /** One nsenter per node that is not down. */
+  private async applyRules(): Promise<void> {
+    await Promise.all(this.nodes.filter((n) => n.state !== 'down').map((n) => this.applyRulesOn(n)));
   }
 
   /** Rewrites the filter table inside the node's namespace (Docker keeps only nat rules, for its DNS, there). */
@@ -438,8 +409,8 @@ export class ContainerCluster implements ClusterControl {
     const lines = ['*filter', ':INPUT ACCEPT [0:0]', ':FORWARD ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]'];
     for (const other of this.nodes) {
       if (other === n) continue;
-      if (this.blocked.has(pairKey(other.id, n.id))) for (const ip of other.ips) lines.push(`-A INPUT -s ${ip}/32 -j DROP`);
-      if (this.blocked.has(pairKey(n.id, other.id))) for (const ip of other.ips) lines.push(`-A OUTPUT -d ${ip}/32 -j DROP`);
+      if (this.blocked.has(linkKey({ from: other.id, to: n.id }))) for (const ip of other.ips) lines.push(`-A INPUT -s ${ip}/32 -j DROP`);
+      if (this.blocked.has(linkKey({ from: n.id, to: other.id }))) for (const ip of other.ips) lines.push(`-A OUTPUT -d ${ip}/32 -j DROP`);
     }
     lines.push('COMMIT', '');
     await run(findBinary('nsenter'), ['-t', String(n.pid), '-n', findBinary('iptables-restore')], lines.join('\n'));

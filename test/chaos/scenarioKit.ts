@@ -3,7 +3,7 @@
 //
 //   const report = await runScenario({ name: 'leader-isolated' }, async (s) => {
 //     const old = await s.leader();
-//     await s.failover('isolate leader', old, async () => { await s.cluster.isolate(old.id); s.minority([old.id]); });
+//     await s.failover('isolate leader', old, async () => { await isolate(s.cluster, old.id); s.minority([old.id]); });
 //     await s.sleep(3_000);
 //     s.endMinority();
 //     await s.cluster.heal();

@@ -13,6 +13,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { NodeStatus } from '../../src/client';
 import { runScenario, stopActiveClusters, writeScenarioReports, type Scenario } from './scenarioKit';
+import { dropOneWay, isolate, partition } from '../support/links';
 import { mulberry32 } from '../support/prng';
 
 const SCENARIO_TIMEOUT_MS = 150_000;
@@ -80,7 +81,7 @@ describe('chaos scenarios (containers, recorded workload, history checker)', () 
           'isolate the leader',
           old,
           async () => {
-            await cluster.isolate(old.id);
+            await isolate(cluster, old.id);
             s.minority([old.id]);
           },
           majority,
@@ -147,19 +148,16 @@ describe('chaos scenarios (containers, recorded workload, history checker)', () 
           const minority = [first, second];
           const side = others(s, ...minority);
           s.endMinority();
-          if (withLeader) {
-            await s.failover(
-              `2/3 split #${i + 1}, leader ${cur.id} on the 2 side`,
-              cur,
-              async () => {
-                await cluster.partition([minority, side]);
-                s.minority(minority);
-              },
-              side,
-            );
-          } else {
-            await cluster.partition([minority, side]);
+          // The split moves: the old one heals, the new one is cut.
+          const split = async (): Promise<void> => {
+            await cluster.heal();
+            await partition(cluster, [minority, side]);
             s.minority(minority);
+          };
+          if (withLeader) {
+            await s.failover(`2/3 split #${i + 1}, leader ${cur.id} on the 2 side`, cur, split, side);
+          } else {
+            await split();
             s.note(`2/3 split #${i + 1}: followers ${minority.join(',')} cut off, leader ${cur.id} keeps the majority`);
           }
           majority = side;
@@ -197,7 +195,7 @@ describe('chaos scenarios (containers, recorded workload, history checker)', () 
           `drop ${l1.id} -> followers`,
           l1,
           async () => {
-            await cluster.dropOneWay(l1.id, others(s, l1.id));
+            await dropOneWay(cluster, l1.id, others(s, l1.id));
             s.minority([l1.id], 'one-way');
           },
           others(s, l1.id),
@@ -219,7 +217,7 @@ describe('chaos scenarios (containers, recorded workload, history checker)', () 
           `drop followers -> ${l2.id}`,
           l2,
           async () => {
-            await cluster.dropOneWay(others(s, l2.id), l2.id);
+            await dropOneWay(cluster, others(s, l2.id), l2.id);
             s.minority([l2.id], 'one-way');
           },
           others(s, l2.id),
@@ -355,7 +353,7 @@ describe('chaos scenarios (containers, recorded workload, history checker)', () 
           `isolate the holder's node (the leader)`,
           leader,
           async () => {
-            await cluster.isolate(leader.id);
+            await isolate(cluster, leader.id);
             s.minority([leader.id]);
           },
           majority,

@@ -2,6 +2,7 @@
 // freezes, driven from the host through the public client library. Prints the measured failover times.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FenceLockClient } from '../../src/client';
+import { dropOneWay, isolate, partition } from '../support/links';
 import { ContainerCluster } from './containerCluster';
 
 const timings: [string, number][] = [];
@@ -80,7 +81,7 @@ describe('container cluster, 3 nodes', () => {
     const old = await cluster.waitForLeader();
     const others = cluster.ids.filter((id) => id !== old.id);
     const t0 = Date.now();
-    await cluster.isolate(old.id);
+    await isolate(cluster, old.id);
     expect(await cluster.rules(old.id)).toMatch(/-A INPUT -s \S+ -j DROP/);
     const [fresh, stepDownMs] = await Promise.all([
       cluster.waitForLeader({ among: others, minTerm: old.term + 1n, timeoutMs: 15_000 }).then((l) => ({ ...l, at: Date.now() - t0 })),
@@ -155,7 +156,7 @@ describe('container cluster, 3 nodes', () => {
 
     // The leader's packets to the others vanish; theirs still reach it.
     const w0 = Date.now();
-    await cluster.dropOneWay(fresh.id, cluster.ids.filter((id) => id !== fresh.id));
+    await dropOneWay(cluster, fresh.id, cluster.ids.filter((id) => id !== fresh.id));
     expect(cluster.faults()).toHaveLength(2);
     const third = await cluster.waitForLeader({ among: cluster.ids.filter((id) => id !== fresh.id), minTerm: fresh.term + 1n, timeoutMs: 15_000 });
     report('new leader after a one-way drop from the leader', Date.now() - w0);
@@ -213,7 +214,7 @@ describe('container cluster, 5 nodes', () => {
     const minority = [old.id, cluster.ids.find((id) => id !== old.id)!];
     const majority = cluster.ids.filter((id) => !minority.includes(id));
     const t0 = Date.now();
-    await cluster.partition([minority, majority]);
+    await partition(cluster, [minority, majority]);
     const fresh = await cluster.waitForLeader({ among: majority, minTerm: old.term + 1n, timeoutMs: 15_000 });
     report('5 nodes: new leader on the majority side of a 2/3 partition', Date.now() - t0);
     await cluster.waitUntil('no leader on the minority side', async () => {

@@ -88,7 +88,7 @@ export interface ClusterOptions extends Partial<NodeKnobs> {
   /**
    * Put a fault-injecting proxy (faultProxy.ts) on every directed peer link: node A dials peer B through
    * its own proxy P(A->B) (`peerAddresses` in A's config), while `members` (what clients use) stays the
-   * nodes' real addresses. Then link(from, to), isolate(), partition(), oneWay() and healLinks() work.
+   * nodes' real addresses. Then cut(), heal() and link(from, to) work.
    * Implies stablePorts.
    */
   proxies?: boolean;
@@ -197,54 +197,21 @@ export class LocalCluster implements ClusterControl {
     return [...this.proxies.values()];
   }
 
-  /** Cuts every link to and from `id` (a symmetric partition {id} | rest). */
-  isolate(id: string, opts: { existing?: 'freeze' | 'reset' } = {}): void {
-    this.node(id);
-    for (const other of this.nodes) {
-      if (other.id === id) continue;
-      this.link(id, other.id).cut(opts);
-      this.link(other.id, id).cut(opts);
-    }
-  }
-
-  /**
-   * A symmetric partition: links between nodes of different groups are cut, links within a group work.
-   * Nodes in no group are cut off from everyone.
-   */
-  partition(groups: string[][], opts: { existing?: 'freeze' | 'reset' } = {}): void {
-    const groupOf = new Map<string, number>();
-    groups.forEach((g, i) => g.forEach((id) => groupOf.set(id, i)));
-    for (const a of this.nodes) {
-      for (const b of this.nodes) {
-        if (a.id === b.id) continue;
-        const ga = groupOf.get(a.id);
-        if (ga === undefined || ga !== groupOf.get(b.id)) this.link(a.id, b.id).cut(opts);
-      }
-    }
-  }
-
-  /** One-way partition: `from` cannot send to any of `to` (their messages still reach `from`). */
-  oneWay(from: string, to: string[], opts: { existing?: 'freeze' | 'reset' } = {}): void {
-    for (const t of to) this.link(from, t).cut(opts);
-  }
-
-  /** Heals every link (cuts, blocks; and delays too unless keepDelays). */
-  healLinks(opts: { keepDelays?: boolean } = {}): void {
-    for (const p of this.proxies.values()) {
-      p.heal();
-      if (!opts.keepDelays) p.delay(0);
-    }
-  }
-
   /** Cuts each link's proxy (see faultProxy.ts for `existing`). */
   cut(links: readonly Link[], opts: CutOptions = {}): void {
     for (const l of links) this.link(l.from, l.to).cut(opts);
   }
 
-  /** Heals the links named (their delays stay), or with none healLinks(): every link, without delays. */
+  /** Heals the links named (their delays stay), or with none every link and every delay. */
   heal(links?: readonly Link[]): void {
-    if (links) for (const l of links) this.link(l.from, l.to).heal();
-    else this.healLinks();
+    if (links) {
+      for (const l of links) this.link(l.from, l.to).heal();
+      return;
+    }
+    for (const p of this.proxies.values()) {
+      p.heal();
+      p.delay(0);
+    }
   }
 
   get ids(): string[] {
