@@ -17,7 +17,7 @@ function num(v: unknown): number {
 
 export function encodeCommand(c: Command): Uint8Array {
   const w: Wire = { now: c.now };
-  if (c.type !== 'ExpireSession') {
+  if (c.type !== 'ExpireSession' && c.type !== 'CheckpointLeases') {
     w.clientId = c.clientId;
     w.requestId = c.requestId;
     w.ackedBelow = c.ackedBelow ?? 0;
@@ -30,7 +30,10 @@ export function encodeCommand(c: Command): Uint8Array {
       w.closeSession = { sessionId: c.sessionId };
       break;
     case 'ExpireSession':
-      w.expireSession = { sessionId: c.sessionId };
+      w.expireSessions = { sessionIds: c.sessionIds };
+      break;
+    case 'CheckpointLeases':
+      w.checkpointLeases = { leases: c.leases.map((l) => ({ sessionId: l.sessionId, remainingMs: l.remainingMs })) };
       break;
     case 'Acquire':
       w.acquire = { lock: c.lock, sessionId: c.sessionId, tryOnly: c.tryOnly, waitTimeoutMs: c.waitTimeoutMs ?? 0 };
@@ -76,7 +79,13 @@ export function decodeCommand(bytes: Uint8Array): Command | { type: 'Undecodable
       case 'closeSession':
         return { type: 'CloseSession', ...withAck, sessionId: s('sessionId') };
       case 'expireSession':
-        return { type: 'ExpireSession', now: meta.now, sessionId: s('sessionId') };
+        return { type: 'ExpireSession', now: meta.now, sessionIds: [s('sessionId')] };
+      case 'expireSessions':
+        return { type: 'ExpireSession', now: meta.now, sessionIds: ((b.sessionIds as string[] | undefined) ?? []).slice() };
+      case 'checkpointLeases': {
+        const leases = ((b.leases as Wire[] | undefined) ?? []).map((l) => ({ sessionId: (l.sessionId as string) ?? '', remainingMs: num(l.remainingMs) }));
+        return { type: 'CheckpointLeases', now: meta.now, leases };
+      }
       case 'acquire':
         return {
           type: 'Acquire',

@@ -42,13 +42,32 @@ export interface CloseSessionCommand extends RequestMeta {
 }
 
 /**
- * Ends a session whose deadline passed, as decided by the leader (keepalives are not log entries). Not
- * de-duplicated: it is idempotent (expiring an unknown session changes nothing).
+ * Ends sessions whose deadline passed, as decided by the leader (keepalives are not log entries), in order,
+ * up to MAX_SESSIONS_PER_EXPIRY per entry. Not de-duplicated: it is idempotent (an unknown session is
+ * skipped).
  */
 export interface ExpireSessionCommand {
   type: 'ExpireSession';
   now: number;
+  sessionIds: string[];
+}
+
+/** The lease time a session had left on the leader when it proposed a checkpoint. */
+export interface LeaseCheckpoint {
   sessionId: string;
+  remainingMs: number;
+}
+
+/**
+ * Lease checkpoints (as etcd's): the time each session had left on the leader. A next leader starts a
+ * session's deadline from its checkpoint rather than from a full TTL, so leader changes cannot postpone an
+ * expiry forever. Up to MAX_CHECKPOINTS_PER_ENTRY per entry; not de-duplicated (unknown sessions are
+ * skipped); a checkpoint above the session's TTL counts as the TTL.
+ */
+export interface CheckpointLeasesCommand {
+  type: 'CheckpointLeases';
+  now: number;
+  leases: LeaseCheckpoint[];
 }
 
 /**
@@ -105,6 +124,7 @@ export type Command =
   | OpenSessionCommand
   | CloseSessionCommand
   | ExpireSessionCommand
+  | CheckpointLeasesCommand
   | AcquireCommand
   | CancelWaitCommand
   | ReleaseCommand
@@ -112,13 +132,17 @@ export type Command =
 
 export type CommandType = Command['type'];
 
+/** The commands only a leader proposes, for its lease duties: no RequestMeta, not de-duplicated. */
+export type LeaseCommand = ExpireSessionCommand | CheckpointLeasesCommand;
+
 /** Commands that carry RequestMeta and are de-duplicated. */
-export type RequestCommand = Exclude<Command, ExpireSessionCommand>;
+export type RequestCommand = Exclude<Command, LeaseCommand>;
 
 export const COMMAND_TYPES: readonly CommandType[] = Object.freeze([
   'OpenSession',
   'CloseSession',
   'ExpireSession',
+  'CheckpointLeases',
   'Acquire',
   'CancelWait',
   'Release',
@@ -131,7 +155,7 @@ export function isCommandType(t: unknown): t is CommandType {
 
 /** True for command types that carry RequestMeta and go through the de-duplication table. */
 export function isRequestCommandType(t: CommandType): t is RequestCommand['type'] {
-  return t !== 'ExpireSession';
+  return t !== 'ExpireSession' && t !== 'CheckpointLeases';
 }
 
 type Fields = Record<string, unknown>;
@@ -209,6 +233,22 @@ function checkOps(v: unknown): string | null {
   return null;
 }
 
+/** A list of 1..max items, each valid by `check`. */
+function checkList(v: unknown, name: string, max: number, check: (item: unknown) => string | null): string | null {
+  if (!Array.isArray(v) || v.length < 1 || v.length > max) return `${name} must list 1..${max} items`;
+  for (const item of v) {
+    const problem = check(item);
+    if (problem !== null) return problem;
+  }
+  return null;
+}
+
+function checkLeaseCheckpoint(v: unknown): string | null {
+  if (!isRecord(v)) return 'a lease checkpoint must be an object';
+  if (!isNonNegativeInt(v.remainingMs) || v.remainingMs > L.MAX_SESSION_TTL_MS) return `remainingMs must be an integer in [0, ${L.MAX_SESSION_TTL_MS}]`;
+  return checkSessionId(v.sessionId);
+}
+
 /**
  * Full validation of a decoded command (shape, types and limits). Returns a message, or null when the
  * command is valid. Never throws, whatever `c` is.
@@ -217,7 +257,8 @@ export function validateCommand(c: unknown): string | null {
   if (!isRecord(c)) return 'a command must be an object';
   if (!isCommandType(c.type)) return 'unknown command type';
   if (!isNonNegativeInt(c.now)) return 'now must be an integer >= 0 (ms)';
-  if (c.type === 'ExpireSession') return checkSessionId(c.sessionId);
+  if (c.type === 'ExpireSession') return checkList(c.sessionIds, 'sessionIds', L.MAX_SESSIONS_PER_EXPIRY, checkSessionId);
+  if (c.type === 'CheckpointLeases') return checkList(c.leases, 'leases', L.MAX_CHECKPOINTS_PER_ENTRY, checkLeaseCheckpoint);
   const metaProblem = validateRequestMeta(c);
   if (metaProblem !== null) return metaProblem;
   const sessionProblem = checkSessionId(c.sessionId);

@@ -30,6 +30,10 @@ export const MAX_WAIT_TIMEOUT_MS = 60 * 60 * 1000;
 
 /** Open sessions at once. Beyond: OpenSession is refused with TOO_MANY_SESSIONS. */
 export const MAX_SESSIONS = 100_000;
+/** Sessions one ExpireSession entry ends (the leader also bounds an entry by the locks they hold). */
+export const MAX_SESSIONS_PER_EXPIRY = 1_000;
+/** Lease checkpoints in one CheckpointLeases entry. */
+export const MAX_CHECKPOINTS_PER_ENTRY = 1_000;
 /** Queued waiters of one lock. Beyond: Acquire is refused with TOO_MANY_WAITERS. */
 export const MAX_WAITERS_PER_LOCK = 10_000;
 /**
@@ -67,6 +71,8 @@ export const LIMITS = Object.freeze({
   MAX_SESSION_TTL_MS,
   MAX_WAIT_TIMEOUT_MS,
   MAX_SESSIONS,
+  MAX_SESSIONS_PER_EXPIRY,
+  MAX_CHECKPOINTS_PER_ENTRY,
   MAX_WAITERS_PER_LOCK,
   MAX_LOCKS,
   MAX_LOCKS_PER_SESSION,

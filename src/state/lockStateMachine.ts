@@ -16,6 +16,7 @@ import {
   type AcquireCommand,
   type CancelWaitCommand,
   type Command,
+  type LeaseCommand,
   type OpenSessionCommand,
   type ReleaseCommand,
   type RequestCommand,
@@ -134,7 +135,7 @@ export class LockStateMachine {
       const problem = validateCommand(c);
       if (problem !== null) return outcome(freezeResult(invalid(problem)));
       const events: LockEvent[] = [];
-      const result = this.endSession(index, c.now as number, c.sessionId as string, 'expired', events);
+      const result = this.applyLeaseCommand(index, c as unknown as LeaseCommand, events);
       return { result: freezeResult(result), events, duplicate: false };
     }
 
@@ -162,6 +163,31 @@ export class LockStateMachine {
     const result = freezeResult(problem !== null ? invalid(problem) : this.execute(index, c as unknown as RequestCommand, events));
     if (deduplicated) this.dedup.record(clientId, requestId, ackedBelow, type, result);
     return { result, events, duplicate: false };
+  }
+
+  private applyLeaseCommand(index: number, c: LeaseCommand, events: LockEvent[]): Result {
+    if (c.type === 'CheckpointLeases') {
+      let sessions = 0;
+      for (const { sessionId, remainingMs } of c.leases) {
+        const s = this.sessions.get(sessionId);
+        if (s === undefined) continue;
+        this.sessions.checkpoint(s, remainingMs);
+        sessions++;
+      }
+      return { status: 'checkpointed', sessions };
+    }
+    // The sessions end together: none of them is granted a lock another one releases. A token is the entry's
+    // index, so this entry can grant each lock once: a lock handed to a session that ended in the same entry
+    // could not be handed on.
+    const ending: Session[] = [];
+    for (const sessionId of new Set(c.sessionIds)) {
+      const s = this.sessions.get(sessionId);
+      if (s === undefined) continue;
+      this.leaveSession(s, 'expired', events);
+      ending.push(s);
+    }
+    for (const s of ending) this.releaseSession(index, c.now, s, 'expired', events);
+    return { status: 'sessions_expired', ended: ending.map((s) => s.id) };
   }
 
   private execute(index: number, c: RequestCommand, events: LockEvent[]): Result {
@@ -195,25 +221,35 @@ export class LockStateMachine {
   private endSession(index: number, now: number, sessionId: string, cause: 'closed' | 'expired', events: LockEvent[]): Result {
     const s = this.sessions.get(sessionId);
     if (s === undefined) return refused(Reason.UNKNOWN_SESSION, 0);
+    this.leaveSession(s, cause, events);
+    const released = this.releaseSession(index, now, s, cause, events);
+    return { status: 'session_ended', sessionId, cause, released };
+  }
+
+  /** The first half of a session's end: its waits end and it is removed, so that nothing is granted to it. */
+  private leaveSession(s: Session, cause: 'closed' | 'expired', events: LockEvent[]): void {
     for (const rec of sortedByName(s.waiting)) {
       invariant(this.locks.dequeue(rec, s), () => `session waits for ${JSON.stringify(rec.name)} but is not queued`);
-      events.push({ type: 'wait_ended', lock: rec.name, sessionId, cause });
+      events.push({ type: 'wait_ended', lock: rec.name, sessionId: s.id, cause });
     }
     s.waiting = null;
     this.sessions.delete(s);
-    const releasedLocks = heldLocks(s).sort(byName);
+  }
+
+  /** The second half: its locks are released in name order, each handed to its next live waiter; returns their names. */
+  private releaseSession(index: number, now: number, s: Session, cause: 'closed' | 'expired', events: LockEvent[]): string[] {
     const released: string[] = [];
-    for (const rec of releasedLocks) {
+    for (const rec of heldLocks(s).sort(byName)) {
       invariant(rec.holder === s, () => `session holds ${JSON.stringify(rec.name)} but the lock disagrees`);
       deleteHeld(s, rec);
       const token = this.locks.clearHolder(rec);
       released.push(rec.name);
-      events.push({ type: 'released', lock: rec.name, sessionId, token, cause });
+      events.push({ type: 'released', lock: rec.name, sessionId: s.id, token, cause });
       this.handOver(rec, index, now, cause, events);
       this.locks.collectIfIdle(rec);
     }
-    events.push({ type: 'session_ended', sessionId, cause });
-    return { status: 'session_ended', sessionId, cause, released };
+    events.push({ type: 'session_ended', sessionId: s.id, cause });
+    return released;
   }
 
   /**
@@ -395,6 +431,17 @@ export class LockStateMachine {
   /** Open session ids, sorted (e.g. for a new leader to start every deadline afresh). */
   sessionIds(): string[] {
     return this.sessions.sortedIds();
+  }
+
+  /** Every open session's lease: its TTL and its last checkpoint (for a new leader's deadlines). */
+  leases(): Array<{ id: string; ttlMs: number; remainingMs: number }> {
+    return Array.from(this.sessions.values(), (s) => ({ id: s.id, ttlMs: s.ttlMs, remainingMs: s.remainingMs }));
+  }
+
+  /** What ending the session costs to apply: 1 plus the locks it holds and waits for (undefined: not open). */
+  sessionLoad(id: string): number | undefined {
+    const s = this.sessions.get(id);
+    return s === undefined ? undefined : 1 + s.heldCount + waitingCount(s);
   }
 
   stats(): StateStats {

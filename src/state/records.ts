@@ -22,7 +22,14 @@ export interface SessionInit {
   readonly openIndex: number;
 }
 
-export interface Session extends SessionInit {
+/** What the snapshot holds of a session. */
+export interface SessionImage extends SessionInit {
+  /** Lease time left at the session's last checkpoint (CheckpointLeases); its TTL until the first. */
+  readonly remainingMs: number;
+}
+
+export interface Session extends SessionImage {
+  remainingMs: number;
   /** First of the locks this session holds (linked through LockRecord.heldNext), null when none. */
   heldHead: LockRecord | null;
   /** Number of locks this session holds. */
@@ -56,8 +63,8 @@ export interface LockRecord {
   heldNext: LockRecord | null;
 }
 
-export function newSession(id: string, clientName: string, ttlMs: number, openedAt: number, openIndex: number): Session {
-  return { id, clientName, ttlMs, openedAt, openIndex, heldHead: null, heldCount: 0, waiting: null };
+export function newSession(id: string, clientName: string, ttlMs: number, openedAt: number, openIndex: number, remainingMs = ttlMs): Session {
+  return { id, clientName, ttlMs, openedAt, openIndex, remainingMs, heldHead: null, heldCount: 0, waiting: null };
 }
 
 /** A free lock record (as created for a first grant, or restored and then filled in). */

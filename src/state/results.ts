@@ -79,6 +79,18 @@ export interface SessionEndedResult {
   released: string[];
 }
 
+/** ExpireSession: the sessions that ended, in the entry's order (unknown ones were skipped). */
+export interface SessionsExpiredResult {
+  status: 'sessions_expired';
+  ended: string[];
+}
+
+/** CheckpointLeases: how many open sessions got their checkpoint (unknown ones were skipped). */
+export interface CheckpointedResult {
+  status: 'checkpointed';
+  sessions: number;
+}
+
 /**
  * The session holds the lock under `token`. `newGrant` is true when this very entry granted it (then
  * token = this entry's index); false for a re-entrant Acquire, and for a CancelWait that found the session
@@ -162,6 +174,8 @@ export interface InvalidResult {
 export type Result =
   | SessionOpenedResult
   | SessionEndedResult
+  | SessionsExpiredResult
+  | CheckpointedResult
   | GrantedResult
   | WaitingResult
   | HeldResult
@@ -180,7 +194,8 @@ export type ResultStatus = Result['status'];
  *
  * Order within one entry: for Release, `released` then the `granted` of the next waiter; for a session end
  * (Close/Expire), first `wait_ended` for every lock it waited for, then per held lock (sorted by name)
- * `released` followed by the handover `granted`, and last `session_ended`.
+ * `released` followed by the handover `granted`, and last `session_ended`. An ExpireSession of several
+ * sessions ends them together: first the `wait_ended` of them all, then each one's releases and end.
  */
 export type LockEvent =
   | {

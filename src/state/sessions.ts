@@ -1,9 +1,10 @@
 // The session table: open sessions by id, and in id order. The records are in records.ts.
-import { liveView, type TableView } from './capture';
-import { newSession, type Session, type SessionInit } from './records';
+import { SavedImages, frozenView, liveView, type TableView } from './capture';
+import { invariant } from './invariant';
+import { newSession, type Session, type SessionImage, type SessionInit } from './records';
 import { SortedIndex } from './sortedIndex';
 
-export type { Session, SessionInit };
+export type { Session, SessionImage, SessionInit };
 
 class SessionIndex extends SortedIndex<Session> {
   protected keyOf(s: Session): string {
@@ -15,6 +16,8 @@ export class SessionTable {
   private readonly byId = new Map<string, Session>();
   /** The same sessions in id order (code point order: canonical for snapshots, kept without sorting). */
   private readonly sorted = new SessionIndex();
+  /** While a snapshot capture is open: the sessions' contents as they were at the capture (capture.ts). */
+  private images: SavedImages<Session, SessionImage> | null = null;
 
   get size(): number {
     return this.byId.size;
@@ -56,20 +59,27 @@ export class SessionTable {
   }
 
   /** The sessions in id order, read live (nothing may change while the view is read). */
-  view(): TableView<Session, Session> {
+  view(): TableView<Session, SessionImage> {
     return liveView(this.sorted.chunksInOrder(), this.size);
   }
 
-  /**
-   * The sessions as they are now, readable until thaw() while sessions come and go. Nothing a snapshot holds
-   * of a session ever changes, so no images are kept.
-   */
-  freeze(): TableView<Session, Session> {
-    return liveView(this.sorted.freeze(), this.size);
+  /** The sessions as they are now, readable until thaw() while sessions come, go and are checkpointed. */
+  freeze(): TableView<Session, SessionImage> {
+    invariant(this.images === null, 'the session table is frozen already');
+    const images = new SavedImages<Session, SessionImage>(copySession);
+    this.images = images;
+    return frozenView(this.sorted.freeze(), this.size, images);
   }
 
   thaw(): void {
+    this.images = null;
     this.sorted.thaw();
+  }
+
+  /** Records the session's lease checkpoint (at most its TTL). */
+  checkpoint(s: Session, remainingMs: number): void {
+    this.images?.save(s);
+    s.remainingMs = Math.min(remainingMs, s.ttlMs);
   }
 
   /** Session ids in code point order (independent of history, so snapshots are canonical). */
@@ -85,4 +95,8 @@ export class SessionTable {
   check(): string[] {
     return this.sorted.matches(this.byId) ? [] : ['session index out of step with the session table'];
   }
+}
+
+function copySession(s: Session): SessionImage {
+  return { id: s.id, clientName: s.clientName, ttlMs: s.ttlMs, openedAt: s.openedAt, openIndex: s.openIndex, remainingMs: s.remainingMs };
 }

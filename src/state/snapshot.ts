@@ -8,10 +8,14 @@
 // writes those bytes again). Nodes keep them on disk and send them to followers: never change them without a
 // new format number. test/state/snapshotOracle.ts is a second, plain encoder of the same grammar.
 //
-//   file        = magic "FLSM" | varint format (2) | varint lastApplied | varint gcFloor
+//   file        = magic "FLSM" | varint format (3) | varint lastApplied | varint gcFloor
 //                 | list(session) | list(lock) | list(key) | list(dedupClient)
 //   list(x)     = varint count | x * count
 //   session     = str id | str clientName | varint ttlMs | varint openedAt | varint openIndex
+//                 | varint remainingMs (its lease checkpoint, <= ttlMs)
+//
+// Format 2 (the format before lease checkpoints) is still read: the same grammar without remainingMs, which
+// is then the TTL.
 //   lock        = str name | sref holder | varint token | varint grantedAt | varint latestToken
 //                 | sref latestHolder | list(sref waiter)
 //   sref        = varint: 0 = '' | 1 then str = an id that is none of the sessions' | 2 + i = id of session i
@@ -33,7 +37,7 @@ import type { DedupEntry, DedupTable, DedupView } from './dedup';
 import type { FencedKv, KeyImage, KvRecord } from './fencedKv';
 import { InvariantError, invariant } from './invariant';
 import type { LockImage, LockTable } from './locks';
-import { addHeld, addWaiter, addWaiting, hasWaiter, newLockRecord, newSession, type LockRecord, type Session } from './records';
+import { addHeld, addWaiter, addWaiting, hasWaiter, newLockRecord, newSession, type LockRecord, type Session, type SessionImage } from './records';
 import { Reason, freezeResult, type Result } from './results';
 import type { SessionTable } from './sessions';
 import { DICT_INDEX, MAX_VARINT_BYTES, Reader, SnapshotError, Writer, readMagic, strBound, writeMagic } from './snapshotWire';
@@ -50,13 +54,15 @@ export interface StateTables {
 export interface StateView {
   readonly lastApplied: number;
   readonly gcFloor: number;
-  readonly sessions: TableView<Session, Session>;
+  readonly sessions: TableView<Session, SessionImage>;
   readonly locks: TableView<LockRecord, LockImage>;
   readonly keys: TableView<KvRecord, KeyImage>;
   readonly dedup: DedupView;
 }
 
-export const SNAPSHOT_FORMAT = 2;
+export const SNAPSHOT_FORMAT = 3;
+/** The previous format, still read (sessions without their lease checkpoint). */
+const FORMAT_WITHOUT_CHECKPOINTS = 2;
 
 /** `sref`: 0 = '', 1 = a literal id (not one of the sessions), 2 + i = the id of session i. */
 const SREF_EMPTY = 0;
@@ -150,7 +156,7 @@ interface SessionPositions {
   readonly ordinalOf: ReadonlyMap<string, number>;
 }
 
-function* writeSessions(w: Writer, sessions: TableView<Session, Session>, slice: Slice): Generator<void, SessionPositions, void> {
+function* writeSessions(w: Writer, sessions: TableView<Session, SessionImage>, slice: Slice): Generator<void, SessionPositions, void> {
   const byOrdinal: Session[] = [];
   const ordinalOf = new Map<string, number>();
   w.varint(sessions.size);
@@ -161,12 +167,13 @@ function* writeSessions(w: Writer, sessions: TableView<Session, Session>, slice:
       const clientName = s.clientName;
       ordinalOf.set(id, byOrdinal.length);
       byOrdinal.push(s);
-      w.ensure(strBound(id) + strBound(clientName) + 3 * MAX_VARINT_BYTES);
+      w.ensure(strBound(id) + strBound(clientName) + 4 * MAX_VARINT_BYTES);
       w.putStr(id);
       w.putStr(clientName);
       w.putVarint(s.ttlMs);
       w.putVarint(s.openedAt);
       w.putVarint(s.openIndex);
+      w.putVarint(sessions.image(s).remainingMs);
       if (slice.spend(1)) yield;
     }
   }
@@ -298,7 +305,7 @@ export function readState(bytes: Uint8Array, t: StateTables): { lastApplied: num
   const r = new Reader(bytes);
   const header = readHeader(r);
   t.locks.gcFloor = header.gcFloor;
-  const sessions = readSessions(r, t.sessions);
+  const sessions = readSessions(r, t.sessions, header.format === SNAPSHOT_FORMAT);
   const locks = readLocks(r, t, sessions);
   readKeys(r, t.kv, locks);
   readDedup(r, t.dedup);
@@ -306,17 +313,17 @@ export function readState(bytes: Uint8Array, t: StateTables): { lastApplied: num
   return header;
 }
 
-function readHeader(r: Reader): { lastApplied: number; gcFloor: number } {
+function readHeader(r: Reader): { format: number; lastApplied: number; gcFloor: number } {
   readMagic(r);
   const format = r.varint();
-  if (format !== SNAPSHOT_FORMAT) bad(`unsupported format ${format}`);
+  if (format !== SNAPSHOT_FORMAT && format !== FORMAT_WITHOUT_CHECKPOINTS) bad(`unsupported format ${format}`);
   const lastApplied = r.varint();
   const gcFloor = r.varint();
-  return { lastApplied, gcFloor };
+  return { format, lastApplied, gcFloor };
 }
 
 /** The sessions, by position. */
-function readSessions(r: Reader, table: SessionTable): Session[] {
+function readSessions(r: Reader, table: SessionTable, withCheckpoints: boolean): Session[] {
   const count = r.count(5);
   const byOrdinal: Session[] = new Array<Session>(count);
   let previousId = '';
@@ -324,7 +331,10 @@ function readSessions(r: Reader, table: SessionTable): Session[] {
     const id = r.sessionId();
     if (id === undefined) bad('a session id is not 32 lowercase hex characters');
     if (i > 0 && !(previousId < id)) bad(`session ${id} out of order`); // ids are ASCII: < is code point order
-    const s = newSession(id, r.str(), r.varint(), r.varint(), r.varint());
+    const clientName = r.str();
+    const ttlMs = r.varint();
+    const s = newSession(id, clientName, ttlMs, r.varint(), r.varint(), withCheckpoints ? r.varint() : ttlMs);
+    if (s.remainingMs > ttlMs) bad(`session ${id} has a lease checkpoint above its TTL`);
     table.restore(s);
     byOrdinal[i] = s;
     previousId = id;
@@ -518,6 +528,10 @@ function writeResult(w: Writer, r: Result): void {
       putFields(w, 2, r.status);
       putString(w, 'message', r.message);
       return;
+    case 'sessions_expired':
+    case 'checkpointed':
+      // Answers to a leader's own lease commands, which are not de-duplicated.
+      invariant(false, `a ${r.status} result is never stored`);
   }
 }
 

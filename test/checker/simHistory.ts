@@ -149,7 +149,7 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
 
   const expireLater = (session: string, after: number): void => {
     ev.at(ev.now + after, () => {
-      const r = m.apply(++index, { type: 'ExpireSession', now: Math.floor(ev.now), sessionId: session });
+      const r = m.apply(++index, { type: 'ExpireSession', now: Math.floor(ev.now), sessionIds: [session] });
       if (r.result.status === 'session_ended') stats.expiries++;
       for (const e of r.events) {
         if ((e.type === 'granted' || e.type === 'wait_ended') && waiters.has(`${e.lock}\u0000${e.sessionId}`)) waiters.get(`${e.lock}\u0000${e.sessionId}`)!(e);

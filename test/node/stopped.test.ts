@@ -17,7 +17,7 @@ describe('a stopped node', () => {
     expect(read).toBeInstanceOf(ApiError);
     expect((read as ApiError).code).toBe(14);
     expect((read as ApiError).message).toBe('this node is shutting down; retry at another node');
-    const write = await runtime.context.propose({ type: 'ExpireSession', now: 0, sessionId: 'gone' }).catch((err: unknown) => err);
+    const write = await runtime.context.propose({ type: 'ExpireSession', now: 0, sessionIds: ['gone'] }).catch((err: unknown) => err);
     expect((write as ApiError).message).toMatch(/^this node is shutting down; retry at another node with the same request id/);
     c.stop();
   });

@@ -115,7 +115,7 @@ describe('defect 3: a deposed leader acknowledging renewals', () => {
   it('a promoted leader\'s deadlines are a TTL plus an election timeout away', () => {
     let now = 1_000;
     const leases = new SessionLeases(() => now);
-    leases.promote([{ id: 's', ttlMs: TTL }], 500);
+    leases.promote([{ id: 's', ttlMs: TTL, remainingMs: TTL }], 500);
     expect(leases.remaining('s')).toBe(TTL + 500);
     now += TTL + 499;
     expect(leases.expired(10)).toEqual([]);
@@ -128,10 +128,10 @@ describe('defect 7: the lease sweep', () => {
   it('pops only due deadlines, at most a batch per sweep, each session once until retried', () => {
     let now = 0;
     const leases = new SessionLeases(() => now);
-    leases.promote(Array.from({ length: 10_000 }, (_, i) => ({ id: `s${i}`, ttlMs: 1_000 + (i % 10) })), 0);
+    leases.promote(Array.from({ length: 10_000 }, (_, i) => ({ id: `s${i}`, ttlMs: 1_000 + (i % 10), remainingMs: 1_000 + (i % 10) })), 0);
     expect(leases.expired(1_000)).toEqual([]);
     now = 999;
-    for (let i = 0; i < 10_000; i += 100) expect(leases.renew(`s${i}`)).toBe(1_000); // 100 of them are renewed
+    for (let i = 0; i < 10_000; i += 100) expect(leases.renew(`s${i}`)?.remainingMs).toBe(1_000); // 100 of them are renewed
     now = 1_000; // the other 900 sessions of TTL 1,000 are due
     const batch = leases.expired(50);
     expect(batch).toHaveLength(50);

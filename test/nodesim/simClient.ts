@@ -5,6 +5,7 @@
  * after a time budget (the outcome is then unknown). Every call is recorded for test/checker.
  */
 import type { CallScope } from '../../src/node/api/context';
+import type { RenewalAnswer } from '../../src/node/runtime/leaderDuties';
 import type { NodeRuntime } from '../../src/node/runtime/nodeRuntime';
 import type { NodePorts } from '../../src/node/runtime/ports';
 import { FenceLockError } from '../../src/client/errors';
@@ -324,6 +325,11 @@ export class SimClient {
 /** KeepAlive as the stream handler runs it; a renewal the leader does not acknowledge never gets an answer. */
 function keepAliveCall(env: ClientEnv, rt: NodeRuntime, sessionId: string): Promise<unknown> {
   const answer = rt.services.session.calls.keepAlive({ sessionId });
+  // An answer given at once is seen at once; one that waits for a checkpoint reset, when it comes.
+  return answer instanceof Promise ? answer.then((a) => delivered(env, rt, sessionId, a)) : delivered(env, rt, sessionId, answer);
+}
+
+function delivered(env: ClientEnv, rt: NodeRuntime, sessionId: string, answer: RenewalAnswer): Promise<unknown> {
   if (answer === 'no-ack') return new Promise<never>(() => undefined);
   if (answer.alive) env.renewalAcknowledged(sessionId, rt.context.config.id);
   return Promise.resolve(answer);

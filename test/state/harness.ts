@@ -58,7 +58,7 @@ export class Harness {
   }
 
   /** A request command with fresh ids and the current time (explicit fields win). */
-  req<T extends Exclude<Command['type'], 'ExpireSession'>>(type: T, body: Body<T>): Command {
+  req<T extends Exclude<Command['type'], 'ExpireSession' | 'CheckpointLeases'>>(type: T, body: Body<T>): Command {
     return {
       type,
       clientId: this.clientId,
@@ -109,7 +109,7 @@ export class Harness {
   }
 
   expire(sessionId: string): CommandResult {
-    return this.apply({ type: 'ExpireSession', now: this.tick(), sessionId });
+    return this.apply({ type: 'ExpireSession', now: this.tick(), sessionIds: [sessionId] });
   }
 
   value(key: string): string | null {
@@ -145,7 +145,7 @@ export function referenceSnapshot(m: LockStateMachine): StateSnapshot {
     format: SNAPSHOT_FORMAT,
     lastApplied: t.applied,
     gcFloor: t.locks.gcFloor,
-    sessions: sessions.map((s) => ({ id: s.id, clientName: s.clientName, ttlMs: s.ttlMs, openedAt: s.openedAt, openIndex: s.openIndex })),
+    sessions: sessions.map((s) => ({ id: s.id, clientName: s.clientName, ttlMs: s.ttlMs, openedAt: s.openedAt, openIndex: s.openIndex, remainingMs: s.remainingMs })),
     locks: locks.map((rec) => ({
       name: rec.name,
       holder: rec.holder?.id ?? '',

@@ -1,6 +1,6 @@
 // The lock rules: grants, tokens, FIFO queue, re-entrancy, release, handover on close and expiry.
 import { describe, expect, it } from 'vitest';
-import { LockStateMachine, Reason, type LockEvent } from '../../src/state';
+import { LockStateMachine, MAX_SESSIONS_PER_EXPIRY, Reason, type LockEvent } from '../../src/state';
 import { Harness, referenceSnapshot, sid } from './harness';
 
 describe('acquire', () => {
@@ -96,12 +96,12 @@ describe('acquire', () => {
 
   it('rejects an apply whose index does not increase', () => {
     const m = new LockStateMachine();
-    const expire = { type: 'ExpireSession' as const, now: 1, sessionId: sid(1) };
+    const expire = { type: 'ExpireSession' as const, now: 1, sessionIds: [sid(1)] };
     m.apply(5, expire);
     expect(() => m.apply(5, expire)).toThrow(/strictly increase/);
     expect(() => m.apply(4, expire)).toThrow(/strictly increase/);
     expect(m.lastApplied).toBe(5);
-    expect(m.apply(6, expire).result).toEqual({ status: 'refused', reason: Reason.UNKNOWN_SESSION, watermark: 0 });
+    expect(m.apply(6, expire).result).toEqual({ status: 'sessions_expired', ended: [] });
   });
 });
 
@@ -193,7 +193,7 @@ describe('session end', () => {
       h.acquire(a, 'Z'); // a also waits somewhere
       const out = cause === 'closed' ? h.close(a) : h.expire(a);
       const index = h.index;
-      expect(out.result).toEqual({ status: 'session_ended', sessionId: a, cause, released: ['X', 'Y'] });
+      expect(out.result).toEqual(cause === 'closed' ? { status: 'session_ended', sessionId: a, cause, released: ['X', 'Y'] } : { status: 'sessions_expired', ended: [a] });
       const events: LockEvent[] = [
         { type: 'wait_ended', lock: 'Z', sessionId: a, cause },
         { type: 'released', lock: 'X', sessionId: a, token: tx, cause },
@@ -239,6 +239,51 @@ describe('session end', () => {
     expect(out.events).toContainEqual({ type: 'granted', lock: 'L', sessionId: b, token: h.index, cause: 'expired' });
   });
 
+  it('one entry expires several sessions together, skipping unknown and repeated ones; each lock is granted once', () => {
+    const h = new Harness();
+    const [a, b, c] = [h.open(), h.open(), h.open()];
+    h.grant(a, 'L');
+    h.acquire(b, 'L');
+    h.acquire(c, 'L');
+    const out = h.apply({ type: 'ExpireSession', now: h.tick(), sessionIds: [a, sid(0xdead), b, a] });
+    expect(out.result).toEqual({ status: 'sessions_expired', ended: [a, b] });
+    // The sessions end together: b (queued, ending too) is never granted L; c gets it, once, with this index.
+    const token = h.m.describeLock('L')?.holder?.token;
+    expect(out.events).toEqual([
+      { type: 'wait_ended', lock: 'L', sessionId: b, cause: 'expired' },
+      { type: 'released', lock: 'L', sessionId: a, token: 4, cause: 'expired' },
+      { type: 'granted', lock: 'L', sessionId: c, token: h.index, cause: 'expired' },
+      { type: 'session_ended', sessionId: a, cause: 'expired' },
+      { type: 'session_ended', sessionId: b, cause: 'expired' },
+    ]);
+    expect(token).toBe(h.index);
+    expect(h.m.describeLock('L')?.holder).toMatchObject({ sessionId: c, token: h.index });
+    expect(h.m.sessionIds()).toEqual([c]);
+  });
+
+  it('lease checkpoints record the time left, at most the TTL, and skip unknown sessions', () => {
+    const h = new Harness();
+    const [a, b] = [h.open(10_000), h.open(4_000)];
+    const out = h.apply({ type: 'CheckpointLeases', now: h.tick(), leases: [{ sessionId: a, remainingMs: 2_500 }, { sessionId: b, remainingMs: 9_000 }, { sessionId: sid(0xdead), remainingMs: 1 }] });
+    expect(out.result).toEqual({ status: 'checkpointed', sessions: 2 });
+    expect(out.events).toEqual([]);
+    const byId = new Map(h.m.leases().map((l) => [l.id, l]));
+    expect(byId.get(a)).toEqual({ id: a, ttlMs: 10_000, remainingMs: 2_500 });
+    expect(byId.get(b)).toEqual({ id: b, ttlMs: 4_000, remainingMs: 4_000 });
+    // A snapshot carries them.
+    expect(LockStateMachine.readSnapshot(h.m.writeSnapshot()).leases()).toEqual(h.m.leases());
+  });
+
+  it('refuses lease commands beyond their bounds, changing nothing', () => {
+    const h = new Harness();
+    const a = h.open();
+    const many = Array.from({ length: MAX_SESSIONS_PER_EXPIRY + 1 }, () => a);
+    expect(h.apply({ type: 'ExpireSession', now: h.tick(), sessionIds: many }).result).toMatchObject({ status: 'invalid', message: expect.stringMatching(/sessionIds must list 1\.\.1000/) });
+    expect(h.apply({ type: 'ExpireSession', now: h.tick(), sessionIds: [] }).result).toMatchObject({ status: 'invalid' });
+    expect(h.apply({ type: 'CheckpointLeases', now: h.tick(), leases: [{ sessionId: a, remainingMs: -1 }] }).result).toMatchObject({ status: 'invalid', message: expect.stringMatching(/remainingMs/) });
+    expect(h.m.leases()).toEqual([{ id: a, ttlMs: 10_000, remainingMs: 10_000 }]);
+  });
+
   it('expiring an unknown or already ended session changes nothing (idempotent)', () => {
     const h = new Harness();
     const a = h.open();
@@ -246,7 +291,7 @@ describe('session end', () => {
     h.expire(a);
     const before = referenceSnapshot(h.m);
     const out = h.expire(a);
-    expect(out.result).toEqual({ status: 'refused', reason: Reason.UNKNOWN_SESSION, watermark: 0 });
+    expect(out.result).toEqual({ status: 'sessions_expired', ended: [] });
     expect(out.events).toEqual([]);
     expect(h.close(a).result).toMatchObject({ reason: Reason.UNKNOWN_SESSION });
     expect({ ...referenceSnapshot(h.m), lastApplied: 0, dedup: [] }).toEqual({ ...before, lastApplied: 0, dedup: [] });

@@ -37,7 +37,7 @@ export function driveRandomly(m: LockStateMachine, seed: number, steps: number, 
     if (r < 0.05 && history.length > 0) c = pick(history); // a retry
     else if (r < 0.2) c = { type: 'OpenSession', ...meta, sessionId, ttlMs: 5_000 + Math.floor(rnd() * 1e6), clientName: pick(NAMES) };
     else if (r < 0.25) c = { type: 'CloseSession', ...meta, sessionId };
-    else if (r < 0.3) c = { type: 'ExpireSession', now, sessionId };
+    else if (r < 0.3) c = { type: 'ExpireSession', now, sessionIds: [sessionId] };
     else if (r < 0.5) c = { type: 'Acquire', ...meta, lock, sessionId, tryOnly: rnd() < 0.3 };
     else if (r < 0.55) c = { type: 'CancelWait', ...meta, lock, sessionId };
     else if (r < 0.68) c = { type: 'Release', ...meta, lock, sessionId, token };

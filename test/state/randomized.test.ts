@@ -111,7 +111,7 @@ function generator(rnd: () => number) {
     let command: Command;
     if (r < 0.16) command = { type: 'OpenSession', ...meta(), sessionId: pick(SESSIONS), ttlMs: 5_000, clientName: pick(['', 'w', 'ü']) };
     else if (r < 0.2) command = { type: 'CloseSession', ...meta(), sessionId };
-    else if (r < 0.26) command = { type: 'ExpireSession', now, sessionId };
+    else if (r < 0.26) command = { type: 'ExpireSession', now, sessionIds: [sessionId] };
     else if (r < 0.48) command = { type: 'Acquire', ...meta(), lock, sessionId, tryOnly: rnd() < 0.3, waitTimeoutMs: 1_000 };
     else if (r < 0.54) command = { type: 'CancelWait', ...meta(), lock, sessionId };
     else if (r < 0.66) command = { type: 'Release', ...meta(), lock, sessionId: who(), token: someToken() };
@@ -122,7 +122,7 @@ function generator(rnd: () => number) {
           : { type: 'delete', key: key() },
       );
       command = { type: 'Write', ...meta(), lock, sessionId: who(), token: someToken(), ops };
-    } else command = { type: 'ExpireSession', now, sessionId: sid(0xdead) }; // never opened
+    } else command = { type: 'ExpireSession', now, sessionIds: [sid(0xdead)] }; // never opened
     history.push(command);
     return { command, retry: false };
   };

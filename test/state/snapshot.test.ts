@@ -154,7 +154,7 @@ describe('decoding and restoring bad snapshots', () => {
     };
     const cases: Array<[string, StateSnapshot]> = [
       ['format 1 (older)', mutate((s) => (s.format = 1))],
-      ['format 3', mutate((s) => (s.format = 3))],
+      ['format 4', mutate((s) => (s.format = 4))],
       ['holder unknown', mutate((s) => (s.locks[0]!.holder = sid(12345)))],
       ['waiter twice', mutate((s) => s.locks[0]!.waiters.push(s.locks[0]!.waiters[0]!))],
       ['key of unknown lock', mutate((s) => (s.keys[0]!.lock = 'nowhere'))],

@@ -1,5 +1,5 @@
-// The snapshot byte format (format 2) and the machinery that makes taking and installing a snapshot fast:
-// the machine's own encoder against the oracle, the restored records (lazily created sets, a lock's holder
+// The snapshot byte format (format 3; format 2 is still read) and the machinery that makes taking and
+// installing a snapshot fast: the machine's own encoder against the oracle, the restored records (lazily created sets, a lock's holder
 // and waiters being the session records themselves), canonical encodings, and the sorted indexes that spare
 // the snapshot any sorting.
 import { describe, expect, it } from 'vitest';
@@ -66,7 +66,7 @@ describe('snapshot encoder', () => {
       // drop some sessions again (their locks pass to waiters or are forgotten)
       for (const n of order) if (n % 3 === 0) m.apply(++i, { type: 'CloseSession', clientId: '', requestId: 0, now: 3, sessionId: sid(n) });
       i = 1000; // the same indexes from here on, whatever the order above
-      m.apply(++i, { type: 'ExpireSession', now: 4, sessionId: sid(999) }); // changes nothing but lastApplied
+      m.apply(++i, { type: 'ExpireSession', now: 4, sessionIds: [sid(999)] }); // changes nothing but lastApplied
       return expectCanonicalSnapshot(m);
     };
     const forward = Array.from({ length: 13 }, (_, n) => n + 1);
@@ -203,6 +203,8 @@ const S1 = sid(1);
 
 interface Parts {
   format?: number;
+  /** The session's lease checkpoint (format 3 on; default its TTL). */
+  remainingMs?: number;
   /** Writes the lock list (the default: one lock held by session 0 with both refs, no waiters). */
   locks?: (w: Writer) => void;
   keys?: (w: Writer) => void;
@@ -222,6 +224,7 @@ function file(p: Parts = {}): Uint8Array {
   w.varint(5_000);
   w.varint(1);
   w.varint(1);
+  if ((p.format ?? SNAPSHOT_FORMAT) >= 3) w.varint(p.remainingMs ?? 5_000);
   (p.locks ?? ((x) => lockList(x, [2], [2])))(w);
   (p.keys ?? ((x) => x.varint(0)))(w);
   (p.dedup ?? ((x) => x.varint(0)))(w);
@@ -270,6 +273,13 @@ describe('the format', () => {
     expectSameBytes(m.writeSnapshot(), bytes);
   });
 
+  it('installs format 2 (no lease checkpoints: each is the TTL) and writes it again as format 3', () => {
+    const m = LockStateMachine.readSnapshot(file({ format: 2 }));
+    expect(m.leases()).toEqual([{ id: S1, ttlMs: 5_000, remainingMs: 5_000 }]);
+    expectSameBytes(m.writeSnapshot(), file());
+    expect(LockStateMachine.readSnapshot(file({ remainingMs: 1_200 })).leases()).toEqual([{ id: S1, ttlMs: 5_000, remainingMs: 1_200 }]);
+  });
+
   it('refuses other formats, non-canonical and malformed encodings', () => {
     const keyOf = (lock: (w: Writer) => void) => (w: Writer): void => {
       w.varint(1);
@@ -286,7 +296,8 @@ describe('the format', () => {
     };
     const cases: Array<[string, Uint8Array, RegExp]> = [
       ['format 1 (never deployed)', file({ format: 1 }), /unsupported format 1/],
-      ['format 3', file({ format: 3 }), /unsupported format 3/],
+      ['format 4', file({ format: 4 }), /unsupported format 4/],
+      ['a lease checkpoint above the TTL', file({ remainingMs: 5_001 }), /lease checkpoint above its TTL/],
       ['format 0', file({ format: 0 }), /unsupported format 0/],
       ['an open session id as a literal', file({ locks: (w) => lockList(w, [2], [1, S1]) }), /written as a literal/],
       ['a holder that is not a session', file({ locks: (w) => lockList(w, [1, sid(2)], [2]) }), /held by an unknown session/],

@@ -2,7 +2,7 @@
 // plain way, from a plain StateSnapshot (sorted lists of plain objects; harness.ts builds one from a
 // machine's tables) and with stored results encoded reflectively from their JSON, as the format's first
 // encoder did. The machine's own encoder must write exactly these bytes (snapshotOracle.test.ts): that is
-// what keeps the bytes of format 2 unchanged.
+// what keeps the bytes of the format unchanged.
 import { DICT_INDEX, Writer, writeMagic } from '../../src/state/snapshotWire';
 import { isWellFormed } from '../../src/state/text';
 import type { CommandType } from '../../src/state';
@@ -13,6 +13,8 @@ export interface SessionSnapshot {
   ttlMs: number;
   openedAt: number;
   openIndex: number;
+  /** Lease checkpoint (format 3 on; format 2 has none: it is the TTL). */
+  remainingMs: number;
 }
 
 export interface LockSnapshot {
@@ -105,6 +107,7 @@ export function encodePlainSnapshot(s: StateSnapshot): Uint8Array {
     w.varint(x.ttlMs);
     w.varint(x.openedAt);
     w.varint(x.openIndex);
+    if (s.format >= 3) w.varint(x.remainingMs);
   }
   w.varint(s.locks.length);
   for (const x of s.locks) {

@@ -22,8 +22,11 @@ interface KeepAliveReq {
 export interface SessionCalls {
   open: Handler<OpenReq, object>;
   close: Handler<CloseReq, object>;
-  /** One renewal: an acknowledgement to send, or 'no-ack' (the lease is not extended); throws NOT_LEADER. */
-  keepAlive(req: KeepAliveReq): RenewalAnswer;
+  /**
+   * One renewal: an acknowledgement to send, or 'no-ack' (the lease is not extended), at once or once a
+   * checkpoint reset is applied; throws NOT_LEADER.
+   */
+  keepAlive(req: KeepAliveReq): RenewalAnswer | Promise<RenewalAnswer>;
 }
 
 export function sessionService(ctx: NodeContext): { service: grpc.UntypedServiceImplementation; calls: SessionCalls } {
@@ -50,7 +53,7 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
     return {};
   };
   // Renewals are not log entries: the leader extends its in-memory deadline (see LeaderDuties.renew).
-  const keepAlive = (req: KeepAliveReq): RenewalAnswer => {
+  const keepAlive = (req: KeepAliveReq): RenewalAnswer | Promise<RenewalAnswer> => {
     const sessionId = v.sessionId(req.sessionId);
     if (!ctx.driver.isLeader()) throw notLeader(ctx.leaderAddress());
     return ctx.duties.renew(sessionId);
@@ -59,12 +62,16 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
     Open: unary(logger, 'Session.Open', open),
     Close: unary(logger, 'Session.Close', close),
     KeepAlive: (call: grpc.ServerDuplexStream<KeepAliveReq, unknown>) => {
+      const send = (req: KeepAliveReq, answer: RenewalAnswer): void => {
+        if (answer === 'no-ack' || call.destroyed) return;
+        // The renewal id is echoed: the client credits exactly this renewal's send time.
+        call.write({ sessionId: req.sessionId, alive: answer.alive, remainingMs: String(answer.remainingMs), renewalId: req.renewalId ?? '0' });
+      };
       call.on('data', (req: KeepAliveReq) => {
         try {
           const answer = keepAlive(req);
-          if (answer === 'no-ack') return;
-          // The renewal id is echoed: the client credits exactly this renewal's send time.
-          call.write({ sessionId: req.sessionId, alive: answer.alive, remainingMs: String(answer.remainingMs), renewalId: req.renewalId ?? '0' });
+          if (answer instanceof Promise) void answer.then((a) => send(req, a));
+          else send(req, answer);
         } catch (err) {
           call.emit('error', toServiceError(logger, 'Session.KeepAlive', err));
         }

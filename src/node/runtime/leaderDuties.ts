@@ -1,4 +1,4 @@
-import type { CommandResult } from '../../state';
+import { MAX_CHECKPOINTS_PER_ENTRY, MAX_SESSIONS_PER_EXPIRY, type Command, type CommandResult, type LeaseCheckpoint, type LeaseCommand } from '../../state';
 import type { LockApp } from '../lockApp';
 import type { Logger } from '../logger';
 import type { RaftDriver } from '../raftDriver';
@@ -7,10 +7,20 @@ import type { NodePorts, TimerHandle } from './ports';
 import { SessionLeases } from './sessionLeases';
 
 /**
- * At most this many Expire proposals a second (etcd revokes at most 1,000 leases a second): a fleet of
- * sessions ending together is expired over a few seconds, and the event loop keeps answering meanwhile.
+ * At most this many sessions expired a second (etcd revokes at most 1,000 leases a second; ours are cheaper
+ * to end, several per entry): 100,000 sessions ending together are expired over 20 s while the event loop
+ * keeps answering.
  */
-export const MAX_EXPIRIES_PER_SECOND = 1_000;
+export const MAX_EXPIRIES_PER_SECOND = 5_000;
+
+/**
+ * What one ExpireSession entry may cost to apply: each session counts 1 plus the locks it holds and waits
+ * for (each released, maybe handed over). About a millisecond of apply time.
+ */
+export const MAX_EXPIRY_LOAD_PER_ENTRY = 2_048;
+
+/** At most this many lease checkpoints written a second (each a few bytes in a CheckpointLeases entry). */
+export const MAX_CHECKPOINTS_PER_SECOND = 10_000;
 
 /** Fixed defects the simulator can plant again (see test/nodesim). Never set outside it. */
 export interface LeaseBugs {
@@ -35,13 +45,15 @@ export class LeaderDuties {
   readonly leases: SessionLeases;
   private sweeper: TimerHandle | undefined;
   private stopped = false;
+  /** Resets of checkpointed sessions in flight, by session: renewals wait for them before they are acknowledged. */
+  private readonly resets = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly driver: RaftDriver<CommandResult>,
     private readonly app: LockApp,
     private readonly ports: NodePorts,
     private readonly tickMs: number,
-    private readonly proposeExpiry: (sessionId: string) => Promise<unknown>,
+    private readonly proposeLeaseCommand: (command: LeaseCommand) => Promise<unknown>,
     private readonly logger: Logger,
     private readonly bugs: LeaseBugs = {},
   ) {
@@ -49,19 +61,45 @@ export class LeaderDuties {
     this.leases = new SessionLeases(bugs.wallClockLeases ? () => clock.wallMs() : () => clock.monotonicMs());
     driver.on('role', (role: Role) => this.onRole(role));
     driver.on('applied', () => this.maybePromote());
-    app.on('applied', (_index: number, _command: unknown, outcome: CommandResult) => this.onApplied(outcome));
+    app.on('applied', (_index: number, command: Command, outcome: CommandResult) => this.onApplied(command, outcome));
     this.armSweeper();
   }
 
-  /** The answer to one renewal (the caller checked that this node leads). */
-  renew(sessionId: string): RenewalAnswer {
+  /**
+   * The answer to one renewal (the caller checked that this node leads): at once, or once the reset of the
+   * session's checkpoint is applied when the log holds one below its TTL (a next leader would start from it).
+   */
+  renew(sessionId: string): RenewalAnswer | Promise<RenewalAnswer> {
     // Not promoted: this leader may not have applied what the previous one committed (an expiry, an open).
     if (!this.leases.promoted || !this.driver.leadsWithQuorumContact()) return 'no-ack';
-    if (!this.app.machine.getSession(sessionId)) return { alive: false, remainingMs: 0 };
-    const remaining = this.leases.renew(sessionId);
+    const ttlMs = this.app.machine.getSession(sessionId)?.ttlMs;
+    if (ttlMs === undefined) return { alive: false, remainingMs: 0 };
+    const renewal = this.leases.renew(sessionId);
     // Past its deadline (or its expiry proposed) but not yet ended: alive=false would be premature, since a
     // leader change before the expiry commits gives the session a fresh TTL. Saying nothing is the truth.
-    return remaining === undefined ? 'no-ack' : { alive: true, remainingMs: remaining };
+    if (renewal === undefined) return 'no-ack';
+    if (!renewal.needsReset) return { alive: true, remainingMs: renewal.remainingMs };
+    return this.resetCheckpoint(sessionId, ttlMs).then(
+      () => this.answerAfterReset(sessionId),
+      (): RenewalAnswer => 'no-ack',
+    );
+  }
+
+  /** Proposes a checkpoint of a full TTL for the session, once however many renewals wait for it. */
+  private resetCheckpoint(sessionId: string, ttlMs: number): Promise<unknown> {
+    const pending = this.resets.get(sessionId);
+    if (pending) return pending;
+    const reset = this.proposeLeaseCommand({ type: 'CheckpointLeases', now: this.ports.clock.wallMs(), leases: [{ sessionId, remainingMs: ttlMs }] });
+    this.resets.set(sessionId, reset);
+    const forget = (): void => void this.resets.delete(sessionId);
+    reset.then(forget, forget);
+    return reset;
+  }
+
+  private answerAfterReset(sessionId: string): RenewalAnswer {
+    if (!this.leases.promoted || !this.driver.leadsWithQuorumContact()) return 'no-ack';
+    const remainingMs = this.leases.remaining(sessionId);
+    return remainingMs === undefined || remainingMs === 0 ? 'no-ack' : { alive: true, remainingMs };
   }
 
   stop(): void {
@@ -83,21 +121,17 @@ export class LeaderDuties {
   }
 
   private promote(): void {
-    const machine = this.app.machine;
-    const sessions = machine.sessionIds().map((id) => {
-      const session = machine.getSession(id);
-      if (session === undefined) throw new Error(`leader: open session ${id} has no record in the state machine`);
-      return { id, ttlMs: session.ttlMs };
-    });
+    const sessions = this.app.machine.leases();
     const extendMs = this.bugs.noPromoteExtension ? 0 : this.driver.electionTimeoutMs();
     this.leases.promote(sessions, extendMs);
-    this.logger.info({ sessions: sessions.length, extendMs }, 'leader: session leases promoted, every deadline starts afresh');
+    this.logger.info({ sessions: sessions.length, extendMs }, 'leader: session leases promoted, each deadline starts from its checkpoint');
   }
 
-  private onApplied(outcome: CommandResult): void {
+  private onApplied(command: Command, outcome: CommandResult): void {
     if (!this.leases.promoted || outcome.duplicate) return;
     const r = outcome.result;
     if (r.status === 'session_opened') this.leases.opened(r.sessionId, r.ttlMs);
+    if (command.type === 'CheckpointLeases') for (const l of command.leases) this.leases.checkpointApplied(l.sessionId, l.remainingMs);
     for (const e of outcome.events) if (e.type === 'session_ended') this.leases.ended(e.sessionId);
   }
 
@@ -111,13 +145,53 @@ export class LeaderDuties {
 
   private sweep(): void {
     if (!this.leases.promoted || !this.driver.isLeader()) return;
-    const batch = Math.max(1, Math.ceil((MAX_EXPIRIES_PER_SECOND * this.tickMs) / 1_000));
-    for (const sessionId of this.leases.expired(batch)) {
-      this.logger.info({ session: sessionId.slice(0, 8) }, 'session deadline passed; proposing expiry');
-      this.proposeExpiry(sessionId).catch((err) => {
-        this.leases.retryExpire(sessionId);
+    this.proposeExpiries();
+    this.proposeCheckpoints();
+  }
+
+  /** Sessions past their deadline, this tick's share of the rate, several per entry. */
+  private proposeExpiries(): void {
+    const expired = this.leases.expired(this.perTick(MAX_EXPIRIES_PER_SECOND));
+    for (const sessionIds of this.expiryEntries(expired)) {
+      this.logger.info({ sessions: sessionIds.length, first: sessionIds[0]?.slice(0, 8) }, 'session deadlines passed; proposing expiry');
+      this.proposeLeaseCommand({ type: 'ExpireSession', now: this.ports.clock.wallMs(), sessionIds }).catch((err) => {
+        for (const id of sessionIds) this.leases.retryExpire(id);
         this.logger.warn({ err: (err as Error).message }, 'expiry proposal failed; will retry');
       });
     }
+  }
+
+  /** Groups sessions into entries of at most MAX_SESSIONS_PER_EXPIRY sessions and MAX_EXPIRY_LOAD_PER_ENTRY. */
+  private expiryEntries(sessionIds: readonly string[]): string[][] {
+    const entries: string[][] = [];
+    let entry: string[] = [];
+    let load = 0;
+    for (const id of sessionIds) {
+      const cost = this.app.machine.sessionLoad(id) ?? 1;
+      if (entry.length > 0 && (entry.length === MAX_SESSIONS_PER_EXPIRY || load + cost > MAX_EXPIRY_LOAD_PER_ENTRY)) {
+        entries.push(entry);
+        entry = [];
+        load = 0;
+      }
+      entry.push(id);
+      load += cost;
+    }
+    if (entry.length > 0) entries.push(entry);
+    return entries;
+  }
+
+  /** Leases whose time left fell to their next checkpoint, this tick's share of the rate. */
+  private proposeCheckpoints(): void {
+    const due = this.leases.checkpointsDue(this.perTick(MAX_CHECKPOINTS_PER_SECOND));
+    for (let i = 0; i < due.length; i += MAX_CHECKPOINTS_PER_ENTRY) {
+      const leases: LeaseCheckpoint[] = due.slice(i, i + MAX_CHECKPOINTS_PER_ENTRY);
+      this.proposeLeaseCommand({ type: 'CheckpointLeases', now: this.ports.clock.wallMs(), leases }).catch(() => {
+        for (const l of leases) this.leases.checkpointFailed(l.sessionId);
+      });
+    }
+  }
+
+  private perTick(perSecond: number): number {
+    return Math.max(1, Math.ceil((perSecond * this.tickMs) / 1_000));
   }
 }

@@ -1,5 +1,5 @@
 import { RAFT_DEFAULTS, type RaftConfig } from '../../raft/config';
-import type { CommandResult } from '../../state';
+import type { CommandResult, LeaseCommand } from '../../state';
 import type { RaftStorage } from '../../storage/types';
 import { clusterService } from '../api/clusterService';
 import { NodeContext } from '../api/context';
@@ -77,13 +77,13 @@ export class NodeRuntime {
       plantedBugs: opts.plantedBugs,
     });
     // The sweep only runs on a later timer, after the context exists.
-    const proposeExpiry = (sessionId: string): Promise<unknown> => context.propose({ type: 'ExpireSession', now: context.now(), sessionId });
+    const proposeLeaseCommand = (command: LeaseCommand): Promise<unknown> => context.propose(command);
     const duties = new LeaderDuties(
       driver,
       app,
       ports,
       config.tickMs,
-      proposeExpiry,
+      proposeLeaseCommand,
       logger,
       opts.plantedBugs,
     );
