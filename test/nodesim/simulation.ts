@@ -29,7 +29,10 @@ import { World } from './world';
 export const PLANTED_BUGS: Readonly<Record<string, PlantedBugs>> = {
   'wall-clock-leases': { wallClockLeases: true },
   'renew-before-applied': { promoteOnElection: true },
-  'deposed-leader-acks': { tickPerTimer: true, noPromoteExtension: true },
+  // A deposed leader also cannot acknowledge an idle session once it proposed its checkpoint (the reset
+  // would have to commit first): that defence goes too, or the sweep after a stall hides the defect.
+  'deposed-leader-acks': { tickPerTimer: true, noPromoteExtension: true, ackBeforeCheckpointReset: true },
+  'ack-before-checkpoint-reset': { ackBeforeCheckpointReset: true },
   'compact-during-pending-snapshot': { compactDuringPendingSnapshot: true },
   // Broken Raft rules, caught by the Raft checker.
   'vote-without-log-check': { brokenCore: brokenRawNode({ voteWithoutLogCheck: true }) },

@@ -30,6 +30,8 @@ export interface LeaseBugs {
   promoteOnElection?: boolean;
   /** No election timeout added to the deadlines at promotion (a deposed leader's late acknowledgements outlive them). */
   noPromoteExtension?: boolean;
+  /** A checkpointed session's renewal acknowledged before its checkpoint is reset (a next leader cuts it short). */
+  ackBeforeCheckpointReset?: boolean;
 }
 
 /** What a renewal on the KeepAlive stream gets: an acknowledgement, or nothing (the lease is not extended). */
@@ -78,7 +80,7 @@ export class LeaderDuties {
     // Past its deadline (or its expiry proposed) but not yet ended: alive=false would be premature, since a
     // leader change before the expiry commits gives the session a fresh TTL. Saying nothing is the truth.
     if (renewal === undefined) return 'no-ack';
-    if (!renewal.needsReset) return { alive: true, remainingMs: renewal.remainingMs };
+    if (!renewal.needsReset || this.bugs.ackBeforeCheckpointReset) return { alive: true, remainingMs: renewal.remainingMs };
     return this.resetCheckpoint(sessionId, ttlMs).then(
       () => this.answerAfterReset(sessionId),
       (): RenewalAnswer => 'no-ack',
