@@ -36,6 +36,12 @@ export interface Session extends SessionImage {
   heldCount: number;
   /** Locks this session is queued for, null when none. */
   waiting: Set<LockRecord> | null;
+  /**
+   * Scratch for the snapshot encoder: this session's position in the snapshot being written, and which
+   * encoding wrote it (an object of the encoder's, null before any). Not state: nothing else reads them.
+   */
+  ordinal: number;
+  ordinalOwner: object | null;
 }
 
 export interface LockRecord {
@@ -64,7 +70,7 @@ export interface LockRecord {
 }
 
 export function newSession(id: string, clientName: string, ttlMs: number, openedAt: number, openIndex: number, remainingMs = ttlMs): Session {
-  return { id, clientName, ttlMs, openedAt, openIndex, remainingMs, heldHead: null, heldCount: 0, waiting: null };
+  return { id, clientName, ttlMs, openedAt, openIndex, remainingMs, heldHead: null, heldCount: 0, waiting: null, ordinal: 0, ordinalOwner: null };
 }
 
 /** A free lock record (as created for a first grant, or restored and then filled in). */

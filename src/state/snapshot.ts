@@ -117,7 +117,7 @@ function warmLocks(chunk: readonly LockRecord[]): void {
   let sum = 0;
   for (const rec of chunk) {
     const holder = rec.holder;
-    sum += rec.name.length + rec.grantedAt + (holder === null ? 0 : holder.id.length);
+    sum += rec.name.length + rec.grantedAt + (holder === null ? 0 : holder.ordinal);
   }
   warm.sum = sum;
 }
@@ -151,22 +151,51 @@ export function* encodeState(view: StateView, sliceUnits = SLICE_UNITS): Generat
 }
 
 /** The sessions of the snapshot by position, and each one's position by id. */
-interface SessionPositions {
-  readonly byOrdinal: readonly Session[];
-  readonly ordinalOf: ReadonlyMap<string, number>;
+/**
+ * The sessions of the snapshot by position (sorted by id). Each session's position is also in its `ordinal`
+ * scratch field, stamped with the encoding that wrote it: another encoding meanwhile (a synchronous one
+ * during a capture) restamps them, and positions are then found by id instead.
+ */
+class SessionPositions {
+  readonly byOrdinal: Session[] = [];
+
+  add(s: Session): void {
+    s.ordinal = this.byOrdinal.length;
+    s.ordinalOwner = this;
+    this.byOrdinal.push(s);
+  }
+
+  /** The position of `s` (this very record), or -1 when it is not one of the snapshot's sessions. */
+  of(s: Session): number {
+    if (s.ordinalOwner === this && this.byOrdinal[s.ordinal] === s) return s.ordinal;
+    const i = this.ofId(s.id);
+    return i >= 0 && this.byOrdinal[i] === s ? i : -1;
+  }
+
+  /** The position of the session with this id, -1 when none (ids are ASCII: `<` is code point order). */
+  ofId(id: string): number {
+    const all = this.byOrdinal;
+    let lo = 0;
+    let hi = all.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const at = all[mid];
+      if (at !== undefined && at.id < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return all[lo]?.id === id ? lo : -1;
+  }
 }
 
 function* writeSessions(w: Writer, sessions: TableView<Session, SessionImage>, slice: Slice): Generator<void, SessionPositions, void> {
-  const byOrdinal: Session[] = [];
-  const ordinalOf = new Map<string, number>();
+  const positions = new SessionPositions();
   w.varint(sessions.size);
   for (const chunk of sessions.chunks) {
     warmSessions(chunk);
     for (const s of chunk) {
       const id = s.id;
       const clientName = s.clientName;
-      ordinalOf.set(id, byOrdinal.length);
-      byOrdinal.push(s);
+      positions.add(s);
       w.ensure(strBound(id) + strBound(clientName) + 4 * MAX_VARINT_BYTES);
       w.putStr(id);
       w.putStr(clientName);
@@ -177,8 +206,8 @@ function* writeSessions(w: Writer, sessions: TableView<Session, SessionImage>, s
       if (slice.spend(1)) yield;
     }
   }
-  invariant(byOrdinal.length === sessions.size, 'the session view lost count of its sessions');
-  return { byOrdinal, ordinalOf };
+  invariant(positions.byOrdinal.length === sessions.size, 'the session view lost count of its sessions');
+  return positions;
 }
 
 /** Writes the locks; returns their positions by name when `positions` is asked for (keys refer to them). */
@@ -252,8 +281,8 @@ function* writeDedup(w: Writer, dedup: DedupView, slice: Slice): Generator<void,
  * position (a holder or waiter that is not open would otherwise be written as another session).
  */
 function sref(s: Session, sessions: SessionPositions): number {
-  const ordinal = sessions.ordinalOf.get(s.id);
-  invariant(ordinal !== undefined && sessions.byOrdinal[ordinal] === s, () => `session ${s.id} is referred to but not open`);
+  const ordinal = sessions.of(s);
+  invariant(ordinal >= 0, () => `session ${s.id} is referred to but not open`);
   return SREF_FIRST + ordinal;
 }
 
@@ -272,10 +301,10 @@ function writeLock(w: Writer, rec: LockImage, sessions: SessionPositions): void 
   w.putVarint(rec.grantedAt);
   w.putVarint(rec.latestToken);
   const latest = rec.latestHolder;
-  const latestAt = latest === '' ? undefined : sessions.ordinalOf.get(latest);
+  const latestAt = latest === '' ? -1 : holder !== null && latest === holder.id ? sessions.of(holder) : sessions.ofId(latest);
   if (latest === '') {
     w.putVarint(SREF_EMPTY);
-  } else if (latestAt === undefined) {
+  } else if (latestAt < 0) {
     w.putVarint(SREF_LITERAL);
     w.str(latest);
   } else {
