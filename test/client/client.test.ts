@@ -445,6 +445,37 @@ describe('FenceLockClient against a fake cluster', () => {
     w.cancel();
   });
 
+  it('watch: a stream ended RESOURCE_EXHAUSTED WATCH_BEHIND (this client read too slowly) is reported to onMissed, and the watch goes on', async () => {
+    const { state, nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    const missed: FenceLockError[] = [];
+    const errors: FenceLockError[] = [];
+    const w = c.watch('wb', () => undefined, { onMissed: (err) => missed.push(err), onError: (err) => errors.push(err) });
+    await until(() => state.callsOf('Watch').length === 1);
+    const detail = 'this watch fell 512 events behind (a node keeps at most 512 unsent events per watch); events from log index 7 on were not sent';
+    nodes[0]!.breakStreams(failure(grpc.status.RESOURCE_EXHAUSTED, detail, { 'fencelock-reason': 'WATCH_BEHIND' }));
+    await until(() => missed.length === 1 && state.callsOf('Watch').length === 2);
+    expect(missed[0]).toMatchObject({ code: 'RESOURCE_EXHAUSTED', reason: 'WATCH_BEHIND' });
+    expect(errors).toEqual([]);
+    w.cancel();
+  });
+
+  it('watch: RESOURCE_EXHAUSTED for any other reason (too many streams on the connection) stops the watch with onError', async () => {
+    const { state, nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    const missed: FenceLockError[] = [];
+    const errors: FenceLockError[] = [];
+    c.watch('ts', () => undefined, { onMissed: (err) => missed.push(err), onError: (err) => errors.push(err) });
+    await until(() => state.callsOf('Watch').length === 1);
+    const detail = 'this connection already has 256 Watch streams, the most one connection may have; end a watch first';
+    nodes[0]!.breakStreams(failure(grpc.status.RESOURCE_EXHAUSTED, detail, { 'fencelock-reason': 'TOO_MANY_STREAMS' }));
+    await until(() => errors.length === 1);
+    expect(errors[0]).toMatchObject({ code: 'RESOURCE_EXHAUSTED', reason: 'TOO_MANY_STREAMS' });
+    expect(missed).toEqual([]);
+    await sleep(100);
+    expect(state.callsOf('Watch')).toHaveLength(1); // not reopened
+  });
+
   it('close() closes its sessions (freeing their locks) and refuses further calls', async () => {
     const { state, nodes } = await cluster(1);
     const c = new FenceLockClient({ endpoints: [nodes[0]!.address], insecure: true });
