@@ -5,8 +5,14 @@ import type { Logger } from './logger';
 import { PipelineLink } from './pipeline';
 import { methods, type MethodDesc, type WireRequestHeader } from './proto';
 
-/** Channel options: notice a dead peer within ~3 s even when idle, and reconnect quickly after a restart. */
+/**
+ * Channel options: notice a dead peer within ~3 s even when idle, and reconnect quickly after a restart. Each
+ * client has connections of its own (grpc-js would otherwise share one connection between every client of
+ * the process with the same endpoint and credentials): nodes limit streams per connection (src/node/api/
+ * streamLimits.ts), and one client's streams then never count against another's.
+ */
 export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  'grpc.use_local_subchannel_pool': 1,
   'grpc.keepalive_time_ms': 2_000,
   'grpc.keepalive_timeout_ms': 1_000,
   'grpc.keepalive_permit_without_calls': 1,

@@ -108,9 +108,10 @@ export interface WatchOptions {
   onError?: (err: FenceLockError) => void;
   /**
    * Called, without stopping the watch, when the node serving it says events were lost: it replaced its state
-   * by a snapshot from the leader (ABORTED, reason EVENTS_MISSED, naming the log index up to which). The watch
-   * goes on by itself on a new stream; read describe() for the lock's current state. Without this callback
-   * the client logs a warning.
+   * by a snapshot from the leader (ABORTED, reason EVENTS_MISSED, naming the log index up to which), or this
+   * client fell too far behind reading them (RESOURCE_EXHAUSTED, reason WATCH_BEHIND, naming the log index
+   * from which). The watch goes on by itself on a new stream; read describe() for the lock's current state.
+   * Without this callback the client logs a warning.
    */
   onMissed?: (err: FenceLockError) => void;
 }

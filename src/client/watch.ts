@@ -8,7 +8,9 @@ import { wireToBigInt } from './uint64';
 
 /**
  * Statuses after which a watch gives up instead of reconnecting. Not ABORTED: the node lost events to a
- * snapshot (reason EVENTS_MISSED); a new stream serves what follows.
+ * snapshot (reason EVENTS_MISSED); a new stream serves what follows. RESOURCE_EXHAUSTED is final (too many
+ * streams on the connection) except with reason WATCH_BEHIND: this client read too slowly, events were lost,
+ * and a new stream serves what follows.
  */
 const FINAL_CODES = new Set(['INVALID_ARGUMENT', 'NOT_FOUND', 'FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED', 'UNIMPLEMENTED', 'PERMISSION_DENIED', 'UNAUTHENTICATED', 'OUT_OF_RANGE']);
 
@@ -23,9 +25,10 @@ export function toLockEvent(ev: WireLockEvent): LockEvent {
  * open may be missed; call describe() after a reconnect if every transition matters.
  *
  * A node that installs a snapshot from the leader (a follower that fell behind) cannot send the events of the
- * entries the snapshot covers: it ends the stream with ABORTED, reason EVENTS_MISSED. The watcher then tells
- * the application through `onMissed` (or logs a warning without it) and reconnects like after any broken
- * stream; the watch does not stop, and `onError` stays reserved for the end of the watch.
+ * entries the snapshot covers: it ends the stream with ABORTED, reason EVENTS_MISSED; a node whose events for
+ * this stream went unread too long ends it with RESOURCE_EXHAUSTED, reason WATCH_BEHIND. The watcher then
+ * tells the application through `onMissed` (or logs a warning without it) and reconnects like after any
+ * broken stream; the watch does not stop, and `onError` stays reserved for the end of the watch.
  */
 export class Watcher implements WatchHandle {
   private call: grpc.ClientReadableStream<WireLockEvent> | undefined;
@@ -99,11 +102,12 @@ export class Watcher implements WatchHandle {
     if (call !== this.call || this.cancelled) return;
     this.call = undefined;
     const err = raw === undefined ? undefined : toFenceLockError(raw, `watch lock ${JSON.stringify(this.lock)} (via ${this.address})`);
-    if (err && FINAL_CODES.has(err.code)) {
+    const lostEvents = err?.code === 'ABORTED' || err?.reason === 'WATCH_BEHIND';
+    if (err && FINAL_CODES.has(err.code) && !lostEvents) {
       this.fail(err);
       return;
     }
-    if (err?.code === 'ABORTED') {
+    if (err && lostEvents) {
       this.missed(err);
       if (this.cancelled) return; // onMissed may cancel the watch
     }

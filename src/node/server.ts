@@ -5,6 +5,7 @@ import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-
 import { protoFile } from '../codec/protoPath';
 import { LevelStorage } from '../storage/levelStorage';
 import { GrpcPeerTransport, PEER_SERVER_OPTIONS } from '../transport';
+import { capStreams, ConnectionLimits } from './api/connectionLimits';
 import type { Handler } from './api/context';
 import { pipelineService, type PipelineCall } from './api/pipelineService';
 import { CLIENT_SERVER_OPTIONS } from './api/serverOptions';
@@ -91,10 +92,13 @@ export class FenceLockServer {
       return loaded.service;
     };
     const { session, lock, kv, cluster } = runtime.services;
-    server.addService(...strictService(serviceOf('Session'), session.service));
-    server.addService(...strictService(serviceOf('Lock'), lock.service));
+    // Long-lived streams and Pipeline calls are counted per connection, so that no client crowds out the others.
+    const limits = new ConnectionLimits();
+    const pipeline = pipelineService(logger, { ...lock.calls, ...kv.calls } as Record<PipelineCall, Handler<unknown, object>>, { limits });
+    server.addService(...strictService(serviceOf('Session'), capStreams(session.service, { KeepAlive: 'KeepAlive streams' }, limits)));
+    server.addService(...strictService(serviceOf('Lock'), capStreams(lock.service, { Watch: 'Watch streams' }, limits)));
     server.addService(...strictService(serviceOf('KV'), kv.service));
-    server.addService(...strictService(serviceOf('Pipeline'), pipelineService(logger, { ...lock.calls, ...kv.calls } as Record<PipelineCall, Handler<unknown, object>>), { answerOnStream: answerPipelineCall }));
+    server.addService(...strictService(serviceOf('Pipeline'), capStreams(pipeline, { Calls: 'Pipeline streams' }, limits), { answerOnStream: answerPipelineCall }));
     server.addService(...strictService(serviceOf('Cluster'), cluster));
     health.addToServer(server);
     new ReflectionService(pkgDef).addToServer(server);

@@ -41,6 +41,17 @@ async function rejection(p: Promise<unknown>): Promise<FenceLockError> {
   throw new Error('expected a rejection');
 }
 
+/** A watch of `lock` on a one-node fake cluster, its onMissed and onError calls recorded, open on the node. */
+async function recordedWatch(lock: string, onEvent: (ev: LockEvent) => void = () => undefined) {
+  const { state, nodes } = await cluster(1);
+  const c = client([nodes[0]!.address]);
+  const missed: FenceLockError[] = [];
+  const errors: FenceLockError[] = [];
+  const w = c.watch(lock, onEvent, { onMissed: (err) => missed.push(err), onError: (err) => errors.push(err) });
+  await until(() => state.callsOf('Watch').length === 1);
+  return { state, node: nodes[0]!, c, w, missed, errors };
+}
+
 describe('FenceLockClient against a fake cluster', () => {
   it('acquires, writes, reads and releases with tokens beyond 2^53 kept exact as bigint', async () => {
     const first = (1n << 60n) + 7n;
@@ -424,15 +435,10 @@ describe('FenceLockClient against a fake cluster', () => {
   });
 
   it('watch: a stream ended ABORTED EVENTS_MISSED (the node installed a snapshot) is reported to onMissed, and the watch goes on', async () => {
-    const { state, nodes } = await cluster(1);
-    const c = client([nodes[0]!.address]);
     const events: LockEvent[] = [];
-    const missed: FenceLockError[] = [];
-    const errors: FenceLockError[] = [];
-    const w = c.watch('m', (ev) => events.push(ev), { onMissed: (err) => missed.push(err), onError: (err) => errors.push(err) });
-    await until(() => state.callsOf('Watch').length === 1);
+    const { state, node, c, w, missed, errors } = await recordedWatch('m', (ev) => events.push(ev));
     const detail = 'lock events up to log index 42 were not sent: this node replaced its state by a snapshot from the leader';
-    nodes[0]!.breakStreams(failure(grpc.status.ABORTED, detail, { 'fencelock-reason': 'EVENTS_MISSED' }));
+    node.breakStreams(failure(grpc.status.ABORTED, detail, { 'fencelock-reason': 'EVENTS_MISSED' }));
     await until(() => missed.length === 1 && state.callsOf('Watch').length === 2);
     expect(missed[0]!.code).toBe('ABORTED');
     expect(missed[0]!.reason).toBe('EVENTS_MISSED');
@@ -443,6 +449,27 @@ describe('FenceLockClient against a fake cluster', () => {
     expect(events[0]!.token).toBe(l.token);
     expect(errors).toEqual([]);
     w.cancel();
+  });
+
+  it('watch: a stream ended RESOURCE_EXHAUSTED WATCH_BEHIND (this client read too slowly) is reported to onMissed, and the watch goes on', async () => {
+    const { state, node, w, missed, errors } = await recordedWatch('wb');
+    const detail = 'this watch fell 512 events behind (a node keeps at most 512 unsent events per watch); events from log index 7 on were not sent';
+    node.breakStreams(failure(grpc.status.RESOURCE_EXHAUSTED, detail, { 'fencelock-reason': 'WATCH_BEHIND' }));
+    await until(() => missed.length === 1 && state.callsOf('Watch').length === 2);
+    expect(missed[0]).toMatchObject({ code: 'RESOURCE_EXHAUSTED', reason: 'WATCH_BEHIND' });
+    expect(errors).toEqual([]);
+    w.cancel();
+  });
+
+  it('watch: RESOURCE_EXHAUSTED for any other reason (too many streams on the connection) stops the watch with onError', async () => {
+    const { state, node, missed, errors } = await recordedWatch('ts');
+    const detail = 'this connection already has 256 Watch streams, the most one connection may have; end a watch first';
+    node.breakStreams(failure(grpc.status.RESOURCE_EXHAUSTED, detail, { 'fencelock-reason': 'TOO_MANY_STREAMS' }));
+    await until(() => errors.length === 1);
+    expect(errors[0]).toMatchObject({ code: 'RESOURCE_EXHAUSTED', reason: 'TOO_MANY_STREAMS' });
+    expect(missed).toEqual([]);
+    await sleep(100);
+    expect(state.callsOf('Watch')).toHaveLength(1); // not reopened
   });
 
   it('close() closes its sessions (freeing their locks) and refuses further calls', async () => {

@@ -9,7 +9,9 @@ import { PipelineLink } from '../../src/client/pipeline';
 import { methods, serviceDefinition, SERVICE_NAMES, type PipelineCall, type WireCallResponse } from '../../src/client/proto';
 import type { CallScope, Handler } from '../../src/node/api/context';
 import { ApiError } from '../../src/node/api/errors';
+import { CONNECTION_CAPS, ConnectionLimits } from '../../src/node/api/connectionLimits';
 import { pipelineService } from '../../src/node/api/pipelineService';
+import { connectHttp2, RawGrpcCall } from '../support/rawHttp2';
 import { startFakeCluster } from './fakeServer';
 
 const logger = pino({ level: 'silent' });
@@ -87,10 +89,16 @@ function link(address: string): PipelineLink {
   return l;
 }
 
-/** A bare Pipeline.Calls stream that records every response, for tests that choose call ids themselves. */
-function rawStream(address: string): { stream: grpc.ClientDuplexStream<unknown, WireCallResponse>; responses: WireCallResponse[]; ended: () => boolean } {
+/**
+ * A bare Pipeline.Calls stream that records every response, for tests that choose call ids themselves. Streams
+ * share one connection (grpc-js pools them) unless `client` has a connection of its own.
+ */
+function rawStream(
+  address: string,
+  client = grpcClient(address),
+): { stream: grpc.ClientDuplexStream<unknown, WireCallResponse>; responses: WireCallResponse[]; ended: () => boolean } {
   const m = methods().pipelineCalls;
-  const stream = grpcClient(address).makeBidiStreamRequest(m.path, m.serialize, m.deserialize);
+  const stream = client.makeBidiStreamRequest(m.path, m.serialize, m.deserialize);
   const responses: WireCallResponse[] = [];
   let ended = false;
   stream.on('data', (r: WireCallResponse) => responses.push(r));
@@ -145,7 +153,7 @@ describe('pipelineService: one stream, many calls', () => {
             return d.promise;
           },
         }),
-        2,
+        { maxInFlight: 2 },
       ),
     );
     const l = link(address);
@@ -167,6 +175,75 @@ describe('pipelineService: one stream, many calls', () => {
     await until(() => pending.length === 3);
     pending[2]!.resolve(getResult('d'));
     expect(await fourth).toMatchObject({ found: true });
+  });
+
+  it('counts answers the client has not read against the cap, and stops reading from a client whose answers back up', async () => {
+    const CALLS = 10_000;
+    let served = 0;
+    // The first answers fill the client's HTTP/2 window (64 KiB): later ones wait unsent on the server.
+    const get = async (): Promise<object> => ({ ...getResult('x'), value: Buffer.alloc(served++ < 2 ? 64 * 1024 : 8) });
+    const { address } = await serve(pipelineService(logger, handlers({ get }), { maxInFlight: 8 }));
+    const h2 = await connectHttp2(address);
+    cleanups.push(() => h2.destroy());
+    const m = methods().pipelineCalls;
+    const call = new RawGrpcCall(h2, m.path);
+    const key = 'k'.repeat(100); // ~115 bytes a request: some 600 fill the node's 64 KiB HTTP/2 window
+    const sending = call.sendPaced(Array.from({ length: CALLS }, (_, i) => m.serialize({ callId: String(i + 1), get: { key } })), 1);
+    await until(() => sending.taken() > 0);
+    await sleep(500);
+    const takenUnread = sending.taken();
+    await sleep(300);
+    expect(sending.taken(), 'the node takes no more requests while the client reads nothing').toBe(takenUnread);
+    expect(takenUnread).toBeLessThan(CALLS / 10);
+
+    const responses: WireCallResponse[] = [];
+    call.read((bytes) => responses.push(m.deserialize(bytes)));
+    await until(() => responses.length === CALLS, 20_000);
+    const refused = responses.filter((r) => r.code === grpc.status.RESOURCE_EXHAUSTED);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0]!.message).toMatch(/^more than 8 calls in flight on one stream \(0 waiting for their outcome, \d+ answered but not yet read by the client\)/);
+    expect(responses.filter((r) => r.code === grpc.status.OK).length + refused.length).toBe(CALLS);
+    call.finish();
+    expect((await call.ended).status).toBe(grpc.status.OK);
+  });
+
+  it('caps calls in flight per connection over all its streams (ConnectionLimits); another connection has its own count', async () => {
+    const pending: Array<Deferred<object>> = [];
+    const limits = new ConnectionLimits({ ...CONNECTION_CAPS, 'Pipeline calls in flight': 3 });
+    const get = (): Promise<object> => {
+      const d = deferred<object>();
+      pending.push(d);
+      return d.promise;
+    };
+    const { address } = await serve(pipelineService(logger, handlers({ get }), { limits }));
+    const a = rawStream(address);
+    const b = rawStream(address);
+    a.stream.write({ callId: '1', get: { key: 'x' } });
+    a.stream.write({ callId: '2', get: { key: 'x' } });
+    b.stream.write({ callId: '1', get: { key: 'x' } });
+    await until(() => pending.length === 3);
+    b.stream.write({ callId: '2', get: { key: 'x' } });
+    await until(() => b.responses.length === 1);
+    expect(b.responses[0]).toMatchObject({ callId: '2', code: grpc.status.RESOURCE_EXHAUSTED, metadata: { 'fencelock-reason': 'TOO_MANY_CALLS' } });
+    expect(b.responses[0]!.message).toContain('already has 3 Pipeline calls in flight');
+    expect(pending).toHaveLength(3); // the refused call never reached the handler
+
+    const own = new grpc.Client(address, grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
+    cleanups.push(() => own.close());
+    const c = rawStream(address, own);
+    c.stream.write({ callId: '1', get: { key: 'x' } });
+    await until(() => pending.length === 4);
+
+    // An answered call is no longer counted; neither are the calls of a stream that went away.
+    pending[0]!.resolve(getResult('x'));
+    await until(() => a.responses.length === 1);
+    b.stream.write({ callId: '3', get: { key: 'x' } });
+    await until(() => pending.length === 5);
+    a.stream.cancel(); // its call 2 no longer counts: b's next call fits
+    await sleep(50);
+    b.stream.write({ callId: '4', get: { key: 'x' } });
+    await until(() => pending.length === 6);
+    expect(b.responses).toHaveLength(1);
   });
 
   it("maps a handler's ApiError to its code, message and metadata; other errors to INTERNAL; the stream keeps serving", async () => {

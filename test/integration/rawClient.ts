@@ -7,7 +7,8 @@ import { testCredentials } from './harness';
 
 const PROTO = protoFile('fencelock/v1/lock.proto');
 const def = protoLoader.loadSync(PROTO, { keepCase: false, longs: String, enums: String, defaults: true, oneofs: true });
-const v1 = (grpc.loadPackageDefinition(def) as unknown as { fencelock: { v1: Record<string, grpc.ServiceClientConstructor> } }).fencelock.v1;
+/** The generated client constructors of fencelock.v1 (Session, Lock, KV, Cluster, Pipeline). */
+export const v1 = (grpc.loadPackageDefinition(def) as unknown as { fencelock: { v1: Record<string, grpc.ServiceClientConstructor> } }).fencelock.v1;
 
 type Obj = Record<string, unknown>;
 

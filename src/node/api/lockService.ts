@@ -1,8 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
-import type { Command, CommandResult, LockEvent } from '../../state';
+import type { Command, CommandResult } from '../../state';
 import * as L from '../../state/limits';
-import { ApiError, REASON_METADATA_KEY } from './errors';
-import { expectOk, refusalError, toServiceError, unary, type CallScope, type Handler, type NodeContext } from './context';
+import { ApiError } from './errors';
+import { expectOk, refusalError, unary, type CallScope, type Handler, type NodeContext } from './context';
+import { lockWatch } from './lockWatch';
 import { publicSessionId } from './publicSessionId';
 import * as v from './validate';
 import { AcquireWaits } from '../runtime/acquireWaits';
@@ -137,46 +138,7 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
       };
     }),
 
-    // Events come from this node's own applied entries, so any node can serve a watch.
-    Watch: (call: grpc.ServerWritableStream<{ lock?: string }, unknown>) => {
-      let lock: string;
-      try {
-        lock = v.lockName(call.request.lock);
-      } catch (err) {
-        call.emit('error', toServiceError(logger, 'Lock.Watch', err));
-        return;
-      }
-      const onApplied = (index: number, _command: Command, outcome: CommandResult): void => {
-        for (const e of outcome.events) {
-          const kind = watchKind(e);
-          if (kind && 'lock' in e && e.lock === lock) {
-            call.write({ kind, lock, sessionId: publicSessionId(e.sessionId), token: String('token' in e ? e.token : 0), index: String(index) });
-          }
-        }
-      };
-      // A snapshot from the leader replaces this node's state: the entries it covers are never applied here, so
-      // their events are lost to this stream. It ends, saying so, rather than staying open and silent.
-      const onRestored = (): void => {
-        stop();
-        const message = `lock events up to log index ${ctx.machine.lastApplied} were not sent: this node replaced its state by a snapshot from the leader; call Describe to read the lock's current state, and Watch again for what follows`;
-        call.emit('error', toServiceError(logger, 'Lock.Watch', new ApiError(grpc.status.ABORTED, message, { [REASON_METADATA_KEY]: 'EVENTS_MISSED' })));
-      };
-      ctx.app.on('applied', onApplied);
-      ctx.app.on('restored', onRestored);
-      const stop = (): void => {
-        ctx.app.off('applied', onApplied);
-        ctx.app.off('restored', onRestored);
-      };
-      call.on('cancelled', stop);
-      call.on('close', stop);
-      call.on('error', stop);
-    },
+    Watch: lockWatch(ctx),
   };
   return { service, calls: { acquire, release } };
-}
-
-function watchKind(e: LockEvent): string | undefined {
-  if (e.type === 'granted') return 'GRANTED';
-  if (e.type === 'released') return e.cause === 'expired' ? 'EXPIRED' : 'RELEASED';
-  return undefined;
 }

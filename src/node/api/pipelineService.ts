@@ -1,14 +1,14 @@
 import * as grpc from '@grpc/grpc-js';
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../logger';
-import { ApiError } from './errors';
+import { writeOrPause } from './backpressure';
+import type { ConnectionLimits } from './connectionLimits';
+import { ApiError, REASON_METADATA_KEY } from './errors';
 import { toServiceError, type Handler } from './context';
+import { MAX_CALLS_IN_FLIGHT_PER_STREAM } from './streamLimits';
 
 /** Calls that may travel on the Pipeline stream: the oneof field names of CallRequest. */
 export type PipelineCall = 'acquire' | 'release' | 'write' | 'get';
-
-/** Calls in flight on one stream; beyond it a call is refused, so one client cannot pile up unbounded work. */
-export const MAX_CALLS_IN_FLIGHT_PER_STREAM = 4_096;
 
 interface CallRequest {
   callId?: string;
@@ -28,10 +28,18 @@ interface CallResponse {
   [result: string]: unknown;
 }
 
-/** A call waiting for its answer: its cancellation scope, and its deadline timer when it has one. */
+/** A call waiting for its answer: its cancellation scope, its deadline timer, its per-connection count. */
 interface InFlightCall {
   scope: EventEmitter;
   timer?: NodeJS.Timeout;
+  release?: () => void;
+}
+
+export interface PipelineOptions {
+  /** Calls in flight or answered but unsent on one stream (MAX_CALLS_IN_FLIGHT_PER_STREAM). */
+  maxInFlight?: number;
+  /** Counts calls per connection too, when given (the node's listener does). */
+  limits?: ConnectionLimits;
 }
 
 const RPC_NAMES: Record<PipelineCall, string> = { acquire: 'Lock.Acquire', release: 'Lock.Release', write: 'KV.Write', get: 'KV.Get' };
@@ -43,85 +51,147 @@ const RPC_NAMES: Record<PipelineCall, string> = { acquire: 'Lock.Acquire', relea
 export function pipelineService(
   logger: Logger,
   calls: Record<PipelineCall, Handler<unknown, object>>,
-  maxInFlight = MAX_CALLS_IN_FLIGHT_PER_STREAM,
+  opts: PipelineOptions = {},
 ): grpc.UntypedServiceImplementation {
+  const maxInFlight = opts.maxInFlight ?? MAX_CALLS_IN_FLIGHT_PER_STREAM;
   return {
     Calls: (stream: grpc.ServerDuplexStream<CallRequest, CallResponse>) => {
-      const inFlight = new Map<string, InFlightCall>();
-      let open = true;
-      let clientDone = false;
-
-      const finish = (callId: string, response: CallResponse): void => {
-        const entry = inFlight.get(callId);
-        if (!entry) return; // already answered (deadline) or the stream is gone
-        inFlight.delete(callId);
-        if (entry.timer) clearTimeout(entry.timer);
-        if (open) stream.write(response);
-        if (clientDone && inFlight.size === 0 && open) stream.end();
-      };
-      const fail = (callId: string, err: unknown, rpc: string): void => {
-        const se = toServiceError(logger, rpc, err);
-        finish(callId, { callId, code: se.code ?? grpc.status.UNKNOWN, message: se.details ?? '', metadata: metadataRecord(se.metadata) });
-      };
-      const goneAway = (): void => {
-        open = false;
-        for (const { scope, timer } of inFlight.values()) {
-          if (timer) clearTimeout(timer);
-          scope.emit('cancelled');
-        }
-        inFlight.clear();
-      };
-
-      stream.on('data', (req: CallRequest) => {
-        const callId = req.callId ?? '0';
-        const kind = req.call;
-        const scope = new EventEmitter();
-        if (inFlight.has(callId)) {
-          // Answering would be ambiguous: the client could not tell which of the two the answer is for.
-          stream.write({ callId, code: grpc.status.INVALID_ARGUMENT, message: `call_id ${callId} is already in flight on this stream`, metadata: {} });
-          return;
-        }
-        const entry: InFlightCall = { scope };
-        inFlight.set(callId, entry);
-        if (!kind || !(kind in calls)) {
-          fail(callId, new ApiError(grpc.status.INVALID_ARGUMENT, 'call: set one of acquire, release, write, get'), 'Pipeline.Calls');
-          return;
-        }
-        const rpc = RPC_NAMES[kind];
-        if (inFlight.size > maxInFlight) {
-          fail(callId, new ApiError(grpc.status.RESOURCE_EXHAUSTED, `more than ${maxInFlight} calls in flight on one stream; wait for answers`), rpc);
-          return;
-        }
-        // A timer beyond 2^31 - 1 ms would fire at once: such a deadline is as good as none.
-        const timeoutMs = Math.min(req.timeoutMs ?? 0, 2 ** 31 - 1);
-        if (timeoutMs > 0) {
-          entry.timer = setTimeout(() => {
-            scope.emit('cancelled');
-            fail(callId, new ApiError(grpc.status.DEADLINE_EXCEEDED, `${rpc}: deadline of ${timeoutMs} ms exceeded`), rpc);
-          }, timeoutMs);
-        }
-        // Called synchronously, so calls that arrive in order are proposed in order.
-        let pending: Promise<object>;
-        try {
-          pending = calls[kind](req[kind], scope);
-        } catch (err) {
-          fail(callId, err, rpc);
-          return;
-        }
-        pending.then(
-          (result) => finish(callId, { callId, code: grpc.status.OK, message: '', metadata: {}, [kind]: result }),
-          (err: unknown) => fail(callId, err, rpc),
-        );
-      });
-      stream.on('end', () => {
-        clientDone = true;
-        if (inFlight.size === 0 && open) stream.end();
-      });
-      stream.on('cancelled', goneAway);
-      stream.on('error', goneAway);
-      stream.on('close', goneAway);
+      new PipelineStream(stream, logger, calls, maxInFlight, opts.limits).serve();
     },
   };
+}
+
+/** One Pipeline.Calls stream: its calls in flight, answered in completion order. */
+class PipelineStream {
+  private readonly inFlight = new Map<string, InFlightCall>();
+  private readonly connection: string;
+  private open = true;
+  private clientDone = false;
+
+  constructor(
+    private readonly stream: grpc.ServerDuplexStream<CallRequest, CallResponse>,
+    private readonly logger: Logger,
+    private readonly calls: Record<PipelineCall, Handler<unknown, object>>,
+    private readonly maxInFlight: number,
+    private readonly limits: ConnectionLimits | undefined,
+  ) {
+    this.connection = stream.getPeer();
+  }
+
+  serve(): void {
+    const goneAway = (): void => this.goneAway();
+    this.stream.on('data', (req: CallRequest) => this.onRequest(req));
+    this.stream.on('end', () => {
+      this.clientDone = true;
+      if (this.inFlight.size === 0 && this.open) this.stream.end();
+    });
+    this.stream.on('cancelled', goneAway);
+    this.stream.on('error', goneAway);
+    this.stream.on('close', goneAway);
+  }
+
+  private onRequest(req: CallRequest): void {
+    const callId = req.callId ?? '0';
+    const kind = req.call;
+    if (this.inFlight.has(callId)) {
+      // Answering would be ambiguous: the client could not tell which of the two the answer is for.
+      this.answer({ callId, code: grpc.status.INVALID_ARGUMENT, message: `call_id ${callId} is already in flight on this stream`, metadata: {} });
+      return;
+    }
+    if (!kind || !(kind in this.calls)) {
+      this.refuse(callId, new ApiError(grpc.status.INVALID_ARGUMENT, 'call: set one of acquire, release, write, get'), 'Pipeline.Calls');
+      return;
+    }
+    const rpc = RPC_NAMES[kind];
+    let release: (() => void) | undefined;
+    try {
+      this.admit();
+      release = this.limits?.take(this.connection, 'Pipeline calls in flight');
+    } catch (err) {
+      this.refuse(callId, err, rpc);
+      return;
+    }
+    this.start(callId, kind, req, release);
+  }
+
+  /**
+   * Refuses a call while the stream holds maxInFlight calls in flight or answered but not yet sent: a
+   * client that does not read its answers is not given more of them to hold.
+   */
+  private admit(): void {
+    const held = this.inFlight.size + this.stream.writableLength;
+    if (held < this.maxInFlight) return;
+    throw new ApiError(
+      grpc.status.RESOURCE_EXHAUSTED,
+      `more than ${this.maxInFlight} calls in flight on one stream (${this.inFlight.size} waiting for their outcome, ${this.stream.writableLength} answered but not yet read by the client); read the answers and wait for some before sending more`,
+      { [REASON_METADATA_KEY]: 'TOO_MANY_CALLS' },
+    );
+  }
+
+  private start(callId: string, kind: PipelineCall, req: CallRequest, release: (() => void) | undefined): void {
+    const rpc = RPC_NAMES[kind];
+    const scope = new EventEmitter();
+    const entry: InFlightCall = { scope, release };
+    this.inFlight.set(callId, entry);
+    // A timer beyond 2^31 - 1 ms would fire at once: such a deadline is as good as none.
+    const timeoutMs = Math.min(req.timeoutMs ?? 0, 2 ** 31 - 1);
+    if (timeoutMs > 0) {
+      entry.timer = setTimeout(() => {
+        scope.emit('cancelled');
+        this.fail(callId, new ApiError(grpc.status.DEADLINE_EXCEEDED, `${rpc}: deadline of ${timeoutMs} ms exceeded`), rpc);
+      }, timeoutMs);
+    }
+    // Called synchronously, so calls that arrive in order are proposed in order.
+    let pending: Promise<object>;
+    try {
+      pending = this.calls[kind](req[kind], scope);
+    } catch (err) {
+      this.fail(callId, err, rpc);
+      return;
+    }
+    pending.then(
+      (result) => this.finish(callId, { callId, code: grpc.status.OK, message: '', metadata: {}, [kind]: result }),
+      (err: unknown) => this.fail(callId, err, rpc),
+    );
+  }
+
+  private finish(callId: string, response: CallResponse): void {
+    const entry = this.inFlight.get(callId);
+    if (!entry) return; // already answered (deadline) or the stream is gone
+    this.inFlight.delete(callId);
+    if (entry.timer) clearTimeout(entry.timer);
+    entry.release?.();
+    this.answer(response);
+    if (this.clientDone && this.inFlight.size === 0 && this.open) this.stream.end();
+  }
+
+  private fail(callId: string, err: unknown, rpc: string): void {
+    this.finish(callId, this.errorResponse(callId, err, rpc));
+  }
+
+  /** Answers a call that never started. */
+  private refuse(callId: string, err: unknown, rpc: string): void {
+    this.answer(this.errorResponse(callId, err, rpc));
+  }
+
+  private errorResponse(callId: string, err: unknown, rpc: string): CallResponse {
+    const se = toServiceError(this.logger, rpc, err);
+    return { callId, code: se.code ?? grpc.status.UNKNOWN, message: se.details ?? '', metadata: metadataRecord(se.metadata) };
+  }
+
+  private answer(response: CallResponse): void {
+    if (this.open) writeOrPause(this.stream, response);
+  }
+
+  private goneAway(): void {
+    this.open = false;
+    for (const { scope, timer, release } of this.inFlight.values()) {
+      if (timer) clearTimeout(timer);
+      release?.();
+      scope.emit('cancelled');
+    }
+    this.inFlight.clear();
+  }
 }
 
 function metadataRecord(md: grpc.Metadata | undefined): Record<string, string> {

@@ -18,6 +18,7 @@
 import type { ChannelOptions } from '@grpc/grpc-js';
 import { SERVER_KEEPALIVE_OPTIONS } from '../../transport';
 import { MAX_OPS_PER_WRITE, MAX_WRITE_BYTES } from '../../state/limits';
+import { MAX_CONCURRENT_STREAMS_PER_CONNECTION } from './streamLimits';
 
 /** Hard limit of one message a client sends to the public API (after decompression). */
 export const MAX_CLIENT_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -32,9 +33,11 @@ export const MAX_LEGAL_REQUEST_BYTES = MAX_WRITE_BYTES + MAX_OPS_PER_WRITE * 16 
 /**
  * Options for the client listener's grpc.Server. The keepalive policy is the peer listener's
  * (SERVER_KEEPALIVE_OPTIONS in src/transport/options.ts): clients may ping every second, with or without
- * calls, and the server pings them so that dead connections are cleaned up.
+ * calls, and the server pings them so that dead connections are cleaned up. Streams per connection: see
+ * streamLimits.ts.
  */
 export const CLIENT_SERVER_OPTIONS: ChannelOptions = {
   ...SERVER_KEEPALIVE_OPTIONS,
   'grpc.max_receive_message_length': MAX_CLIENT_MESSAGE_BYTES,
+  'grpc.max_concurrent_streams': MAX_CONCURRENT_STREAMS_PER_CONNECTION,
 };

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import * as L from '../../state/limits';
+import { writeOrPause } from './backpressure';
 import { ApiError, notLeader } from './errors';
 import { expectOk, toServiceError, unary, type Handler, type NodeContext } from './context';
 import type { RenewalAnswer } from '../runtime/leaderDuties';
@@ -64,8 +65,9 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
     KeepAlive: (call: grpc.ServerDuplexStream<KeepAliveReq, unknown>) => {
       const send = (req: KeepAliveReq, answer: RenewalAnswer): void => {
         if (answer === 'no-ack' || call.destroyed) return;
-        // The renewal id is echoed: the client credits exactly this renewal's send time.
-        call.write({ sessionId: req.sessionId, alive: answer.alive, remainingMs: String(answer.remainingMs), renewalId: req.renewalId ?? '0' });
+        // The renewal id is echoed: the client credits exactly this renewal's send time. A client that does
+        // not read these answers is not read from either, so its renewals cannot pile up answers here.
+        writeOrPause(call, { sessionId: req.sessionId, alive: answer.alive, remainingMs: String(answer.remainingMs), renewalId: req.renewalId ?? '0' });
       };
       call.on('data', (req: KeepAliveReq) => {
         try {

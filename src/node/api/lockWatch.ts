@@ -1,0 +1,94 @@
+import * as grpc from '@grpc/grpc-js';
+import type { Command, CommandResult, LockEvent } from '../../state';
+import { ApiError, REASON_METADATA_KEY } from './errors';
+import { toServiceError, type NodeContext } from './context';
+import { publicSessionId } from './publicSessionId';
+import { MAX_WATCH_BACKLOG_EVENTS } from './streamLimits';
+import * as v from './validate';
+
+type WatchCall = grpc.ServerWritableStream<{ lock?: string }, unknown>;
+
+/**
+ * Lock.Watch: the lock's events as this node applies them, so any node can serve a watch. A stream ends
+ * rather than going silently wrong: ABORTED (EVENTS_MISSED) when a snapshot replaced this node's state, and
+ * RESOURCE_EXHAUSTED (WATCH_BEHIND) when the client has `maxBacklog` events unsent, so that a reader that
+ * stopped reading cannot make the node keep every event of the lock for it. Either way the client calls
+ * Describe and watches again.
+ */
+export function lockWatch(ctx: NodeContext, maxBacklog = MAX_WATCH_BACKLOG_EVENTS): grpc.handleServerStreamingCall<{ lock?: string }, unknown> {
+  const { logger } = ctx;
+  return (call: WatchCall) => {
+    let lock: string;
+    try {
+      lock = v.lockName(call.request.lock);
+    } catch (err) {
+      call.emit('error', toServiceError(logger, 'Lock.Watch', err));
+      return;
+    }
+    const end = (err: ApiError): void => {
+      stop();
+      call.emit('error', toServiceError(logger, 'Lock.Watch', err));
+    };
+    const onApplied = (index: number, _command: Command, outcome: CommandResult): void => {
+      for (const e of outcome.events) {
+        if (!isWatched(e) || e.lock !== lock) continue;
+        if (call.writableLength >= maxBacklog) {
+          end(fellBehind(call.writableLength, maxBacklog, index));
+          return;
+        }
+        call.write(messageOf(e, index));
+      }
+    };
+    // A snapshot from the leader replaces this node's state: the entries it covers are never applied here, so
+    // their events are lost to this stream. It ends, saying so, rather than staying open and silent.
+    const onRestored = (): void => {
+      const message = `lock events up to log index ${ctx.machine.lastApplied} were not sent: this node replaced its state by a snapshot from the leader; call Describe to read the lock's current state, and Watch again for what follows`;
+      end(new ApiError(grpc.status.ABORTED, message, { [REASON_METADATA_KEY]: 'EVENTS_MISSED' }));
+    };
+    ctx.app.on('applied', onApplied);
+    ctx.app.on('restored', onRestored);
+    const stop = (): void => {
+      ctx.app.off('applied', onApplied);
+      ctx.app.off('restored', onRestored);
+    };
+    call.on('cancelled', stop);
+    call.on('close', stop);
+    call.on('error', stop);
+  };
+}
+
+/**
+ * Each event's message, made once for every watch of its lock: what a watch has unsent are then references
+ * to shared messages, not copies, and the session's public id is hashed once.
+ */
+const messages = new WeakMap<LockEvent, object>();
+
+function messageOf(e: WatchedEvent, index: number): object {
+  let message = messages.get(e);
+  if (!message) {
+    message = { kind: kindName(e), lock: e.lock, sessionId: publicSessionId(e.sessionId), token: String(e.token), index: String(index) };
+    messages.set(e, message);
+  }
+  return message;
+}
+
+/** The end of a watch whose client left `unsent` events unread; the event of entry `index` was the one too many. */
+function fellBehind(unsent: number, maxBacklog: number, index: number): ApiError {
+  return new ApiError(
+    grpc.status.RESOURCE_EXHAUSTED,
+    `this watch fell ${unsent} events behind (a node keeps at most ${maxBacklog} unsent events per watch); events from log index ${index} on were not sent: read events as they come, call Describe to read the lock's current state, and Watch again`,
+    { [REASON_METADATA_KEY]: 'WATCH_BEHIND' },
+  );
+}
+
+type WatchedEvent = Extract<LockEvent, { type: 'granted' | 'released' }>;
+
+/** Grants and releases are what a watch sends; queueing and wait endings are not. */
+function isWatched(e: LockEvent): e is WatchedEvent {
+  return e.type === 'granted' || e.type === 'released';
+}
+
+function kindName(e: WatchedEvent): string {
+  if (e.type === 'granted') return 'GRANTED';
+  return e.cause === 'expired' ? 'EXPIRED' : 'RELEASED';
+}
