@@ -346,7 +346,7 @@ export class LockStateMachine {
       sessionOpen: this.sessions.has(c.sessionId),
       kv: this.kv,
     });
-    if (!decision.ok) return refused(decision.reason, decision.watermark, decision.key);
+    if (!decision.ok) return refused(decision.reason, decision.watermark, decision.key, decision.owner);
     invariant(rec !== undefined, 'accepted write without a lock record');
     const plan = this.kv.plan(c.ops);
     if (this.kv.size + plan.newKeys.length > L.MAX_KEYS || this.kv.bytes + plan.bytesDelta > L.MAX_STORE_BYTES) {
