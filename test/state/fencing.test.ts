@@ -397,10 +397,31 @@ describe('list', () => {
     h.write(a, 'L', t, [del('a/2')]);
     expect(h.m.list('a/', 100).map((e) => e.key)).toEqual(['a/1', 'a/10', 'a/é', 'a/\uffff', 'a/\u{1F600}']);
     expect(h.m.list('a/', 2).map((e) => e.key)).toEqual(['a/1', 'a/10']);
-    expect(h.m.list('a/', 2, 'a/10').map((e) => e.key)).toEqual(['a/é', 'a/\uffff']);
+    expect(h.m.list('a/', 2, { startAfter: 'a/10' }).map((e) => e.key)).toEqual(['a/é', 'a/\uffff']);
     expect(h.m.list('', 100).length).toBe(7);
     expect(h.m.list('c', 100)).toEqual([]);
     expect(h.m.list('a/', 0)).toEqual([]);
+  });
+
+  it('lists tombstones too when asked, with their lock and watermark, paging over them alike', () => {
+    const h = new Harness();
+    const [a, b] = [h.open(), h.open()];
+    const tl = h.grant(a, 'L');
+    h.write(a, 'L', tl, [put('d/1', 'one'), put('d/2', 'two'), put('d/3', 'three')]);
+    const tm = h.grant(b, 'M');
+    h.write(b, 'M', tm, [put('d/4', 'four')]);
+    h.write(b, 'M', tm, [del('d/4')]);
+    h.write(a, 'L', tl, [del('d/2')]);
+    expect(h.m.list('d/', 10).map((e) => e.key)).toEqual(['d/1', 'd/3']);
+    const all = h.m.list('d/', 10, { includeDeleted: true });
+    expect(all.map((e) => [e.key, e.lock, e.watermark, e.value === null])).toEqual([
+      ['d/1', 'L', tl, false],
+      ['d/2', 'L', tl, true],
+      ['d/3', 'L', tl, false],
+      ['d/4', 'M', tm, true],
+    ]);
+    expect(h.m.list('d/', 2, { includeDeleted: true, startAfter: 'd/1' }).map((e) => e.key)).toEqual(['d/2', 'd/3']);
+    expect(h.m.list('d/', 1, { includeDeleted: true, startAfter: 'd/3' }).map((e) => e.key)).toEqual(['d/4']);
   });
 
   it('returns one more than the largest page, so that a full page can tell that more keys follow', () => {

@@ -85,7 +85,7 @@ export function kvService(ctx: NodeContext): { service: grpc.UntypedServiceImple
       const limit = req.limit ? v.safeInteger('limit', req.limit, { min: 1, max: L.MAX_LIST_LIMIT }) : 100;
       await readBarrier(false);
       // One more than asked tells whether there are more.
-      const items = ctx.machine.list(prefix, limit + 1, startAfter || undefined);
+      const items = ctx.machine.list(prefix, limit + 1, { startAfter: startAfter || undefined });
       return {
         items: items.slice(0, limit).map((e) => ({ key: e.key, value: Buffer.from(e.value ?? new Uint8Array(0)), token: String(e.watermark), lock: e.lock })),
         more: items.length > limit,
