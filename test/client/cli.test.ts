@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FenceLockClient, FenceLockError } from '../../src/client';
+import { FenceLockClient, FenceLockError, type Session } from '../../src/client';
 import { EXIT, UsageError, exitCodeFor } from '../../src/cli/exitCodes';
 import { runCli } from '../../src/cli/program';
 import { DEFAULT_ENDPOINTS, parseEndpoints, parseToken, resolveEndpoints, resolveFencing, resolveSession } from '../../src/cli/parse';
@@ -46,6 +46,15 @@ async function fake(n = 1, state = new FakeState()): ReturnType<typeof startFake
   const c = await startFakeCluster(n, state);
   cleanups.push(c.stop);
   return c;
+}
+
+/** A one-node fake cluster and a session of a client connected to it. */
+async function fakeSession(): Promise<{ ep: string; s: Session }> {
+  const { nodes } = await fake(1);
+  const ep = nodes[0]!.address;
+  const c = new FenceLockClient({ endpoints: [ep], insecure: true });
+  cleanups.push(() => c.close());
+  return { ep, s: await c.openSession() };
 }
 
 function tmpDir(): string {
@@ -234,11 +243,7 @@ describe('CLI against a fake cluster', () => {
   });
 
   it('kv get of a deleted key says so with its lock and watermark (exit 5); kv list --all shows deleted keys, marked', async () => {
-    const { nodes } = await fake(1);
-    const ep = nodes[0]!.address;
-    const c = new FenceLockClient({ endpoints: [ep], insecure: true });
-    cleanups.push(() => c.close());
-    const s = await c.openSession();
+    const { ep, s } = await fakeSession();
     const lock = await s.acquire('orders');
     const t = lock.token.toString();
     const env = { FENCELOCK_ENDPOINTS: ep, FENCELOCK_LOCK: 'orders', FENCELOCK_TOKEN: t, FENCELOCK_SESSION: s.id };
@@ -266,11 +271,7 @@ describe('CLI against a fake cluster', () => {
   });
 
   it('a write to a key of another lock exits 2 naming the lock that owns it, in text and in JSON', async () => {
-    const { nodes } = await fake(1);
-    const ep = nodes[0]!.address;
-    const c = new FenceLockClient({ endpoints: [ep], insecure: true });
-    cleanups.push(() => c.close());
-    const s = await c.openSession();
+    const { ep, s } = await fakeSession();
     await (await s.acquire('orders')).write([{ put: 'shared', value: 'o' }]);
     const billing = await s.acquire('billing');
     const env = { FENCELOCK_ENDPOINTS: ep, FENCELOCK_LOCK: 'billing', FENCELOCK_TOKEN: billing.token.toString(), FENCELOCK_SESSION: s.id };

@@ -219,16 +219,8 @@ describe('pipelineService: one stream, many calls', () => {
   });
 
   it('carries a WRONG_LOCK naming a non-ASCII key and lock: percent-encoded metadata (gRPC allows only ASCII), decoded by the client', async () => {
-    const { address } = await serve(
-      pipelineService(
-        logger,
-        handlers({
-          write: async () => {
-            throw refusalError('WRONG_LOCK', 7, 'clé 100%', 'commandes/été');
-          },
-        }),
-      ),
-    );
+    const write = (): Promise<object> => Promise.reject(refusalError('WRONG_LOCK', 7, 'clé 100%', 'commandes/été'));
+    const { address } = await serve(pipelineService(logger, handlers({ write })));
     const err = await rejection(link(address).call('write', { lock: 'l', token: '5', ops: [] }, 5_000));
     expect(err.metadata.get('fencelock-key')).toEqual(['cl%C3%A9 100%25']);
     expect(err.metadata.get('fencelock-key-lock')).toEqual(['commandes/%C3%A9t%C3%A9']);

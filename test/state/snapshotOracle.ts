@@ -179,7 +179,8 @@ function binaryFormOf(json: string): Fields | undefined {
   return v as Fields;
 }
 
-function writeResultJson(w: Writer, json: string): void {
+/** A stored result, given as its JSON: the binary form when it carries the JSON exactly, else the JSON. */
+export function writeResultJson(w: Writer, json: string): void {
   const v = binaryFormOf(json);
   if (v === undefined) {
     w.byte(0);
