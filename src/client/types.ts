@@ -80,6 +80,7 @@ export interface KeyValue {
   token: bigint;
   /** The lock the key belongs to. */
   lock: string;
+  /** The key was deleted (listed only with `includeDeleted`). */
   deleted: boolean;
 }
 
