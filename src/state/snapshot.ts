@@ -457,8 +457,9 @@ function readDedup(r: Reader, dedup: DedupTable): void {
 //
 // One case per kind of Result, fields in the order results.ts builds them. The binary form carries the
 // fields whose names are in DICT; a Release that handed the lock over, a Write with its index and a refusal
-// naming the lock that owns its key have fields added after format 2 and are written as their JSON. Every string in a result is well-formed (the
-// machine validates what it stores) and every number a safe integer >= 0, so the binary form always fits.
+// naming the lock that owns its key have fields added after format 2 and are written as their JSON. Every
+// string in a result is well-formed (the machine validates what it stores) and every number a safe integer
+// >= 0, so the binary form always fits.
 
 /** Result forms. */
 const R_JSON = 0;
@@ -689,7 +690,7 @@ function readJsonResult(json: string): Result {
   } else if (o.status === 'written' && o.index !== undefined) {
     result = { status: 'written', token: int(o.token), ops: int(o.ops), index: int(o.index) };
   } else if (o.status === 'refused' && o.owner !== undefined) {
-    result = { status: 'refused', reason: ownedKeyReason(o.reason), watermark: int(o.watermark), key: text(o.key), owner: text(o.owner) };
+    result = { status: 'refused', reason: ownedKeyReason(o.reason), watermark: int(o.watermark), key: wellFormed(o.key), owner: wellFormed(o.owner) };
   } else {
     return bad('a stored result in JSON that is not a handover, an indexed write or a refusal naming an owner');
   }
@@ -703,6 +704,6 @@ function ownedKeyReason(x: unknown): Reason {
 }
 
 /** A string of a stored result: well-formed, as the machine stores only those (JSON can spell lone surrogates). */
-function text(x: unknown): string {
+function wellFormed(x: unknown): string {
   return typeof x === 'string' && isWellFormed(x) ? x : bad('a stored result field is not a well-formed string');
 }
