@@ -12,7 +12,7 @@ export const EXIT = {
   UNAVAILABLE: 3,
   /** `lock -- CMD`: the lock was (presumed) lost while CMD ran; CMD was stopped. */
   LOCK_LOST: 4,
-  /** Not found: unknown key (kv get) or unknown session. */
+  /** Not found: unknown or deleted key (kv get), or unknown session. */
   NOT_FOUND: 5,
 } as const;
 
@@ -28,7 +28,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   2    refused by fencing (FAILED_PRECONDITION: stale token, lock not held, ...)
   3    unavailable or timed out (no leader, lock wait timed out, lock held with --wait 0)
   4    lock lost while CMD ran (CMD was sent SIGTERM, then SIGKILL)
-  5    not found (kv get of a missing key, unknown session)
+  5    not found (kv get of a missing or deleted key, unknown session)
   lock -- CMD otherwise exits with CMD's own code (128+N when killed by signal N;
   126/127 when CMD cannot be run / is not found).`;
 

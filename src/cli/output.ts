@@ -1,4 +1,4 @@
-import { FenceLockError, type EndpointStatus, type LockDescription, type LockEvent } from '../client';
+import { FenceLockError, type EndpointStatus, type GetResult, type KeyValue, type LockDescription, type LockEvent } from '../client';
 
 /** Where a command writes: stdout for results, stderr for diagnostics. */
 export interface CliIO {
@@ -48,7 +48,15 @@ export function humanValue(bytes: Uint8Array): string {
 
 export function errorJson(err: unknown): Record<string, unknown> {
   if (err instanceof FenceLockError) {
-    return { code: err.code, reason: err.reason ?? null, watermark: err.watermark ?? null, indeterminate: err.indeterminate, message: err.message };
+    return {
+      code: err.code,
+      reason: err.reason ?? null,
+      watermark: err.watermark ?? null,
+      key: err.key ?? null,
+      keyLock: err.keyLock ?? null,
+      indeterminate: err.indeterminate,
+      message: err.message,
+    };
   }
   return { code: 'USAGE', message: err instanceof Error ? err.message : String(err) };
 }
@@ -67,6 +75,41 @@ export function statusJson(rows: EndpointStatus[]): unknown[] {
   return rows.map((r) => (r.ok ? { endpoint: r.endpoint, ok: true, ...r.status } : { endpoint: r.endpoint, ok: false, error: errorJson(r.error) }));
 }
 
+/** `label: value` lines, the values aligned. */
+function fields(lines: Array<[string, string]>): string {
+  const w = Math.max(...lines.map(([k]) => k.length)) + 1;
+  return lines.map(([k, v]) => `${(k + ':').padEnd(w)} ${v}`).join('\n') + '\n';
+}
+
+/** A key that has a value, for humans: its lock and watermark, the value last (it may span lines). */
+export function formatKey(key: string, r: GetResult): string {
+  return fields([
+    ['key', key],
+    ['lock', r.lock],
+    ['watermark', r.token.toString()],
+    ['value', humanValue(r.value)],
+  ]);
+}
+
+/** Why `kv get` found no value: never written, or deleted (the key still belongs to its lock). */
+export function notFoundMessage(key: string, r: GetResult): string {
+  const q = JSON.stringify;
+  return r.deleted ? `key ${q(key)} was deleted; it still belongs to lock ${q(r.lock)} (watermark ${r.token})` : `key ${q(key)} not found`;
+}
+
+/** A key for JSON output: a deleted one has no value. `token` is the key's watermark, as on the wire. */
+export function keyJson(key: string, r: { value: Uint8Array; token: bigint; lock: string; deleted: boolean }): Record<string, unknown> {
+  const value = r.deleted ? {} : jsonValue(r.value);
+  return { key, deleted: r.deleted, ...value, token: r.token, lock: r.lock };
+}
+
+/** `kv list` for humans; a DELETED column when deleted keys were asked for. */
+export function keyTable(items: KeyValue[], withDeleted: boolean): string {
+  const header = ['KEY', 'LOCK', 'WATERMARK', ...(withDeleted ? ['DELETED'] : []), 'VALUE'];
+  const row = (i: KeyValue): string[] => [i.key, i.lock, i.token.toString(), ...(withDeleted ? [i.deleted ? 'yes' : 'no'] : []), i.deleted ? '' : humanValue(i.value)];
+  return table(header, items.map(row));
+}
+
 export function formatDescription(d: LockDescription): string {
   const lines: Array<[string, string]> = [
     ['lock', d.lock],
@@ -78,8 +121,7 @@ export function formatDescription(d: LockDescription): string {
   }
   lines.push(['waiters', d.waiters.length === 0 ? '0' : `${d.waiters.length} (${d.waiters.join(', ')})`]);
   lines.push(['latest token', d.latestToken === 0n ? '0 (never granted)' : d.latestToken.toString()]);
-  const w = Math.max(...lines.map(([k]) => k.length)) + 1;
-  return lines.map(([k, v]) => `${(k + ':').padEnd(w)} ${v}`).join('\n') + '\n';
+  return fields(lines);
 }
 
 export function formatEvent(ev: LockEvent): string {

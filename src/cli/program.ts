@@ -8,11 +8,13 @@ import {
   errorJson,
   formatDescription,
   formatEvent,
+  formatKey,
   formatStatusTable,
   humanValue,
-  jsonValue,
+  keyJson,
+  keyTable,
+  notFoundMessage,
   statusJson,
-  table,
   toJson,
 } from './output';
 import { DEFAULT_ENDPOINTS, parseNonNegativeInt, parsePositiveInt, resolveEndpoints, resolveFencing } from './parse';
@@ -188,19 +190,20 @@ Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/las
   );
 
   kv.command('get')
-    .description(`read a key (exit ${EXIT.NOT_FOUND} when missing)`)
+    .description(`read a key with its lock and watermark (exit ${EXIT.NOT_FOUND} when missing or deleted)`)
     .argument('<key>')
     .option('--stale', "answer from the contacted node's state (faster, may be stale)")
+    .option('--value', 'print only the value (for scripts)')
     .action(
-      action(async (key: string, opts: { stale?: boolean }, cmd: Command) =>
+      action(async (key: string, opts: { stale?: boolean; value?: boolean }, cmd: Command) =>
         withClient(cmd, async (client, json) => {
           const r = await client.get(key, { staleOk: opts.stale === true });
           if (json) {
-            io.stdout(`${toJson(r.found ? { key, found: true, ...jsonValue(r.value), token: r.token, lock: r.lock } : { key, found: false })}\n`);
+            io.stdout(`${toJson(r.found || r.deleted ? { key, found: r.found, ...keyJson(key, r) } : { key, found: false, deleted: false })}\n`);
           } else if (r.found) {
-            io.stdout(`${humanValue(r.value)}\n`);
+            io.stdout(opts.value === true ? `${humanValue(r.value)}\n` : formatKey(key, r));
           } else {
-            io.stderr(`fencelock: key ${JSON.stringify(key)} not found\n`);
+            io.stderr(`fencelock: ${notFoundMessage(key, r)}\n`);
           }
           return r.found ? EXIT.OK : EXIT.NOT_FOUND;
         }),
@@ -208,18 +211,20 @@ Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/las
     );
 
   kv.command('list')
-    .description('list keys by prefix')
+    .description('list keys by prefix, each with its lock and watermark')
     .argument('[prefix]', 'key prefix', '')
     .addOption(new Option('--limit <n>', 'at most this many keys (server default 100, max 1000)').argParser(argParser((t) => parsePositiveInt(t, '--limit', 1000))))
     .option('--start-after <key>', 'continue after this key')
+    .option('--all', 'include deleted keys (they keep their lock and watermark)')
     .action(
-      action(async (prefix: string, opts: { limit?: number; startAfter?: string }, cmd: Command) =>
+      action(async (prefix: string, opts: { limit?: number; startAfter?: string; all?: boolean }, cmd: Command) =>
         withClient(cmd, async (client, json) => {
-          const r = await client.list(prefix, { limit: opts.limit, startAfter: opts.startAfter });
+          const all = opts.all === true;
+          const r = await client.list(prefix, { limit: opts.limit, startAfter: opts.startAfter, includeDeleted: all });
           if (json) {
-            io.stdout(`${toJson({ items: r.items.map((i) => ({ key: i.key, ...jsonValue(i.value), token: i.token, lock: i.lock })), more: r.more })}\n`);
+            io.stdout(`${toJson({ items: r.items.map((i) => keyJson(i.key, i)), more: r.more })}\n`);
           } else {
-            io.stdout(table(['KEY', 'TOKEN', 'LOCK', 'VALUE'], r.items.map((i) => [i.key, i.token.toString(), i.lock, humanValue(i.value)])));
+            io.stdout(keyTable(r.items, all));
             if (r.more) io.stdout(`(more keys follow: --start-after ${JSON.stringify(r.items[r.items.length - 1]?.key ?? '')})\n`);
           }
           return EXIT.OK;

@@ -334,17 +334,24 @@ export class FenceLockClient implements SessionHost {
   async get(key: string, opts: GetOptions = {}): Promise<GetResult> {
     this.assertOpen();
     const res = await this.router.call(methods().get, { key, staleOk: opts.staleOk ?? false }, { what: `get ${JSON.stringify(key)}` });
-    return { found: res.found, value: new Uint8Array(res.value ?? Buffer.alloc(0)), token: wireToBigInt(res.token), lock: res.lock };
+    return { found: res.found, value: new Uint8Array(res.value ?? Buffer.alloc(0)), token: wireToBigInt(res.token), lock: res.lock, deleted: res.deleted === true };
   }
 
-  /** Lists keys with a prefix, in key order, one page at a time. */
+  /** Lists keys with a prefix, in key order, one page at a time; deleted keys too with `includeDeleted`. */
   async list(prefix = '', opts: ListOptions = {}): Promise<ListResult> {
     this.assertOpen();
     const limit = opts.limit ?? 0;
     if (!Number.isInteger(limit) || limit < 0 || limit > 0xffffffff) throw new FenceLockError('INVALID_ARGUMENT', `limit must be a non-negative integer, got ${limit}`);
-    const res = await this.router.call(methods().list, { prefix, startAfter: opts.startAfter ?? '', limit }, { what: `list ${JSON.stringify(prefix)}` });
+    const req = { prefix, startAfter: opts.startAfter ?? '', limit, includeDeleted: opts.includeDeleted === true };
+    const res = await this.router.call(methods().list, req, { what: `list ${JSON.stringify(prefix)}` });
     return {
-      items: (res.items ?? []).map((kv) => ({ key: kv.key, value: new Uint8Array(kv.value ?? Buffer.alloc(0)), token: wireToBigInt(kv.token), lock: kv.lock })),
+      items: (res.items ?? []).map((kv) => ({
+        key: kv.key,
+        value: new Uint8Array(kv.value ?? Buffer.alloc(0)),
+        token: wireToBigInt(kv.token),
+        lock: kv.lock,
+        deleted: kv.deleted === true,
+      })),
       more: res.more,
     };
   }

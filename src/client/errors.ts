@@ -5,6 +5,8 @@ import { parseDecimalUint64 } from './uint64';
 export const META_LEADER = 'fencelock-leader';
 export const META_REASON = 'fencelock-reason';
 export const META_WATERMARK = 'fencelock-watermark';
+export const META_KEY = 'fencelock-key';
+export const META_KEY_LOCK = 'fencelock-key-lock';
 
 /** gRPC status names; FenceLockError.code is one of them. */
 export type FenceLockErrorCode =
@@ -33,6 +35,10 @@ export interface FenceLockErrorInit {
   reason?: string;
   /** The key's current watermark from `fencelock-watermark`, on fencing refusals. */
   watermark?: bigint;
+  /** The key a fencing refusal is about, from `fencelock-key` (WRONG_LOCK for a key of another lock). */
+  key?: string;
+  /** With WRONG_LOCK for `key`: the lock that key belongs to, from `fencelock-key-lock`. */
+  keyLock?: string;
   /** The leader's client address from `fencelock-leader`, when the server named one. */
   leader?: string;
   /** The server's own words (gRPC status details). */
@@ -45,11 +51,13 @@ export interface FenceLockErrorInit {
   cause?: unknown;
 }
 
-/** The one error type of the library: a gRPC status name plus fencelock's reason and watermark. */
+/** The one error type of the library: a gRPC status name plus fencelock's reason, watermark and key. */
 export class FenceLockError extends Error {
   readonly code: FenceLockErrorCode;
   readonly reason?: string;
   readonly watermark?: bigint;
+  readonly key?: string;
+  readonly keyLock?: string;
   readonly leader?: string;
   readonly details?: string;
   readonly indeterminate: boolean;
@@ -61,6 +69,8 @@ export class FenceLockError extends Error {
     this.indeterminate = init.indeterminate ?? false;
     if (init.reason !== undefined) this.reason = init.reason;
     if (init.watermark !== undefined) this.watermark = init.watermark;
+    if (init.key !== undefined) this.key = init.key;
+    if (init.keyLock !== undefined) this.keyLock = init.keyLock;
     if (init.leader !== undefined) this.leader = init.leader;
     if (init.details !== undefined) this.details = init.details;
   }
@@ -78,6 +88,17 @@ export function metadataString(md: grpc.Metadata | undefined | null, key: string
   if (v === undefined) return undefined;
   const s = typeof v === 'string' ? v : v.toString('utf8');
   return s.length > 0 ? s : undefined;
+}
+
+/** A metadata value the server percent-encoded (a key or lock name: UTF-8, where metadata is ASCII). */
+function metadataText(md: grpc.Metadata | undefined | null, key: string): string | undefined {
+  const v = metadataString(md, key);
+  if (v === undefined) return undefined;
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    return v; // not percent-encoded after all: the raw text says more than nothing
+  }
 }
 
 export function statusName(code: number): FenceLockErrorCode {
@@ -103,11 +124,13 @@ export function toFenceLockError(err: unknown, what: string): FenceLockError {
   const watermarkText = metadataString(err.metadata, META_WATERMARK);
   const watermark = watermarkText === undefined ? undefined : parseDecimalUint64(watermarkText);
   const leader = metadataString(err.metadata, META_LEADER);
+  const key = metadataText(err.metadata, META_KEY);
+  const keyLock = metadataText(err.metadata, META_KEY_LOCK);
   const details = err.details || '';
   // The server's details often repeat the reason and the watermark already; say each thing once.
   let message = `${what}: ${code}`;
   if (reason && !details.startsWith(reason)) message += ` ${reason}`;
   if (details) message += `: ${details}`;
   if (watermark !== undefined && !details.includes(`watermark ${watermark}`)) message += ` (current watermark ${watermark})`;
-  return new FenceLockError(code, message, { reason, watermark, leader, details, cause: err });
+  return new FenceLockError(code, message, { reason, watermark, key, keyLock, leader, details, cause: err });
 }

@@ -7,6 +7,8 @@ export {
   META_LEADER,
   META_REASON,
   META_WATERMARK,
+  META_KEY,
+  META_KEY_LOCK,
   type FenceLockErrorCode,
 } from './errors';
 export { type Logger, silentLogger } from './logger';

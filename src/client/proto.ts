@@ -113,17 +113,20 @@ export interface WireGetResponse {
   value: Buffer;
   token: string;
   lock: string;
+  deleted: boolean;
 }
 export interface WireListRequest {
   prefix: string;
   startAfter: string;
   limit: number;
+  includeDeleted: boolean;
 }
 export interface WireKeyValue {
   key: string;
   value: Buffer;
   token: string;
   lock: string;
+  deleted: boolean;
 }
 export interface WireListResponse {
   items: WireKeyValue[];

@@ -52,12 +52,15 @@ export interface GetOptions {
 }
 
 export interface GetResult {
+  /** The key has a value. */
   found: boolean;
   value: Uint8Array;
-  /** Token of the write that set the value (the key's watermark); 0n when not found. */
+  /** The key's watermark: the token of the last write that touched it; 0n for a key never written. */
   token: bigint;
-  /** The lock the key belongs to. */
+  /** The lock the key belongs to, for good (also once deleted); '' for a key never written. */
   lock: string;
+  /** The key was deleted (found is false): `lock` and `token` are still the key's. */
+  deleted: boolean;
 }
 
 export interface ListOptions {
@@ -65,13 +68,20 @@ export interface ListOptions {
   limit?: number;
   /** Resume after this key (exclusive). */
   startAfter?: string;
+  /** Also list deleted keys (`deleted: true`, empty value), which keep their lock and watermark. */
+  includeDeleted?: boolean;
 }
 
 export interface KeyValue {
   key: string;
+  /** Empty for a deleted key. */
   value: Uint8Array;
+  /** The key's watermark: the token of the last write that touched it. */
   token: bigint;
+  /** The lock the key belongs to. */
   lock: string;
+  /** The key was deleted (listed only with `includeDeleted`). */
+  deleted: boolean;
 }
 
 export interface ListResult {

@@ -38,6 +38,12 @@ export interface KvEntry {
   value: Uint8Array | null;
 }
 
+/** Which keys a listing returns: after `startAfter` (exclusive, for paging); tombstones only when asked. */
+export interface KvListOptions {
+  startAfter?: string;
+  includeDeleted?: boolean;
+}
+
 /** What a write would add: new keys (first-touch order) and the change of stored bytes. */
 export interface WritePlan {
   newKeys: string[];
@@ -77,17 +83,15 @@ export class FencedKv {
     return r === undefined ? undefined : toEntry(r);
   }
 
-  /**
-   * Live keys (no tombstones) starting with `prefix`, sorted, at most `limit`, strictly after `startAfter`
-   * when given (for paging).
-   */
-  list(prefix: string, limit: number, startAfter?: string): KvEntry[] {
+  /** Keys starting with `prefix`, sorted, at most `limit`; live ones only unless `includeDeleted`. */
+  list(prefix: string, limit: number, opts: KvListOptions = {}): KvEntry[] {
     const out: KvEntry[] = [];
     if (limit <= 0) return out;
+    const { startAfter, includeDeleted = false } = opts;
     const from = startAfter !== undefined && compareStrings(startAfter, prefix) >= 0 ? startAfter : prefix;
     this.sorted.scan((r) => {
       if (!r.key.startsWith(prefix)) return false;
-      if (r.value !== null && r.key !== startAfter) out.push(toEntry(r));
+      if ((includeDeleted || r.value !== null) && r.key !== startAfter) out.push(toEntry(r));
       return out.length < limit;
     }, from);
     return out;

@@ -4,7 +4,7 @@
 // key has a watermark above `token`. Otherwise refuse with the first of these that holds (the README's
 // table, "The fencing rules", lists the same rows in the same order):
 //
-//   1. WRONG_LOCK      a touched key is bound to another lock (`key` names it).
+//   1. WRONG_LOCK      a touched key is bound to another lock (`key` names it, `owner` that lock).
 //   2. WRONG_LOCK      the token is above the lock's latestToken, so it cannot have been issued for this lock;
 //                      for a lock without a record (never used, or forgotten when idle without keys): above
 //                      gcFloor.
@@ -42,7 +42,7 @@ export interface FenceQuery {
 
 export type FenceDecision =
   | { ok: true }
-  | { ok: false; reason: WriteRefusalReason; watermark: number; key?: string };
+  | { ok: false; reason: WriteRefusalReason; watermark: number; key?: string; owner?: string };
 
 export function checkFence(q: FenceQuery): FenceDecision {
   const latest = q.record?.latestToken ?? 0;
@@ -56,7 +56,7 @@ export function checkFence(q: FenceQuery): FenceDecision {
 
   for (const key of q.keys) {
     const r = q.kv.record(key);
-    if (r !== undefined && r.lock !== q.lock) return refuse(Reason.WRONG_LOCK, key);
+    if (r !== undefined && r.lock !== q.lock) return { ok: false, reason: Reason.WRONG_LOCK, watermark, key, owner: r.lock };
   }
   const record = q.record;
   if (q.token > (record === undefined ? q.gcFloor : latest)) return refuse(Reason.WRONG_LOCK);

@@ -15,7 +15,7 @@ export * from './commands';
 export * from './results';
 export * from './limits';
 export { InvariantError } from './invariant';
-export type { KvEntry } from './fencedKv';
+export type { KvEntry, KvListOptions } from './fencedKv';
 export {
   LockStateMachine,
   type LockInfo,

@@ -24,7 +24,7 @@ import {
 } from './commands';
 import { DedupTable } from './dedup';
 import { checkFence } from './fencing';
-import { FencedKv, type KvEntry } from './fencedKv';
+import { FencedKv, type KvEntry, type KvListOptions } from './fencedKv';
 import { InvariantError, invariant } from './invariant';
 import * as L from './limits';
 import { LockTable, queuePosition } from './locks';
@@ -346,7 +346,7 @@ export class LockStateMachine {
       sessionOpen: this.sessions.has(c.sessionId),
       kv: this.kv,
     });
-    if (!decision.ok) return refused(decision.reason, decision.watermark, decision.key);
+    if (!decision.ok) return refused(decision.reason, decision.watermark, decision.key, decision.owner);
     invariant(rec !== undefined, 'accepted write without a lock record');
     const plan = this.kv.plan(c.ops);
     if (this.kv.size + plan.newKeys.length > L.MAX_KEYS || this.kv.bytes + plan.bytesDelta > L.MAX_STORE_BYTES) {
@@ -419,13 +419,14 @@ export class LockStateMachine {
   }
 
   /**
-   * Live keys with `prefix`, in code point (= UTF-8 byte) order, at most min(limit, MAX_LIST_LIMIT + 1): one
-   * more than the largest page, so that a caller asking for a full page can tell whether more follow.
+   * Keys with `prefix` (live ones, and deleted ones with `includeDeleted`), in code point (= UTF-8 byte)
+   * order, at most min(limit, MAX_LIST_LIMIT + 1): one more than the largest page, so that a caller asking
+   * for a full page can tell whether more follow.
    */
-  list(prefix: string, limit: number, startAfter?: string): KvEntry[] {
+  list(prefix: string, limit: number, opts: KvListOptions = {}): KvEntry[] {
     const cap = L.MAX_LIST_LIMIT + 1;
     const n = Number.isFinite(limit) ? Math.max(0, Math.min(Math.floor(limit), cap)) : cap;
-    return this.kv.list(prefix, n, startAfter);
+    return this.kv.list(prefix, n, opts);
   }
 
   /** Open session ids, sorted (e.g. for a new leader to start every deadline afresh). */

@@ -156,13 +156,15 @@ export interface WrittenResult {
  * - session and dedup refusals (SESSION_EXISTS, TOO_MANY_SESSIONS, UNKNOWN_SESSION of Close/Expire,
  *   REQUEST_TOO_OLD, REQUEST_ID_REUSED): 0.
  * `key`: the key that caused a Write refusal, when one did (WRONG_LOCK for a key bound to another lock,
- * STALE_TOKEN for a key watermark).
+ * STALE_TOKEN for a key watermark). `owner`: with WRONG_LOCK for a key, the lock that key belongs to, so the
+ * caller learns where the key lives. Absent in results stored before it was recorded (older snapshots).
  */
 export interface RefusedResult {
   status: 'refused';
   reason: Reason;
   watermark: number;
   key?: string;
+  owner?: string;
 }
 
 /** The command was malformed or beyond a limit; nothing changed. */
@@ -222,8 +224,10 @@ export interface CommandResult {
   duplicate: boolean;
 }
 
-export function refused(reason: Reason, watermark: number, key?: string): RefusedResult {
-  return key === undefined ? { status: 'refused', reason, watermark } : { status: 'refused', reason, watermark, key };
+/** A refusal; `owner` only with a `key`. Fields in this order: stored results are compared as JSON. */
+export function refused(reason: Reason, watermark: number, key?: string, owner?: string): RefusedResult {
+  if (key === undefined) return { status: 'refused', reason, watermark };
+  return owner === undefined ? { status: 'refused', reason, watermark, key } : { status: 'refused', reason, watermark, key, owner };
 }
 
 export function invalid(message: string): InvalidResult {

@@ -24,7 +24,8 @@
 //   dedupClient = str clientId | varint floor | list(varint requestId | dstr commandType | result)
 //   result      = byte 1 | varint n | (dstr field | value) * n     when every field name is in DICT
 //               | byte 0 | str json                              a Release that handed over, a Write
-//                                                                 with its index (fields added later)
+//                                                                 with its index, a WRONG_LOCK naming
+//                                                                 the key's owner (fields added later)
 //   value       = byte 0 | dstr  (string)  | byte 1 | varint (integer)  | byte 2 (false)  | byte 3 (true)
 //               | byte 4 | list(dstr)  (array of strings)
 //   dstr, str, bytes, varint: see snapshotWire.ts
@@ -41,7 +42,7 @@ import { addHeld, addWaiter, addWaiting, hasWaiter, newLockRecord, newSession, t
 import { Reason, freezeResult, type Result } from './results';
 import type { SessionTable } from './sessions';
 import { DICT_INDEX, MAX_VARINT_BYTES, Reader, SnapshotError, Writer, readMagic, strBound, writeMagic } from './snapshotWire';
-import { compareStrings } from './text';
+import { compareStrings, isWellFormed } from './text';
 
 export interface StateTables {
   readonly sessions: SessionTable;
@@ -484,9 +485,10 @@ function readDedup(r: Reader, dedup: DedupTable): void {
 // ---- stored results --------------------------------------------------------------------------------------
 //
 // One case per kind of Result, fields in the order results.ts builds them. The binary form carries the
-// fields whose names are in DICT; a Release that handed the lock over and a Write with its index have
-// fields added after format 2 and are written as their JSON. Every string in a result is well-formed (the
-// machine validates what it stores) and every number a safe integer >= 0, so the binary form always fits.
+// fields whose names are in DICT; a Release that handed the lock over, a Write with its index and a refusal
+// naming the lock that owns its key have fields added after format 2 and are written as their JSON. Every
+// string in a result is well-formed (the machine validates what it stores) and every number a safe integer
+// >= 0, so the binary form always fits.
 
 /** Result forms. */
 const R_JSON = 0;
@@ -548,6 +550,10 @@ function writeResult(w: Writer, r: Result): void {
       putInt(w, 'ops', r.ops);
       return;
     case 'refused':
+      if (r.owner !== undefined) {
+        putJson(w, { status: r.status, reason: r.reason, watermark: r.watermark, key: r.key, owner: r.owner });
+        return;
+      }
       putFields(w, r.key === undefined ? 3 : 4, r.status);
       putString(w, 'reason', r.reason);
       putInt(w, 'watermark', r.watermark);
@@ -697,7 +703,7 @@ function getStrings(r: Reader, name: string): string[] {
   return Array.from({ length: r.count(1) }, () => r.dstr());
 }
 
-/** The two results written as JSON, rebuilt field by field; the text must be exactly their JSON. */
+/** The results written as JSON, rebuilt field by field; the text must be exactly their JSON. */
 function readJsonResult(json: string): Result {
   let v: unknown;
   try {
@@ -712,9 +718,21 @@ function readJsonResult(json: string): Result {
     result = { status: 'released', token: int(o.token), nextHolder: o.nextHolder, nextToken: int(o.nextToken) };
   } else if (o.status === 'written' && o.index !== undefined) {
     result = { status: 'written', token: int(o.token), ops: int(o.ops), index: int(o.index) };
+  } else if (o.status === 'refused' && o.owner !== undefined) {
+    result = { status: 'refused', reason: ownedKeyReason(o.reason), watermark: int(o.watermark), key: wellFormed(o.key), owner: wellFormed(o.owner) };
   } else {
-    return bad('a stored result in JSON that is not a handover or an indexed write');
+    return bad('a stored result in JSON that is not a handover, an indexed write or a refusal naming an owner');
   }
   if (JSON.stringify(result) !== json) bad('a stored result in JSON that is not canonical');
   return result;
+}
+
+/** Only a key bound to another lock names an owner (fencing.ts row 1). */
+function ownedKeyReason(x: unknown): Reason {
+  return x === Reason.WRONG_LOCK ? x : bad('a stored refusal names an owner but is not WRONG_LOCK');
+}
+
+/** A string of a stored result: well-formed, as the machine stores only those (JSON can spell lone surrogates). */
+function wellFormed(x: unknown): string {
+  return typeof x === 'string' && isWellFormed(x) ? x : bad('a stored result field is not a well-formed string');
 }

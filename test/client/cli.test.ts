@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FenceLockClient, FenceLockError } from '../../src/client';
+import { FenceLockClient, FenceLockError, type Session } from '../../src/client';
 import { EXIT, UsageError, exitCodeFor } from '../../src/cli/exitCodes';
 import { runCli } from '../../src/cli/program';
 import { DEFAULT_ENDPOINTS, parseEndpoints, parseToken, resolveEndpoints, resolveFencing, resolveSession } from '../../src/cli/parse';
@@ -46,6 +46,15 @@ async function fake(n = 1, state = new FakeState()): ReturnType<typeof startFake
   const c = await startFakeCluster(n, state);
   cleanups.push(c.stop);
   return c;
+}
+
+/** A one-node fake cluster and a session of a client connected to it. */
+async function fakeSession(): Promise<{ ep: string; s: Session }> {
+  const { nodes } = await fake(1);
+  const ep = nodes[0]!.address;
+  const c = new FenceLockClient({ endpoints: [ep], insecure: true });
+  cleanups.push(() => c.close());
+  return { ep, s: await c.openSession() };
 }
 
 function tmpDir(): string {
@@ -199,9 +208,18 @@ describe('CLI against a fake cluster', () => {
     expect((await cli(['--json', 'kv', 'put', 'cfg/b', 'beta'], env)).out).toMatch(/^\{"index":"\d+"\}\n$/);
 
     const get = await cli(['kv', 'get', 'cfg/a'], env);
-    expect(get).toMatchObject({ code: 0, out: 'alpha\n' });
+    expect(get).toMatchObject({ code: 0, out: `key:       cfg/a\nlock:      cfg\nwatermark: ${lock.token}\nvalue:     alpha\n` });
+    expect(await cli(['kv', 'get', 'cfg/a', '--value'], env)).toMatchObject({ code: 0, out: 'alpha\n' });
     const getJson = JSON.parse((await cli(['kv', 'get', 'cfg/a', '--json', '--stale'], env)).out);
-    expect(getJson).toEqual({ key: 'cfg/a', found: true, value: 'alpha', valueBase64: Buffer.from('alpha').toString('base64'), token: lock.token.toString(), lock: 'cfg' });
+    expect(getJson).toEqual({
+      key: 'cfg/a',
+      found: true,
+      deleted: false,
+      value: 'alpha',
+      valueBase64: Buffer.from('alpha').toString('base64'),
+      token: lock.token.toString(),
+      lock: 'cfg',
+    });
 
     const list = await cli(['kv', 'list', 'cfg/', '--limit', '1'], env);
     expect(list.code).toBe(0);
@@ -210,7 +228,8 @@ describe('CLI against a fake cluster', () => {
     expect(JSON.parse((await cli(['--json', 'kv', 'list'], env)).out).items).toHaveLength(2);
 
     const missing = await cli(['kv', 'get', 'cfg/zzz'], env);
-    expect(missing.code).toBe(EXIT.NOT_FOUND);
+    expect(missing).toMatchObject({ code: EXIT.NOT_FOUND, out: '', err: 'fencelock: key "cfg/zzz" not found\n' });
+    expect(JSON.parse((await cli(['--json', 'kv', 'get', 'cfg/zzz'], env)).out)).toEqual({ key: 'cfg/zzz', found: false, deleted: false });
 
     await lock.release();
     const s2 = await c.openSession();
@@ -221,6 +240,46 @@ describe('CLI against a fake cluster', () => {
     const staleJson = await cli(['--json', 'kv', 'put', 'cfg/a', 'x'], env);
     expect(staleJson.code).toBe(EXIT.FENCED);
     expect(JSON.parse(staleJson.err).error).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'STALE_TOKEN' });
+  });
+
+  it('kv get of a deleted key says so with its lock and watermark (exit 5); kv list --all shows deleted keys, marked', async () => {
+    const { ep, s } = await fakeSession();
+    const lock = await s.acquire('orders');
+    const t = lock.token.toString();
+    const env = { FENCELOCK_ENDPOINTS: ep, FENCELOCK_LOCK: 'orders', FENCELOCK_TOKEN: t, FENCELOCK_SESSION: s.id };
+    await lock.write([{ put: 'orders/1', value: 'one' }, { put: 'orders/2', value: 'two' }]);
+    expect((await cli(['kv', 'delete', 'orders/1'], env)).code).toBe(EXIT.OK);
+
+    const gone = await cli(['kv', 'get', 'orders/1'], env);
+    expect(gone).toMatchObject({ code: EXIT.NOT_FOUND, out: '', err: `fencelock: key "orders/1" was deleted; it still belongs to lock "orders" (watermark ${t})\n` });
+    const goneJson = await cli(['--json', 'kv', 'get', 'orders/1'], env);
+    expect(goneJson.code).toBe(EXIT.NOT_FOUND);
+    expect(JSON.parse(goneJson.out)).toEqual({ key: 'orders/1', found: false, deleted: true, token: t, lock: 'orders' });
+
+    expect((await cli(['kv', 'list', 'orders/'], env)).out).toBe(`KEY       LOCK    WATERMARK  VALUE\norders/2  orders  ${t.padEnd(9)}  two\n`);
+    const all = await cli(['kv', 'list', 'orders/', '--all'], env);
+    expect(all.out).toBe(
+      `KEY       LOCK    WATERMARK  DELETED  VALUE\n` + `orders/1  orders  ${t.padEnd(9)}  yes\n` + `orders/2  orders  ${t.padEnd(9)}  no       two\n`,
+    );
+    expect(JSON.parse((await cli(['--json', 'kv', 'list', 'orders/', '--all'], env)).out)).toEqual({
+      items: [
+        { key: 'orders/1', deleted: true, token: t, lock: 'orders' },
+        { key: 'orders/2', deleted: false, value: 'two', valueBase64: Buffer.from('two').toString('base64'), token: t, lock: 'orders' },
+      ],
+      more: false,
+    });
+  });
+
+  it('a write to a key of another lock exits 2 naming the lock that owns it, in text and in JSON', async () => {
+    const { ep, s } = await fakeSession();
+    await (await s.acquire('orders')).write([{ put: 'shared', value: 'o' }]);
+    const billing = await s.acquire('billing');
+    const env = { FENCELOCK_ENDPOINTS: ep, FENCELOCK_LOCK: 'billing', FENCELOCK_TOKEN: billing.token.toString(), FENCELOCK_SESSION: s.id };
+    const text = await cli(['kv', 'put', 'shared', 'b'], env);
+    expect(text.code).toBe(EXIT.FENCED);
+    expect(text.err).toContain('belongs to lock "orders"');
+    const json = await cli(['--json', 'kv', 'put', 'shared', 'b'], env);
+    expect(JSON.parse(json.err).error).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'WRONG_LOCK', key: 'shared', keyLock: 'orders' });
   });
 
   it('kv put takes the session id from --session-file; the id appears in no output', async () => {

@@ -245,6 +245,37 @@ describe('FenceLockClient against a fake cluster', () => {
     expect(local.reason).toBe('LOCK_NOT_HELD');
   });
 
+  it('WRONG_LOCK names the key and the lock it belongs to (FenceLockError.key, .keyLock, decoded from their metadata)', async () => {
+    const { nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    const s = await c.openSession();
+    const owner = await s.acquire('commandes/été');
+    await owner.write([{ put: 'clé/1', value: 'v' }]);
+    const other = await s.acquire('billing');
+    const err = await rejection(other.write([{ put: 'free', value: 'x' }, { put: 'clé/1', value: 'x' }]));
+    expect(err).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'WRONG_LOCK', key: 'clé/1', keyLock: 'commandes/été', watermark: owner.token });
+    const stale = await rejection(c.write({ lock: 'billing', token: other.token - 1n, sessionId: s.id, ops: [{ put: 'b', value: 'x' }] }));
+    expect([stale.reason, stale.key, stale.keyLock]).toEqual(['STALE_TOKEN', undefined, undefined]);
+  });
+
+  it('get and list show a deleted key with its lock and watermark; list includes deleted keys only when asked', async () => {
+    const { nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    const s = await c.openSession();
+    const lock = await s.acquire('orders');
+    await lock.write([{ put: 'orders/1', value: 'one' }, { put: 'orders/2', value: 'two' }]);
+    await lock.write([{ delete: 'orders/1' }]);
+    expect(await c.get('orders/1')).toEqual({ found: false, deleted: true, value: new Uint8Array(0), token: lock.token, lock: 'orders' });
+    expect(await c.get('orders/2')).toMatchObject({ found: true, deleted: false, lock: 'orders' });
+    expect(await c.get('never')).toEqual({ found: false, deleted: false, value: new Uint8Array(0), token: 0n, lock: '' });
+    expect((await c.list('orders/')).items.map((i) => i.key)).toEqual(['orders/2']);
+    const all = await c.list('orders/', { includeDeleted: true });
+    expect(all.items.map((i) => [i.key, i.deleted, i.lock, i.token])).toEqual([
+      ['orders/1', true, 'orders', lock.token],
+      ['orders/2', false, 'orders', lock.token],
+    ]);
+  });
+
   it('throws non-retryable codes at once', async () => {
     const { state, nodes } = await cluster(1);
     const c = client([nodes[0]!.address]);

@@ -82,8 +82,8 @@ export class FakeState {
   nextIndex: bigint;
   readonly sessions = new Map<string, { ttlMs: number; clientName: string }>();
   readonly locks = new Map<string, LockState>();
-  readonly kv = new Map<string, { value: Buffer; token: bigint; lock: string }>();
-  readonly watermarks = new Map<string, bigint>();
+  /** Keys as the real store keeps them: bound to the lock of their first write; value null once deleted. */
+  readonly kv = new Map<string, { value: Buffer | null; token: bigint; lock: string }>();
   readonly dedup = new Map<string, Promise<Outcome<unknown>>>();
   readonly calls: RecordedCall[] = [];
   private readonly watchers = new Set<{ lock: string; send: (ev: WireLockEvent) => void }>();
@@ -222,38 +222,41 @@ export class FakeState {
     if (!this.sessions.has(req.sessionId)) return { ok: false, err: failure(grpc.status.NOT_FOUND, 'unknown session', { 'fencelock-reason': 'UNKNOWN_SESSION' }) };
     const token = BigInt(req.token);
     const l = this.lock(req.lock);
-    const refuse = (reason: string, watermark: bigint, why: string): Outcome<WireWriteResponse> => ({
+    const refuse = (reason: string, watermark: bigint, why: string, more: Record<string, string> = {}): Outcome<WireWriteResponse> => ({
       ok: false,
-      err: failure(grpc.status.FAILED_PRECONDITION, why, { 'fencelock-reason': reason, 'fencelock-watermark': watermark.toString() }),
+      err: failure(grpc.status.FAILED_PRECONDITION, why, { 'fencelock-reason': reason, 'fencelock-watermark': watermark.toString(), ...more }),
     });
     for (const op of req.ops) {
-      const wm = this.watermarks.get(op.key) ?? 0n;
-      if (wm > token) return refuse('STALE_TOKEN', wm, `key ${op.key} has watermark ${wm} above token ${token}`);
+      const k = this.kv.get(op.key);
+      if (k !== undefined && k.lock !== req.lock) {
+        const meta = { 'fencelock-key': encodeURIComponent(op.key), 'fencelock-key-lock': encodeURIComponent(k.lock) };
+        return refuse('WRONG_LOCK', k.token, `key ${JSON.stringify(op.key)} belongs to lock ${JSON.stringify(k.lock)}`, meta);
+      }
+      if (k !== undefined && k.token > token) return refuse('STALE_TOKEN', k.token, `key ${op.key} has watermark ${k.token} above token ${token}`);
     }
     if (token < l.latest) return refuse('STALE_TOKEN', l.latest, `token ${token} is older than the latest grant ${l.latest}`);
     if (l.holder !== req.sessionId || l.token !== token) return refuse('LOCK_NOT_HELD', l.latest, 'lock not held');
     const index = this.index();
-    for (const op of req.ops) {
-      this.watermarks.set(op.key, token);
-      if (op.type === 'PUT') this.kv.set(op.key, { value: Buffer.from(op.value), token, lock: req.lock });
-      else this.kv.delete(op.key);
-    }
+    for (const op of req.ops) this.kv.set(op.key, { value: op.type === 'PUT' ? Buffer.from(op.value) : null, token, lock: req.lock });
     return { ok: true, res: { index: index.toString() } };
   }
 
   get(req: WireGetRequest): WireGetResponse {
     const e = this.kv.get(req.key);
-    return e ? { found: true, value: e.value, token: e.token.toString(), lock: e.lock } : { found: false, value: Buffer.alloc(0), token: '0', lock: '' };
+    if (e === undefined) return { found: false, value: Buffer.alloc(0), token: '0', lock: '', deleted: false };
+    return { found: e.value !== null, ...this.wireEntry(req.key) };
   }
 
   list(req: WireListRequest): WireListResponse {
     const limit = req.limit || 100;
-    const keys = [...this.kv.keys()].filter((k) => k.startsWith(req.prefix) && (!req.startAfter || k > req.startAfter)).sort();
-    const page = keys.slice(0, limit);
-    return {
-      items: page.map((k) => ({ key: k, value: this.kv.get(k)!.value, token: this.kv.get(k)!.token.toString(), lock: this.kv.get(k)!.lock })),
-      more: keys.length > limit,
-    };
+    const listed = (k: string): boolean => req.includeDeleted || this.kv.get(k)!.value !== null;
+    const keys = [...this.kv.keys()].filter((k) => k.startsWith(req.prefix) && (!req.startAfter || k > req.startAfter) && listed(k)).sort();
+    return { items: keys.slice(0, limit).map((k) => ({ key: k, ...this.wireEntry(k) })), more: keys.length > limit };
+  }
+
+  private wireEntry(key: string): { value: Buffer; token: string; lock: string; deleted: boolean } {
+    const e = this.kv.get(key)!;
+    return { value: e.value ?? Buffer.alloc(0), token: e.token.toString(), lock: e.lock, deleted: e.value === null };
   }
 
   describe(req: WireDescribeRequest): WireDescribeResponse {

@@ -7,7 +7,7 @@ import { FenceLockClient } from '../../src/client';
 import { toFenceLockError } from '../../src/client/errors';
 import { PipelineLink } from '../../src/client/pipeline';
 import { methods, serviceDefinition, SERVICE_NAMES, type PipelineCall, type WireCallResponse } from '../../src/client/proto';
-import type { CallScope, Handler } from '../../src/node/api/context';
+import { refusalError, type CallScope, type Handler } from '../../src/node/api/context';
 import { ApiError } from '../../src/node/api/errors';
 import { CONNECTION_CAPS, ConnectionLimits } from '../../src/node/api/connectionLimits';
 import { pipelineService } from '../../src/node/api/pipelineService';
@@ -293,6 +293,19 @@ describe('pipelineService: one stream, many calls', () => {
     expect(invalid.details).toBe('key: must not be empty');
 
     expect(await l.call('get', { key: 'still' }, 5_000)).toMatchObject({ found: true });
+  });
+
+  it('carries a WRONG_LOCK naming a non-ASCII key and lock: percent-encoded metadata (gRPC allows only ASCII), decoded by the client', async () => {
+    const write = (): Promise<object> => Promise.reject(refusalError('WRONG_LOCK', 7, 'clé 100%', 'commandes/été'));
+    const { address } = await serve(pipelineService(logger, handlers({ write })));
+    const err = await rejection(link(address).call('write', { lock: 'l', token: '5', ops: [] }, 5_000));
+    expect(err.metadata.get('fencelock-key')).toEqual(['cl%C3%A9 100%25']);
+    expect(err.metadata.get('fencelock-key-lock')).toEqual(['commandes/%C3%A9t%C3%A9']);
+    expect(err.details).toBe(
+      'WRONG_LOCK: wrong lock: key "clé 100%" belongs to lock "commandes/été" (for good: bound by its first write, also once deleted); ' +
+        'write it under lock "commandes/été" or use another key; current watermark 7',
+    );
+    expect(toFenceLockError(err, 'write')).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'WRONG_LOCK', key: 'clé 100%', keyLock: 'commandes/été', watermark: 7n });
   });
 
   it('answers a request without a call INVALID_ARGUMENT, and a second call under an in-flight call_id too', async () => {

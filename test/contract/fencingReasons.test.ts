@@ -44,6 +44,25 @@ function refusedWrite(r: RawNodeClient, sessionId: string, lock: string, token: 
     );
 }
 
+/** One call on a fresh Pipeline stream: its CallResponse. */
+function pipelineCall(r: RawNodeClient, call: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const stream = r.pipelineStream();
+  return new Promise((resolve, reject) => {
+    stream.on('data', (res: Record<string, unknown>) => {
+      resolve(res);
+      stream.cancel();
+    });
+    stream.on('error', (err: grpc.ServiceError) => {
+      if (err.code !== grpc.status.CANCELLED) reject(err);
+    });
+    stream.write({ callId: '1', ...call });
+  });
+}
+
+function fencelockMetadata(md: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(md).filter(([k]) => k.startsWith('fencelock-')).map(([k, v]) => [k, String(v)]));
+}
+
 beforeAll(async () => {
   cluster = await LocalCluster.create();
   cluster.startAll();
@@ -99,7 +118,7 @@ describe('write refusals the fencing table orders', () => {
 
   const reasonOf = (err: grpc.ServiceError): string[] => err.metadata.get('fencelock-reason') as string[];
 
-  it('row 1, WRONG_LOCK: a touched key belongs to another lock (the message names the key)', async () => {
+  it('row 1, WRONG_LOCK: a touched key belongs to another lock (the message and metadata name the key and its lock)', async () => {
     const leader = await rawLeader();
     const a = await openSession(leader);
     const ta = await grant(leader, a, 'res/a');
@@ -108,7 +127,30 @@ describe('write refusals the fencing table orders', () => {
     const err = await refusedWrite(leader, a, 'res/b', tb, 'res/a/owned');
     expect(grpc.status[err.code]).toBe('FAILED_PRECONDITION');
     expect(reasonOf(err)).toEqual(['WRONG_LOCK']);
-    expect(err.details).toContain('res/a/owned');
+    expect(err.metadata.get('fencelock-key')).toEqual(['res/a/owned']);
+    expect(err.metadata.get('fencelock-key-lock')).toEqual(['res/a']);
+    expect(err.details).toBe(
+      'WRONG_LOCK: wrong lock: key "res/a/owned" belongs to lock "res/a" (for good: bound by its first write, also once deleted); ' +
+        `write it under lock "res/a" or use another key; current watermark ${tb}`,
+    );
+  });
+
+  it('row 1 for a deleted key with non-ASCII names, unary and on the Pipeline stream alike: the owner, percent-encoded (regression: gRPC metadata is ASCII only)', async () => {
+    const leader = await rawLeader();
+    const a = await openSession(leader);
+    const [owner, key] = ['commandes/été', 'clé 100%'];
+    const to = await grant(leader, a, owner);
+    for (const type of ['PUT', 'DELETE']) {
+      await leader.call('KV', 'Write', { header: header(), lock: owner, token: String(to), sessionId: a, ops: [{ type, key, value: Buffer.from('v') }] });
+    }
+    const tb = await grant(leader, a, 'res/other');
+    const unary = await refusedWrite(leader, a, 'res/other', tb, key);
+    const write = { header: header(), lock: 'res/other', token: String(tb), sessionId: a, ops: [{ type: 'PUT', key, value: Buffer.from('x') }] };
+    const piped = await pipelineCall(leader, { write });
+    const expected = { 'fencelock-reason': 'WRONG_LOCK', 'fencelock-watermark': String(tb), 'fencelock-key': 'cl%C3%A9 100%25', 'fencelock-key-lock': 'commandes/%C3%A9t%C3%A9' };
+    expect(fencelockMetadata(unary.metadata.getMap())).toEqual(expected);
+    expect(piped).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, message: unary.details, metadata: expected });
+    expect(unary.details).toContain('key "clé 100%" belongs to lock "commandes/été"');
   });
 
   it('row 2, WRONG_LOCK: a token above the lock\'s latest token, which cannot have been issued for it', async () => {
@@ -141,5 +183,35 @@ describe('write refusals the fencing table orders', () => {
     expect(grpc.status[err.code]).toBe('FAILED_PRECONDITION');
     expect(reasonOf(err)).toEqual(['LOCK_NOT_HELD']);
     expect(err.details).toMatch(/released|ended|expired/);
+  });
+});
+
+describe('a key belongs to one lock for good, and says which', () => {
+  it('KV.Get of a deleted key: not found, deleted, with its lock and watermark; KV.List shows it only with include_deleted', async () => {
+    const leader = await rawLeader();
+    const a = await openSession(leader);
+    const t = await grant(leader, a, 'own/a');
+    await leader.call('KV', 'Write', {
+      header: header(),
+      lock: 'own/a',
+      token: String(t),
+      sessionId: a,
+      ops: [{ type: 'PUT', key: 'own/a/1', value: Buffer.from('one') }, { type: 'PUT', key: 'own/a/2', value: Buffer.from('two') }],
+    });
+    await leader.call('KV', 'Write', { header: header(), lock: 'own/a', token: String(t), sessionId: a, ops: [{ type: 'DELETE', key: 'own/a/1' }] });
+
+    expect(await leader.call('KV', 'Get', { key: 'own/a/1' })).toEqual({ found: false, deleted: true, value: Buffer.alloc(0), token: String(t), lock: 'own/a' });
+    expect(await leader.call('KV', 'Get', { key: 'own/a/2' })).toEqual({ found: true, deleted: false, value: Buffer.from('two'), token: String(t), lock: 'own/a' });
+    expect(await leader.call('KV', 'Get', { key: 'own/never' })).toEqual({ found: false, deleted: false, value: Buffer.alloc(0), token: '0', lock: '' });
+
+    const live = await leader.call('KV', 'List', { prefix: 'own/a/' });
+    expect((live.items as Array<Record<string, unknown>>).map((i) => i.key)).toEqual(['own/a/2']);
+    const all = await leader.call('KV', 'List', { prefix: 'own/a/', includeDeleted: true });
+    expect(all.items).toEqual([
+      { key: 'own/a/1', value: Buffer.alloc(0), token: String(t), lock: 'own/a', deleted: true },
+      { key: 'own/a/2', value: Buffer.from('two'), token: String(t), lock: 'own/a', deleted: false },
+    ]);
+    const page = await leader.call('KV', 'List', { prefix: 'own/a/', includeDeleted: true, limit: 1 });
+    expect(page).toMatchObject({ items: [{ key: 'own/a/1', deleted: true }], more: true });
   });
 });

@@ -62,6 +62,38 @@ describe('the fencelock CLI', () => {
     await session.close();
   });
 
+  it('kv get and kv list --all show each key\'s lock and watermark, deleted keys too; a write under another lock names the owner', async () => {
+    const ep = cluster.endpoints.join(',');
+    const session = await client.openSession({ ttlMs: 10_000 });
+    const orders = await session.acquire('cli-orders');
+    const t = orders.token.toString();
+    const fenced = (lock: string, token: string): string[] => ['--lock', lock, '--token', token, '--session', session.id];
+    expect((await runNode([CLI, '--endpoints', ep, 'kv', 'put', 'cli-own/1', 'one', ...fenced('cli-orders', t)])).code).toBe(0);
+    expect((await runNode([CLI, '--endpoints', ep, 'kv', 'put', 'cli-own/2', 'two', ...fenced('cli-orders', t)])).code).toBe(0);
+    expect((await runNode([CLI, '--endpoints', ep, 'kv', 'delete', 'cli-own/1', ...fenced('cli-orders', t)])).code).toBe(0);
+
+    const live = await runNode([CLI, '--endpoints', ep, 'kv', 'get', 'cli-own/2']);
+    expect(live).toMatchObject({ code: 0, stdout: `key:       cli-own/2\nlock:      cli-orders\nwatermark: ${t}\nvalue:     two\n` });
+    const deleted = await runNode([CLI, '--endpoints', ep, 'kv', 'get', 'cli-own/1']);
+    expect(deleted.code).toBe(5);
+    expect(deleted.stderr).toBe(`fencelock: key "cli-own/1" was deleted; it still belongs to lock "cli-orders" (watermark ${t})\n`);
+    const all = await runNode([CLI, '--endpoints', ep, 'kv', 'list', 'cli-own/', '--all']);
+    expect(all.stdout.split('\n').map((l) => l.split(/\s+/))).toEqual([
+      ['KEY', 'LOCK', 'WATERMARK', 'DELETED', 'VALUE'],
+      ['cli-own/1', 'cli-orders', t, 'yes'],
+      ['cli-own/2', 'cli-orders', t, 'no', 'two'],
+      [''],
+    ]);
+    expect((await runNode([CLI, '--endpoints', ep, 'kv', 'list', 'cli-own/'])).stdout).not.toContain('cli-own/1');
+
+    const billing = await session.acquire('cli-billing');
+    const moved = await runNode([CLI, '--endpoints', ep, '--json', 'kv', 'put', 'cli-own/1', 'mine', ...fenced('cli-billing', billing.token.toString())]);
+    expect(moved.code).toBe(2);
+    expect(JSON.parse(moved.stderr).error).toMatchObject({ reason: 'WRONG_LOCK', key: 'cli-own/1', keyLock: 'cli-orders', watermark: billing.token.toString() });
+    expect(JSON.parse(moved.stderr).error.message).toContain('key "cli-own/1" belongs to lock "cli-orders"');
+    await session.close();
+  });
+
   it('status lists every node with its role', async () => {
     const res = await runNode([CLI, '--endpoints', cluster.endpoints.join(','), '--json', 'status']);
     expect(res.code).toBe(0);

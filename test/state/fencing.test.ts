@@ -5,12 +5,14 @@ import * as L from '../../src/state/limits';
 import { checkFence } from '../../src/state/fencing';
 import { FencedKv } from '../../src/state/fencedKv';
 import { newLockRecord, newSession } from '../../src/state/records';
-import { Harness, del, put, referenceSnapshot, sid } from './harness';
+import { Harness, del, put, referenceSnapshot, roundTrip, sid } from './harness';
 
 // The entry index each write carries is checked in dedup.test.ts.
 const written = (token: number, ops = 1) => ({ status: 'written', token, ops, index: expect.any(Number) as number });
 const refusedWith = (reason: string, watermark: number, key?: string) =>
   key === undefined ? { status: 'refused', reason, watermark } : { status: 'refused', reason, watermark, key };
+/** WRONG_LOCK for `key`, which belongs to lock `owner`. */
+const keyOfAnotherLock = (watermark: number, key: string, owner: string) => ({ status: 'refused', reason: Reason.WRONG_LOCK, watermark, key, owner });
 
 describe('fenced write: the holder', () => {
   it('writes under its current token; every touched key gets that watermark and belongs to the lock', () => {
@@ -57,9 +59,9 @@ describe('the fencing table, row by row in precedence order', () => {
     // a stale token (row 3) from a session that is not open (row 4), and a key of L: row 1 wins
     h.close(b);
     expect(h.write(b, 'M', t1, [put('m-key', 'x'), put('l-key', 'x')]).result)
-      .toEqual(refusedWith(Reason.WRONG_LOCK, t2, 'l-key'));
+      .toEqual(keyOfAnotherLock(t2, 'l-key', 'L'));
     // and with a token above the lock's latest (row 2)
-    expect(h.write(a, 'M', h.index + 10, [put('l-key', 'x')]).result).toEqual(refusedWith(Reason.WRONG_LOCK, t2, 'l-key'));
+    expect(h.write(a, 'M', h.index + 10, [put('l-key', 'x')]).result).toEqual(keyOfAnotherLock(t2, 'l-key', 'L'));
     expect(h.value('l-key')).toBe('v');
   });
 
@@ -270,11 +272,25 @@ describe('fenced write: wrong lock', () => {
     const tl = h.grant(a, 'L');
     h.write(a, 'L', tl, [put('shared', 'L')]);
     const tm = h.grant(b, 'M');
-    expect(h.write(b, 'M', tm, [put('shared', 'M')]).result).toEqual(refusedWith(Reason.WRONG_LOCK, tm, 'shared'));
+    expect(h.write(b, 'M', tm, [put('shared', 'M')]).result).toEqual(keyOfAnotherLock(tm, 'shared', 'L'));
     // the holder of both cannot move a key either
     const tn = h.grant(a, 'N');
-    expect(h.write(a, 'N', tn, [del('shared')]).result).toEqual(refusedWith(Reason.WRONG_LOCK, tn, 'shared'));
+    expect(h.write(a, 'N', tn, [del('shared')]).result).toEqual(keyOfAnotherLock(tn, 'shared', 'L'));
     expect(h.value('shared')).toBe('L');
+  });
+
+  it('names the lock owning the key: a tombstone keeps it, a retry and a restored machine answer it again', () => {
+    const h = new Harness();
+    const [a, b] = [h.open(), h.open()];
+    const to = h.grant(a, 'orders');
+    h.write(a, 'orders', to, [put('k', 'v')]);
+    h.write(a, 'orders', to, [del('k')]);
+    const tb = h.grant(b, 'billing');
+    const command = h.req('Write', { lock: 'billing', sessionId: b, token: tb, ops: [put('free', 'x'), put('k', 'x')] });
+    const first = h.apply(command).result;
+    expect(first).toEqual(keyOfAnotherLock(tb, 'k', 'orders'));
+    expect(h.apply(command)).toEqual({ result: first, events: [], duplicate: true });
+    expect(roundTrip(h.m).apply(h.index + 1, command)).toEqual({ result: first, events: [], duplicate: true });
   });
 
   it('the refusal watermark includes the watermarks of keys bound to other locks', () => {
@@ -284,7 +300,7 @@ describe('fenced write: wrong lock', () => {
     const tl = h.grant(a, 'L');
     h.write(a, 'L', tl, [put('k', 'v')]);
     expect(tl).toBeGreaterThan(tm);
-    expect(h.write(b, 'M', tm, [put('k', 'x')]).result).toEqual(refusedWith(Reason.WRONG_LOCK, tl, 'k'));
+    expect(h.write(b, 'M', tm, [put('k', 'x')]).result).toEqual(keyOfAnotherLock(tl, 'k', 'L'));
   });
 
   it('a token issued for another lock: WRONG_LOCK when above this lock\'s latest, STALE_TOKEN when below', () => {
@@ -309,7 +325,7 @@ describe('fenced write: atomicity and tombstones', () => {
     h.write(b, 'M', tm, [put('m-key', 'm')]);
     const before = referenceSnapshot(h.m).keys;
     const out = h.write(a, 'L', tl, [put('mine', '2'), put('new-key', 'n'), put('m-key', 'stolen'), del('theirs-later')]);
-    expect(out.result).toEqual(refusedWith(Reason.WRONG_LOCK, tm, 'm-key'));
+    expect(out.result).toEqual(keyOfAnotherLock(tm, 'm-key', 'M'));
     expect(referenceSnapshot(h.m).keys).toEqual(before);
     expect(h.m.get('new-key')).toBeUndefined();
     expect(h.value('mine')).toBe('1');
@@ -339,7 +355,7 @@ describe('fenced write: atomicity and tombstones', () => {
     expect(h.m.describeLock('L')).toMatchObject({ holder: null, latestToken: t2 }); // kept: it owns a key
     expect(h.write(a, 'L', t1, [put('k', 'back')]).result).toEqual(refusedWith(Reason.STALE_TOKEN, t2));
     const tm = h.grant(a, 'M');
-    expect(h.write(a, 'M', tm, [put('k', 'moved')]).result).toEqual(refusedWith(Reason.WRONG_LOCK, tm, 'k'));
+    expect(h.write(a, 'M', tm, [put('k', 'moved')]).result).toEqual(keyOfAnotherLock(tm, 'k', 'L'));
     const t3 = h.grant(a, 'L');
     expect(h.write(a, 'L', t3, [put('k', 'again')]).result).toEqual(written(t3));
     expect(h.m.get('k')?.watermark).toBe(t3);
@@ -381,10 +397,31 @@ describe('list', () => {
     h.write(a, 'L', t, [del('a/2')]);
     expect(h.m.list('a/', 100).map((e) => e.key)).toEqual(['a/1', 'a/10', 'a/é', 'a/\uffff', 'a/\u{1F600}']);
     expect(h.m.list('a/', 2).map((e) => e.key)).toEqual(['a/1', 'a/10']);
-    expect(h.m.list('a/', 2, 'a/10').map((e) => e.key)).toEqual(['a/é', 'a/\uffff']);
+    expect(h.m.list('a/', 2, { startAfter: 'a/10' }).map((e) => e.key)).toEqual(['a/é', 'a/\uffff']);
     expect(h.m.list('', 100).length).toBe(7);
     expect(h.m.list('c', 100)).toEqual([]);
     expect(h.m.list('a/', 0)).toEqual([]);
+  });
+
+  it('lists tombstones too when asked, with their lock and watermark, paging over them alike', () => {
+    const h = new Harness();
+    const [a, b] = [h.open(), h.open()];
+    const tl = h.grant(a, 'L');
+    h.write(a, 'L', tl, [put('d/1', 'one'), put('d/2', 'two'), put('d/3', 'three')]);
+    const tm = h.grant(b, 'M');
+    h.write(b, 'M', tm, [put('d/4', 'four')]);
+    h.write(b, 'M', tm, [del('d/4')]);
+    h.write(a, 'L', tl, [del('d/2')]);
+    expect(h.m.list('d/', 10).map((e) => e.key)).toEqual(['d/1', 'd/3']);
+    const all = h.m.list('d/', 10, { includeDeleted: true });
+    expect(all.map((e) => [e.key, e.lock, e.watermark, e.value === null])).toEqual([
+      ['d/1', 'L', tl, false],
+      ['d/2', 'L', tl, true],
+      ['d/3', 'L', tl, false],
+      ['d/4', 'M', tm, true],
+    ]);
+    expect(h.m.list('d/', 2, { includeDeleted: true, startAfter: 'd/1' }).map((e) => e.key)).toEqual(['d/2', 'd/3']);
+    expect(h.m.list('d/', 1, { includeDeleted: true, startAfter: 'd/3' }).map((e) => e.key)).toEqual(['d/4']);
   });
 
   it('returns one more than the largest page, so that a full page can tell that more keys follow', () => {

@@ -8,6 +8,7 @@ import { Writer, writeMagic } from '../../src/state/snapshotWire';
 import { KeyIndex } from '../../src/state/sortedIndex';
 import { compareStrings } from '../../src/state/text';
 import { Harness, expectCanonicalSnapshot, expectSameBytes, internals, put, roundTrip, sid } from './harness';
+import { writeResultJson } from './snapshotOracle';
 
 /** Holders, FIFO queues of several waiters, a lock kept free by its keys, dedup results of every kind. */
 function queuedHarness(): { h: Harness; ids: string[] } {
@@ -16,7 +17,7 @@ function queuedHarness(): { h: Harness; ids: string[] } {
   const [a, b, c, d, e, f] = ids as [string, string, string, string, string, string];
   const tq = h.grant(a, 'queue');
   for (const w of [e, c, f, b]) h.acquire(w, 'queue'); // FIFO order is not id order
-  h.grant(b, 'other');
+  const to = h.grant(b, 'other');
   h.acquire(d, 'other');
   h.acquire(a, 'other');
   const tk = h.grant(d, 'kept');
@@ -27,7 +28,9 @@ function queuedHarness(): { h: Harness; ids: string[] } {
   h.write(f, 'closed-holder', tz, [put('z/1', 'z')]);
   h.release(f, 'closed-holder', tz);
   h.cancel(c, 'queue');
-  h.apply(h.req('Write', { lock: 'queue', sessionId: b, token: 1, ops: [put('q/1', 'no')] })); // refused, with a key
+  h.apply(h.req('Write', { lock: 'queue', sessionId: b, token: 1, ops: [put('q/1', 'no')] })); // refused: stale
+  // refused: k/1 belongs to 'kept' (stored as JSON, naming the owner)
+  expect(h.apply(h.req('Write', { lock: 'other', sessionId: b, token: to, ops: [put('k/1', 'no')] })).result).toMatchObject({ key: 'k/1', owner: 'kept' });
   return { h, ids };
 }
 
@@ -309,6 +312,11 @@ describe('the format', () => {
       ['a result field name that is not in the dictionary', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(1); w.varint(0); w.str('x'); w.byte(2); }) }), /without its status/],
       ['a token that is a string', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(2); w.dstr('status'); w.byte(0); w.dstr('released'); w.dstr('token'); w.byte(0); w.dstr('x'); }) }), /token of another type/],
       ['an unknown status', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(1); w.dstr('status'); w.byte(0); w.dstr('noop'); }) }), /status "noop"/],
+      ['an owner on a refusal other than WRONG_LOCK', file({ dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"STALE_TOKEN","watermark":2,"key":"k","owner":"M"}'); }) }), /names an owner but is not WRONG_LOCK/],
+      ['an owner that is not a string', file({ dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"WRONG_LOCK","watermark":2,"key":"k","owner":7}'); }) }), /not a well-formed string/],
+      ['an owner with a lone surrogate', file({ dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"WRONG_LOCK","watermark":2,"key":"k","owner":"\\ud800"}'); }) }), /not a well-formed string/],
+      ['a refusal with an owner but no key', file({ dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"WRONG_LOCK","watermark":2,"owner":"M"}'); }) }), /not a well-formed string/],
+      ['a refusal naming an owner, fields out of order', file({ dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"WRONG_LOCK","watermark":2,"owner":"M","key":"k"}'); }) }), /not canonical/],
       ['a key bound to a lock name written as a literal', file({ keys: keyOf((w) => { w.varint(0); w.str('L'); }) }), /bound to an unknown lock/],
       ['a key bound to a name that is no lock', file({ keys: keyOf((w) => { w.varint(0); w.str('nowhere'); }) }), /bound to an unknown lock/],
     ];
@@ -322,10 +330,11 @@ describe('the format', () => {
     expect(() => LockStateMachine.readSnapshot(long)).toThrow(/not minimal/);
   });
 
-  it('keeps the results written as JSON (a handover, an indexed write) exactly', () => {
+  it('keeps the results written as JSON (a handover, an indexed write, a refusal naming its key\'s owner) exactly', () => {
     for (const [json, again] of [
       ['{"status":"released","token":2,"nextHolder":"' + S1 + '","nextToken":5}', { status: 'released', token: 2, nextHolder: S1, nextToken: 5 }],
       ['{"status":"written","token":2,"ops":1,"index":3}', { status: 'written', token: 2, ops: 1, index: 3 }],
+      ['{"status":"refused","reason":"WRONG_LOCK","watermark":2,"key":"k/ü","owner":"orders"}', { status: 'refused', reason: 'WRONG_LOCK', watermark: 2, key: 'k/ü', owner: 'orders' }],
     ] as const) {
       const bytes = file({ dedup: dedupOne((w) => { acquireType(w); w.byte(0); w.str(json); }) });
       const m = LockStateMachine.readSnapshot(bytes);
@@ -335,28 +344,18 @@ describe('the format', () => {
     }
   });
 
-  it('keeps a Write result stored before it carried its index (binary, three fields) exactly', () => {
-    const bytes = file({
-      dedup: dedupOne((w) => {
-        w.dstr('Write');
-        w.byte(1);
-        w.varint(3);
-        for (const [name, v] of [['token', 2], ['ops', 1]] as const) {
-          if (name === 'token') {
-            w.dstr('status');
-            w.byte(0);
-            w.dstr('written');
-          }
-          w.dstr(name);
-          w.byte(1);
-          w.varint(v);
-        }
-      }),
-    });
-    const m = LockStateMachine.readSnapshot(bytes);
-    expectSameBytes(m.writeSnapshot(), bytes);
-    const retry = m.apply(10, { type: 'Write', clientId: 'client', requestId: 1, now: 1, lock: 'L', sessionId: S1, token: 2, ops: [put('k', 'v')] });
-    expect(retry).toEqual({ result: { status: 'written', token: 2, ops: 1 }, events: [], duplicate: true });
+  it('keeps results stored before fields were added (binary) exactly: a Write without its index, a WRONG_LOCK without its owner', () => {
+    for (const stored of [
+      { status: 'written', token: 2, ops: 1 },
+      { status: 'refused', reason: 'WRONG_LOCK', watermark: 2, key: 'k' },
+    ]) {
+      // Every field name is in DICT, so the oracle writes the binary form.
+      const bytes = file({ dedup: dedupOne((w) => { w.dstr('Write'); writeResultJson(w, JSON.stringify(stored)); }) });
+      const m = LockStateMachine.readSnapshot(bytes);
+      expectSameBytes(m.writeSnapshot(), bytes);
+      const retry = m.apply(10, { type: 'Write', clientId: 'client', requestId: 1, now: 1, lock: 'L', sessionId: S1, token: 2, ops: [put('k', 'v')] });
+      expect(retry).toEqual({ result: stored, events: [], duplicate: true });
+    }
   });
 
   it('every byte flip is refused, or restores a machine that writes the same bytes', () => {

@@ -1,12 +1,13 @@
 // The machine's snapshot encoder writes the bytes of format 3 exactly: the same bytes as the plain oracle
 // (snapshotOracle.ts) on random states, and a machine restored from them writes them again. Format 2 (before
 // lease checkpoints) still installs: the oracle's format-2 bytes are those of the encoder that wrote format 2
-// (a digest pinned from it), and they restore the same state.
+// (a digest pinned from it), and they restore the same state. A WRONG_LOCK refusal naming its key's owner
+// (issue 10) is written as JSON, by the machine and by the oracle alike.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { LockStateMachine } from '../../src/state';
 import { expectCanonicalSnapshot, expectSameBytes, referenceSnapshot } from './harness';
-import { encodePlainSnapshot } from './snapshotOracle';
+import { encodePlainSnapshot, type StateSnapshot } from './snapshotOracle';
 import { driveRandomly } from './randomStates';
 
 /**
@@ -15,6 +16,18 @@ import { driveRandomly } from './randomStates';
  * for byte with it when the encoder was rewritten, and it pinned the machine's own bytes until format 3.
  */
 const PINNED_FORMAT_2 = 'b35ccbe07bb786ba2b536f261be8e0c253cf1799ffaec771d9bf3d9734ec922f';
+
+/**
+ * The state as the machine kept it before refusals named the lock owning their key: what PINNED_FORMAT_2 was
+ * taken of (the random commands do not depend on results, so everything else is the same state).
+ */
+function withoutOwners(s: StateSnapshot): StateSnapshot {
+  const drop = (json: string): string => {
+    const { owner, ...rest } = JSON.parse(json) as Record<string, unknown>;
+    return owner === undefined ? json : JSON.stringify(rest);
+  };
+  return { ...s, dedup: s.dedup.map((c) => ({ ...c, entries: c.entries.map((e) => ({ ...e, result: drop(e.result) })) })) };
+}
 
 describe('snapshot bytes', () => {
   it('are the oracle’s on random states, and round-trip through readSnapshot', () => {
@@ -35,7 +48,7 @@ describe('snapshot bytes', () => {
         for (const c of plain.dedup) {
           for (const e of c.entries) kinds.add(Object.keys(JSON.parse(e.result) as object).join(','));
         }
-        if (round === 3) digest.update(format2);
+        if (round === 3) digest.update(encodePlainSnapshot({ ...withoutOwners(plain), format: 2 }));
       }
     }
     expect(digest.digest('hex')).toBe(PINNED_FORMAT_2);
@@ -51,7 +64,8 @@ describe('snapshot bytes', () => {
       'status,token,nextHolder,nextToken',
       'status,token,ops,index',
       'status,reason,watermark',
-      'status,reason,watermark,key',
+      // A refusal with a key but no owner is only found in older snapshots now (snapshotFormat.test.ts).
+      'status,reason,watermark,key,owner',
       'status,message',
     ]) {
       expect(kinds, k).toContain(k);

@@ -153,7 +153,9 @@ export function encodePlainSnapshot(s: StateSnapshot): Uint8Array {
 //
 // The binary form when it carries the result's JSON exactly: a plain object whose fields all have DICT names
 // and hold a well-formed string, an integer in 0..2^53, a boolean or an array of well-formed strings;
-// otherwise the JSON itself.
+// otherwise the JSON itself. The fields added after format 2 (a handover's nextHolder and nextToken, a
+// Write's index, a WRONG_LOCK's owner) have no DICT names, so those results come out as JSON here, as the
+// machine writes them; the oracle needs no case of its own for them.
 
 type Fields = Record<string, unknown>;
 
@@ -177,7 +179,8 @@ function binaryFormOf(json: string): Fields | undefined {
   return v as Fields;
 }
 
-function writeResultJson(w: Writer, json: string): void {
+/** A stored result, given as its JSON: the binary form when it carries the JSON exactly, else the JSON. */
+export function writeResultJson(w: Writer, json: string): void {
   const v = binaryFormOf(json);
   if (v === undefined) {
     w.byte(0);

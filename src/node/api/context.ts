@@ -8,7 +8,7 @@ import type { Logger } from '../logger';
 import { NodeStoppedError, NotLeaderError, OutcomeUnknownError, type Applied, type RaftDriver } from '../raftDriver';
 import type { LeaderDuties } from '../runtime/leaderDuties';
 import type { NodePorts } from '../runtime/ports';
-import { ApiError, notLeader, REASON_METADATA_KEY, WATERMARK_METADATA_KEY } from './errors';
+import { ApiError, KEY_LOCK_METADATA_KEY, KEY_METADATA_KEY, metadataText, notLeader, REASON_METADATA_KEY, WATERMARK_METADATA_KEY } from './errors';
 
 /** What every API handler needs: the driver, the state, the leader's duties, time and randomness. */
 export class NodeContext {
@@ -104,7 +104,7 @@ export class NodeContext {
 /** Turns a refusal or an invalid command into the API's status codes; returns the result otherwise. */
 export function expectOk<R extends Result>(result: Result): Exclude<R, { status: 'refused' | 'invalid' }> | Result {
   if (result.status === 'invalid') throw new ApiError(grpc.status.INVALID_ARGUMENT, result.message);
-  if (result.status === 'refused') throw refusalError(result.reason, result.watermark, result.key);
+  if (result.status === 'refused') throw refusalError(result.reason, result.watermark, result.key, result.owner);
   return result;
 }
 
@@ -124,14 +124,25 @@ const REFUSAL_TEXT: Record<string, string> = {
   [Reason.SESSION_EXISTS]: 'session id collision; retry',
 };
 
-export function refusalError(reason: Reason, watermark: number, key?: string): ApiError {
-  const metadata = { [REASON_METADATA_KEY]: reason, [WATERMARK_METADATA_KEY]: String(watermark) };
-  const text = `${reason}: ${REFUSAL_TEXT[reason] ?? 'refused'}${key ? ` (key "${key}")` : ''}; current watermark ${watermark}`;
+/** `key`: the key the refusal is about; `owner`: the lock that key belongs to (WRONG_LOCK for a key). */
+export function refusalError(reason: Reason, watermark: number, key?: string, owner?: string): ApiError {
+  const metadata: Record<string, string> = { [REASON_METADATA_KEY]: reason, [WATERMARK_METADATA_KEY]: String(watermark) };
+  if (key !== undefined) metadata[KEY_METADATA_KEY] = metadataText(key);
+  if (owner !== undefined) metadata[KEY_LOCK_METADATA_KEY] = metadataText(owner);
+  const text = `${reason}: ${refusalText(reason, key, owner)}; current watermark ${watermark}`;
   if (reason === Reason.UNKNOWN_SESSION) return new ApiError(grpc.status.NOT_FOUND, text, metadata);
   if (isResourceExhausted(reason)) return new ApiError(grpc.status.RESOURCE_EXHAUSTED, text, metadata);
   if (reason === Reason.REQUEST_ID_REUSED) return new ApiError(grpc.status.INVALID_ARGUMENT, text, metadata);
   if (reason === Reason.SESSION_EXISTS) return new ApiError(grpc.status.ABORTED, text, metadata);
   return new ApiError(grpc.status.FAILED_PRECONDITION, text, metadata);
+}
+
+function refusalText(reason: Reason, key: string | undefined, owner: string | undefined): string {
+  const q = JSON.stringify;
+  if (key !== undefined && owner !== undefined) {
+    return `wrong lock: key ${q(key)} belongs to lock ${q(owner)} (for good: bound by its first write, also once deleted); write it under lock ${q(owner)} or use another key`;
+  }
+  return `${REFUSAL_TEXT[reason] ?? 'refused'}${key === undefined ? '' : ` (key ${q(key)})`}`;
 }
 
 /** What a handler sees of its call: 'cancelled' once the caller went away or the call's deadline passed. */

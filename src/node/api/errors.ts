@@ -3,6 +3,22 @@ import * as grpc from '@grpc/grpc-js';
 export const LEADER_METADATA_KEY = 'fencelock-leader';
 export const REASON_METADATA_KEY = 'fencelock-reason';
 export const WATERMARK_METADATA_KEY = 'fencelock-watermark';
+/** The key a refusal is about, and the lock that key belongs to (WRONG_LOCK), percent-encoded. */
+export const KEY_METADATA_KEY = 'fencelock-key';
+export const KEY_LOCK_METADATA_KEY = 'fencelock-key-lock';
+
+/**
+ * Text as a metadata value: gRPC allows only printable ASCII there, and keys and lock names are any UTF-8.
+ * Percent-encoded as grpc-message is (every UTF-8 byte outside printable ASCII, and %, as %XX), so ASCII
+ * names stay readable and the value fits the Pipeline stream's string map as it is.
+ */
+export function metadataText(s: string): string {
+  let out = '';
+  for (const b of Buffer.from(s, 'utf8')) {
+    out += b >= 0x20 && b <= 0x7e && b !== 0x25 ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
 
 /** An error a handler throws to answer with a gRPC status; anything else becomes INTERNAL and is logged. */
 export class ApiError extends Error {

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import type { Result, WriteOp } from '../../state';
+import type { KvEntry, Result, WriteOp } from '../../state';
 import * as L from '../../state/limits';
 import { utf8ByteLength } from '../../state/text';
 import { ApiError, invalidArgument } from './errors';
@@ -44,6 +44,18 @@ interface GetReq {
   staleOk?: boolean;
 }
 
+interface ListReq {
+  prefix?: string;
+  startAfter?: string;
+  limit?: number;
+  includeDeleted?: boolean;
+}
+
+/** A stored key as GetResponse and KeyValue carry it: a deleted key keeps its lock and watermark. */
+function wireEntry(e: KvEntry): { value: Buffer; token: string; lock: string; deleted: boolean } {
+  return { value: Buffer.from(e.value ?? new Uint8Array(0)), token: String(e.watermark), lock: e.lock, deleted: e.value === null };
+}
+
 /** The KV service, and its hot calls for the Pipeline stream. */
 export function kvService(ctx: NodeContext): { service: grpc.UntypedServiceImplementation; calls: { write: Handler<WriteReq, object>; get: Handler<GetReq, object> } } {
   const { logger } = ctx;
@@ -71,26 +83,25 @@ export function kvService(ctx: NodeContext): { service: grpc.UntypedServiceImple
     const key = v.key(req.key);
     await readBarrier(req.staleOk);
     const entry = ctx.machine.get(key);
-    if (!entry || entry.value === null) return { found: false, value: Buffer.alloc(0), token: String(entry?.watermark ?? 0), lock: entry?.lock ?? '' };
-    return { found: true, value: Buffer.from(entry.value), token: String(entry.watermark), lock: entry.lock };
+    if (!entry) return { found: false, deleted: false, value: Buffer.alloc(0), token: '0', lock: '' };
+    return { found: entry.value !== null, ...wireEntry(entry) };
+  };
+
+  const list = async (req: ListReq): Promise<object> => {
+    const prefix = v.text('prefix', req.prefix ?? '', L.MAX_KEY_BYTES, { allowEmpty: true });
+    const startAfter = v.text('start_after', req.startAfter ?? '', L.MAX_KEY_BYTES, { allowEmpty: true });
+    const limit = req.limit ? v.safeInteger('limit', req.limit, { min: 1, max: L.MAX_LIST_LIMIT }) : 100;
+    await readBarrier(false);
+    // One more than asked tells whether there are more.
+    const items = ctx.machine.list(prefix, limit + 1, { startAfter: startAfter || undefined, includeDeleted: req.includeDeleted === true });
+    return { items: items.slice(0, limit).map((e) => ({ key: e.key, ...wireEntry(e) })), more: items.length > limit };
   };
 
   const service: grpc.UntypedServiceImplementation = {
     Write: unary(logger, 'KV.Write', write),
     Get: unary(logger, 'KV.Get', get),
 
-    List: unary(logger, 'KV.List', async (req: { prefix?: string; startAfter?: string; limit?: number }) => {
-      const prefix = v.text('prefix', req.prefix ?? '', L.MAX_KEY_BYTES, { allowEmpty: true });
-      const startAfter = v.text('start_after', req.startAfter ?? '', L.MAX_KEY_BYTES, { allowEmpty: true });
-      const limit = req.limit ? v.safeInteger('limit', req.limit, { min: 1, max: L.MAX_LIST_LIMIT }) : 100;
-      await readBarrier(false);
-      // One more than asked tells whether there are more.
-      const items = ctx.machine.list(prefix, limit + 1, startAfter || undefined);
-      return {
-        items: items.slice(0, limit).map((e) => ({ key: e.key, value: Buffer.from(e.value ?? new Uint8Array(0)), token: String(e.watermark), lock: e.lock })),
-        more: items.length > limit,
-      };
-    }),
+    List: unary(logger, 'KV.List', list),
   };
   return { service, calls: { write, get } };
 }
