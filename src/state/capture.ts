@@ -10,6 +10,7 @@
 // Capturing costs O(chunks), not O(records); a change during a capture costs a map lookup, and a copy of
 // the record the first time. The session fields a snapshot holds never change, so sessions save nothing.
 import { invariant } from './invariant';
+import type { SortedIndex } from './sortedIndex';
 
 /** One table as the encoder reads it: records in key order, and each record's content at the capture. */
 export interface TableView<R, I> {
@@ -39,18 +40,40 @@ export function sameRecord<R>(record: R): R {
   return record;
 }
 
-/** A table view read straight from the live records: only while nothing changes (a synchronous encoding). */
-export function liveView<R extends I, I>(chunks: readonly (readonly R[])[], size: number): TableView<R, I> {
-  return { chunks, size, image: sameRecord };
-}
+/**
+ * A table's side of captures: its sorted index, read live or frozen, and while frozen the first image of
+ * each record the table changes (the table calls save() before it changes a record).
+ */
+export class TableCapture<R extends I & object, I> {
+  private images: SavedImages<R, I> | null = null;
 
-/** A table view over frozen chunks and the images the table saves until it is thawed. */
-export function frozenView<R extends I & object, I>(
-  chunks: readonly (readonly R[])[],
-  size: number,
-  images: SavedImages<R, I>,
-): TableView<R, I> {
-  return { chunks, size, image: (record) => images.image(record) };
+  constructor(
+    private readonly index: SortedIndex<R>,
+    private readonly copy: (record: R) => I,
+  ) {}
+
+  /** The records read straight from the live table: only while nothing changes (a synchronous encoding). */
+  view(size: number): TableView<R, I> {
+    return { chunks: this.index.chunksInOrder(), size, image: sameRecord };
+  }
+
+  /** The records as they are now, readable until thaw() while the table goes on changing. */
+  freeze(size: number): TableView<R, I> {
+    invariant(this.images === null, 'the table is frozen already');
+    const images = new SavedImages<R, I>(this.copy);
+    this.images = images;
+    return { chunks: this.index.freeze(), size, image: (record) => images.image(record) };
+  }
+
+  thaw(): void {
+    this.images = null;
+    this.index.thaw();
+  }
+
+  /** Keeps the record's content for the open capture, if any, before the table changes it. */
+  save(record: R): void {
+    this.images?.save(record);
+  }
 }
 
 /**

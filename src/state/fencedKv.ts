@@ -6,7 +6,7 @@
 // Stored values are never mutated in place: a write replaces the array. So values can be shared with
 // snapshots (and a restored machine can adopt a snapshot's arrays) without copying.
 import { copyBytes } from './bytes';
-import { SavedImages, frozenView, liveView, type TableView } from './capture';
+import { TableCapture, type TableView } from './capture';
 import type { WriteOp } from './commands';
 import { invariant } from './invariant';
 import { KeyIndex } from './sortedIndex';
@@ -54,10 +54,10 @@ export class FencedKv {
   private readonly records = new Map<string, KvRecord>();
   /** The same records (tombstones included), sorted by key. */
   private readonly sorted = new KeyIndex<KvRecord>();
+  /** Snapshot captures of this table (capture.ts). */
+  private readonly capture = new TableCapture<KvRecord, KeyImage>(this.sorted, copyKey);
   private storedBytes = 0;
   private liveCount = 0;
-  /** While a snapshot capture is open: the records' contents as they were at the capture (capture.ts). */
-  private images: SavedImages<KvRecord, KeyImage> | null = null;
 
   /** Keys, tombstones included. */
   get size(): number {
@@ -99,20 +99,16 @@ export class FencedKv {
 
   /** The records (tombstones included) in key order, read live (nothing may change while it is read). */
   view(): TableView<KvRecord, KeyImage> {
-    return liveView(this.sorted.chunksInOrder(), this.size);
+    return this.capture.view(this.size);
   }
 
   /** The records as they are now, readable until thaw() while writes go on. */
   freeze(): TableView<KvRecord, KeyImage> {
-    invariant(this.images === null, 'the store is frozen already');
-    const images = new SavedImages<KvRecord, KeyImage>(copyKey);
-    this.images = images;
-    return frozenView(this.sorted.freeze(), this.size, images);
+    return this.capture.freeze(this.size);
   }
 
   thaw(): void {
-    this.images = null;
-    this.sorted.thaw();
+    this.capture.thaw();
   }
 
   /** Calls `visit` for every record (tombstones included) in key order. */
@@ -152,7 +148,7 @@ export class FencedKv {
     }
     invariant(r.lock === lock, `key ${JSON.stringify(op.key)} written under another lock`);
     invariant(token >= r.watermark, `watermark of ${JSON.stringify(op.key)} would go back`);
-    if (!isNew) this.images?.save(r);
+    if (!isNew) this.capture.save(r);
     r.watermark = token;
     this.setValue(r, op.type === 'put' ? copyBytes(op.value) : null);
     return isNew;

@@ -5,7 +5,7 @@
 // without keys is forgotten (bounded memory), and `gcFloor` remembers the highest latestToken of any
 // forgotten record, so a token can still be classified as "maybe issued" (<= gcFloor) or "never issued for
 // this lock" (> gcFloor and no record).
-import { SavedImages, frozenView, liveView, type TableView } from './capture';
+import { TableCapture, type TableView } from './capture';
 import { invariant } from './invariant';
 import { addWaiter, deleteWaiter, newLockRecord, tokenOf, type LockRecord, type Session } from './records';
 import { SortedIndex } from './sortedIndex';
@@ -32,10 +32,10 @@ export class LockTable {
   private readonly byName = new Map<string, LockRecord>();
   /** The same records in name order (code point order: canonical for snapshots, kept without sorting). */
   private readonly sorted = new LockIndex();
+  /** Snapshot captures of this table (capture.ts). */
+  private readonly capture = new TableCapture<LockRecord, LockImage>(this.sorted, copyLock);
   /** Highest latestToken of any forgotten lock record (0 when none was forgotten). */
   gcFloor = 0;
-  /** While a snapshot capture is open: the records' contents as they were at the capture (capture.ts). */
-  private images: SavedImages<LockRecord, LockImage> | null = null;
 
   get size(): number {
     return this.byName.size;
@@ -56,20 +56,16 @@ export class LockTable {
 
   /** The records in name order, read live (nothing may change while the view is read). */
   view(): TableView<LockRecord, LockImage> {
-    return liveView(this.sorted.chunksInOrder(), this.size);
+    return this.capture.view(this.size);
   }
 
   /** The records as they are now, readable until thaw() while the table goes on changing. */
   freeze(): TableView<LockRecord, LockImage> {
-    invariant(this.images === null, 'the lock table is frozen already');
-    const images = new SavedImages<LockRecord, LockImage>(copyLock);
-    this.images = images;
-    return frozenView(this.sorted.freeze(), this.size, images);
+    return this.capture.freeze(this.size);
   }
 
   thaw(): void {
-    this.images = null;
-    this.sorted.thaw();
+    this.capture.thaw();
   }
 
   /** Calls `visit` for every record in name order. */
@@ -99,7 +95,7 @@ export class LockTable {
     invariant(rec.holder === null, () => `grant of held lock ${JSON.stringify(rec.name)}`);
     invariant(index > rec.latestToken, () => `token of ${JSON.stringify(rec.name)} would not increase: ${index} <= ${rec.latestToken}`);
     invariant(index > this.gcFloor, () => `token ${index} not above forgotten tokens (${this.gcFloor})`);
-    this.images?.save(rec);
+    this.capture.save(rec);
     rec.holder = session;
     rec.grantedAt = now;
     rec.latestToken = index;
@@ -110,7 +106,7 @@ export class LockTable {
   clearHolder(rec: LockRecord): number {
     invariant(rec.holder !== null, () => `release of free lock ${JSON.stringify(rec.name)}`);
     const token = tokenOf(rec);
-    this.images?.save(rec);
+    this.capture.save(rec);
     rec.holder = null;
     rec.grantedAt = 0;
     return token;
@@ -118,13 +114,13 @@ export class LockTable {
 
   /** Queues `s` last for the lock. */
   enqueue(rec: LockRecord, s: Session): void {
-    this.images?.save(rec);
+    this.capture.save(rec);
     addWaiter(rec, s);
   }
 
   /** Takes `s` out of the lock's queue; false when it was not queued. */
   dequeue(rec: LockRecord, s: Session): boolean {
-    this.images?.save(rec);
+    this.capture.save(rec);
     return deleteWaiter(rec, s);
   }
 

@@ -1,6 +1,5 @@
 // The session table: open sessions by id, and in id order. The records are in records.ts.
-import { SavedImages, frozenView, liveView, type TableView } from './capture';
-import { invariant } from './invariant';
+import { TableCapture, type TableView } from './capture';
 import { newSession, type Session, type SessionImage, type SessionInit } from './records';
 import { SortedIndex } from './sortedIndex';
 
@@ -16,8 +15,8 @@ export class SessionTable {
   private readonly byId = new Map<string, Session>();
   /** The same sessions in id order (code point order: canonical for snapshots, kept without sorting). */
   private readonly sorted = new SessionIndex();
-  /** While a snapshot capture is open: the sessions' contents as they were at the capture (capture.ts). */
-  private images: SavedImages<Session, SessionImage> | null = null;
+  /** Snapshot captures of this table (capture.ts). */
+  private readonly capture = new TableCapture<Session, SessionImage>(this.sorted, copySession);
 
   get size(): number {
     return this.byId.size;
@@ -60,25 +59,21 @@ export class SessionTable {
 
   /** The sessions in id order, read live (nothing may change while the view is read). */
   view(): TableView<Session, SessionImage> {
-    return liveView(this.sorted.chunksInOrder(), this.size);
+    return this.capture.view(this.size);
   }
 
   /** The sessions as they are now, readable until thaw() while sessions come, go and are checkpointed. */
   freeze(): TableView<Session, SessionImage> {
-    invariant(this.images === null, 'the session table is frozen already');
-    const images = new SavedImages<Session, SessionImage>(copySession);
-    this.images = images;
-    return frozenView(this.sorted.freeze(), this.size, images);
+    return this.capture.freeze(this.size);
   }
 
   thaw(): void {
-    this.images = null;
-    this.sorted.thaw();
+    this.capture.thaw();
   }
 
   /** Records the session's lease checkpoint (at most its TTL). */
   checkpoint(s: Session, remainingMs: number): void {
-    this.images?.save(s);
+    this.capture.save(s);
     s.remainingMs = Math.min(remainingMs, s.ttlMs);
   }
 
