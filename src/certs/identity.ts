@@ -3,7 +3,7 @@
 import type { PeerCertificate } from 'node:tls';
 
 const NODE_PREFIX = 'urn:fencelock:node:';
-const CLIENT_PREFIX = 'urn:fencelock:client:';
+export const CLIENT_PREFIX = 'urn:fencelock:client:';
 
 export function nodeIdentityUri(id: string): string {
   return NODE_PREFIX + id;

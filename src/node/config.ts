@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { isUserName } from '../state/auth/names';
 
 /** The two addresses of a member: where clients call it, and where its peers dial it. */
 export interface MemberAddresses {
@@ -47,6 +48,14 @@ export interface NodeConfig {
   minSessionTtlMs: number;
   maxSessionTtlMs: number;
   logLevel: string;
+  /** Auth (docs/auth.md): on, and the admin the first leader creates when it turns it on. */
+  auth: AuthConfig;
+}
+
+export interface AuthConfig {
+  enabled: boolean;
+  /** Required when enabled: the user given the root role. */
+  admin?: string;
 }
 
 export const CONFIG_DEFAULTS = {
@@ -59,6 +68,7 @@ export const CONFIG_DEFAULTS = {
   logLevel: 'info',
   clientCertAuth: false,
   insecure: false,
+  auth: { enabled: false } as AuthConfig,
 };
 
 const KNOWN_FIELDS = new Set<string>([
@@ -126,6 +136,16 @@ function checkSecurity(cfg: NodeConfig, fail: Fail): void {
   }
 }
 
+function checkAuth(auth: AuthConfig, fail: Fail): void {
+  if (typeof auth !== 'object' || auth === null) fail('auth', 'must be { "enabled": true|false, "admin": NAME }');
+  for (const k of Object.keys(auth)) if (k !== 'enabled' && k !== 'admin') fail(`auth.${k}`, 'is not a known field (enabled, admin)');
+  if (typeof auth.enabled !== 'boolean') fail('auth.enabled', 'must be true or false');
+  if (auth.admin !== undefined && (typeof auth.admin !== 'string' || !isUserName(auth.admin))) {
+    fail('auth.admin', 'must be a user name: 1-128 letters, digits, ., _, @ or -, starting with a letter or digit');
+  }
+  if (auth.enabled && auth.admin === undefined) fail('auth.admin', 'is required with "enabled": true: the user the first leader makes admin (the name in its client certificate)');
+}
+
 /** Fills defaults and checks every field, so a typo stops the node at start with a message that says what. */
 export function validateConfig(raw: unknown, origin = 'config'): NodeConfig {
   if (typeof raw !== 'object' || raw === null) throw new ConfigError(`${origin}: expected a JSON object`);
@@ -153,6 +173,7 @@ export function validateConfig(raw: unknown, origin = 'config'): NodeConfig {
     fail('minSessionTtlMs', `must be at least 3 election timeouts (${3 * electionTimeoutMs} ms)`);
   }
   if (cfg.maxSessionTtlMs < cfg.minSessionTtlMs) fail('maxSessionTtlMs', 'must be >= minSessionTtlMs');
+  checkAuth(cfg.auth, fail);
   return cfg;
 }
 

@@ -94,12 +94,16 @@ export class FenceLockServer {
     const { session, lock, kv, cluster } = runtime.services;
     // Long-lived streams and Pipeline calls are counted per connection, so that no client crowds out the others.
     const limits = new ConnectionLimits();
-    const pipeline = pipelineService(logger, { ...lock.calls, ...kv.calls } as Record<PipelineCall, Handler<unknown, object>>, { limits });
+    const pipeline = pipelineService(logger, { ...lock.calls, ...kv.calls } as Record<PipelineCall, Handler<unknown, object>>, {
+      limits,
+      identify: (call) => runtime.context.access.callerOf(call),
+    });
     server.addService(...strictService(serviceOf('Session'), capStreams(session.service, { KeepAlive: 'KeepAlive streams' }, limits)));
     server.addService(...strictService(serviceOf('Lock'), capStreams(lock.service, { Watch: 'Watch streams' }, limits)));
     server.addService(...strictService(serviceOf('KV'), kv.service));
     server.addService(...strictService(serviceOf('Pipeline'), capStreams(pipeline, { Calls: 'Pipeline streams' }, limits), { answerOnStream: answerPipelineCall }));
     server.addService(...strictService(serviceOf('Cluster'), cluster));
+    server.addService(...strictService(serviceOf('Auth'), runtime.services.auth));
     health.addToServer(server);
     new ReflectionService(pkgDef).addToServer(server);
 

@@ -102,6 +102,8 @@ export interface ClusterOptions extends Partial<NodeKnobs> {
   tls?: boolean;
   /** Require client certificates on the client listener. */
   clientCertAuth?: boolean;
+  /** Auth on (docs/auth.md), with this admin (the harness's client certificate is `test`). */
+  authAdmin?: string;
 }
 
 // A test that dies before its cleanup must not leave node processes behind.
@@ -153,6 +155,7 @@ export class LocalCluster implements ClusterControl {
         ...(typeof security === 'function' ? security(id) : security),
         dataDir: path.join(dir, 'data', id),
         ...nodeKnobs(opts),
+        ...(opts.authAdmin === undefined ? {} : { auth: { enabled: true, admin: opts.authAdmin } }),
         ...(opts.proxies ? { peerAddresses: cluster.peerAddressesOf(id, Object.keys(members)) } : {}),
       };
       writeFileSync(configFile, JSON.stringify(config, null, 2));

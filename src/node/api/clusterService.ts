@@ -3,7 +3,8 @@ import { unary, type NodeContext } from './context';
 
 export function clusterService(ctx: NodeContext): grpc.UntypedServiceImplementation {
   return {
-    Status: unary(ctx.logger, 'Cluster.Status', async () => {
+    Status: unary(ctx, 'Cluster.Status', async (_req: unknown, call) => {
+      ctx.access.permitUser(call.caller);
       const st = ctx.driver.core.status();
       const progress = st.progress ?? {};
       return {

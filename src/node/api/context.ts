@@ -1,17 +1,21 @@
 import * as grpc from '@grpc/grpc-js';
 import { encodeCommand } from '../../codec/commandCodec';
 import type { Command, CommandResult, RequestCommand, Result } from '../../state';
-import { isResourceExhausted, Reason } from '../../state';
 import type { NodeConfig } from '../config';
 import type { LockApp } from '../lockApp';
 import type { Logger } from '../logger';
 import { NodeStoppedError, NotLeaderError, OutcomeUnknownError, type Applied, type RaftDriver } from '../raftDriver';
 import type { LeaderDuties } from '../runtime/leaderDuties';
 import type { NodePorts } from '../runtime/ports';
-import { ApiError, KEY_LOCK_METADATA_KEY, KEY_METADATA_KEY, metadataText, notLeader, REASON_METADATA_KEY, WATERMARK_METADATA_KEY } from './errors';
+import { Access } from '../auth/access';
+import type { Caller } from '../auth/caller';
+import { ApiError, notLeader } from './errors';
 
 /** What every API handler needs: the driver, the state, the leader's duties, time and randomness. */
 export class NodeContext {
+  /** Who calls, and what they may do. */
+  readonly access: Access;
+
   constructor(
     readonly config: NodeConfig,
     readonly driver: RaftDriver<CommandResult>,
@@ -19,7 +23,9 @@ export class NodeContext {
     readonly duties: LeaderDuties,
     readonly ports: NodePorts,
     readonly logger: Logger,
-  ) {}
+  ) {
+    this.access = new Access(config, () => app.machine);
+  }
 
   get machine(): LockApp['machine'] {
     return this.app.machine;
@@ -101,70 +107,51 @@ export class NodeContext {
   }
 }
 
-/** Turns a refusal or an invalid command into the API's status codes; returns the result otherwise. */
-export function expectOk<R extends Result>(result: Result): Exclude<R, { status: 'refused' | 'invalid' }> | Result {
-  if (result.status === 'invalid') throw new ApiError(grpc.status.INVALID_ARGUMENT, result.message);
-  if (result.status === 'refused') throw refusalError(result.reason, result.watermark, result.key, result.owner);
-  return result;
-}
-
-const REFUSAL_TEXT: Record<string, string> = {
-  [Reason.STALE_TOKEN]: 'stale token: a newer grant of this lock exists (the token is below its latest), or a key was written under a newer token',
-  [Reason.LOCK_NOT_HELD]: 'lock not held: the grant under this token has ended (released, closed or expired) and no newer grant exists yet',
-  [Reason.WRONG_LOCK]: 'wrong lock: a key belongs to another lock, or the token is above this lock\'s latest and cannot have been issued for it',
-  [Reason.UNKNOWN_SESSION]: 'unknown session: it was never opened, or it was closed or expired',
-  [Reason.NOT_HOLDER]: 'not the holder: this session does not hold the lock (for a write: the token is another session\'s grant)',
-  [Reason.WRONG_TOKEN]: 'this session holds the lock under another token',
-  [Reason.TOO_MANY_SESSIONS]: 'too many open sessions',
-  [Reason.TOO_MANY_WAITERS]: 'too many waiters on this lock',
-  [Reason.TOO_MANY_LOCKS]: 'too many locks',
-  [Reason.STORE_FULL]: 'the fenced store is full',
-  [Reason.REQUEST_TOO_OLD]: 'request id below what this client acknowledged; use a new request id',
-  [Reason.REQUEST_ID_REUSED]: 'this request id was used before for another kind of request',
-  [Reason.SESSION_EXISTS]: 'session id collision; retry',
-};
-
-/** `key`: the key the refusal is about; `owner`: the lock that key belongs to (WRONG_LOCK for a key). */
-export function refusalError(reason: Reason, watermark: number, key?: string, owner?: string): ApiError {
-  const metadata: Record<string, string> = { [REASON_METADATA_KEY]: reason, [WATERMARK_METADATA_KEY]: String(watermark) };
-  if (key !== undefined) metadata[KEY_METADATA_KEY] = metadataText(key);
-  if (owner !== undefined) metadata[KEY_LOCK_METADATA_KEY] = metadataText(owner);
-  const text = `${reason}: ${refusalText(reason, key, owner)}; current watermark ${watermark}`;
-  if (reason === Reason.UNKNOWN_SESSION) return new ApiError(grpc.status.NOT_FOUND, text, metadata);
-  if (isResourceExhausted(reason)) return new ApiError(grpc.status.RESOURCE_EXHAUSTED, text, metadata);
-  if (reason === Reason.REQUEST_ID_REUSED) return new ApiError(grpc.status.INVALID_ARGUMENT, text, metadata);
-  if (reason === Reason.SESSION_EXISTS) return new ApiError(grpc.status.ABORTED, text, metadata);
-  return new ApiError(grpc.status.FAILED_PRECONDITION, text, metadata);
-}
-
-function refusalText(reason: Reason, key: string | undefined, owner: string | undefined): string {
-  const q = JSON.stringify;
-  if (key !== undefined && owner !== undefined) {
-    return `wrong lock: key ${q(key)} belongs to lock ${q(owner)} (for good: bound by its first write, also once deleted); write it under lock ${q(owner)} or use another key`;
-  }
-  return `${REFUSAL_TEXT[reason] ?? 'refused'}${key === undefined ? '' : ` (key ${q(key)})`}`;
-}
-
-/** What a handler sees of its call: 'cancelled' once the caller went away or the call's deadline passed. */
+/**
+ * What a handler sees of its call: 'cancelled' once the caller went away or the call's deadline passed,
+ * and who the caller is (undefined: a call from inside the node or the simulator, with no identity).
+ */
 export interface CallScope {
   on(event: 'cancelled', listener: () => void): unknown;
   off(event: 'cancelled', listener: () => void): unknown;
+  readonly caller?: Caller;
 }
 
 /** A call's logic, apart from how it arrived (its own unary call, or a message on the Pipeline stream). */
 export type Handler<Req, Res> = (req: Req, call: CallScope) => Promise<Res>;
 
-/** Wraps a unary handler: ApiErrors become their status; anything else is INTERNAL and logged, never a crash. */
+/**
+ * Wraps a unary handler: the caller is identified first (UNAUTHENTICATED without an identity when auth is
+ * required, unless `optionalIdentity`); ApiErrors become their status; anything else is INTERNAL and
+ * logged, never a crash.
+ */
 export function unary<Req, Res>(
-  logger: Logger,
+  ctx: Pick<NodeContext, 'logger' | 'access'>,
   name: string,
   fn: Handler<Req, Res>,
+  optionalIdentity = false,
 ): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
-    fn(call.request, call).then(
+    let scope: CallScope;
+    try {
+      scope = callScope(call, ctx.access.callerOf(call, optionalIdentity));
+    } catch (err) {
+      callback(toServiceError(ctx.logger, name, err));
+      return;
+    }
+    fn(call.request, scope).then(
       (res) => callback(null, res),
-      (err: unknown) => callback(toServiceError(logger, name, err)),
+      (err: unknown) => callback(toServiceError(ctx.logger, name, err)),
     );
+  };
+}
+
+/** A call's scope: its cancellation, and its caller. */
+export function callScope(call: grpc.ServerSurfaceCall, caller: Caller): CallScope {
+  return {
+    on: (event, listener) => call.on(event, listener),
+    off: (event, listener) => call.off(event, listener),
+    caller,
   };
 }
 

@@ -6,6 +6,8 @@ export const WATERMARK_METADATA_KEY = 'fencelock-watermark';
 /** The key a refusal is about, and the lock that key belongs to (WRONG_LOCK), percent-encoded. */
 export const KEY_METADATA_KEY = 'fencelock-key';
 export const KEY_LOCK_METADATA_KEY = 'fencelock-key-lock';
+/** The quota a QUOTA_EXCEEDED refusal names. */
+export const QUOTA_METADATA_KEY = 'fencelock-quota';
 
 /**
  * Text as a metadata value: gRPC allows only printable ASCII there, and keys and lock names are any UTF-8.

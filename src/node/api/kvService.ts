@@ -3,7 +3,9 @@ import type { KvEntry, Result, WriteOp } from '../../state';
 import * as L from '../../state/limits';
 import { utf8ByteLength } from '../../state/text';
 import { ApiError, invalidArgument } from './errors';
-import { expectOk, unary, type Handler, type NodeContext } from './context';
+import { unary, type CallScope, type Handler, type NodeContext } from './context';
+import { moveKeys } from './moveKeys';
+import { expectOk } from './refusals';
 import * as v from './validate';
 
 interface WireOp {
@@ -58,17 +60,20 @@ function wireEntry(e: KvEntry): { value: Buffer; token: string; lock: string; de
 
 /** The KV service, and its hot calls for the Pipeline stream. */
 export function kvService(ctx: NodeContext): { service: grpc.UntypedServiceImplementation; calls: { write: Handler<WriteReq, object>; get: Handler<GetReq, object> } } {
-  const { logger } = ctx;
+  const { access } = ctx;
   /** Linearizable unless the caller accepts this node's possibly stale state. */
   const readBarrier = async (staleOk: boolean | undefined): Promise<void> => {
     if (!staleOk) await ctx.linearizableRead();
   };
-  const write = async (req: WriteReq): Promise<object> => {
+  const write = async (req: WriteReq, call: CallScope): Promise<object> => {
     const id = v.header(req.header);
     const lock = v.lockName(req.lock);
     const token = v.token(req.token);
     const sessionId = v.sessionId(req.sessionId);
-    const command = { type: 'Write' as const, ...id, now: ctx.now(), lock, token, sessionId, ops: ops(req.ops) };
+    const writeOps = ops(req.ops);
+    for (const op of writeOps) access.permit(call.caller, 'write', op.key);
+    access.permitSession(call.caller, sessionId);
+    const command = { type: 'Write' as const, ...id, ...access.stamp(call.caller), now: ctx.now(), lock, token, sessionId, ops: writeOps };
     // A retry is answered with the index of the entry that applied the write (stored with its result). A
     // result stored before it carried the index (restored from an older snapshot) is not recalled: the
     // retry is proposed and answered with its own entry's index, as before.
@@ -79,16 +84,18 @@ export function kvService(ctx: NodeContext): { service: grpc.UntypedServiceImple
     return { index: String(ok.index ?? index) };
   };
 
-  const get = async (req: GetReq): Promise<object> => {
+  const get = async (req: GetReq, call: CallScope): Promise<object> => {
     const key = v.key(req.key);
+    access.permit(call.caller, 'read', key);
     await readBarrier(req.staleOk);
     const entry = ctx.machine.get(key);
     if (!entry) return { found: false, deleted: false, value: Buffer.alloc(0), token: '0', lock: '' };
     return { found: entry.value !== null, ...wireEntry(entry) };
   };
 
-  const list = async (req: ListReq): Promise<object> => {
+  const list = async (req: ListReq, call: CallScope): Promise<object> => {
     const prefix = v.text('prefix', req.prefix ?? '', L.MAX_KEY_BYTES, { allowEmpty: true });
+    access.permitList(call.caller, prefix);
     const startAfter = v.text('start_after', req.startAfter ?? '', L.MAX_KEY_BYTES, { allowEmpty: true });
     const limit = req.limit ? v.safeInteger('limit', req.limit, { min: 1, max: L.MAX_LIST_LIMIT }) : 100;
     await readBarrier(false);
@@ -98,10 +105,10 @@ export function kvService(ctx: NodeContext): { service: grpc.UntypedServiceImple
   };
 
   const service: grpc.UntypedServiceImplementation = {
-    Write: unary(logger, 'KV.Write', write),
-    Get: unary(logger, 'KV.Get', get),
-
-    List: unary(logger, 'KV.List', list),
+    Write: unary(ctx, 'KV.Write', write),
+    Get: unary(ctx, 'KV.Get', get),
+    List: unary(ctx, 'KV.List', list),
+    Move: unary(ctx, 'KV.Move', moveKeys(ctx)),
   };
   return { service, calls: { write, get } };
 }

@@ -2,7 +2,8 @@ import * as grpc from '@grpc/grpc-js';
 import type { Command, CommandResult } from '../../state';
 import * as L from '../../state/limits';
 import { ApiError } from './errors';
-import { expectOk, refusalError, unary, type CallScope, type Handler, type NodeContext } from './context';
+import { unary, type CallScope, type Handler, type NodeContext } from './context';
+import { expectOk, refusalError } from './refusals';
 import { lockWatch } from './lockWatch';
 import { publicSessionId } from './publicSessionId';
 import * as v from './validate';
@@ -28,11 +29,13 @@ const granted = (token: number): object => ({ acquired: true, token: String(toke
 
 /** The Lock service, and its hot calls for the Pipeline stream (sharing one wait registry). */
 export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImplementation; calls: { acquire: Handler<AcquireReq, object>; release: Handler<ReleaseReq, object> } } {
-  const { logger } = ctx;
+  const { logger, access } = ctx;
 
   // Retries of a blocked Acquire must find their wait, so a dropped call only withdraws it after a grace period.
   const waits = new AcquireWaits(async (lock, sessionId) => {
-    const { result } = await ctx.propose({ type: 'CancelWait', clientId: '', requestId: 0, now: ctx.now(), lock, sessionId });
+    // On the session's behalf: the state machine lets only its owner touch it.
+    const caller = ctx.machine.sessionOwner(sessionId) ?? '';
+    const { result } = await ctx.propose({ type: 'CancelWait', clientId: '', requestId: 0, caller, now: ctx.now(), lock, sessionId });
     return result.status === 'granted' ? result.token : undefined; // granted just before the cancel applied: the grant is real
   }, WITHDRAW_GRACE_MS, ctx.ports.clock, ctx.ports.timers);
   ctx.app.on('applied', (_index: number, _command: Command, outcome: CommandResult) => {
@@ -49,7 +52,7 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
     let state = ctx.machine.sessionLockState(lock, sessionId);
     if (state.state === 'none' && ctx.machine.getSession(sessionId)) {
       // A retry answered "waiting" from the dedup table, but the wait was withdrawn since: queue again.
-      const { result } = await ctx.propose({ type: 'Acquire', clientId: '', requestId: 0, now: ctx.now(), lock, sessionId, tryOnly: false, waitTimeoutMs: waitMs });
+      const { result } = await ctx.propose({ type: 'Acquire', clientId: '', requestId: 0, ...access.stamp(call.caller), now: ctx.now(), lock, sessionId, tryOnly: false, waitTimeoutMs: waitMs });
       const ok = expectOk(result);
       if (ok.status === 'granted') return granted(ok.token);
       state = ctx.machine.sessionLockState(lock, sessionId);
@@ -82,9 +85,12 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
     const lock = v.lockName(req.lock);
     const sessionId = v.sessionId(req.sessionId);
     const waitMs = v.safeInteger('wait_timeout_ms', req.waitTimeoutMs, { max: L.MAX_WAIT_TIMEOUT_MS });
+    access.permit(call.caller, 'lock', lock);
+    access.permitSession(call.caller, sessionId);
     const { result } = await ctx.propose({
       type: 'Acquire',
       ...id,
+      ...access.stamp(call.caller),
       now: ctx.now(),
       lock,
       sessionId,
@@ -106,13 +112,14 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
     }
   };
 
-  const release = async (req: ReleaseReq): Promise<object> => {
+  const release = async (req: ReleaseReq, call: CallScope): Promise<object> => {
     const id = v.header(req.header);
     const lock = v.lockName(req.lock);
     const sessionId = v.sessionId(req.sessionId);
     const token = v.token(req.token);
+    access.permitSession(call.caller, sessionId);
     // The handover is stored with the result, so a retry (recalled, or a duplicate entry) learns it too.
-    const { result } = await ctx.proposeOrRecall({ type: 'Release', ...id, now: ctx.now(), lock, sessionId, token });
+    const { result } = await ctx.proposeOrRecall({ type: 'Release', ...id, ...access.stamp(call.caller), now: ctx.now(), lock, sessionId, token });
     const ok = expectOk(result);
     if (ok.status !== 'released') throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
     return ok.nextHolder !== undefined && ok.nextToken !== undefined
@@ -121,11 +128,12 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
   };
 
   const service: grpc.UntypedServiceImplementation = {
-    Acquire: unary(logger, 'Lock.Acquire', acquire),
-    Release: unary(logger, 'Lock.Release', release),
+    Acquire: unary(ctx, 'Lock.Acquire', acquire),
+    Release: unary(ctx, 'Lock.Release', release),
 
-    Describe: unary(logger, 'Lock.Describe', async (req: { lock?: string }) => {
+    Describe: unary(ctx, 'Lock.Describe', async (req: { lock?: string }, call) => {
       const lock = v.lockName(req.lock);
+      access.permit(call.caller, 'lock', lock);
       await ctx.linearizableRead();
       const info = ctx.machine.describeLock(lock);
       return {

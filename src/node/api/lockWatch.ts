@@ -1,3 +1,4 @@
+import type { Caller } from '../auth/caller';
 import * as grpc from '@grpc/grpc-js';
 import type { Command, CommandResult, LockEvent } from '../../state';
 import { ApiError, REASON_METADATA_KEY } from './errors';
@@ -19,8 +20,11 @@ export function lockWatch(ctx: NodeContext, maxBacklog = MAX_WATCH_BACKLOG_EVENT
   const { logger } = ctx;
   return (call: WatchCall) => {
     let lock: string;
+    let caller: Caller;
     try {
       lock = v.lockName(call.request.lock);
+      caller = ctx.access.callerOf(call);
+      ctx.access.permit(caller, 'lock', lock);
     } catch (err) {
       call.emit('error', toServiceError(logger, 'Lock.Watch', err));
       return;
@@ -29,7 +33,9 @@ export function lockWatch(ctx: NodeContext, maxBacklog = MAX_WATCH_BACKLOG_EVENT
       stop();
       call.emit('error', toServiceError(logger, 'Lock.Watch', err));
     };
-    const onApplied = (index: number, _command: Command, outcome: CommandResult): void => {
+    const onApplied = (index: number, command: Command, outcome: CommandResult): void => {
+      // A revoke ends the watches it no longer allows.
+      if (command.type === 'AuthChange' && !stillAllowed()) return;
       for (const e of outcome.events) {
         if (!isWatched(e) || e.lock !== lock) continue;
         if (call.writableLength >= maxBacklog) {
@@ -44,6 +50,15 @@ export function lockWatch(ctx: NodeContext, maxBacklog = MAX_WATCH_BACKLOG_EVENT
     const onRestored = (): void => {
       const message = `lock events up to log index ${ctx.machine.lastApplied} were not sent: this node replaced its state by a snapshot from the leader; call Describe to read the lock's current state, and Watch again for what follows`;
       end(new ApiError(grpc.status.ABORTED, message, { [REASON_METADATA_KEY]: 'EVENTS_MISSED' }));
+    };
+    const stillAllowed = (): boolean => {
+      try {
+        ctx.access.permit(caller, 'lock', lock);
+        return true;
+      } catch (err) {
+        end(err as ApiError);
+        return false;
+      }
     };
     ctx.app.on('applied', onApplied);
     ctx.app.on('restored', onRestored);

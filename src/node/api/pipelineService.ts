@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { EventEmitter } from 'node:events';
+import type { Caller } from '../auth/caller';
 import type { Logger } from '../logger';
 import { writeOrPause } from './backpressure';
 import type { ConnectionLimits } from './connectionLimits';
@@ -40,6 +41,8 @@ export interface PipelineOptions {
   maxInFlight?: number;
   /** Counts calls per connection too, when given (the node's listener does). */
   limits?: ConnectionLimits;
+  /** Who the stream's caller is (once per stream; throws to refuse the stream). None: no identity. */
+  identify?: (call: grpc.ServerSurfaceCall) => Caller;
 }
 
 const RPC_NAMES: Record<PipelineCall, string> = { acquire: 'Lock.Acquire', release: 'Lock.Release', write: 'KV.Write', get: 'KV.Get' };
@@ -56,7 +59,14 @@ export function pipelineService(
   const maxInFlight = opts.maxInFlight ?? MAX_CALLS_IN_FLIGHT_PER_STREAM;
   return {
     Calls: (stream: grpc.ServerDuplexStream<CallRequest, CallResponse>) => {
-      new PipelineStream(stream, logger, calls, maxInFlight, opts.limits).serve();
+      let caller: Caller | undefined;
+      try {
+        caller = opts.identify?.(stream);
+      } catch (err) {
+        stream.emit('error', toServiceError(logger, 'Pipeline.Calls', err));
+        return;
+      }
+      new PipelineStream(stream, logger, calls, maxInFlight, opts.limits, caller).serve();
     },
   };
 }
@@ -74,6 +84,7 @@ class PipelineStream {
     private readonly calls: Record<PipelineCall, Handler<unknown, object>>,
     private readonly maxInFlight: number,
     private readonly limits: ConnectionLimits | undefined,
+    private readonly caller: Caller | undefined,
   ) {
     this.connection = stream.getPeer();
   }
@@ -130,7 +141,7 @@ class PipelineStream {
 
   private start(callId: string, kind: PipelineCall, req: CallRequest, release: (() => void) | undefined): void {
     const rpc = RPC_NAMES[kind];
-    const scope = new EventEmitter();
+    const scope = Object.assign(new EventEmitter(), { caller: this.caller });
     const entry: InFlightCall = { scope, release };
     this.inFlight.set(callId, entry);
     // A timer beyond 2^31 - 1 ms would fire at once: such a deadline is as good as none.

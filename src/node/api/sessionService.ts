@@ -2,7 +2,9 @@ import * as grpc from '@grpc/grpc-js';
 import * as L from '../../state/limits';
 import { writeOrPause } from './backpressure';
 import { ApiError, notLeader } from './errors';
-import { expectOk, toServiceError, unary, type Handler, type NodeContext } from './context';
+import { toServiceError, unary, type CallScope, type Handler, type NodeContext } from './context';
+import type { Caller } from '../auth/caller';
+import { expectOk } from './refusals';
 import type { RenewalAnswer } from '../runtime/leaderDuties';
 import * as v from './validate';
 
@@ -27,42 +29,53 @@ export interface SessionCalls {
    * One renewal: an acknowledgement to send, or 'no-ack' (the lease is not extended), at once or once a
    * checkpoint reset is applied; throws NOT_LEADER.
    */
-  keepAlive(req: KeepAliveReq): RenewalAnswer | Promise<RenewalAnswer>;
+  keepAlive(req: KeepAliveReq, caller?: Caller): RenewalAnswer | Promise<RenewalAnswer>;
 }
 
 export function sessionService(ctx: NodeContext): { service: grpc.UntypedServiceImplementation; calls: SessionCalls } {
   const { config, logger } = ctx;
   const minTtl = Math.max(config.minSessionTtlMs, L.MIN_SESSION_TTL_MS);
   const maxTtl = Math.min(config.maxSessionTtlMs, L.MAX_SESSION_TTL_MS);
-  const open = async (req: OpenReq): Promise<object> => {
+  const { access } = ctx;
+  const open = async (req: OpenReq, call: CallScope): Promise<object> => {
     const id = v.header(req.header);
     const ttlMs = v.safeInteger('ttl_ms', req.ttlMs, { min: minTtl, max: maxTtl });
     const clientName = v.text('client_name', req.clientName ?? '', L.MAX_CLIENT_NAME_BYTES, { allowEmpty: true });
     // 128 random bits chosen here on the leader and carried in the entry: ids cannot be guessed.
     const sessionId = Buffer.from(ctx.ports.random.bytes(16)).toString('hex');
     // A retry whose answer the dedup table holds is answered from it, without a new entry.
-    const { result } = await ctx.proposeOrRecall({ type: 'OpenSession', ...id, now: ctx.now(), sessionId, ttlMs, clientName });
+    access.permitUser(call.caller);
+    const { result } = await ctx.proposeOrRecall({ type: 'OpenSession', ...id, ...access.stamp(call.caller), now: ctx.now(), sessionId, ttlMs, clientName });
     const ok = expectOk(result);
     if (ok.status !== 'session_opened') throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
     return { sessionId: ok.sessionId, ttlMs: String(ok.ttlMs), electionTimeoutMs: String(ctx.driver.electionTimeoutMs()) };
   };
-  const close = async (req: CloseReq): Promise<object> => {
+  const close = async (req: CloseReq, call: CallScope): Promise<object> => {
     const id = v.header(req.header);
     const sessionId = v.sessionId(req.sessionId);
-    const { result } = await ctx.proposeOrRecall({ type: 'CloseSession', ...id, now: ctx.now(), sessionId });
+    access.permitSession(call.caller, sessionId);
+    const { result } = await ctx.proposeOrRecall({ type: 'CloseSession', ...id, ...access.stamp(call.caller), now: ctx.now(), sessionId });
     expectOk(result);
     return {};
   };
   // Renewals are not log entries: the leader extends its in-memory deadline (see LeaderDuties.renew).
-  const keepAlive = (req: KeepAliveReq): RenewalAnswer | Promise<RenewalAnswer> => {
+  const keepAlive = (req: KeepAliveReq, caller?: Caller): RenewalAnswer | Promise<RenewalAnswer> => {
     const sessionId = v.sessionId(req.sessionId);
     if (!ctx.driver.isLeader()) throw notLeader(ctx.leaderAddress());
+    access.permitSession(caller, sessionId);
     return ctx.duties.renew(sessionId);
   };
   const service: grpc.UntypedServiceImplementation = {
-    Open: unary(logger, 'Session.Open', open),
-    Close: unary(logger, 'Session.Close', close),
+    Open: unary(ctx, 'Session.Open', open),
+    Close: unary(ctx, 'Session.Close', close),
     KeepAlive: (call: grpc.ServerDuplexStream<KeepAliveReq, unknown>) => {
+      let caller: Caller;
+      try {
+        caller = access.callerOf(call);
+      } catch (err) {
+        call.emit('error', toServiceError(logger, 'Session.KeepAlive', err));
+        return;
+      }
       const send = (req: KeepAliveReq, answer: RenewalAnswer): void => {
         if (answer === 'no-ack' || call.destroyed) return;
         // The renewal id is echoed: the client credits exactly this renewal's send time. A client that does
@@ -71,7 +84,7 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
       };
       call.on('data', (req: KeepAliveReq) => {
         try {
-          const answer = keepAlive(req);
+          const answer = keepAlive(req, caller);
           if (answer instanceof Promise) void answer.then((a) => send(req, a));
           else send(req, answer);
         } catch (err) {

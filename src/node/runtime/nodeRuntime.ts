@@ -6,6 +6,8 @@ import { NodeContext } from '../api/context';
 import { kvService } from '../api/kvService';
 import { lockService } from '../api/lockService';
 import { sessionService } from '../api/sessionService';
+import { authService } from '../api/authService';
+import { AuthBootstrap } from './authBootstrap';
 import type { NodeConfig } from '../config';
 import { LockApp } from '../lockApp';
 import type { Logger } from '../logger';
@@ -50,7 +52,9 @@ export class NodeRuntime {
       lock: ReturnType<typeof lockService>;
       kv: ReturnType<typeof kvService>;
       cluster: ReturnType<typeof clusterService>;
+      auth: ReturnType<typeof authService>;
     },
+    private readonly authBootstrap: AuthBootstrap,
   ) {}
 
   static async start(opts: RuntimeOptions): Promise<NodeRuntime> {
@@ -93,13 +97,17 @@ export class NodeRuntime {
       lock: lockService(context),
       kv: kvService(context),
       cluster: clusterService(context),
+      auth: authService(context),
     };
-    return new NodeRuntime(driver, app, duties, context, services);
+    const authBootstrap = new AuthBootstrap(config, driver, app, ports, (command) => context.propose(command), logger);
+    authBootstrap.start();
+    return new NodeRuntime(driver, app, duties, context, services, authBootstrap);
   }
 
   /** Graceful stop: timers cleared, leadership handed over, the batch in flight flushed. Storage stays open. */
   async stop(): Promise<void> {
     this.duties.stop();
+    this.authBootstrap.stop();
     this.context.runStopHooks();
     await this.driver.stop();
   }

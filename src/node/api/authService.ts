@@ -1,0 +1,115 @@
+// The Auth service (docs/auth.md): every change is an AuthChange log entry, checked again when applied.
+import * as grpc from '@grpc/grpc-js';
+import type { AuthChange, Permission } from '../../state';
+import { newToken } from '../auth/tokens';
+import { unary, type CallScope, type NodeContext } from './context';
+import { ApiError, invalidArgument } from './errors';
+import { expectOk } from './refusals';
+import * as v from './validate';
+
+interface Headed {
+  header?: v.WireHeader;
+}
+interface UserReq extends Headed {
+  user?: string;
+  role?: string;
+}
+interface RuleWire {
+  permission?: string;
+  prefix?: string;
+}
+interface RoleReq extends Headed {
+  role?: string;
+  rule?: RuleWire;
+  name?: string;
+  value?: string;
+  unset?: boolean;
+}
+interface TokenReq extends Headed {
+  user?: string;
+  tokenId?: string;
+}
+
+const PERMISSIONS: Record<string, Permission> = { LOCK: 'lock', WRITE: 'write', READ: 'read', ADMIN: 'admin' };
+const WIRE_PERMISSION: Record<Permission, string> = { lock: 'LOCK', write: 'WRITE', read: 'READ', admin: 'ADMIN' };
+
+const name = (field: string, value: unknown): string => v.text(field, value, 128);
+
+function rule(wire: RuleWire | undefined): { perm: Permission; prefix: string } {
+  const perm = PERMISSIONS[wire?.permission ?? ''];
+  if (perm === undefined) throw invalidArgument('rule.permission', 'must be LOCK, WRITE, READ or ADMIN');
+  return { perm, prefix: v.text('rule.prefix', wire?.prefix ?? '', 512, { allowEmpty: true }) };
+}
+
+const wireRule = (r: { perm: Permission; prefix: string }): object => ({ permission: WIRE_PERMISSION[r.perm], prefix: r.prefix });
+
+export function authService(ctx: NodeContext): grpc.UntypedServiceImplementation {
+  const { access } = ctx;
+  /** Proposes one change as the caller (who must be an admin once auth is on); answers with its entry. */
+  const change = async (header: v.WireHeader | undefined, call: CallScope, what: AuthChange): Promise<{ index: string; tokenId?: string }> => {
+    const id = v.header(header);
+    access.permitAdmin(call.caller);
+    const { index, result } = await ctx.proposeOrRecall({ type: 'AuthChange', ...id, ...access.stamp(call.caller), now: ctx.now(), change: what });
+    const ok = expectOk(result);
+    return { index: String(index ?? 0), tokenId: ok.status === 'auth_changed' ? ok.tokenId : undefined };
+  };
+  const changeOf = (fn: (req: UserReq & RoleReq & TokenReq) => AuthChange) =>
+    unary(ctx, 'Auth', (req: UserReq & RoleReq & TokenReq, call) => change(req.header, call, fn(req)));
+
+  return {
+    WhoAmI: unary(
+      ctx,
+      'Auth.WhoAmI',
+      async (_req: unknown, call) => {
+        const caller = call.caller;
+        const identity = caller?.via === 'certificate' || caller?.via === 'token' ? caller.identity : '';
+        const user = identity === '' ? undefined : ctx.machine.userInfo(identity);
+        return {
+          identity,
+          via: identity === '' ? '' : caller!.via,
+          authEnabled: ctx.machine.authEnabled(),
+          roles: user?.roles ?? [],
+          rules: identity === '' ? [] : ctx.machine.rulesOf(identity).map(wireRule),
+        };
+      },
+      true,
+    ),
+    List: unary(ctx, 'Auth.List', async (_req: unknown, call) => {
+      access.permitAdmin(call.caller);
+      await ctx.linearizableRead();
+      const list = ctx.machine.authList();
+      return {
+        authEnabled: list.enabled,
+        users: list.users,
+        roles: list.roles.map((r) => ({ name: r.name, rules: r.rules.map(wireRule), quotas: Object.entries(r.quotas).map(([n, value]) => ({ name: n, value: String(value) })) })),
+        tokens: list.tokens,
+      };
+    }),
+    UserAdd: changeOf((r) => ({ op: 'user_add', user: name('user', r.user) })),
+    UserDelete: changeOf((r) => ({ op: 'user_delete', user: name('user', r.user) })),
+    UserGrantRole: changeOf((r) => ({ op: 'user_grant', user: name('user', r.user), role: name('role', r.role) })),
+    UserRevokeRole: changeOf((r) => ({ op: 'user_revoke', user: name('user', r.user), role: name('role', r.role) })),
+    RoleAdd: changeOf((r) => ({ op: 'role_add', role: name('role', r.role) })),
+    RoleDelete: changeOf((r) => ({ op: 'role_delete', role: name('role', r.role) })),
+    RoleGrantPermission: changeOf((r) => ({ op: 'role_grant', role: name('role', r.role), ...rule(r.rule) })),
+    RoleRevokePermission: changeOf((r) => ({ op: 'role_revoke', role: name('role', r.role), ...rule(r.rule) })),
+    RoleSetQuota: changeOf((r) => ({
+      op: 'role_quota',
+      role: name('role', r.role),
+      quota: name('name', r.name),
+      ...(r.unset === true ? {} : { value: v.safeInteger('value', r.value) }),
+    })),
+    TokenRevoke: changeOf((r) => ({ op: 'token_revoke', tokenId: name('token_id', r.tokenId) })),
+    TokenIssue: unary(ctx, 'Auth.TokenIssue', async (req: TokenReq, call) => {
+      const user = name('user', req.user);
+      // Drawn here, on the leader: the entry carries the id and the secret's digest, never the secret.
+      const token = newToken(ctx.ports.random.bytes(40));
+      const done = await change(req.header, call, { op: 'token_issue', user, tokenId: token.id, tokenHash: token.hash });
+      if (done.tokenId !== token.id) {
+        // A retry of an issue that was applied: its secret went out with the lost answer and exists nowhere else.
+        throw new ApiError(grpc.status.ABORTED, `token ${done.tokenId ?? '?'} was issued by an earlier attempt of this request, whose answer was lost; revoke it (fencelock auth token revoke ${done.tokenId ?? 'ID'}) and issue a new one`);
+      }
+      return { tokenId: token.id, token: token.token };
+    }),
+  };
+}

@@ -1,0 +1,92 @@
+// The node's side of authorization (docs/auth.md): who a call is, whether auth is required, and the
+// checks made before proposing or reading. The state machine checks mutations again when it applies them.
+import * as grpc from '@grpc/grpc-js';
+import type { LockStateMachine, Permission } from '../../state';
+import { ApiError, REASON_METADATA_KEY } from '../api/errors';
+import type { NodeConfig } from '../config';
+import { credentialsOf, identify, NO_CALLER, type Caller } from './caller';
+
+export class Access {
+  constructor(
+    private readonly config: NodeConfig,
+    private readonly machine: () => LockStateMachine,
+  ) {}
+
+  /** Auth is required once this node's config asks for it or the replicated state has it on. */
+  required(): boolean {
+    return this.config.auth.enabled || this.machine().authEnabled();
+  }
+
+  /**
+   * The caller of `call`. With auth required, a call without an identity fails UNAUTHENTICATED, unless
+   * `optional` (WhoAmI). Bad credentials fail UNAUTHENTICATED always: a wrong token is never ignored.
+   */
+  callerOf(call: grpc.ServerSurfaceCall, optional = false): Caller {
+    const caller = identify(credentialsOf(call), (id) => this.machine().tokenRecord(id));
+    if (caller.via !== 'address' || optional || !this.required()) return caller;
+    throw new ApiError(
+      grpc.status.UNAUTHENTICATED,
+      'auth is on: present a client certificate naming you (urn:fencelock:client:NAME) or a bearer token (--token / FENCELOCK_TOKEN)',
+    );
+  }
+
+  /** The fields that carry the caller into a command. */
+  stamp(caller: Caller | undefined): { caller?: string; callerToken?: string } {
+    const c = caller ?? NO_CALLER;
+    return c.tokenId === undefined ? { caller: c.identity } : { caller: c.identity, callerToken: c.tokenId };
+  }
+
+  /** PERMISSION_DENIED unless `caller` may `permission` on `name` (always allowed with auth off). */
+  permit(caller: Caller | undefined, permission: Permission, name: string): void {
+    const m = this.machine();
+    if (!m.authEnabled()) return;
+    const identity = this.require(caller);
+    if (m.authorize(identity, permission, name)) return;
+    throw denied(`${describe(identity)} may not ${permission} ${JSON.stringify(name)}: no role of it has a ${permission} rule whose prefix matches; an admin grants one with \`fencelock auth grant ROLE ${permission} PREFIX\``);
+  }
+
+  /** List needs a read rule covering the whole listed prefix. */
+  permitList(caller: Caller | undefined, prefix: string): void {
+    const m = this.machine();
+    if (!m.authEnabled()) return;
+    const identity = this.require(caller);
+    if (m.authorizeListPrefix(identity, prefix)) return;
+    throw denied(`${describe(identity)} may not list keys under ${JSON.stringify(prefix)}: that needs a read rule whose prefix is a prefix of it`);
+  }
+
+  /** A known user (Cluster.Status and the like). */
+  permitUser(caller: Caller | undefined): void {
+    const m = this.machine();
+    if (!m.authEnabled()) return;
+    const identity = this.require(caller);
+    if (m.userInfo(identity) === undefined) throw denied(`${describe(identity)} is not a user; an admin adds it with \`fencelock auth user add ${identity}\``);
+  }
+
+  permitAdmin(caller: Caller | undefined): void {
+    const m = this.machine();
+    if (!m.authEnabled()) return;
+    const identity = this.require(caller);
+    if (!m.isAdmin(identity)) throw denied(`${describe(identity)} is not an admin: auth changes need a role with the admin permission`);
+  }
+
+  /** With auth on, only the identity that opened a session may use it (keepalives too). */
+  permitSession(caller: Caller | undefined, sessionId: string): void {
+    const m = this.machine();
+    if (!m.authEnabled()) return;
+    const owner = m.sessionOwner(sessionId);
+    if (owner === undefined) return; // unknown sessions get their own answer
+    const identity = this.require(caller);
+    if (owner !== identity) throw new ApiError(grpc.status.PERMISSION_DENIED, `${describe(identity)} did not open this session; only its owner may use it`, { [REASON_METADATA_KEY]: 'NOT_SESSION_OWNER' });
+  }
+
+  private require(caller: Caller | undefined): string {
+    if (caller === undefined || caller.via === 'address' || caller.via === 'none') {
+      throw new ApiError(grpc.status.UNAUTHENTICATED, 'auth is on: this call carries no identity');
+    }
+    return caller.identity;
+  }
+}
+
+const describe = (identity: string): string => `identity ${JSON.stringify(identity)}`;
+
+const denied = (why: string): ApiError => new ApiError(grpc.status.PERMISSION_DENIED, why, { [REASON_METADATA_KEY]: 'PERMISSION_DENIED' });
