@@ -554,6 +554,10 @@ function writeResult(w: Writer, r: Result): void {
         putJson(w, { status: r.status, reason: r.reason, watermark: r.watermark, key: r.key, owner: r.owner });
         return;
       }
+      if (r.subject !== undefined) {
+        putJson(w, { status: r.status, reason: r.reason, watermark: r.watermark, subject: r.subject });
+        return;
+      }
       putFields(w, r.key === undefined ? 3 : 4, r.status);
       putString(w, 'reason', r.reason);
       putInt(w, 'watermark', r.watermark);
@@ -562,6 +566,13 @@ function writeResult(w: Writer, r: Result): void {
     case 'invalid':
       putFields(w, 2, r.status);
       putString(w, 'message', r.message);
+      return;
+    case 'auth_changed':
+      if (r.tokenId !== undefined) {
+        putJson(w, { status: r.status, tokenId: r.tokenId });
+        return;
+      }
+      putFields(w, 1, r.status);
       return;
     case 'sessions_expired':
     case 'checkpointed':
@@ -639,6 +650,7 @@ function readResult(r: Reader): Result {
       return freezeResult({ status, holderToken: getInt(r, 'holderToken') });
     case 'cancelled':
     case 'not_waiting':
+    case 'auth_changed':
       fields(1);
       return freezeResult({ status });
     case 'released':
@@ -720,8 +732,12 @@ function readJsonResult(json: string): Result {
     result = { status: 'written', token: int(o.token), ops: int(o.ops), index: int(o.index) };
   } else if (o.status === 'refused' && o.owner !== undefined) {
     result = { status: 'refused', reason: ownedKeyReason(o.reason), watermark: int(o.watermark), key: wellFormed(o.key), owner: wellFormed(o.owner) };
+  } else if (o.status === 'refused' && o.subject !== undefined) {
+    result = { status: 'refused', reason: knownReason(o.reason), watermark: int(o.watermark), subject: wellFormed(o.subject) };
+  } else if (o.status === 'auth_changed' && o.tokenId !== undefined) {
+    result = { status: 'auth_changed', tokenId: wellFormed(o.tokenId) };
   } else {
-    return bad('a stored result in JSON that is not a handover, an indexed write or a refusal naming an owner');
+    return bad('a stored result in JSON that is not a handover, an indexed write, a refusal naming an owner or a subject, or an issued token');
   }
   if (JSON.stringify(result) !== json) bad('a stored result in JSON that is not canonical');
   return result;
@@ -730,6 +746,10 @@ function readJsonResult(json: string): Result {
 /** Only a key bound to another lock names an owner (fencing.ts row 1). */
 function ownedKeyReason(x: unknown): Reason {
   return x === Reason.WRONG_LOCK ? x : bad('a stored refusal names an owner but is not WRONG_LOCK');
+}
+
+function knownReason(x: unknown): Reason {
+  return typeof x === 'string' && REASONS.has(x) ? (x as Reason) : bad(`unknown refusal reason ${q(String(x))}`);
 }
 
 /** A string of a stored result: well-formed, as the machine stores only those (JSON can spell lone surrogates). */

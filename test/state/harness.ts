@@ -5,6 +5,7 @@ import {
   LockStateMachine,
   SNAPSHOT_FORMAT,
   compareStrings,
+  type AuthChange,
   type Command,
   type CommandResult,
   type Result,
@@ -38,6 +39,9 @@ export class Harness {
   index = 0;
   now = 1_000_000;
   clientId = 'client-1';
+  /** Stamped on every request while not '' (the identity the node saw), with `callerToken` when set. */
+  caller = '';
+  callerToken: string | undefined = undefined;
   nextRequestId = 1;
   nextSession = 1;
   checkEachStep = true;
@@ -64,8 +68,27 @@ export class Harness {
       clientId: this.clientId,
       requestId: this.nextRequestId++,
       now: this.tick(),
+      ...(this.caller === '' ? {} : { caller: this.caller }),
+      ...(this.callerToken === undefined ? {} : { callerToken: this.callerToken }),
       ...body,
     } as unknown as Command;
+  }
+
+  /** Runs `fn` with requests stamped as sent by `caller` (and its token), then restores the previous identity. */
+  as<T>(caller: string, fn: () => T, callerToken?: string): T {
+    const before = [this.caller, this.callerToken] as const;
+    this.caller = caller;
+    this.callerToken = callerToken;
+    try {
+      return fn();
+    } finally {
+      [this.caller, this.callerToken] = before;
+    }
+  }
+
+  /** Applies an AuthChange as the current caller. */
+  auth(change: AuthChange): CommandResult {
+    return this.apply(this.req('AuthChange', { change }));
   }
 
   /** Advances the clock by 10 ms and returns it (every command gets a fresh `now`). */
