@@ -593,6 +593,7 @@ export class LockStateMachine {
       locks: this.locks.view(),
       keys: this.kv.view(),
       dedup: this.dedup.view(),
+      auth: this.authTable.image(),
     };
     return writeState(view);
   }
@@ -613,6 +614,7 @@ export class LockStateMachine {
       locks: this.locks.freeze(),
       keys: this.kv.freeze(),
       dedup: this.dedup.freeze(),
+      auth: this.authTable.image(),
     };
     return new SnapshotEncoding(this.applied, encodeState(view, sliceUnits), () => this.thaw());
   }
@@ -643,7 +645,7 @@ export class LockStateMachine {
   }
 
   private tables(): StateTables {
-    return { sessions: this.sessions, locks: this.locks, kv: this.kv, dedup: this.dedup };
+    return { sessions: this.sessions, locks: this.locks, kv: this.kv, dedup: this.dedup, auth: this.authTable };
   }
 }
 

@@ -11,7 +11,7 @@ import {
   type AuthChange,
   type Result,
 } from '../../src/state';
-import { Harness, put, sid } from './harness';
+import { Harness, expectCanonicalSnapshot, expectSameBytes, put, sid } from './harness';
 
 const TOKEN_A = '0123456789abcdef';
 const TOKEN_B = 'fedcba9876543210';
@@ -356,5 +356,28 @@ describe('validation', () => {
       expect(m.auth.authList()).toEqual({ enabled: false, users: [], roles: [], tokens: [] });
     }
     expect(validateCommand({ type: 'AuthChange', ...meta, caller: 'address:[::1]', change: { op: 'role_quota', role: 'r', quota: 'keys' } })).toBeNull();
+  });
+});
+
+describe('snapshots', () => {
+  it('carry the auth table, session owners and refusals naming their subject; the restored machine checks the same', () => {
+    const h = authOn();
+    h.as('root-admin', () => {
+      h.auth({ op: 'token_issue', user: 'alice', tokenId: TOKEN_A, tokenHash: HASH });
+      h.auth({ op: 'role_quota', role: 'orders', quota: 'keys', value: 7 });
+    });
+    const a = openAs(h, 'alice');
+    const denied = h.as('alice', () => h.req('Acquire', { lock: 'billing/1', sessionId: a, tryOnly: false }));
+    expect(h.apply(denied).result).toEqual(refusal('PERMISSION_DENIED', 'lock billing/1'));
+    const bytes = expectCanonicalSnapshot(h.m);
+    const restored = LockStateMachine.readSnapshot(bytes);
+    expectSameBytes(restored.writeSnapshot(), bytes);
+    expect(restored.auth.authList()).toEqual(h.m.auth.authList());
+    expect(restored.auth.sessionOwner(a)).toBe('alice');
+    expect(restored.auth.tokenRecord(TOKEN_A)).toEqual({ user: 'alice', hash: HASH });
+    expect(restored.apply(h.index + 1, denied)).toEqual({ result: refusal('PERMISSION_DENIED', 'lock billing/1'), events: [], duplicate: true });
+    // Bob may not use alice's session on the restored machine either.
+    const bobAcquire = { type: 'Acquire', clientId: 'bob-1', requestId: 1, now: 1, caller: 'bob', lock: 'orders/1', sessionId: a, tryOnly: false } as const;
+    expect(restored.apply(h.index + 2, bobAcquire).result).toEqual(refusal('PERMISSION_DENIED', 'lock orders/1'));
   });
 });

@@ -151,6 +151,10 @@ export class AuthTable {
       if (this.users.get(t.user)?.tokens.has(t.id) !== true) p.push(`token ${t.id} of ${q(t.user)} is not its user's`);
     }
     p.push(...this.checkBounds());
+    // enable makes an admin and LAST_ADMIN keeps one.
+    if (this.enabled && !Array.from(this.users.values()).some((u) => u.roles.some((name) => this.roles.get(name)?.rules.some((x) => x.perm === 'admin')))) {
+      p.push('auth is on and no user holds admin');
+    }
     return p;
   }
 
