@@ -1,6 +1,6 @@
 // Lock commands <-> Raft entry bytes (proto/fencelock/v1/state.proto), with protobufjs.
 import * as protobuf from 'protobufjs';
-import type { Command, WriteOp } from '../state/commands';
+import type { AuthChange, Command, WriteOp } from '../state/commands';
 import { protoFile } from './protoPath';
 
 const root = protobuf.loadSync(protoFile('fencelock/v1/state.proto'));
@@ -21,6 +21,9 @@ export function encodeCommand(c: Command): Uint8Array {
     w.clientId = c.clientId;
     w.requestId = c.requestId;
     w.ackedBelow = c.ackedBelow ?? 0;
+    // Only when set: an entry without a caller keeps the bytes it had before callers existed.
+    if (c.caller !== undefined && c.caller !== '') w.caller = c.caller;
+    if (c.callerToken !== undefined && c.callerToken !== '') w.callerToken = c.callerToken;
   }
   switch (c.type) {
     case 'OpenSession':
@@ -52,8 +55,49 @@ export function encodeCommand(c: Command): Uint8Array {
         ops: c.ops.map((op) => (op.type === 'put' ? { key: op.key, value: op.value } : { delete: true, key: op.key })),
       };
       break;
+    case 'AuthChange':
+      w.authChange = encodeAuthChange(c.change);
+      break;
   }
   return CommandType.encode(CommandType.fromObject(w)).finish();
+}
+
+/** The flat wire form (state.proto AuthChange): every field of the change under its name, the rest empty. */
+function encodeAuthChange(c: AuthChange): Wire {
+  const f = c as Partial<Record<'user' | 'role' | 'perm' | 'prefix' | 'tokenId' | 'tokenHash' | 'quota', string>> & { value?: number };
+  const w: Wire = { op: c.op, user: f.user, role: f.role, perm: f.perm, prefix: f.prefix, tokenId: f.tokenId, tokenHash: f.tokenHash, quota: f.quota };
+  if (f.value !== undefined) {
+    w.value = f.value;
+    w.hasValue = true;
+  }
+  return w;
+}
+
+/**
+ * The change as the state machine takes it: the fields its op uses ('' for one left empty: validation says
+ * what is wrong), `value` only with has_value. An unknown op keeps only `op` (validation refuses it).
+ */
+function decodeAuthChange(b: Wire): AuthChange {
+  const s = (k: string): string => (b[k] as string) ?? '';
+  const op = s('op');
+  const fields: Record<string, readonly string[]> = {
+    enable: ['user'],
+    user_add: ['user'],
+    user_delete: ['user'],
+    user_grant: ['user', 'role'],
+    user_revoke: ['user', 'role'],
+    role_add: ['role'],
+    role_delete: ['role'],
+    role_grant: ['role', 'perm', 'prefix'],
+    role_revoke: ['role', 'perm', 'prefix'],
+    role_quota: ['role', 'quota'],
+    token_issue: ['user', 'tokenId', 'tokenHash'],
+    token_revoke: ['tokenId'],
+  };
+  const change: Record<string, unknown> = { op };
+  for (const k of Object.hasOwn(fields, op) ? (fields[op] ?? []) : []) change[k] = s(k);
+  if (op === 'role_quota' && b.hasValue === true) change.value = num(b.value);
+  return change as unknown as AuthChange;
 }
 
 /**
@@ -70,7 +114,13 @@ export function decodeCommand(bytes: Uint8Array): Command | { type: 'Undecodable
   try {
     const meta = { clientId: (w.clientId as string) ?? '', requestId: num(w.requestId), now: num(w.now) };
     const acked = num(w.ackedBelow);
-    const withAck = acked > 0 ? { ...meta, ackedBelow: acked } : meta;
+    // Absent or '' decode to undefined, as ackedBelow 0 does: entries written before these fields decode as before.
+    const withAck = {
+      ...meta,
+      ...(acked > 0 ? { ackedBelow: acked } : {}),
+      ...(typeof w.caller === 'string' && w.caller !== '' ? { caller: w.caller } : {}),
+      ...(typeof w.callerToken === 'string' && w.callerToken !== '' ? { callerToken: w.callerToken } : {}),
+    };
     const b = (w[w.body as string] ?? {}) as Wire;
     const s = (k: string): string => (b[k] as string) ?? '';
     switch (w.body) {
@@ -108,6 +158,8 @@ export function decodeCommand(bytes: Uint8Array): Command | { type: 'Undecodable
         );
         return { type: 'Write', ...withAck, lock: s('lock'), sessionId: s('sessionId'), token: num(b.token), ops };
       }
+      case 'authChange':
+        return { type: 'AuthChange', ...withAck, change: decodeAuthChange(b) };
       default:
         return { type: 'Undecodable', error: 'entry carries no command' };
     }

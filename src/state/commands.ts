@@ -5,8 +5,12 @@
 // leader's random source. The node encodes commands into log entries (protobufjs); the state machine only
 // sees decoded plain objects, and validates them again (validateCommand) because a log entry may carry
 // anything a buggy or older proposer wrote.
+import { checkAuthChange, type AuthChange } from './auth/changes';
+import { isCaller, isTokenId } from './auth/names';
 import * as L from './limits';
 import { isSessionId, isWellFormed, utf8ByteLength } from './text';
+
+export type { AuthChange, AuthChangeOp } from './auth/changes';
 
 /**
  * Request identity for de-duplication (DESIGN.md 1.4). A retry carries the same clientId and requestId and
@@ -19,12 +23,20 @@ import { isSessionId, isWellFormed, utf8ByteLength } from './text';
  *   stored results may be dropped. Must be <= requestId. A later request below it is refused
  *   (REQUEST_TOO_OLD) instead of applied.
  * - `now`: the leader's clock in ms when it proposed the entry (safe integer >= 0).
+ * - `caller`: the identity that sent the request, stamped by the node that took it (a user name, or with
+ *   auth off `address:IP`; 0..MAX_CALLER_BYTES printable ASCII). Absent or '': the node itself or a log
+ *   written before callers were stamped: no permission checks, no session binding, no quotas
+ *   (docs/auth.md). The node must stamp it on every client's request.
+ * - `callerToken`: the id of the bearer token the call came with (absent: not via a token). The request is
+ *   refused if, when it applies, that token was revoked.
  */
 export interface RequestMeta {
   clientId: string;
   requestId: number;
   ackedBelow?: number;
   now: number;
+  caller?: string;
+  callerToken?: string;
 }
 
 /** Opens a session. The leader picks the 128-bit id; the TTL is enforced by the leader, not here. */
@@ -120,6 +132,12 @@ export interface WriteCommand extends RequestMeta {
   ops: WriteOp[];
 }
 
+/** Changes the auth table (auth/changes.ts). With auth on, only an admin may (except `enable`, a no-op then). */
+export interface AuthChangeCommand extends RequestMeta {
+  type: 'AuthChange';
+  change: AuthChange;
+}
+
 export type Command =
   | OpenSessionCommand
   | CloseSessionCommand
@@ -128,7 +146,8 @@ export type Command =
   | AcquireCommand
   | CancelWaitCommand
   | ReleaseCommand
-  | WriteCommand;
+  | WriteCommand
+  | AuthChangeCommand;
 
 export type CommandType = Command['type'];
 
@@ -147,6 +166,7 @@ export const COMMAND_TYPES: readonly CommandType[] = Object.freeze([
   'CancelWait',
   'Release',
   'Write',
+  'AuthChange',
 ] as const);
 
 export function isCommandType(t: unknown): t is CommandType {
@@ -194,6 +214,8 @@ export function checkKey(v: unknown): string | null {
 export function validateRequestMeta(c: Fields): string | null {
   const idProblem = checkText(c.clientId, 'clientId', 0, L.MAX_CLIENT_ID_BYTES);
   if (idProblem !== null) return idProblem;
+  if (c.caller !== undefined && !isCaller(c.caller)) return `caller must be 0..${L.MAX_CALLER_BYTES} printable ASCII characters`;
+  if (c.callerToken !== undefined && !isTokenId(c.callerToken)) return `callerToken must be ${L.TOKEN_ID_HEX_CHARS} lowercase hex characters`;
   if (c.clientId === '') return null;
   if (!isNonNegativeInt(c.requestId) || c.requestId < 1) return 'requestId must be an integer >= 1';
   if (c.ackedBelow !== undefined) {
@@ -261,6 +283,7 @@ export function validateCommand(c: unknown): string | null {
   if (c.type === 'CheckpointLeases') return checkList(c.leases, 'leases', L.MAX_CHECKPOINTS_PER_ENTRY, checkLeaseCheckpoint);
   const metaProblem = validateRequestMeta(c);
   if (metaProblem !== null) return metaProblem;
+  if (c.type === 'AuthChange') return checkAuthChange(c.change);
   const sessionProblem = checkSessionId(c.sessionId);
   if (sessionProblem !== null) return sessionProblem;
   switch (c.type) {
@@ -284,4 +307,5 @@ export function validateCommand(c: unknown): string | null {
     case 'Write':
       return checkLockName(c.lock) ?? checkToken(c.token) ?? checkOps(c.ops);
   }
+  return 'unknown command type';
 }

@@ -11,6 +11,8 @@
 //   DEDUP_MAX_RESULTS) whose very late retry arrives afterwards gets it applied again. Clients that send
 //   ackedBelow keep their tables small and are never near the bounds.
 // - describeLock()/getSession() expose session ids (bearer secrets); never pass them to other clients.
+// - Auth (docs/auth.md): stamp `caller` (and `callerToken`) on every client's request; '' is trusted as the
+//   node's own. `machine.auth` answers the checks a node makes before proposing and for reads.
 export * from './commands';
 export * from './results';
 export * from './limits';
@@ -23,6 +25,10 @@ export {
   type SessionLockState,
   type StateStats,
 } from './lockStateMachine';
+export { AuthView, type AuthList } from './auth/view';
+export type { Rule } from './auth/authTable';
+export { ROOT_ROLE } from './auth/authChange';
+export { PERMISSIONS, QUOTA_NAMES, isCaller, isRoleName, isTokenHash, isTokenId, isUserName, type Permission, type QuotaName } from './auth/names';
 export { SNAPSHOT_FORMAT } from './snapshot';
 export { SnapshotError } from './snapshotWire';
 export { compareStrings, utf8ByteLength, isWellFormed, isSessionId } from './text';

@@ -57,6 +57,56 @@ export const DEDUP_MAX_CLIENTS = 10_000;
 /** Request de-duplication: results kept over all clients (least recently used clients are forgotten). */
 export const DEDUP_MAX_RESULTS = 200_000;
 
+/**
+ * The identity a node stamps on a request (RequestMeta.caller): a user name (1..MAX_AUTH_NAME_BYTES) or,
+ * with auth off, `address:IP`. Printable ASCII, so its bytes are its characters.
+ */
+export const MAX_CALLER_BYTES = 128;
+/** User and role names: 1..128 bytes (USER_NAME in auth/names.ts). */
+export const MAX_AUTH_NAME_BYTES = 128;
+/** Token ids: 64 random bits drawn by the leader, as 16 lowercase hex characters. */
+export const TOKEN_ID_HEX_CHARS = 16;
+/** Token hashes: SHA-256 of the 256-bit secret, as 64 lowercase hex characters. */
+export const TOKEN_HASH_HEX_CHARS = 64;
+/** The prefix of a permission rule: as long as the longest name it can match (a key). */
+export const MAX_RULE_PREFIX_BYTES = MAX_KEY_BYTES;
+/** Users of the auth table. Beyond: AUTH_FULL. */
+export const MAX_USERS = 10_000;
+/** Roles of the auth table. Beyond: AUTH_FULL. */
+export const MAX_ROLES = 1_000;
+/** Rules of one role (bounds the cost of one permission check with MAX_ROLES_PER_USER). Beyond: AUTH_FULL. */
+export const MAX_RULES_PER_ROLE = 100;
+/** Roles of one user. Beyond: AUTH_FULL. */
+export const MAX_ROLES_PER_USER = 32;
+/** Bearer tokens of the auth table. Beyond: AUTH_FULL. */
+export const MAX_TOKENS = 100_000;
+/** Bearer tokens of one user. Beyond: AUTH_FULL. */
+export const MAX_TOKENS_PER_USER = 100;
+/** Largest value a role may set a quota to (every quota counts far less than this). */
+export const MAX_QUOTA_VALUE = 1_000_000_000_000;
+
+/**
+ * What one identity may use when none of its roles sets a quota (docs/auth.md "Quotas"). Chosen so that no
+ * single identity reaches a global limit above: 10 identities at their defaults fill MAX_SESSIONS.
+ */
+export const DEFAULT_QUOTAS = Object.freeze({
+  /** Open sessions the identity opened. */
+  sessions: 10_000,
+  /** Locks its sessions hold. */
+  locks: 20_000,
+  /** Queued waits of its sessions. */
+  waiters: 10_000,
+  /** Keys of the fenced store it wrote last (tombstones included). */
+  keys: 100_000,
+  /** Key and value bytes of those keys. */
+  store_bytes: 16 * 1024 * 1024,
+  /** Client ids whose retry records are kept. */
+  dedup_clients: 1_000,
+});
+
+/** Keys one MoveKeys entry moves at most (the entry's apply time is bounded). Beyond: refused, nothing moves. */
+export const MAX_MOVE_KEYS = 10_000;
+
 /** All limits as one read-only record, e.g. for a status page. */
 export const LIMITS = Object.freeze({
   MAX_LOCK_NAME_BYTES,
@@ -82,4 +132,17 @@ export const LIMITS = Object.freeze({
   DEDUP_MAX_RESULTS_PER_CLIENT,
   DEDUP_MAX_CLIENTS,
   DEDUP_MAX_RESULTS,
+  MAX_CALLER_BYTES,
+  MAX_AUTH_NAME_BYTES,
+  TOKEN_ID_HEX_CHARS,
+  TOKEN_HASH_HEX_CHARS,
+  MAX_RULE_PREFIX_BYTES,
+  MAX_USERS,
+  MAX_ROLES,
+  MAX_RULES_PER_ROLE,
+  MAX_ROLES_PER_USER,
+  MAX_TOKENS,
+  MAX_TOKENS_PER_USER,
+  MAX_QUOTA_VALUE,
+  MAX_MOVE_KEYS,
 });

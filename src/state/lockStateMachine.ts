@@ -8,6 +8,10 @@
 // Contract of apply(): indexes strictly increase (Raft applies each entry once, in order; entries the
 // node does not hand over, e.g. configuration changes, may leave gaps). Breaking it throws InvariantError.
 // A malformed command never throws: it yields an `invalid` result and changes nothing.
+import { checkAccess } from './auth/access';
+import { applyAuthChange } from './auth/authChange';
+import { AuthTable } from './auth/authTable';
+import { AuthView } from './auth/view';
 import {
   isCommandType,
   isRequestCommandType,
@@ -115,6 +119,9 @@ export class LockStateMachine {
   private readonly locks = new LockTable();
   private readonly kv = new FencedKv();
   private readonly dedup = new DedupTable();
+  private readonly authTable = new AuthTable();
+  /** The auth table and session owners, read-only, for the node's checks (auth/view.ts). */
+  readonly auth = new AuthView(this.authTable, (id) => this.sessions.get(id)?.owner);
 
   /** Index of the last applied entry (0 before the first). */
   get lastApplied(): number {
@@ -159,10 +166,18 @@ export class LockStateMachine {
       }
     }
     const events: LockEvent[] = [];
-    const problem = validateCommand(c);
-    const result = freezeResult(problem !== null ? invalid(problem) : this.execute(index, c as unknown as RequestCommand, events));
+    const result = freezeResult(this.checkAndExecute(index, c, events));
     if (deduplicated) this.dedup.record(clientId, requestId, ackedBelow, type, result);
     return { result, events, duplicate: false };
+  }
+
+  /** A request whose ids are valid: validated, its caller checked (auth/access.ts), then executed. */
+  private checkAndExecute(index: number, c: Fields, events: LockEvent[]): Result {
+    const problem = validateCommand(c);
+    if (problem !== null) return invalid(problem);
+    const command = c as unknown as RequestCommand;
+    const refusal = checkAccess(this.authTable, command, (id) => this.sessions.get(id)?.owner);
+    return refusal ?? this.execute(index, command, events);
   }
 
   private applyLeaseCommand(index: number, c: LeaseCommand, events: LockEvent[]): Result {
@@ -204,13 +219,15 @@ export class LockStateMachine {
         return this.release(index, c, events);
       case 'Write':
         return this.write(index, c);
+      case 'AuthChange':
+        return applyAuthChange(this.authTable, c.change);
     }
   }
 
   private openSession(index: number, c: OpenSessionCommand): Result {
     if (this.sessions.has(c.sessionId)) return refused(Reason.SESSION_EXISTS, 0);
     if (this.sessions.size >= L.MAX_SESSIONS) return refused(Reason.TOO_MANY_SESSIONS, 0);
-    this.sessions.add({ id: c.sessionId, clientName: c.clientName, ttlMs: c.ttlMs, openedAt: c.now, openIndex: index });
+    this.sessions.add({ id: c.sessionId, clientName: c.clientName, ttlMs: c.ttlMs, openedAt: c.now, openIndex: index, owner: c.caller ?? '' });
     return { status: 'session_opened', sessionId: c.sessionId, ttlMs: c.ttlMs };
   }
 
@@ -557,7 +574,7 @@ export class LockStateMachine {
     if (this.sessions.size > L.MAX_SESSIONS) p.push('too many sessions');
     if (this.locks.size > L.MAX_LOCKS) p.push('too many locks');
     if (this.kv.size > L.MAX_KEYS || this.kv.bytes > L.MAX_STORE_BYTES) p.push('store over its bounds');
-    p.push(...this.sessions.check(), ...this.locks.check(), ...this.kv.check(), ...this.dedup.check());
+    p.push(...this.sessions.check(), ...this.locks.check(), ...this.kv.check(), ...this.dedup.check(), ...this.authTable.check());
     return p;
   }
 
@@ -576,6 +593,7 @@ export class LockStateMachine {
       locks: this.locks.view(),
       keys: this.kv.view(),
       dedup: this.dedup.view(),
+      auth: this.authTable.image(),
     };
     return writeState(view);
   }
@@ -596,6 +614,7 @@ export class LockStateMachine {
       locks: this.locks.freeze(),
       keys: this.kv.freeze(),
       dedup: this.dedup.freeze(),
+      auth: this.authTable.image(),
     };
     return new SnapshotEncoding(this.applied, encodeState(view, sliceUnits), () => this.thaw());
   }
@@ -626,7 +645,7 @@ export class LockStateMachine {
   }
 
   private tables(): StateTables {
-    return { sessions: this.sessions, locks: this.locks, kv: this.kv, dedup: this.dedup };
+    return { sessions: this.sessions, locks: this.locks, kv: this.kv, dedup: this.dedup, auth: this.authTable };
   }
 }
 

@@ -20,6 +20,8 @@ export interface SessionInit {
   readonly openedAt: number;
   /** Index of the OpenSession entry. */
   readonly openIndex: number;
+  /** The caller that opened it ('' when none: node-internal, legacy); with auth on only it may use the session. */
+  readonly owner: string;
 }
 
 /** What the snapshot holds of a session. */
@@ -69,8 +71,8 @@ export interface LockRecord {
   heldNext: LockRecord | null;
 }
 
-export function newSession(id: string, clientName: string, ttlMs: number, openedAt: number, openIndex: number, remainingMs = ttlMs): Session {
-  return { id, clientName, ttlMs, openedAt, openIndex, remainingMs, heldHead: null, heldCount: 0, waiting: null, ordinal: 0, ordinalOwner: null };
+export function newSession(id: string, clientName: string, ttlMs: number, openedAt: number, openIndex: number, remainingMs = ttlMs, owner = ''): Session {
+  return { id, clientName, ttlMs, openedAt, openIndex, owner, remainingMs, heldHead: null, heldCount: 0, waiting: null, ordinal: 0, ordinalOwner: null };
 }
 
 /** A free lock record (as created for a first grant, or restored and then filled in). */

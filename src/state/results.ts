@@ -41,6 +41,31 @@ export const Reason = Object.freeze({
   REQUEST_TOO_OLD: 'REQUEST_TOO_OLD',
   /** The (clientId, requestId) pair was used before for a command of another type: not applied. */
   REQUEST_ID_REUSED: 'REQUEST_ID_REUSED',
+  /**
+   * Auth is on and the caller may not do this: it is no user, its token was revoked or is another user's,
+   * or no rule of its roles allows the permission on the name (`subject` says which, see RefusedResult).
+   */
+  PERMISSION_DENIED: 'PERMISSION_DENIED',
+  /** Auth is on and the session was opened by another identity (Close, Acquire, CancelWait, Release, Write). */
+  NOT_SESSION_OWNER: 'NOT_SESSION_OWNER',
+  /** AuthChange: the user (`subject`) exists already. */
+  USER_EXISTS: 'USER_EXISTS',
+  /** AuthChange: the role (`subject`) exists already. */
+  ROLE_EXISTS: 'ROLE_EXISTS',
+  /** AuthChange: no such user (`subject`). */
+  UNKNOWN_USER: 'UNKNOWN_USER',
+  /** AuthChange: no such role (`subject`). */
+  UNKNOWN_ROLE: 'UNKNOWN_ROLE',
+  /** AuthChange: no such token (`subject`: its id). */
+  UNKNOWN_TOKEN: 'UNKNOWN_TOKEN',
+  /** AuthChange token_issue: the leader drew an id in use (`subject`); retry with a fresh one. */
+  TOKEN_EXISTS: 'TOKEN_EXISTS',
+  /** AuthChange: auth is on and no user would hold `admin` afterwards (`subject`: the user or role changed). */
+  LAST_ADMIN: 'LAST_ADMIN',
+  /** AuthChange: a bound of the auth table (`subject`: users, roles, rules, roles_per_user, tokens, tokens_per_user). */
+  AUTH_FULL: 'AUTH_FULL',
+  /** The caller's quota (`subject`: its name, e.g. `sessions`) would be exceeded. */
+  QUOTA_EXCEEDED: 'QUOTA_EXCEEDED',
 } as const);
 
 export type Reason = (typeof Reason)[keyof typeof Reason];
@@ -58,7 +83,16 @@ const RESOURCE_EXHAUSTED: ReadonlySet<Reason> = new Set<Reason>([
   Reason.TOO_MANY_WAITERS,
   Reason.TOO_MANY_LOCKS,
   Reason.STORE_FULL,
+  Reason.AUTH_FULL,
+  Reason.QUOTA_EXCEEDED,
 ]);
+
+const PERMISSION_REFUSALS: ReadonlySet<Reason> = new Set<Reason>([Reason.PERMISSION_DENIED, Reason.NOT_SESSION_OWNER]);
+
+/** Reasons the API layer should map to gRPC PERMISSION_DENIED. */
+export function isPermissionRefusal(reason: Reason): boolean {
+  return PERMISSION_REFUSALS.has(reason);
+}
 
 /** Reasons the API layer should map to gRPC RESOURCE_EXHAUSTED. */
 export function isResourceExhausted(reason: Reason): boolean {
@@ -148,6 +182,12 @@ export interface WrittenResult {
   index?: number;
 }
 
+/** AuthChange applied (or had nothing to do: the table already was as asked). `tokenId`: of token_issue. */
+export interface AuthChangedResult {
+  status: 'auth_changed';
+  tokenId?: string;
+}
+
 /**
  * The command was valid but refused; nothing changed. `watermark`:
  * - Write: max(latest token of the lock (0 without a record), watermark of every touched key that exists,
@@ -158,6 +198,13 @@ export interface WrittenResult {
  * `key`: the key that caused a Write refusal, when one did (WRONG_LOCK for a key bound to another lock,
  * STALE_TOKEN for a key watermark). `owner`: with WRONG_LOCK for a key, the lock that key belongs to, so the
  * caller learns where the key lives. Absent in results stored before it was recorded (older snapshots).
+ * `subject`: what an auth, quota or move refusal is about (never with `key`; watermark 0):
+ * - PERMISSION_DENIED: `<perm> <name>` for a missing rule (`lock orders`, `write k/1` for the first key
+ *   refused, `admin` for a command only admins may send), `user <caller>` when the caller is no user, `token <id>` when
+ *   the request's token was revoked or is another user's;
+ * - USER_EXISTS, UNKNOWN_USER: the user; ROLE_EXISTS, UNKNOWN_ROLE: the role; UNKNOWN_TOKEN, TOKEN_EXISTS:
+ *   the token id; LAST_ADMIN: the user or role the change was about; AUTH_FULL: the bound reached;
+ *   QUOTA_EXCEEDED: the quota's name.
  */
 export interface RefusedResult {
   status: 'refused';
@@ -165,6 +212,7 @@ export interface RefusedResult {
   watermark: number;
   key?: string;
   owner?: string;
+  subject?: string;
 }
 
 /** The command was malformed or beyond a limit; nothing changed. */
@@ -185,6 +233,7 @@ export type Result =
   | NotWaitingResult
   | ReleasedResult
   | WrittenResult
+  | AuthChangedResult
   | RefusedResult
   | InvalidResult;
 
@@ -228,6 +277,11 @@ export interface CommandResult {
 export function refused(reason: Reason, watermark: number, key?: string, owner?: string): RefusedResult {
   if (key === undefined) return { status: 'refused', reason, watermark };
   return owner === undefined ? { status: 'refused', reason, watermark, key } : { status: 'refused', reason, watermark, key, owner };
+}
+
+/** A refusal about `subject` (an auth, quota or move refusal: watermark 0). */
+export function refusedAbout(reason: Reason, subject: string): RefusedResult {
+  return { status: 'refused', reason, watermark: 0, subject };
 }
 
 export function invalid(message: string): InvalidResult {

@@ -1,4 +1,4 @@
-// The state machine's tables to snapshot bytes and back (format 2), with no intermediate form: the
+// The state machine's tables to snapshot bytes and back (format 4), with no intermediate form: the
 // encoder walks the tables in their kept order (sessions by id, locks by name, keys by key: nothing is
 // sorted), and the decoder checks everything as it goes and builds the records directly (session ids are
 // decoded once; a lock's holder, latest holder and waiters are the session records themselves).
@@ -8,14 +8,15 @@
 // writes those bytes again). Nodes keep them on disk and send them to followers: never change them without a
 // new format number. test/state/snapshotOracle.ts is a second, plain encoder of the same grammar.
 //
-//   file        = magic "FLSM" | varint format (3) | varint lastApplied | varint gcFloor
-//                 | list(session) | list(lock) | list(key) | list(dedupClient)
+//   file        = magic "FLSM" | varint format (4) | varint lastApplied | varint gcFloor
+//                 | list(session) | list(lock) | list(key) | list(dedupClient) | auth
 //   list(x)     = varint count | x * count
 //   session     = str id | str clientName | varint ttlMs | varint openedAt | varint openIndex
-//                 | varint remainingMs (its lease checkpoint, <= ttlMs)
+//                 | varint remainingMs (its lease checkpoint, <= ttlMs) | str owner (its caller, '' = none)
+//   auth        = see auth/authSnapshot.ts: the auth table (users, roles, tokens), sorted
 //
-// Format 2 (the format before lease checkpoints) is still read: the same grammar without remainingMs, which
-// is then the TTL.
+// Format 3 (before auth) is still read: sessions without owner (''), no auth section (auth off). Format 2
+// (before lease checkpoints) as well: format 3 without remainingMs, which is then the TTL.
 //   lock        = str name | sref holder | varint token | varint grantedAt | varint latestToken
 //                 | sref latestHolder | list(sref waiter)
 //   sref        = varint: 0 = '' | 1 then str = an id that is none of the sessions' | 2 + i = id of session i
@@ -25,13 +26,17 @@
 //   result      = byte 1 | varint n | (dstr field | value) * n     when every field name is in DICT
 //               | byte 0 | str json                              a Release that handed over, a Write
 //                                                                 with its index, a WRONG_LOCK naming
-//                                                                 the key's owner (fields added later)
+//                                                                 the key's owner, a refusal naming its
+//                                                                 subject, an issued token (fields added
+//                                                                 later)
 //   value       = byte 0 | dstr  (string)  | byte 1 | varint (integer)  | byte 2 (false)  | byte 3 (true)
 //               | byte 4 | list(dstr)  (array of strings)
 //   dstr, str, bytes, varint: see snapshotWire.ts
 //
 // A snapshot names sessions and locks by position: a 32-character id once instead of up to three times per
 // lock. Integrity (checksums) is the storage layer's job; decoding still rejects anything malformed.
+import { readAuth, readCaller, writeAuth } from './auth/authSnapshot';
+import type { AuthImage, AuthTable } from './auth/authTable';
 import type { TableView } from './capture';
 import { isCommandType, type CommandType } from './commands';
 import type { DedupEntry, DedupTable, DedupView } from './dedup';
@@ -49,6 +54,7 @@ export interface StateTables {
   readonly locks: LockTable;
   readonly kv: FencedKv;
   readonly dedup: DedupTable;
+  readonly auth: AuthTable;
 }
 
 /** The whole state as a snapshot encodes it. */
@@ -59,10 +65,14 @@ export interface StateView {
   readonly locks: TableView<LockRecord, LockImage>;
   readonly keys: TableView<KvRecord, KeyImage>;
   readonly dedup: DedupView;
+  /** Copied at the capture (the auth table is small and bounded). */
+  readonly auth: AuthImage;
 }
 
-export const SNAPSHOT_FORMAT = 3;
-/** The previous format, still read (sessions without their lease checkpoint). */
+export const SNAPSHOT_FORMAT = 4;
+/** The previous format, still read: sessions without their owner, no auth section. */
+const FORMAT_WITHOUT_AUTH = 3;
+/** The format before, still read: sessions without their lease checkpoint either. */
 const FORMAT_WITHOUT_CHECKPOINTS = 2;
 
 /** `sref`: 0 = '', 1 = a literal id (not one of the sessions), 2 + i = the id of session i. */
@@ -148,6 +158,7 @@ export function* encodeState(view: StateView, sliceUnits = SLICE_UNITS): Generat
   const lockAt = yield* writeLocks(w, view.locks, sessions, view.keys.size > 0, slice);
   yield* writeKeys(w, view.keys, lockAt, slice);
   yield* writeDedup(w, view.dedup, slice);
+  writeAuth(w, view.auth);
   return w.finish();
 }
 
@@ -196,14 +207,16 @@ function* writeSessions(w: Writer, sessions: TableView<Session, SessionImage>, s
     for (const s of chunk) {
       const id = s.id;
       const clientName = s.clientName;
+      const owner = s.owner;
       positions.add(s);
-      w.ensure(strBound(id) + strBound(clientName) + 4 * MAX_VARINT_BYTES);
+      w.ensure(strBound(id) + strBound(clientName) + strBound(owner) + 4 * MAX_VARINT_BYTES);
       w.putStr(id);
       w.putStr(clientName);
       w.putVarint(s.ttlMs);
       w.putVarint(s.openedAt);
       w.putVarint(s.openIndex);
       w.putVarint(sessions.image(s).remainingMs);
+      w.putStr(owner);
       if (slice.spend(1)) yield;
     }
   }
@@ -335,10 +348,11 @@ export function readState(bytes: Uint8Array, t: StateTables): { lastApplied: num
   const r = new Reader(bytes);
   const header = readHeader(r);
   t.locks.gcFloor = header.gcFloor;
-  const sessions = readSessions(r, t.sessions, header.format === SNAPSHOT_FORMAT);
+  const sessions = readSessions(r, t.sessions, header.format);
   const locks = readLocks(r, t, sessions);
   readKeys(r, t.kv, locks);
   readDedup(r, t.dedup);
+  if (header.format >= SNAPSHOT_FORMAT) readAuth(r, t.auth);
   r.end();
   return header;
 }
@@ -346,14 +360,16 @@ export function readState(bytes: Uint8Array, t: StateTables): { lastApplied: num
 function readHeader(r: Reader): { format: number; lastApplied: number; gcFloor: number } {
   readMagic(r);
   const format = r.varint();
-  if (format !== SNAPSHOT_FORMAT && format !== FORMAT_WITHOUT_CHECKPOINTS) bad(`unsupported format ${format}`);
+  if (format !== SNAPSHOT_FORMAT && format !== FORMAT_WITHOUT_AUTH && format !== FORMAT_WITHOUT_CHECKPOINTS) bad(`unsupported format ${format}`);
   const lastApplied = r.varint();
   const gcFloor = r.varint();
   return { format, lastApplied, gcFloor };
 }
 
 /** The sessions, by position. */
-function readSessions(r: Reader, table: SessionTable, withCheckpoints: boolean): Session[] {
+function readSessions(r: Reader, table: SessionTable, format: number): Session[] {
+  const withCheckpoints = format > FORMAT_WITHOUT_CHECKPOINTS;
+  const withOwners = format > FORMAT_WITHOUT_AUTH;
   const count = r.count(5);
   const byOrdinal: Session[] = new Array<Session>(count);
   let previousId = '';
@@ -363,7 +379,7 @@ function readSessions(r: Reader, table: SessionTable, withCheckpoints: boolean):
     if (i > 0 && !(previousId < id)) bad(`session ${id} out of order`); // ids are ASCII: < is code point order
     const clientName = r.str();
     const ttlMs = r.varint();
-    const s = newSession(id, clientName, ttlMs, r.varint(), r.varint(), withCheckpoints ? r.varint() : ttlMs);
+    const s = newSession(id, clientName, ttlMs, r.varint(), r.varint(), withCheckpoints ? r.varint() : ttlMs, withOwners ? readCaller(r) : '');
     if (s.remainingMs > ttlMs) bad(`session ${id} has a lease checkpoint above its TTL`);
     table.restore(s);
     byOrdinal[i] = s;
@@ -554,6 +570,10 @@ function writeResult(w: Writer, r: Result): void {
         putJson(w, { status: r.status, reason: r.reason, watermark: r.watermark, key: r.key, owner: r.owner });
         return;
       }
+      if (r.subject !== undefined) {
+        putJson(w, { status: r.status, reason: r.reason, watermark: r.watermark, subject: r.subject });
+        return;
+      }
       putFields(w, r.key === undefined ? 3 : 4, r.status);
       putString(w, 'reason', r.reason);
       putInt(w, 'watermark', r.watermark);
@@ -562,6 +582,13 @@ function writeResult(w: Writer, r: Result): void {
     case 'invalid':
       putFields(w, 2, r.status);
       putString(w, 'message', r.message);
+      return;
+    case 'auth_changed':
+      if (r.tokenId !== undefined) {
+        putJson(w, { status: r.status, tokenId: r.tokenId });
+        return;
+      }
+      putFields(w, 1, r.status);
       return;
     case 'sessions_expired':
     case 'checkpointed':
@@ -639,6 +666,7 @@ function readResult(r: Reader): Result {
       return freezeResult({ status, holderToken: getInt(r, 'holderToken') });
     case 'cancelled':
     case 'not_waiting':
+    case 'auth_changed':
       fields(1);
       return freezeResult({ status });
     case 'released':
@@ -720,8 +748,12 @@ function readJsonResult(json: string): Result {
     result = { status: 'written', token: int(o.token), ops: int(o.ops), index: int(o.index) };
   } else if (o.status === 'refused' && o.owner !== undefined) {
     result = { status: 'refused', reason: ownedKeyReason(o.reason), watermark: int(o.watermark), key: wellFormed(o.key), owner: wellFormed(o.owner) };
+  } else if (o.status === 'refused' && o.subject !== undefined) {
+    result = { status: 'refused', reason: knownReason(o.reason), watermark: int(o.watermark), subject: wellFormed(o.subject) };
+  } else if (o.status === 'auth_changed' && o.tokenId !== undefined) {
+    result = { status: 'auth_changed', tokenId: wellFormed(o.tokenId) };
   } else {
-    return bad('a stored result in JSON that is not a handover, an indexed write or a refusal naming an owner');
+    return bad('a stored result in JSON that is not a handover, an indexed write, a refusal naming an owner or a subject, or an issued token');
   }
   if (JSON.stringify(result) !== json) bad('a stored result in JSON that is not canonical');
   return result;
@@ -730,6 +762,10 @@ function readJsonResult(json: string): Result {
 /** Only a key bound to another lock names an owner (fencing.ts row 1). */
 function ownedKeyReason(x: unknown): Reason {
   return x === Reason.WRONG_LOCK ? x : bad('a stored refusal names an owner but is not WRONG_LOCK');
+}
+
+function knownReason(x: unknown): Reason {
+  return typeof x === 'string' && REASONS.has(x) ? (x as Reason) : bad(`unknown refusal reason ${q(String(x))}`);
 }
 
 /** A string of a stored result: well-formed, as the machine stores only those (JSON can spell lone surrogates). */

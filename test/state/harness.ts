@@ -5,17 +5,19 @@ import {
   LockStateMachine,
   SNAPSHOT_FORMAT,
   compareStrings,
+  type AuthChange,
   type Command,
   type CommandResult,
   type Result,
   type WriteOp,
 } from '../../src/state';
+import type { AuthTable } from '../../src/state/auth/authTable';
 import type { DedupTable } from '../../src/state/dedup';
 import type { FencedKv } from '../../src/state/fencedKv';
 import type { LockTable } from '../../src/state/locks';
 import type { LockRecord } from '../../src/state/records';
 import type { SessionTable } from '../../src/state/sessions';
-import { encodePlainSnapshot, type StateSnapshot } from './snapshotOracle';
+import { encodePlainSnapshot, type AuthSnapshot, type StateSnapshot } from './snapshotOracle';
 
 export const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 export const dec = (b: Uint8Array | null | undefined): string | null => (b == null ? null : new TextDecoder().decode(b));
@@ -38,6 +40,9 @@ export class Harness {
   index = 0;
   now = 1_000_000;
   clientId = 'client-1';
+  /** Stamped on every request while not '' (the identity the node saw), with `callerToken` when set. */
+  caller = '';
+  callerToken: string | undefined = undefined;
   nextRequestId = 1;
   nextSession = 1;
   checkEachStep = true;
@@ -64,8 +69,27 @@ export class Harness {
       clientId: this.clientId,
       requestId: this.nextRequestId++,
       now: this.tick(),
+      ...(this.caller === '' ? {} : { caller: this.caller }),
+      ...(this.callerToken === undefined ? {} : { callerToken: this.callerToken }),
       ...body,
     } as unknown as Command;
+  }
+
+  /** Runs `fn` with requests stamped as sent by `caller` (and its token), then restores the previous identity. */
+  as<T>(caller: string, fn: () => T, callerToken?: string): T {
+    const before = [this.caller, this.callerToken] as const;
+    this.caller = caller;
+    this.callerToken = callerToken;
+    try {
+      return fn();
+    } finally {
+      [this.caller, this.callerToken] = before;
+    }
+  }
+
+  /** Applies an AuthChange as the current caller. */
+  auth(change: AuthChange): CommandResult {
+    return this.apply(this.req('AuthChange', { change }));
   }
 
   /** Advances the clock by 10 ms and returns it (every command gets a fresh `now`). */
@@ -124,6 +148,7 @@ export interface MachineInternals {
   locks: LockTable;
   kv: FencedKv;
   dedup: DedupTable;
+  authTable: AuthTable;
 }
 
 export function internals(m: LockStateMachine): MachineInternals {
@@ -145,7 +170,15 @@ export function referenceSnapshot(m: LockStateMachine): StateSnapshot {
     format: SNAPSHOT_FORMAT,
     lastApplied: t.applied,
     gcFloor: t.locks.gcFloor,
-    sessions: sessions.map((s) => ({ id: s.id, clientName: s.clientName, ttlMs: s.ttlMs, openedAt: s.openedAt, openIndex: s.openIndex, remainingMs: s.remainingMs })),
+    sessions: sessions.map((s) => ({
+      id: s.id,
+      clientName: s.clientName,
+      ttlMs: s.ttlMs,
+      openedAt: s.openedAt,
+      openIndex: s.openIndex,
+      remainingMs: s.remainingMs,
+      owner: s.owner,
+    })),
     locks: locks.map((rec) => ({
       name: rec.name,
       holder: rec.holder?.id ?? '',
@@ -161,6 +194,23 @@ export function referenceSnapshot(m: LockStateMachine): StateSnapshot {
       floor: c.floor,
       entries: Array.from(c.entries.values(), (e) => ({ requestId: e.requestId, commandType: e.commandType, result: JSON.stringify(e.result) })),
     })),
+    auth: referenceAuth(t.authTable),
+  };
+}
+
+/** The auth table sorted the plain way: users, roles, tokens by name; rules by permission order, then prefix. */
+function referenceAuth(a: AuthTable): AuthSnapshot {
+  const perms = ['lock', 'write', 'read', 'admin'];
+  const byName = (x: { name: string }, y: { name: string }): number => compareStrings(x.name, y.name);
+  return {
+    enabled: a.enabled,
+    users: Array.from(a.users.values(), (u) => ({ name: u.name, roles: [...u.roles].sort(compareStrings) })).sort(byName),
+    roles: Array.from(a.roles.values(), (r) => ({
+      name: r.name,
+      rules: r.rules.map((x) => ({ perm: x.perm as string, prefix: x.prefix })).sort((x, y) => perms.indexOf(x.perm) - perms.indexOf(y.perm) || compareStrings(x.prefix, y.prefix)),
+      quotas: Array.from(r.quotas.entries() as Iterable<[string, number]>).sort((x, y) => compareStrings(x[0], y[0])),
+    })).sort(byName),
+    tokens: Array.from(a.tokens.values(), (x) => ({ id: x.id, user: x.user, hash: x.hash })).sort((x, y) => compareStrings(x.id, y.id)),
   };
 }
 

@@ -1,18 +1,49 @@
 // Seeded random states of the lock state machine, reached by random commands (no vitest here: a script can
 // run it against another build of the machine to compare snapshot bytes).
-import type { Command, LockStateMachine, WriteOp } from '../../src/state';
+import type { AuthChange, Command, LockStateMachine, WriteOp } from '../../src/state';
 import { mulberry32 } from '../support/prng';
 
 const LOCKS = ['a', 'b', 'c', 'é', 'lock/\u{1F600}', 'x'.repeat(60)];
 const KEYS = ['k', 'k2', 'ü/1', 'long/' + 'y'.repeat(50)];
 const CLIENTS = ['', 'alpha', 'beta', 'ç-client'];
 const NAMES = ['', 'w', 'ü', 'name-'.repeat(10)];
+/** With `auth`: the identities requests come from ('' = the node), users, roles and tokens. */
+const CALLERS = ['', 'alice', 'bob', 'address:10.0.0.1'];
+const USERS = ['alice', 'bob', 'carol'];
+const ROLES = ['r1', 'r2', 'root'];
+const PREFIXES = ['', 'a', 'k', 'lock/', 'ü'];
+const TOKENS = ['00000000000000a1', '00000000000000b2', '00000000000000c3'];
+const QUOTAS = ['sessions', 'locks', 'waiters', 'keys', 'store_bytes', 'dedup_clients'] as const;
+
+export interface DriveOptions {
+  /** Also callers, tokens and auth changes (more random draws: other states than without). */
+  auth?: boolean;
+}
+
+/** A random auth change among a few users, roles and tokens (many refused: that is covered too). */
+function randomAuthChange(rnd: () => number, pick: <T>(xs: readonly T[]) => T): AuthChange {
+  const r = rnd();
+  const user = pick(USERS);
+  const role = pick(ROLES);
+  if (r < 0.08) return { op: 'enable', user };
+  if (r < 0.2) return { op: 'user_add', user };
+  if (r < 0.25) return { op: 'user_delete', user };
+  if (r < 0.4) return { op: 'user_grant', user, role };
+  if (r < 0.45) return { op: 'user_revoke', user, role };
+  if (r < 0.5) return { op: 'role_add', role };
+  if (r < 0.53) return { op: 'role_delete', role };
+  if (r < 0.68) return { op: 'role_grant', role, perm: pick(['lock', 'write', 'read', 'admin'] as const), prefix: rnd() < 0.5 ? '' : pick(PREFIXES) };
+  if (r < 0.72) return { op: 'role_revoke', role, perm: pick(['lock', 'write', 'read', 'admin'] as const), prefix: '' };
+  if (r < 0.82) return { op: 'role_quota', role, quota: pick(QUOTAS), ...(rnd() < 0.8 ? { value: Math.floor(rnd() * 6) } : {}) };
+  if (r < 0.94) return { op: 'token_issue', user, tokenId: pick(TOKENS), tokenHash: 'ab'.repeat(32) };
+  return { op: 'token_revoke', tokenId: pick(TOKENS) };
+}
 
 /**
  * Applies `steps` random commands to `m` (indexes from m.lastApplied + 1, with gaps), among 8 session ids
  * chosen by `sessionSeed` (calls with the same one work on the same sessions).
  */
-export function driveRandomly(m: LockStateMachine, seed: number, steps: number, sessionSeed = seed): void {
+export function driveRandomly(m: LockStateMachine, seed: number, steps: number, sessionSeed = seed, options: DriveOptions = {}): void {
   const rnd = mulberry32(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
   const sessions = Array.from({ length: 8 }, (_, i) => (sessionSeed * 131 + i).toString(16).padStart(32, '0'));
@@ -27,7 +58,21 @@ export function driveRandomly(m: LockStateMachine, seed: number, steps: number, 
     const clientId = pick(CLIENTS);
     const requestId = (requestIds.get(clientId) ?? 0) + 1;
     requestIds.set(clientId, requestId);
-    const meta = { clientId, requestId: clientId === '' ? 0 : requestId, now };
+    let meta: { clientId: string; requestId: number; now: number; caller?: string; callerToken?: string } = { clientId, requestId: clientId === '' ? 0 : requestId, now };
+    if (options.auth === true) {
+      // Retry records are per (caller, client id): each pair numbers its requests from 1.
+      const caller = pick(CALLERS);
+      const pair = `${caller}\u0000${clientId}`;
+      const pairRequestId = (requestIds.get(pair) ?? 0) + 1;
+      requestIds.set(pair, pairRequestId);
+      meta = { clientId, requestId: clientId === '' ? 0 : pairRequestId, now, caller, ...(rnd() < 0.2 ? { callerToken: pick(TOKENS) } : {}) };
+      if (rnd() < 0.15) {
+        const c: Command = { type: 'AuthChange', ...meta, change: randomAuthChange(rnd, pick) };
+        history.push(c);
+        m.apply(index, c);
+        continue;
+      }
+    }
     const lock = pick(LOCKS);
     const holder = m.describeLock(lock)?.holder;
     const sessionId = holder && rnd() < 0.5 ? holder.sessionId : pick(sessions);

@@ -145,6 +145,11 @@ describe('decoding and restoring bad snapshots', () => {
     }
   });
 
+  it('reads a valid auth section back (the base of the broken ones below)', () => {
+    const m = LockStateMachine.readSnapshot(encodePlainSnapshot({ ...referenceSnapshot(richHarness().m), auth: AUTH }));
+    expect(m.auth.authList()).toMatchObject({ enabled: false, users: [{ name: 'a', roles: ['q', 'r'] }], tokens: [{ id: '0123456789abcdef', user: 'a' }] });
+  });
+
   it('rejects inconsistent snapshots', () => {
     const good = referenceSnapshot(richHarness().m);
     const mutate = (f: (s: StateSnapshot) => void): StateSnapshot => {
@@ -154,7 +159,18 @@ describe('decoding and restoring bad snapshots', () => {
     };
     const cases: Array<[string, StateSnapshot]> = [
       ['format 1 (older)', mutate((s) => (s.format = 1))],
-      ['format 4', mutate((s) => (s.format = 4))],
+      ['format 5', mutate((s) => (s.format = 5))],
+      ['a session owner that is no caller', mutate((s) => (s.sessions[0]!.owner = 'has space'))],
+      ['auth on without an admin', mutate((s) => (s.auth = { enabled: true, users: [{ name: 'a', roles: [] }], roles: [], tokens: [] }))],
+      ['a user holding an unknown role', mutate((s) => (s.auth.users = [{ name: 'a', roles: ['r'] }]))],
+      ['a user\'s roles out of order', mutate((s) => (s.auth = { ...AUTH, users: [{ name: 'a', roles: ['r', 'q'] }] }))],
+      ['users out of order', mutate((s) => (s.auth = { ...AUTH, users: [{ name: 'b', roles: [] }, { name: 'a', roles: [] }] }))],
+      ['a bad user name', mutate((s) => (s.auth = { ...AUTH, users: [{ name: '-a', roles: [] }] }))],
+      ['rules out of order', mutate((s) => (s.auth = { ...AUTH, roles: [{ name: 'q', rules: [{ perm: 'read', prefix: '' }, { perm: 'lock', prefix: '' }], quotas: [] }, AUTH.roles[1]!] }))],
+      ['an admin rule with a prefix', mutate((s) => (s.auth = { ...AUTH, roles: [{ name: 'q', rules: [{ perm: 'admin', prefix: 'x' }], quotas: [] }, AUTH.roles[1]!] }))],
+      ['an unknown quota', mutate((s) => (s.auth = { ...AUTH, roles: [{ name: 'q', rules: [], quotas: [['bogus', 1]] }, AUTH.roles[1]!] }))],
+      ['a token of an unknown user', mutate((s) => (s.auth = { ...AUTH, tokens: [{ id: '0123456789abcdef', user: 'z', hash: 'a'.repeat(64) }] }))],
+      ['a bad token hash', mutate((s) => (s.auth = { ...AUTH, tokens: [{ id: '0123456789abcdef', user: 'a', hash: 'A'.repeat(64) }] }))],
       ['holder unknown', mutate((s) => (s.locks[0]!.holder = sid(12345)))],
       ['waiter twice', mutate((s) => s.locks[0]!.waiters.push(s.locks[0]!.waiters[0]!))],
       ['key of unknown lock', mutate((s) => (s.keys[0]!.lock = 'nowhere'))],
@@ -170,6 +186,17 @@ describe('decoding and restoring bad snapshots', () => {
     expect(() => LockStateMachine.readSnapshot(new TextEncoder().encode('JSON'))).toThrow(/not a fencelock/);
   });
 });
+
+/** A valid auth section with auth off: user a holding roles q and r, one token. */
+const AUTH: StateSnapshot['auth'] = {
+  enabled: false,
+  users: [{ name: 'a', roles: ['q', 'r'] }],
+  roles: [
+    { name: 'q', rules: [{ perm: 'lock', prefix: '' }, { perm: 'read', prefix: 'k/' }], quotas: [['keys', 5], ['sessions', 2]] },
+    { name: 'r', rules: [], quotas: [] },
+  ],
+  tokens: [{ id: '0123456789abcdef', user: 'a', hash: 'a'.repeat(64) }],
+};
 
 describe('decoding from a Node Buffer', () => {
   it('gives values that do not alias the input', () => {

@@ -3,15 +3,15 @@
 import { describe, expect, it } from 'vitest';
 import { LockStateMachine } from '../../src/state';
 import { expectSameBytes, Harness, put, referenceSnapshot } from './harness';
-import { driveRandomly } from './randomStates';
+import { driveRandomly, type DriveOptions } from './randomStates';
 
 /** Encodes `m`'s capture, applying a few random commands (on the same sessions) after every slice. */
-function encodeWhileChanging(m: LockStateMachine, seed: number, sliceUnits: number): { bytes: Uint8Array; slices: number } {
+function encodeWhileChanging(m: LockStateMachine, seed: number, sliceUnits: number, options: DriveOptions = {}): { bytes: Uint8Array; slices: number } {
   const encoding = m.captureSnapshot(sliceUnits);
   let slices = 0;
   while (!encoding.step()) {
     slices++;
-    driveRandomly(m, seed * 1_000 + slices, 3, seed);
+    driveRandomly(m, seed * 1_000 + slices, 3, seed, options);
     // A synchronous snapshot meanwhile (the simulator's end-of-run comparison) restamps the sessions' positions.
     if (slices % 7 === 0) m.writeSnapshot();
   }
@@ -35,6 +35,25 @@ describe('snapshot capture', () => {
       if (Buffer.compare(after, atCapture) !== 0) changedDuring++;
     }
     expect(changedDuring).toBeGreaterThan(50);
+  });
+
+  it('encodes the auth table as it was at the capture while callers change it', () => {
+    for (let seed = 1; seed <= 30; seed++) {
+      const m = new LockStateMachine();
+      driveRandomly(m, seed, 300, seed, { auth: true });
+      const atCapture = m.writeSnapshot();
+      const authAtCapture = m.auth.authList();
+      const encoding = m.captureSnapshot(1);
+      expect(encoding.step()).toBe(false);
+      // One certain change (the node's own entry is never refused), then random ones with every slice.
+      const change = { op: 'token_issue', user: authAtCapture.users[0]?.name ?? 'x', tokenId: 'ffffffffffffff01', tokenHash: 'cd'.repeat(32) } as const;
+      const userAdd = { op: 'user_add', user: 'added-during-capture' } as const;
+      m.apply(m.lastApplied + 1, { type: 'AuthChange', clientId: '', requestId: 0, now: 1, change: authAtCapture.users.length > 0 ? change : userAdd });
+      expect(m.auth.authList(), `seed ${seed}`).not.toEqual(authAtCapture);
+      for (let slice = 1; !encoding.step(); slice++) driveRandomly(m, seed * 1_000 + slice, 3, seed, { auth: true });
+      expectSameBytes(encoding.bytes(), atCapture, `seed ${seed}`);
+      expect(m.checkInvariants(), `seed ${seed}`).toEqual([]);
+    }
   });
 
   it('keeps a lock, its queue and its keys as they were when they change after the capture', () => {

@@ -212,6 +212,10 @@ interface Parts {
   locks?: (w: Writer) => void;
   keys?: (w: Writer) => void;
   dedup?: (w: Writer) => void;
+  /** The session's owner (format 4 on; default ''). */
+  owner?: string;
+  /** Writes the auth section (format 4 on; default: auth off, empty). */
+  auth?: (w: Writer) => void;
 }
 
 /** A snapshot file: lastApplied 9, one session (S1), then the given sections. */
@@ -227,11 +231,22 @@ function file(p: Parts = {}): Uint8Array {
   w.varint(5_000);
   w.varint(1);
   w.varint(1);
-  if ((p.format ?? SNAPSHOT_FORMAT) >= 3) w.varint(p.remainingMs ?? 5_000);
+  const format = p.format ?? SNAPSHOT_FORMAT;
+  if (format >= 3) w.varint(p.remainingMs ?? 5_000);
+  if (format >= 4) w.str(p.owner ?? '');
   (p.locks ?? ((x) => lockList(x, [2], [2])))(w);
   (p.keys ?? ((x) => x.varint(0)))(w);
   (p.dedup ?? ((x) => x.varint(0)))(w);
+  if (format >= 4) (p.auth ?? emptyAuth)(w);
   return w.finish();
+}
+
+/** Auth off, no users, roles or tokens. */
+function emptyAuth(w: Writer): void {
+  w.byte(0);
+  w.varint(0);
+  w.varint(0);
+  w.varint(0);
 }
 
 /** An sref as written: its varint, then the literal id if any. */
@@ -276,10 +291,14 @@ describe('the format', () => {
     expectSameBytes(m.writeSnapshot(), bytes);
   });
 
-  it('installs format 2 (no lease checkpoints: each is the TTL) and writes it again as format 3', () => {
+  it('installs format 2 (no lease checkpoints: each is the TTL) and 3 (no owners, no auth), and writes them again as format 4', () => {
     const m = LockStateMachine.readSnapshot(file({ format: 2 }));
     expect(m.leases()).toEqual([{ id: S1, ttlMs: 5_000, remainingMs: 5_000 }]);
     expectSameBytes(m.writeSnapshot(), file());
+    const m3 = LockStateMachine.readSnapshot(file({ format: 3, remainingMs: 1_200 }));
+    expect([m3.leases(), m3.auth.sessionOwner(S1), m3.auth.authEnabled()]).toEqual([[{ id: S1, ttlMs: 5_000, remainingMs: 1_200 }], '', false]);
+    expectSameBytes(m3.writeSnapshot(), file({ remainingMs: 1_200 }));
+    expect(LockStateMachine.readSnapshot(file({ owner: 'alice' })).auth.sessionOwner(S1)).toBe('alice');
     expect(LockStateMachine.readSnapshot(file({ remainingMs: 1_200 })).leases()).toEqual([{ id: S1, ttlMs: 5_000, remainingMs: 1_200 }]);
   });
 
@@ -299,7 +318,10 @@ describe('the format', () => {
     };
     const cases: Array<[string, Uint8Array, RegExp]> = [
       ['format 1 (never deployed)', file({ format: 1 }), /unsupported format 1/],
-      ['format 4', file({ format: 4 }), /unsupported format 4/],
+      ['format 5', file({ format: 5 }), /unsupported format 5/],
+      ['an owner that is no caller', file({ owner: 'a b' }), /bad caller/],
+      ['an auth flag that is not 0/1', file({ auth: (w) => { w.byte(2); w.varint(0); w.varint(0); w.varint(0); } }), /enabled flag/],
+      ['no auth section', file({ auth: () => undefined }), /truncated/],
       ['a lease checkpoint above the TTL', file({ remainingMs: 5_001 }), /lease checkpoint above its TTL/],
       ['format 0', file({ format: 0 }), /unsupported format 0/],
       ['an open session id as a literal', file({ locks: (w) => lockList(w, [2], [1, S1]) }), /written as a literal/],

@@ -1,7 +1,7 @@
-// The machine's snapshot encoder writes the bytes of format 3 exactly: the same bytes as the plain oracle
-// (snapshotOracle.ts) on random states, and a machine restored from them writes them again. Format 2 (before
-// lease checkpoints) still installs: the oracle's format-2 bytes are those of the encoder that wrote format 2
-// (a digest pinned from it), and they restore the same state. A WRONG_LOCK refusal naming its key's owner
+// The machine's snapshot encoder writes the bytes of format 4 exactly: the same bytes as the plain oracle
+// (snapshotOracle.ts) on random states, and a machine restored from them writes them again. Formats 2 (before
+// lease checkpoints) and 3 (before auth) still install: the oracle's format-2 and format-3 bytes are those
+// of the encoders that wrote them (digests pinned from each), and they restore the same state. A WRONG_LOCK refusal naming its key's owner
 // (issue 10) is written as JSON, by the machine and by the oracle alike.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -18,6 +18,12 @@ import { driveRandomly } from './randomStates';
 const PINNED_FORMAT_2 = 'b35ccbe07bb786ba2b536f261be8e0c253cf1799ffaec771d9bf3d9734ec922f';
 
 /**
+ * SHA-256 of the format-3 snapshots of the same states, as the machine wrote them before format 4 (i10-state
+ * at ede604d, writeSnapshot): nodes have these bytes on disk.
+ */
+const PINNED_FORMAT_3 = '7e58a61bd35e62696e2cfae5c44286a3e4030abea77978fca2873203024d879b';
+
+/**
  * The state as the machine kept it before refusals named the lock owning their key: what PINNED_FORMAT_2 was
  * taken of (the random commands do not depend on results, so everything else is the same state).
  */
@@ -32,6 +38,7 @@ function withoutOwners(s: StateSnapshot): StateSnapshot {
 describe('snapshot bytes', () => {
   it('are the oracle’s on random states, and round-trip through readSnapshot', () => {
     const digest = createHash('sha256');
+    const digest3 = createHash('sha256');
     const kinds = new Set<string>();
     for (let seed = 1; seed <= 20; seed++) {
       const m = new LockStateMachine();
@@ -45,13 +52,20 @@ describe('snapshot bytes', () => {
         // These states have no lease checkpoints, so their format-2 bytes say all there is.
         const format2 = encodePlainSnapshot({ ...plain, format: 2 });
         expect(referenceSnapshot(LockStateMachine.readSnapshot(format2))).toEqual(plain);
+        // Nor callers or auth: their format-3 bytes say all there is too.
+        const format3 = encodePlainSnapshot({ ...plain, format: 3 });
+        expect(referenceSnapshot(LockStateMachine.readSnapshot(format3))).toEqual(plain);
         for (const c of plain.dedup) {
           for (const e of c.entries) kinds.add(Object.keys(JSON.parse(e.result) as object).join(','));
         }
-        if (round === 3) digest.update(encodePlainSnapshot({ ...withoutOwners(plain), format: 2 }));
+        if (round === 3) {
+          digest.update(encodePlainSnapshot({ ...withoutOwners(plain), format: 2 }));
+          digest3.update(format3);
+        }
       }
     }
     expect(digest.digest('hex')).toBe(PINNED_FORMAT_2);
+    expect(digest3.digest('hex')).toBe(PINNED_FORMAT_3);
     // The states hold every kind of stored result, both forms included.
     for (const k of [
       'status,sessionId,ttlMs',
@@ -70,5 +84,32 @@ describe('snapshot bytes', () => {
     ]) {
       expect(kinds, k).toContain(k);
     }
+  });
+
+  it('are the oracle’s on random states with callers, tokens and auth changes, and round-trip', () => {
+    let enabled = 0;
+    let owned = 0;
+    let users = 0;
+    for (let seed = 1; seed <= 20; seed++) {
+      const m = new LockStateMachine();
+      for (let round = 0; round < 4; round++) {
+        driveRandomly(m, seed * 10 + round, 150, seed * 10 + round, { auth: true });
+        const bytes = expectCanonicalSnapshot(m);
+        const restored = LockStateMachine.readSnapshot(bytes);
+        expectSameBytes(restored.writeSnapshot(), bytes, `seed ${seed} round ${round}`);
+        const plain = referenceSnapshot(m);
+        expect(referenceSnapshot(restored)).toEqual(plain);
+        expect(restored.auth.authList()).toEqual(m.auth.authList());
+        if (round === 3) {
+          if (plain.auth.enabled) enabled++;
+          users += plain.auth.users.length;
+          owned += plain.sessions.filter((x) => x.owner !== '').length;
+        }
+      }
+    }
+    // The states hold what the new parts of the format encode.
+    expect(enabled).toBeGreaterThan(5);
+    expect(users).toBeGreaterThan(20);
+    expect(owned).toBeGreaterThan(20);
   });
 });

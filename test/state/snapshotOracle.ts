@@ -15,6 +15,8 @@ export interface SessionSnapshot {
   openIndex: number;
   /** Lease checkpoint (format 3 on; format 2 has none: it is the TTL). */
   remainingMs: number;
+  /** The caller that opened it, '' for none (format 4 on; before, always ''). */
+  owner: string;
 }
 
 export interface LockSnapshot {
@@ -52,6 +54,14 @@ export interface DedupClientSnapshot {
   entries: DedupEntrySnapshot[];
 }
 
+/** The auth table as plain data (format 4 on; before, auth off and empty), every list sorted. */
+export interface AuthSnapshot {
+  enabled: boolean;
+  users: Array<{ name: string; roles: string[] }>;
+  roles: Array<{ name: string; rules: Array<{ perm: string; prefix: string }>; quotas: Array<[string, number]> }>;
+  tokens: Array<{ id: string; user: string; hash: string }>;
+}
+
 /** The state as plain data, every list in snapshot order. */
 export interface StateSnapshot {
   format: number;
@@ -61,6 +71,7 @@ export interface StateSnapshot {
   locks: LockSnapshot[];
   keys: KeySnapshot[];
   dedup: DedupClientSnapshot[];
+  auth: AuthSnapshot;
 }
 
 /** `sref`: 0 = '', 1 = a literal id (not one of the sessions), 2 + i = the id of session i. */
@@ -108,6 +119,7 @@ export function encodePlainSnapshot(s: StateSnapshot): Uint8Array {
     w.varint(x.openedAt);
     w.varint(x.openIndex);
     if (s.format >= 3) w.varint(x.remainingMs);
+    if (s.format >= 4) w.str(x.owner);
   }
   w.varint(s.locks.length);
   for (const x of s.locks) {
@@ -146,7 +158,40 @@ export function encodePlainSnapshot(s: StateSnapshot): Uint8Array {
       writeResultJson(w, e.result);
     }
   }
+  if (s.format >= 4) writeAuth(w, s.auth);
   return w.finish();
+}
+
+const PERMISSIONS = ['lock', 'write', 'read', 'admin'];
+
+function writeAuth(w: Writer, a: AuthSnapshot): void {
+  w.byte(a.enabled ? 1 : 0);
+  w.varint(a.users.length);
+  for (const u of a.users) {
+    w.str(u.name);
+    w.varint(u.roles.length);
+    for (const role of u.roles) w.str(role);
+  }
+  w.varint(a.roles.length);
+  for (const r of a.roles) {
+    w.str(r.name);
+    w.varint(r.rules.length);
+    for (const rule of r.rules) {
+      w.byte(PERMISSIONS.indexOf(rule.perm));
+      w.str(rule.prefix);
+    }
+    w.varint(r.quotas.length);
+    for (const [name, value] of r.quotas) {
+      w.str(name);
+      w.varint(value);
+    }
+  }
+  w.varint(a.tokens.length);
+  for (const t of a.tokens) {
+    w.str(t.id);
+    w.str(t.user);
+    w.str(t.hash);
+  }
 }
 
 // ---- stored results, reflectively --------------------------------------------------------------------------
