@@ -38,7 +38,7 @@ export function authedClient(address: string, certsDir: string, who: Who): Authe
   const creds = who.cert
     ? grpc.credentials.createSsl(ca, Buffer.from(who.cert.keyPem), Buffer.from(who.cert.certPem))
     : grpc.credentials.createSsl(ca);
-  const clients = Object.fromEntries(SERVICES.map((s) => [s, new v1[s]!(address, creds)])) as Record<Service, grpc.Client>;
+  const clients = Object.fromEntries(SERVICES.map((s) => [s, new v1[s]!(address, creds)])) as unknown as Record<Service, grpc.Client>;
   const metadata = (): grpc.Metadata => {
     const md = new grpc.Metadata();
     if (who.token !== undefined) md.set('authorization', `Bearer ${who.token}`);

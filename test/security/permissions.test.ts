@@ -49,6 +49,7 @@ async function setUp(): Promise<Record<CallerName, Who>> {
   await eventually(async () => ((await admin().call('Auth', 'WhoAmI', {})).authEnabled === true ? true : undefined), 20_000, 'auth enabled by the first leader');
   await adminChange('RoleAdd', { role: 'app' });
   for (const permission of ['LOCK', 'WRITE', 'READ']) await adminChange('RoleGrantPermission', { role: 'app', rule: { permission, prefix: 'app/' } });
+  await adminChange('RoleAdd', { role: 'empty' });
   await adminChange('RoleAdd', { role: 'reader' });
   await adminChange('RoleGrantPermission', { role: 'reader', rule: { permission: 'READ', prefix: 'app/' } });
   for (const [user, role] of [['alice', 'app'], ['carol', 'app'], ['rita', 'reader'], ['bob', '']] as const) {
@@ -135,7 +136,7 @@ const CASES: Case[] = [
   { name: 'Auth.List', allowed: ['admin'], call: (w) => client(w).call('Auth', 'List', {}) },
   { name: 'Auth.RoleAdd', allowed: ['admin'], call: (w) => client(w).call('Auth', 'RoleAdd', { header: header(w), role: `made-by-${w}` }) },
   { name: 'Auth.UserAdd', allowed: ['admin'], call: (w) => client(w).call('Auth', 'UserAdd', { header: header(w), user: `made-by-${w}` }) },
-  { name: 'Auth.UserGrantRole', allowed: ['admin'], call: (w) => client(w).call('Auth', 'UserGrantRole', { header: header(w), user: 'bob', role: 'root' }) },
+  { name: 'Auth.UserGrantRole', allowed: ['admin'], call: (w) => client(w).call('Auth', 'UserGrantRole', { header: header(w), user: 'bob', role: 'empty' }) },
   { name: 'Auth.TokenIssue', allowed: ['admin'], call: (w) => client(w).call('Auth', 'TokenIssue', { header: header(w), user: 'alice' }) },
   { name: 'Auth.WhoAmI', allowed: ['nobody', 'stranger', 'bob', 'rita', 'alice', 'carol', 'admin'], call: (w) => client(w).call('Auth', 'WhoAmI', {}) },
 ];

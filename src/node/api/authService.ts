@@ -1,6 +1,7 @@
 // The Auth service (docs/auth.md): every change is an AuthChange log entry, checked again when applied.
 import * as grpc from '@grpc/grpc-js';
 import type { AuthChange, Permission } from '../../state';
+import { isQuotaName, QUOTA_NAMES, type QuotaName } from '../../state/auth/names';
 import { newToken } from '../auth/tokens';
 import { unary, type CallScope, type NodeContext } from './context';
 import { ApiError, invalidArgument } from './errors';
@@ -41,6 +42,11 @@ function rule(wire: RuleWire | undefined): { perm: Permission; prefix: string } 
   return { perm, prefix: v.text('rule.prefix', wire?.prefix ?? '', 512, { allowEmpty: true }) };
 }
 
+function quotaName(value: unknown): QuotaName {
+  if (!isQuotaName(value)) throw invalidArgument('name', `must be one of the quotas: ${QUOTA_NAMES.join(', ')}`);
+  return value;
+}
+
 const wireRule = (r: { perm: Permission; prefix: string }): object => ({ permission: WIRE_PERMISSION[r.perm], prefix: r.prefix });
 
 export function authService(ctx: NodeContext): grpc.UntypedServiceImplementation {
@@ -63,13 +69,13 @@ export function authService(ctx: NodeContext): grpc.UntypedServiceImplementation
       async (_req: unknown, call) => {
         const caller = call.caller;
         const identity = caller?.via === 'certificate' || caller?.via === 'token' ? caller.identity : '';
-        const user = identity === '' ? undefined : ctx.machine.userInfo(identity);
+        const user = identity === '' ? undefined : ctx.machine.auth.userInfo(identity);
         return {
           identity,
           via: identity === '' ? '' : caller!.via,
-          authEnabled: ctx.machine.authEnabled(),
+          authEnabled: ctx.machine.auth.authEnabled(),
           roles: user?.roles ?? [],
-          rules: identity === '' ? [] : ctx.machine.rulesOf(identity).map(wireRule),
+          rules: identity === '' ? [] : ctx.machine.auth.rulesOf(identity).map(wireRule),
         };
       },
       true,
@@ -77,7 +83,7 @@ export function authService(ctx: NodeContext): grpc.UntypedServiceImplementation
     List: unary(ctx, 'Auth.List', async (_req: unknown, call) => {
       access.permitAdmin(call.caller);
       await ctx.linearizableRead();
-      const list = ctx.machine.authList();
+      const list = ctx.machine.auth.authList();
       return {
         authEnabled: list.enabled,
         users: list.users,
@@ -96,7 +102,7 @@ export function authService(ctx: NodeContext): grpc.UntypedServiceImplementation
     RoleSetQuota: changeOf((r) => ({
       op: 'role_quota',
       role: name('role', r.role),
-      quota: name('name', r.name),
+      quota: quotaName(r.name),
       ...(r.unset === true ? {} : { value: v.safeInteger('value', r.value) }),
     })),
     TokenRevoke: changeOf((r) => ({ op: 'token_revoke', tokenId: name('token_id', r.tokenId) })),

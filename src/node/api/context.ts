@@ -147,7 +147,7 @@ export function unary<Req, Res>(
 }
 
 /** A call's scope: its cancellation, and its caller. */
-export function callScope(call: grpc.ServerSurfaceCall, caller: Caller): CallScope {
+export function callScope(call: grpc.ServerUnaryCall<unknown, unknown>, caller: Caller): CallScope {
   return {
     on: (event, listener) => call.on(event, listener),
     off: (event, listener) => call.off(event, listener),

@@ -29,12 +29,12 @@ const granted = (token: number): object => ({ acquired: true, token: String(toke
 
 /** The Lock service, and its hot calls for the Pipeline stream (sharing one wait registry). */
 export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImplementation; calls: { acquire: Handler<AcquireReq, object>; release: Handler<ReleaseReq, object> } } {
-  const { logger, access } = ctx;
+  const { access } = ctx;
 
   // Retries of a blocked Acquire must find their wait, so a dropped call only withdraws it after a grace period.
   const waits = new AcquireWaits(async (lock, sessionId) => {
     // On the session's behalf: the state machine lets only its owner touch it.
-    const caller = ctx.machine.sessionOwner(sessionId) ?? '';
+    const caller = ctx.machine.auth.sessionOwner(sessionId) ?? '';
     const { result } = await ctx.propose({ type: 'CancelWait', clientId: '', requestId: 0, caller, now: ctx.now(), lock, sessionId });
     return result.status === 'granted' ? result.token : undefined; // granted just before the cancel applied: the grant is real
   }, WITHDRAW_GRACE_MS, ctx.ports.clock, ctx.ports.timers);

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { EventEmitter } from 'node:events';
-import type { Caller } from '../auth/caller';
+import type { Caller, IdentifiableCall } from '../auth/caller';
 import type { Logger } from '../logger';
 import { writeOrPause } from './backpressure';
 import type { ConnectionLimits } from './connectionLimits';
@@ -42,7 +42,7 @@ export interface PipelineOptions {
   /** Counts calls per connection too, when given (the node's listener does). */
   limits?: ConnectionLimits;
   /** Who the stream's caller is (once per stream; throws to refuse the stream). None: no identity. */
-  identify?: (call: grpc.ServerSurfaceCall) => Caller;
+  identify?: (call: IdentifiableCall) => Caller;
 }
 
 const RPC_NAMES: Record<PipelineCall, string> = { acquire: 'Lock.Acquire', release: 'Lock.Release', write: 'KV.Write', get: 'KV.Get' };

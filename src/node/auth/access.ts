@@ -4,7 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { LockStateMachine, Permission } from '../../state';
 import { ApiError, REASON_METADATA_KEY } from '../api/errors';
 import type { NodeConfig } from '../config';
-import { credentialsOf, identify, NO_CALLER, type Caller } from './caller';
+import { credentialsOf, identify, NO_CALLER, type Caller, type IdentifiableCall } from './caller';
 
 export class Access {
   constructor(
@@ -14,15 +14,15 @@ export class Access {
 
   /** Auth is required once this node's config asks for it or the replicated state has it on. */
   required(): boolean {
-    return this.config.auth.enabled || this.machine().authEnabled();
+    return this.config.auth.enabled || this.machine().auth.authEnabled();
   }
 
   /**
    * The caller of `call`. With auth required, a call without an identity fails UNAUTHENTICATED, unless
    * `optional` (WhoAmI). Bad credentials fail UNAUTHENTICATED always: a wrong token is never ignored.
    */
-  callerOf(call: grpc.ServerSurfaceCall, optional = false): Caller {
-    const caller = identify(credentialsOf(call), (id) => this.machine().tokenRecord(id));
+  callerOf(call: IdentifiableCall, optional = false): Caller {
+    const caller = identify(credentialsOf(call), (id) => this.machine().auth.tokenRecord(id));
     if (caller.via !== 'address' || optional || !this.required()) return caller;
     throw new ApiError(
       grpc.status.UNAUTHENTICATED,
@@ -39,41 +39,41 @@ export class Access {
   /** PERMISSION_DENIED unless `caller` may `permission` on `name` (always allowed with auth off). */
   permit(caller: Caller | undefined, permission: Permission, name: string): void {
     const m = this.machine();
-    if (!m.authEnabled()) return;
+    if (!m.auth.authEnabled()) return;
     const identity = this.require(caller);
-    if (m.authorize(identity, permission, name)) return;
+    if (m.auth.authorize(identity, permission, name)) return;
     throw denied(`${describe(identity)} may not ${permission} ${JSON.stringify(name)}: no role of it has a ${permission} rule whose prefix matches; an admin grants one with \`fencelock auth grant ROLE ${permission} PREFIX\``);
   }
 
   /** List needs a read rule covering the whole listed prefix. */
   permitList(caller: Caller | undefined, prefix: string): void {
     const m = this.machine();
-    if (!m.authEnabled()) return;
+    if (!m.auth.authEnabled()) return;
     const identity = this.require(caller);
-    if (m.authorizeListPrefix(identity, prefix)) return;
+    if (m.auth.authorizeListPrefix(identity, prefix)) return;
     throw denied(`${describe(identity)} may not list keys under ${JSON.stringify(prefix)}: that needs a read rule whose prefix is a prefix of it`);
   }
 
   /** A known user (Cluster.Status and the like). */
   permitUser(caller: Caller | undefined): void {
     const m = this.machine();
-    if (!m.authEnabled()) return;
+    if (!m.auth.authEnabled()) return;
     const identity = this.require(caller);
-    if (m.userInfo(identity) === undefined) throw denied(`${describe(identity)} is not a user; an admin adds it with \`fencelock auth user add ${identity}\``);
+    if (m.auth.userInfo(identity) === undefined) throw denied(`${describe(identity)} is not a user; an admin adds it with \`fencelock auth user add ${identity}\``);
   }
 
   permitAdmin(caller: Caller | undefined): void {
     const m = this.machine();
-    if (!m.authEnabled()) return;
+    if (!m.auth.authEnabled()) return;
     const identity = this.require(caller);
-    if (!m.isAdmin(identity)) throw denied(`${describe(identity)} is not an admin: auth changes need a role with the admin permission`);
+    if (!m.auth.isAdmin(identity)) throw denied(`${describe(identity)} is not an admin: auth changes need a role with the admin permission`);
   }
 
   /** With auth on, only the identity that opened a session may use it (keepalives too). */
   permitSession(caller: Caller | undefined, sessionId: string): void {
     const m = this.machine();
-    if (!m.authEnabled()) return;
-    const owner = m.sessionOwner(sessionId);
+    if (!m.auth.authEnabled()) return;
+    const owner = m.auth.sessionOwner(sessionId);
     if (owner === undefined) return; // unknown sessions get their own answer
     const identity = this.require(caller);
     if (owner !== identity) throw new ApiError(grpc.status.PERMISSION_DENIED, `${describe(identity)} did not open this session; only its owner may use it`, { [REASON_METADATA_KEY]: 'NOT_SESSION_OWNER' });

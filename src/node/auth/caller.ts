@@ -31,8 +31,11 @@ export interface CallCredentials {
   peer: string;
 }
 
-export function credentialsOf(call: grpc.ServerSurfaceCall): CallCredentials {
-  const authorization = call.metadata.get('authorization').map((v) => (typeof v === 'string' ? v : v.toString('utf8')));
+/** What identifying a call reads of it (every kind of server call has these). */
+export type IdentifiableCall = Pick<grpc.ServerUnaryCall<unknown, unknown>, 'metadata' | 'getPeer' | 'getAuthContext'>;
+
+export function credentialsOf(call: IdentifiableCall): CallCredentials {
+  const authorization = call.metadata.get('authorization').map((v: string | Buffer) => (typeof v === 'string' ? v : v.toString('utf8')));
   const certificate = call.getAuthContext()?.sslPeerCertificate;
   return { authorization, certificate: certificate && Object.keys(certificate).length > 0 ? certificate : undefined, peer: call.getPeer() };
 }

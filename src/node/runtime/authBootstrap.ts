@@ -36,12 +36,12 @@ export class AuthBootstrap {
     if (this.stopped) return;
     this.timer = this.ports.timers.setTimeout(() => {
       this.check();
-      if (!this.app.machine.authEnabled()) this.arm();
+      if (!this.app.machine.auth.authEnabled()) this.arm();
     }, this.config.tickMs);
   }
 
   private check(): void {
-    if (this.proposing || this.app.machine.authEnabled() || !this.driver.isLeader() || !this.driver.hasAppliedOwnTerm()) return;
+    if (this.proposing || this.app.machine.auth.authEnabled() || !this.driver.isLeader() || !this.driver.hasAppliedOwnTerm()) return;
     const user = this.config.auth.admin!;
     this.proposing = true;
     this.logger.info({ admin: user }, 'auth: turning auth on, with the configured admin');
