@@ -5,7 +5,8 @@ import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-
 import { protoFile } from '../codec/protoPath';
 import { LevelStorage } from '../storage/levelStorage';
 import { GrpcPeerTransport, PEER_SERVER_OPTIONS } from '../transport';
-import { capStreams, ConnectionLimits } from './api/connectionLimits';
+import { capStreams, CONNECTION_CAPS, ConnectionLimits } from './api/connectionLimits';
+import type { Caller, IdentifiableCall } from './auth/caller';
 import type { Handler } from './api/context';
 import { pipelineService, type PipelineCall } from './api/pipelineService';
 import { CLIENT_SERVER_OPTIONS } from './api/serverOptions';
@@ -93,15 +94,17 @@ export class FenceLockServer {
     };
     const { session, lock, kv, cluster } = runtime.services;
     // Long-lived streams and Pipeline calls are counted per connection, so that no client crowds out the others.
-    const limits = new ConnectionLimits();
+    const access = runtime.context.access;
+    const limits = new ConnectionLimits(CONNECTION_CAPS, (identity, quota) => runtime.app.machine.auth.quotaOf(identity, quota));
+    const identify = (call: IdentifiableCall): Caller => access.callerOf(call);
     const pipeline = pipelineService(logger, { ...lock.calls, ...kv.calls } as Record<PipelineCall, Handler<unknown, object>>, {
       limits,
-      identify: (call) => runtime.context.access.callerOf(call),
+      identify,
     });
-    server.addService(...strictService(serviceOf('Session'), capStreams(session.service, { KeepAlive: 'KeepAlive streams' }, limits)));
-    server.addService(...strictService(serviceOf('Lock'), capStreams(lock.service, { Watch: 'Watch streams' }, limits)));
+    server.addService(...strictService(serviceOf('Session'), capStreams(session.service, { KeepAlive: 'KeepAlive streams' }, limits, identify)));
+    server.addService(...strictService(serviceOf('Lock'), capStreams(lock.service, { Watch: 'Watch streams' }, limits, identify)));
     server.addService(...strictService(serviceOf('KV'), kv.service));
-    server.addService(...strictService(serviceOf('Pipeline'), capStreams(pipeline, { Calls: 'Pipeline streams' }, limits), { answerOnStream: answerPipelineCall }));
+    server.addService(...strictService(serviceOf('Pipeline'), capStreams(pipeline, { Calls: 'Pipeline streams' }, limits, identify), { answerOnStream: answerPipelineCall }));
     server.addService(...strictService(serviceOf('Cluster'), cluster));
     server.addService(...strictService(serviceOf('Auth'), runtime.services.auth));
     health.addToServer(server);

@@ -6,7 +6,9 @@
 // A count is released when its stream closes (grpc-js emits 'close' on every ending: status sent, client
 // cancel, connection lost), so a stream whose end is still queued behind unsent messages keeps counting.
 import * as grpc from '@grpc/grpc-js';
-import { ApiError, REASON_METADATA_KEY } from './errors';
+import type { Caller } from '../auth/caller';
+import type { StreamQuotaName } from '../../state/auth/names';
+import { ApiError, QUOTA_METADATA_KEY, REASON_METADATA_KEY } from './errors';
 import {
   MAX_KEEPALIVES_PER_CONNECTION,
   MAX_PIPELINE_CALLS_PER_CONNECTION,
@@ -31,41 +33,68 @@ const ADVICE: Record<Counted, string> = {
   'Pipeline calls in flight': 'wait for answers before sending more',
 };
 
+/** The quota (docs/auth.md) that bounds each count per identity, over all of its connections. */
+export const IDENTITY_QUOTA: Record<Counted, StreamQuotaName> = {
+  'Watch streams': 'watch_streams',
+  'Pipeline streams': 'pipeline_streams',
+  'KeepAlive streams': 'keepalive_streams',
+  'Pipeline calls in flight': 'calls_in_flight',
+};
+
+/** An identity's cap for a count (its quota); undefined: not counted per identity. */
+export type IdentityCap = (identity: string, quota: StreamQuotaName) => number | undefined;
+
 export class ConnectionLimits {
   private readonly counts = new Map<string, Map<Counted, number>>();
 
-  constructor(private readonly caps: Record<Counted, number> = CONNECTION_CAPS) {}
+  constructor(
+    private readonly caps: Record<Counted, number> = CONNECTION_CAPS,
+    private readonly identityCap: IdentityCap = () => undefined,
+  ) {}
 
   /**
-   * Counts one `what` for the connection; returns its release (safe to call more than once). At the cap,
-   * throws RESOURCE_EXHAUSTED (reason TOO_MANY_STREAMS or TOO_MANY_CALLS) naming it.
+   * Counts one `what` for the connection and for the caller's identity (when it has one); returns its
+   * release (safe to call more than once). At a cap, throws RESOURCE_EXHAUSTED naming it: reason
+   * TOO_MANY_STREAMS or TOO_MANY_CALLS for the connection's, QUOTA_EXCEEDED for the identity's.
    */
-  take(connection: string, what: Counted): () => void {
-    const own = this.counts.get(connection) ?? new Map<Counted, number>();
-    const n = own.get(what) ?? 0;
+  take(connection: string, what: Counted, identity = ''): () => void {
     const cap = this.caps[what];
-    if (n >= cap) {
+    if (this.count(`connection ${connection}`, what) >= cap) {
       const reason = what === 'Pipeline calls in flight' ? 'TOO_MANY_CALLS' : 'TOO_MANY_STREAMS';
       throw new ApiError(grpc.status.RESOURCE_EXHAUSTED, `this connection already has ${cap} ${what}, the most one connection may have; ${ADVICE[what]}`, {
         [REASON_METADATA_KEY]: reason,
       });
     }
-    own.set(what, n + 1);
-    this.counts.set(connection, own);
+    const quota = IDENTITY_QUOTA[what];
+    const identityCap = identity === '' ? undefined : this.identityCap(identity, quota);
+    if (identityCap !== undefined && this.count(`identity ${identity}`, what) >= identityCap) {
+      throw new ApiError(
+        grpc.status.RESOURCE_EXHAUSTED,
+        `QUOTA_EXCEEDED: ${JSON.stringify(identity)} already has ${identityCap} ${what} over all its connections (quota ${quota}); ${ADVICE[what]}, or an admin raises it for a role with \`fencelock auth role quota ROLE ${quota} VALUE\``,
+        { [REASON_METADATA_KEY]: 'QUOTA_EXCEEDED', [QUOTA_METADATA_KEY]: quota },
+      );
+    }
+    const keys = identityCap === undefined ? [`connection ${connection}`] : [`connection ${connection}`, `identity ${identity}`];
+    for (const key of keys) this.add(key, what, 1);
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      this.release(connection, what);
+      for (const key of keys) this.add(key, what, -1);
     };
   }
 
-  private release(connection: string, what: Counted): void {
-    const own = this.counts.get(connection);
-    const n = own?.get(what) ?? 0;
-    if (!own || n <= 1) own?.delete(what);
-    else own.set(what, n - 1);
-    if (own?.size === 0) this.counts.delete(connection);
+  private count(key: string, what: Counted): number {
+    return this.counts.get(key)?.get(what) ?? 0;
+  }
+
+  private add(key: string, what: Counted, delta: number): void {
+    const own = this.counts.get(key) ?? new Map<Counted, number>();
+    const n = (own.get(what) ?? 0) + delta;
+    if (n <= 0) own.delete(what);
+    else own.set(what, n);
+    if (own.size === 0) this.counts.delete(key);
+    else this.counts.set(key, own);
   }
 }
 
@@ -79,6 +108,7 @@ export function capStreams(
   implementation: grpc.UntypedServiceImplementation,
   methods: Record<string, Counted>,
   limits: ConnectionLimits,
+  identify: (call: StreamCall) => Caller | undefined = () => undefined,
 ): grpc.UntypedServiceImplementation {
   const capped: grpc.UntypedServiceImplementation = { ...implementation };
   for (const [method, what] of Object.entries(methods)) {
@@ -87,7 +117,7 @@ export function capStreams(
     capped[method] = ((call: StreamCall) => {
       let release: () => void;
       try {
-        release = limits.take(call.getPeer(), what);
+        release = limits.take(call.getPeer(), what, identify(call)?.identity);
       } catch (err) {
         call.emit('error', (err as ApiError).toServiceError());
         return;

@@ -117,7 +117,7 @@ class PipelineStream {
     let release: (() => void) | undefined;
     try {
       this.admit();
-      release = this.limits?.take(this.connection, 'Pipeline calls in flight');
+      release = this.limits?.take(this.connection, 'Pipeline calls in flight', this.caller?.identity);
     } catch (err) {
       this.refuse(callId, err, rpc);
       return;
