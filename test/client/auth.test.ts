@@ -171,6 +171,19 @@ describe('the token travels on every call', () => {
     expect(await refusal(piped.get('k'))).toMatchObject({ code: 'RESOURCE_EXHAUSTED', quota: 'store_bytes' });
     for (const e of [unauth, denied, quota]) expect(`${e.message} ${JSON.stringify(e)}`).not.toContain(SECRET);
   });
+
+  it('a Pipeline stream refused for want of an identity fails its calls UNAUTHENTICATED at once, not after retries', async () => {
+    const s = await server({ requireToken: TOKEN });
+    const without = client({ endpoints: [s.address], totalTimeoutMs: 10_000 });
+    const t0 = Date.now();
+    const err = await refusal(without.get('k'));
+    expect(err).toMatchObject({ code: 'UNAUTHENTICATED', reason: 'UNAUTHENTICATED', indeterminate: false });
+    expect(Date.now() - t0).toBeLessThan(2_000);
+    expect(s.callsOf('Pipeline')).toHaveLength(1);
+    const withToken = client({ endpoints: [s.address], token: TOKEN });
+    expect((await withToken.get('k')).found).toBe(true);
+    expect(s.callsOf('Pipeline.Get')).toHaveLength(1);
+  });
 });
 
 describe('client.auth', () => {

@@ -270,6 +270,13 @@ describe('fencelock auth', () => {
     const quota = await cli(['--json', 'kv', 'move', '--prefix', 'a/', '--to', 'l']);
     expect(quota.code).toBe(EXIT.USAGE);
     expect(JSON.parse(quota.err).error).toMatchObject({ code: 'RESOURCE_EXHAUSTED', reason: 'QUOTA_EXCEEDED', quota: 'keys' });
+    // A node that refuses the Pipeline stream itself: kv get says UNAUTHENTICATED (exit 6) at once.
+    const strict = await AuthServer.start({ requireToken: TOKEN });
+    cleanups.push(() => strict.stop());
+    const refused = await cli(['kv', 'get', 'k'], { FENCELOCK_ENDPOINTS: strict.address });
+    expect(refused.code).toBe(EXIT.UNAUTHENTICATED);
+    expect(refused.err).toContain('UNAUTHENTICATED');
+    expect(await cli(['kv', 'get', 'k', '--value'], { FENCELOCK_ENDPOINTS: strict.address, FENCELOCK_AUTH_TOKEN: TOKEN })).toMatchObject({ code: 0, out: 'v\n' });
   });
 });
 

@@ -71,6 +71,8 @@ export interface AuthServerOptions {
   tls?: { cert: string; key: string };
   /** Answer every unary call UNAVAILABLE with this leader hint (a follower). */
   followerOf?: () => string;
+  /** Refuse every call and stream without `authorization: Bearer <this>`, UNAUTHENTICATED, as a node with auth on. */
+  requireToken?: string;
 }
 
 export class AuthServer {
@@ -108,6 +110,13 @@ export class AuthServer {
     this.calls.push({ method, req, header, authorization: metadata.get('authorization').map(String) });
   }
 
+  /** The refusal of a call without the required token, if one is required. */
+  private unauthenticated(metadata: grpc.Metadata): Failure | undefined {
+    const want = this.opts.requireToken;
+    if (want === undefined || metadata.get('authorization').map(String).includes(`Bearer ${want}`)) return undefined;
+    return { code: grpc.status.UNAUTHENTICATED, details: 'this call carries no identity', metadata: { 'fencelock-reason': 'UNAUTHENTICATED' } };
+  }
+
   private answer(method: string, req: unknown): { ok: true; res: unknown } | { ok: false; failure: Failure } {
     const i = this.failures.findIndex((f) => f.method === method);
     if (i >= 0) return { ok: false, failure: this.failures.splice(i, 1)[0]!.failure };
@@ -124,6 +133,11 @@ export class AuthServer {
   private unary(method: string): grpc.handleUnaryCall<unknown, unknown> {
     return (call, cb) => {
       this.record(method, call.request, call.metadata);
+      const refused = this.unauthenticated(call.metadata);
+      if (refused) {
+        cb(toStatus(refused) as grpc.ServiceError);
+        return;
+      }
       const a = this.answer(method, call.request);
       if (a.ok) cb(null, a.res);
       else cb(toStatus(a.failure) as grpc.ServiceError);
@@ -159,6 +173,12 @@ export class AuthServer {
     this.server.addService(serviceDefinition(SERVICE_NAMES.pipeline), {
       Calls: (stream: grpc.ServerDuplexStream<Record<string, unknown> & { callId: string }, WireCallResponse>) => {
         this.record('Pipeline', {}, stream.metadata);
+        const refused = this.unauthenticated(stream.metadata);
+        if (refused) {
+          stream.on('error', () => undefined);
+          stream.emit('error', toStatus(refused));
+          return;
+        }
         stream.on('data', (req: Record<string, unknown> & { callId: string; call?: string }) => {
           const kind = req.call ?? '';
           const method = kind.charAt(0).toUpperCase() + kind.slice(1);
