@@ -395,8 +395,8 @@ A user gets the largest value among its roles; a role that does not set a quota 
         `
 lock: acquire, release, describe and watch locks named PREFIX...; write: fenced writes of keys PREFIX...;
 read: get keys PREFIX..., list prefixes that start with PREFIX; admin: auth changes and key moves (no
-PREFIX: it covers everything). PREFIX is required for the others, so that a forgotten one never grants
-everything: give '' or --all for every name.
+PREFIX: it covers everything). PREFIX is required for the others, so that a forgotten one never means
+every name: give '' or --all for that.
 Examples: fencelock auth ${verb} ops lock jobs/
           fencelock auth ${verb} ops read --all
           fencelock auth ${verb} ops admin`,
