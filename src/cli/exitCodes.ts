@@ -12,8 +12,12 @@ export const EXIT = {
   UNAVAILABLE: 3,
   /** `lock -- CMD`: the lock was (presumed) lost while CMD ran; CMD was stopped. */
   LOCK_LOST: 4,
-  /** Not found: unknown or deleted key (kv get), or unknown session. */
+  /** Not found: unknown or deleted key (kv get), unknown session, user, role or token. */
   NOT_FOUND: 5,
+  /** UNAUTHENTICATED: the cluster has auth on and the call carried no identity, or a token it does not know. */
+  UNAUTHENTICATED: 6,
+  /** PERMISSION_DENIED: the identity's roles do not allow the call (or the session is another identity's). */
+  PERMISSION_DENIED: 7,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -28,7 +32,9 @@ export const EXIT_CODES_HELP = `Exit codes:
   2    refused by fencing (FAILED_PRECONDITION: stale token, lock not held, ...)
   3    unavailable or timed out (no leader, lock wait timed out, lock held with --wait 0)
   4    lock lost while CMD ran (CMD was sent SIGTERM, then SIGKILL)
-  5    not found (kv get of a missing or deleted key, unknown session)
+  5    not found (kv get of a missing or deleted key, unknown session, user, role or token)
+  6    unauthenticated (auth is on: no identity, or an unknown or revoked token)
+  7    permission denied (the identity's roles do not allow it; another identity's session)
   lock -- CMD otherwise exits with CMD's own code (128+N when killed by signal N;
   126/127 when CMD cannot be run / is not found).`;
 
@@ -52,6 +58,10 @@ export function exitCodeFor(err: unknown): number {
         return EXIT.UNAVAILABLE;
       case 'NOT_FOUND':
         return EXIT.NOT_FOUND;
+      case 'UNAUTHENTICATED':
+        return EXIT.UNAUTHENTICATED;
+      case 'PERMISSION_DENIED':
+        return EXIT.PERMISSION_DENIED;
       default:
         return EXIT.USAGE;
     }

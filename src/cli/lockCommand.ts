@@ -4,12 +4,14 @@ import { performance } from 'node:perf_hooks';
 import { FenceLockClient, isFenceLockError, type Logger, type LockHandle, type Session } from '../client';
 import { EXIT, EXIT_CMD_NOT_EXECUTABLE, EXIT_CMD_NOT_FOUND, UsageError } from './exitCodes';
 import type { CliIO } from './output';
-import type { ClientSecurity } from './security';
+import { ENV_AUTH_TOKEN, type ClientSecurity } from './security';
 
 export interface LockCommandOptions {
   endpoints: string[];
   /** TLS or plaintext, as resolved from the flags and environment; passed on to CMD's environment too. */
   security: ClientSecurity;
+  /** The bearer token (see resolveAuthToken); passed on to CMD as FENCELOCK_AUTH_TOKEN. */
+  authToken?: string;
   name: string;
   /** The command and its arguments. */
   command: string[];
@@ -30,7 +32,7 @@ function signalExitCode(sig: NodeJS.Signals | string): number {
 
 /**
  * `fencelock lock NAME -- CMD ARGS...`: opens a session, waits for the lock, runs CMD with FENCELOCK_TOKEN,
- * FENCELOCK_LOCK, FENCELOCK_SESSION and FENCELOCK_ENDPOINTS in its environment while the session is renewed, and
+ * FENCELOCK_LOCK, FENCELOCK_SESSION and FENCELOCK_ENDPOINTS (and FENCELOCK_AUTH_TOKEN) in its environment while the session is renewed, and
  * releases when CMD exits. When the lock is presumed lost (no renewal acknowledged for TTL minus the safety
  * margin, or the leader says the session is gone), CMD gets SIGTERM, then SIGKILL after the grace period, and the
  * exit code is EXIT.LOCK_LOST. SIGINT/SIGTERM/SIGHUP are forwarded to CMD. Resolves to the exit code.
@@ -38,7 +40,7 @@ function signalExitCode(sig: NodeJS.Signals | string): number {
 export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<number> {
   const [cmd, ...args] = o.command;
   if (cmd === undefined) throw new UsageError('lock: no command to run (fencelock lock NAME -- CMD [ARGS...])');
-  const client = new FenceLockClient({ endpoints: o.endpoints, tls: o.security.tls, insecure: o.security.insecure, logger: o.logger });
+  const client = new FenceLockClient({ endpoints: o.endpoints, tls: o.security.tls, insecure: o.security.insecure, token: o.authToken, logger: o.logger });
   let interrupted: string | undefined;
   const onSignalWhileWaiting = (sig: string): void => {
     // Give up the wait: closing the client closes the session, which removes our place in the queue.
@@ -87,6 +89,8 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
     if (v === '') delete env[k];
     else env[k] = v;
   }
+  // With auth on, a session belongs to the identity that opened it: CMD's writes must come as the same one.
+  if (o.authToken !== undefined) env[ENV_AUTH_TOKEN] = o.authToken;
 
   return new Promise<number>((resolve) => {
     let lostWhy: string | undefined;

@@ -1,4 +1,14 @@
-import { FenceLockError, type EndpointStatus, type GetResult, type KeyValue, type LockDescription, type LockEvent } from '../client';
+import {
+  FenceLockError,
+  type AuthListing,
+  type AuthRule,
+  type EndpointStatus,
+  type GetResult,
+  type KeyValue,
+  type LockDescription,
+  type LockEvent,
+  type WhoAmI,
+} from '../client';
 
 /** Where a command writes: stdout for results, stderr for diagnostics. */
 export interface CliIO {
@@ -54,6 +64,7 @@ export function errorJson(err: unknown): Record<string, unknown> {
       watermark: err.watermark ?? null,
       key: err.key ?? null,
       keyLock: err.keyLock ?? null,
+      quota: err.quota ?? null,
       indeterminate: err.indeterminate,
       message: err.message,
     };
@@ -126,4 +137,38 @@ export function formatDescription(d: LockDescription): string {
 
 export function formatEvent(ev: LockEvent): string {
   return `${ev.kind.padEnd(8)} lock=${ev.lock} session=${ev.sessionId} token=${ev.token} index=${ev.index}\n`;
+}
+
+/** A rule for humans: the permission and its prefix, quoted ("" = every name). */
+export function formatRule(r: AuthRule): string {
+  return `${r.permission} ${JSON.stringify(r.prefix)}`;
+}
+
+export function formatWhoAmI(w: WhoAmI): string {
+  return fields([
+    ['identity', w.identity === '' ? '(none)' : `${w.identity} (via ${w.via || 'unknown'})`],
+    ['auth', w.authEnabled ? 'enabled' : 'disabled'],
+    ['roles', w.roles.length === 0 ? '-' : w.roles.join(', ')],
+    ['rules', w.rules.length === 0 ? '-' : w.rules.map(formatRule).join(', ')],
+  ]);
+}
+
+/** `auth list` for humans: users, roles with their rules and quotas, token ids (the listing has no secrets). */
+export function formatAuthListing(l: AuthListing): string {
+  const dash = (xs: string[]): string => (xs.length === 0 ? '-' : xs.join(', '));
+  return [
+    `auth: ${l.authEnabled ? 'enabled' : 'disabled'}\n`,
+    table(
+      ['USER', 'ROLES'],
+      l.users.map((u) => [u.name, dash(u.roles)]),
+    ),
+    table(
+      ['ROLE', 'RULES', 'QUOTAS'],
+      l.roles.map((r) => [r.name, dash(r.rules.map(formatRule)), dash(r.quotas.map((q) => `${q.name}=${q.value}`))]),
+    ),
+    table(
+      ['TOKEN', 'USER'],
+      l.tokens.map((t) => [t.id, t.user]),
+    ),
+  ].join('\n');
 }

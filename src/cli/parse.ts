@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
-import { endpointProblem, parseDecimalUint64 } from '../client';
+import { AUTH_TOKEN_PREFIX, endpointProblem, parseDecimalUint64 } from '../client';
 import { UsageError } from './exitCodes';
+import { ENV_AUTH_TOKEN } from './security';
 
 /** The local 3-node cluster (cluster/node{1,2,3}.json). */
 export const DEFAULT_ENDPOINTS = ['127.0.0.1:7001', '127.0.0.1:7002', '127.0.0.1:7003'];
@@ -11,6 +12,10 @@ export const DEFAULT_ENDPOINTS = ['127.0.0.1:7001', '127.0.0.1:7002', '127.0.0.1
  */
 export function parseToken(text: string | undefined, source = '--token'): bigint {
   if (text === undefined || text === '') throw new UsageError(`${source}: a fencing token is required`);
+  // A bearer token put where the fencing token goes: say so without repeating it (it is a secret).
+  if (text.startsWith(AUTH_TOKEN_PREFIX)) {
+    throw new UsageError(`${source}: this is a bearer token (flt_...), not a fencing token; pass it as --auth-token-file, --auth-token or ${ENV_AUTH_TOKEN}`);
+  }
   const n = parseDecimalUint64(text);
   if (n === undefined) {
     throw new UsageError(`${source}: ${JSON.stringify(text)} is not a fencing token (a decimal integer from 1 to 18446744073709551615, digits only)`);

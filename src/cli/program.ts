@@ -1,15 +1,29 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import pino from 'pino';
-import { DEFAULT_TTL_MS, DEFAULT_WAIT_TIMEOUT_MS, FenceLockClient, silentLogger, type Logger } from '../client';
+import {
+  AUTH_PERMISSIONS,
+  AUTH_QUOTA_NAMES,
+  DEFAULT_TTL_MS,
+  DEFAULT_WAIT_TIMEOUT_MS,
+  FenceLockClient,
+  isAuthTokenId,
+  parseDecimalUint64,
+  silentLogger,
+  type AuthChangeResult,
+  type AuthPermission,
+  type Logger,
+} from '../client';
 import { EXIT, EXIT_CODES_HELP, exitCodeFor, UsageError } from './exitCodes';
 import { runLockCommand } from './lockCommand';
 import {
   type CliIO,
   errorJson,
+  formatAuthListing,
   formatDescription,
   formatEvent,
   formatKey,
   formatStatusTable,
+  formatWhoAmI,
   humanValue,
   keyJson,
   keyTable,
@@ -18,9 +32,9 @@ import {
   toJson,
 } from './output';
 import { DEFAULT_ENDPOINTS, parseNonNegativeInt, parsePositiveInt, resolveEndpoints, resolveFencing } from './parse';
-import { resolveClientSecurity, type SecurityFlags } from './security';
+import { ENV_AUTH_TOKEN, resolveAuthToken, resolveClientSecurity, type AuthTokenFlags, type SecurityFlags } from './security';
 
-interface GlobalOpts extends SecurityFlags {
+interface GlobalOpts extends SecurityFlags, AuthTokenFlags {
   endpoints?: string;
   json?: boolean;
 }
@@ -35,6 +49,8 @@ const ENV_HELP = `Environment:
                         ./data/certs/ca.pem (+ client.pem, client-key.pem) when present, else the
                         system's root CAs
   FENCELOCK_INSECURE    1: plaintext, like --insecure (only for a cluster run with "insecure": true)
+  ${ENV_AUTH_TOKEN}  bearer token (flt_<id>_<secret>) every call carries, like --auth-token;
+                        set for CMD by \`lock -- CMD\`. Not FENCELOCK_TOKEN: that is the fencing token
   FENCELOCK_LOCK, FENCELOCK_TOKEN, FENCELOCK_SESSION
                         defaults for kv put/delete --lock/--token/--session; set by \`lock -- CMD\`.
                         The session id is a secret: pass it in FENCELOCK_SESSION or --session-file,
@@ -73,6 +89,8 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
     .option('--cert <file>', 'client certificate (PEM) to present; needs --key (env FENCELOCK_CERT)')
     .option('--key <file>', 'private key (PEM) of --cert (env FENCELOCK_KEY)')
     .option('--insecure', 'plaintext, no TLS (env FENCELOCK_INSECURE=1); only for a cluster run with "insecure": true')
+    .option('--auth-token-file <file>', `file holding a bearer token (flt_<id>_<secret>) to send with every call (env ${ENV_AUTH_TOKEN})`)
+    .option('--auth-token <token>', `bearer token to send with every call; visible in ps: prefer env ${ENV_AUTH_TOKEN} or --auth-token-file`)
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError('(run with --help for usage)')
@@ -83,7 +101,8 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
     const g = globals(cmd);
     const endpoints = resolveEndpoints(g.endpoints, io.env);
     const { tls, insecure } = resolveClientSecurity(g, io.env);
-    const client = new FenceLockClient({ endpoints, tls, insecure, logger: cliLogger(io.env) });
+    const token = resolveAuthToken(g, io.env);
+    const client = new FenceLockClient({ endpoints, tls, insecure, token, logger: cliLogger(io.env) });
     try {
       return await fn(client, g.json === true);
     } finally {
@@ -134,7 +153,7 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
     .addHelpText(
       'after',
       `\nCMD sees FENCELOCK_TOKEN (decimal), FENCELOCK_LOCK, FENCELOCK_SESSION and FENCELOCK_ENDPOINTS (and the
-FENCELOCK_CACERT/CERT/KEY/INSECURE this command connected with), so \`fencelock kv put KEY VALUE\` inside it
+FENCELOCK_CACERT/CERT/KEY/INSECURE and ${ENV_AUTH_TOKEN} this command connected with), so \`fencelock kv put KEY VALUE\` inside it
 is a fenced write. If the lock is presumed lost, CMD gets SIGTERM
 (SIGKILL after --grace) and fencelock exits ${EXIT.LOCK_LOST}; otherwise it exits with CMD's code.
 Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/last "$(date)"'`,
@@ -147,6 +166,7 @@ Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/las
           {
             endpoints,
             security: resolveClientSecurity(g, io.env),
+            authToken: resolveAuthToken(g, io.env),
             name,
             command,
             ttlMs: opts.ttl,
@@ -230,6 +250,212 @@ Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/las
           return EXIT.OK;
         }),
       ),
+    );
+
+  kv.command('move')
+    .description('bind a key, or every key under a prefix, to another lock (admin only)')
+    .argument('[key]', 'the key to move (or --prefix)')
+    .option('--prefix <prefix>', "move every key under this prefix instead (at most 10,000; '' for every key)")
+    .requiredOption('--to <lock>', 'the lock the keys belong to from now on')
+    .addHelpText(
+      'after',
+      `
+The lock must be free (no holder, no waiters). Each moved key keeps its watermark; the lock's latest
+token is raised to the highest of them, so a token the lock granted before never gets in.
+Examples: fencelock kv move cfg/a --to cfg2
+          fencelock kv move --prefix cfg/ --to cfg2`,
+    )
+    .action(
+      action(async (key: string | undefined, opts: { prefix?: string; to: string }, cmd: Command) => {
+        if ((key === undefined) === (opts.prefix === undefined)) throw new UsageError('kv move: give KEY or --prefix PREFIX (not both)');
+        if (key === '') throw new UsageError("kv move: KEY is empty (for every key, --prefix '')");
+        if (opts.to === '') throw new UsageError('kv move: --to names no lock');
+        return withClient(cmd, async (client, json) => {
+          const r = await client.move(key !== undefined ? { key } : { prefix: opts.prefix ?? '' }, opts.to);
+          io.stdout(json ? `${toJson(r)}\n` : `moved ${r.moved} key${r.moved === 1 ? '' : 's'} to lock ${JSON.stringify(opts.to)} (index ${r.index})\n`);
+          return EXIT.OK;
+        });
+      }),
+    );
+
+  const auth = program
+    .command('auth')
+    .description('users, roles, permissions, quotas and tokens (docs/auth.md)')
+    .addHelpText(
+      'after',
+      `
+With auth on, a call's identity is its bearer token's user (--auth-token-file, ${ENV_AUTH_TOKEN}), else the
+name in its client certificate. Every change here needs the admin permission and is one log entry.`,
+    );
+  /** One auth change: the call, then `OK (index N)` or {"index":"N"}. */
+  const change = (cmd: Command, fn: (client: FenceLockClient) => Promise<AuthChangeResult>): Promise<number> =>
+    withClient(cmd, async (client, json) => {
+      const r = await fn(client);
+      io.stdout(json ? `${toJson(r)}\n` : `OK (index ${r.index})\n`);
+      return EXIT.OK;
+    });
+
+  auth
+    .command('whoami')
+    .description('the identity the cluster takes this client for, its roles and rules (needs no identity)')
+    .action(
+      action(async (_opts: unknown, cmd: Command) =>
+        withClient(cmd, async (client, json) => {
+          const w = await client.auth.whoAmI();
+          io.stdout(json ? `${toJson(w)}\n` : formatWhoAmI(w));
+          return EXIT.OK;
+        }),
+      ),
+    );
+
+  auth
+    .command('list')
+    .description('users and their roles, roles with their rules and quotas, and token ids (never secrets)')
+    .action(
+      action(async (_opts: unknown, cmd: Command) =>
+        withClient(cmd, async (client, json) => {
+          const l = await client.auth.list();
+          io.stdout(json ? `${toJson(l)}\n` : formatAuthListing(l));
+          return EXIT.OK;
+        }),
+      ),
+    );
+
+  const user = auth.command('user').description('add, delete, grant or revoke roles of users');
+  user
+    .command('add')
+    .description('add a user (letters, digits, . _ @ -; up to 128 bytes)')
+    .argument('<name>')
+    .action(action(async (name: string, _opts: unknown, cmd: Command) => change(cmd, (c) => c.auth.userAdd(name))));
+  user
+    .command('delete')
+    .description('delete a user and revoke its tokens (the last admin cannot be deleted)')
+    .argument('<name>')
+    .action(action(async (name: string, _opts: unknown, cmd: Command) => change(cmd, (c) => c.auth.userDelete(name))));
+  user
+    .command('grant')
+    .description('give a user a role')
+    .argument('<user>')
+    .argument('<role>')
+    .action(action(async (u: string, role: string, _opts: unknown, cmd: Command) => change(cmd, (c) => c.auth.userGrantRole(u, role))));
+  user
+    .command('revoke')
+    .description('take a role from a user')
+    .argument('<user>')
+    .argument('<role>')
+    .action(action(async (u: string, role: string, _opts: unknown, cmd: Command) => change(cmd, (c) => c.auth.userRevokeRole(u, role))));
+
+  const role = auth.command('role').description('add or delete roles, set their quotas');
+  role
+    .command('add')
+    .description('add a role (it allows nothing until granted permissions)')
+    .argument('<name>')
+    .action(action(async (name: string, _opts: unknown, cmd: Command) => change(cmd, (c) => c.auth.roleAdd(name))));
+  role
+    .command('delete')
+    .description('delete a role (its users lose what it allowed)')
+    .argument('<name>')
+    .action(action(async (name: string, _opts: unknown, cmd: Command) => change(cmd, (c) => c.auth.roleDelete(name))));
+  role
+    .command('quota')
+    .description("set a quota for the role's users, or --unset it (the default applies again)")
+    .argument('<role>')
+    .argument('<name>', `quota: ${AUTH_QUOTA_NAMES.join(', ')}`)
+    .argument('[value]', 'a non-negative integer')
+    .option('--unset', 'stop this role setting the quota')
+    .addHelpText(
+      'after',
+      `
+A user gets the largest value among its roles; a role that does not set a quota leaves the default
+(docs/auth.md, "Quotas"). Example: fencelock auth role quota ops sessions 500`,
+    )
+    .action(
+      action(async (r: string, name: string, value: string | undefined, opts: { unset?: boolean }, cmd: Command) => {
+        const unset = opts.unset === true;
+        if ((value === undefined) !== unset) throw new UsageError('auth role quota: give VALUE or --unset (not both)');
+        let n: bigint | undefined;
+        if (value !== undefined) {
+          n = parseDecimalUint64(value);
+          if (n === undefined) throw new UsageError(`auth role quota: VALUE ${JSON.stringify(value)} is not a non-negative integer (digits only)`);
+        }
+        return change(cmd, (c) => c.auth.roleSetQuota(r, name, n));
+      }),
+    );
+
+  const ruleCommand = (verb: 'grant' | 'revoke'): void => {
+    auth
+      .command(verb)
+      .description(verb === 'grant' ? 'let a role use a permission on every name under PREFIX' : 'take a rule (PERM, PREFIX) back from a role')
+      .argument('<role>')
+      .argument('<perm>', AUTH_PERMISSIONS.join(' | '))
+      .argument('[prefix]', "names the rule covers: every name starting with it ('' = every name)")
+      .option('--all', "every name: the same as PREFIX ''")
+      .addHelpText(
+        'after',
+        `
+lock: acquire, release, describe and watch locks named PREFIX...; write: fenced writes of keys PREFIX...;
+read: get keys PREFIX..., list prefixes that start with PREFIX; admin: auth changes and key moves (no
+PREFIX: it covers everything). PREFIX is required for the others, so that a forgotten one never means
+every name: give '' or --all for that.
+Examples: fencelock auth ${verb} ops lock jobs/
+          fencelock auth ${verb} ops read --all
+          fencelock auth ${verb} ops admin`,
+      )
+      .action(
+        action(async (r: string, perm: string, prefix: string | undefined, opts: { all?: boolean }, cmd: Command) => {
+          const permission = perm.toLowerCase() as AuthPermission;
+          if (!AUTH_PERMISSIONS.includes(permission)) throw new UsageError(`auth ${verb}: PERM ${JSON.stringify(perm)} is not one of ${AUTH_PERMISSIONS.join(', ')}`);
+          if (prefix !== undefined && opts.all === true) throw new UsageError(`auth ${verb}: give PREFIX or --all, not both`);
+          let p = opts.all === true ? '' : prefix;
+          if (permission === 'admin') {
+            if (p !== undefined && p !== '') throw new UsageError(`auth ${verb}: admin covers everything and takes no PREFIX`);
+            p = '';
+          }
+          if (p === undefined) throw new UsageError(`auth ${verb}: give PREFIX ('' for every name) or --all`);
+          const rulePrefix = p;
+          return change(cmd, (c) => (verb === 'grant' ? c.auth.roleGrantPermission(r, permission, rulePrefix) : c.auth.roleRevokePermission(r, permission, rulePrefix)));
+        }),
+      );
+  };
+  ruleCommand('grant');
+  ruleCommand('revoke');
+
+  const token = auth.command('token').description('issue or revoke bearer tokens');
+  token
+    .command('issue')
+    .description('issue a bearer token for a user and print it: it is shown this once')
+    .argument('<user>')
+    .addHelpText(
+      'after',
+      `
+The token alone goes to stdout (with --json: {"tokenId","user","token"}), its id to stderr. Keep it in a
+file only you can read and pass it with --auth-token-file FILE or ${ENV_AUTH_TOKEN}.
+Example: (umask 077; fencelock auth token issue alice > alice.token)`,
+    )
+    .action(
+      action(async (u: string, _opts: unknown, cmd: Command) =>
+        withClient(cmd, async (client, json) => {
+          const t = await client.auth.tokenIssue(u);
+          if (json) {
+            io.stdout(`${toJson({ tokenId: t.tokenId, user: u, token: t.token })}\n`);
+          } else {
+            io.stdout(`${t.token}\n`);
+            io.stderr(`fencelock: token ${t.tokenId} for user ${JSON.stringify(u)}: shown this once, store it now (revoke: fencelock auth token revoke ${t.tokenId})\n`);
+          }
+          return EXIT.OK;
+        }),
+      ),
+    );
+  token
+    .command('revoke')
+    .description('revoke a token by its id (16 hex digits, as auth list shows it): calls with it fail from then on')
+    .argument('<id>')
+    .action(
+      action(async (id: string, _opts: unknown, cmd: Command) => {
+        // Refuse a whole token here rather than send its secret anywhere.
+        if (!isAuthTokenId(id)) throw new UsageError('auth token revoke: ID must be a token id, 16 hex digits (auth list shows them), not the token');
+        return change(cmd, (c) => c.auth.tokenRevoke(id));
+      }),
     );
 
   const certs = program.command('certs').description('certificates for a cluster (docs/security.md)');

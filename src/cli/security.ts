@@ -1,5 +1,7 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
+  authTokenProblem,
   buildCredentials,
   chooseCredentials,
   ENV_CACERT,
@@ -64,4 +66,49 @@ export function resolveClientSecurity(flags: SecurityFlags, env: NodeJS.ProcessE
     source: choice.source,
     childEnv: { [ENV_INSECURE]: '', [ENV_CACERT]: ca ?? '', [ENV_CERT]: cert ?? '', [ENV_KEY]: key ?? '' },
   };
+}
+
+/** The bearer token's variable. Not FENCELOCK_TOKEN: that one is the fencing token (`lock -- CMD` sets it). */
+export const ENV_AUTH_TOKEN = 'FENCELOCK_AUTH_TOKEN';
+
+/** The global bearer-token flags. */
+export interface AuthTokenFlags {
+  authToken?: string;
+  authTokenFile?: string;
+}
+
+/**
+ * The bearer token every call carries: --auth-token-file (its content, surrounding whitespace trimmed), else
+ * --auth-token (visible in ps, like any argument), else FENCELOCK_AUTH_TOKEN (unset or empty: none). Its
+ * shape is checked here (flt_<16 hex digits>_<secret>, no whitespace inside); a mistake is a usage error
+ * that names where the token came from and never repeats it.
+ */
+export function resolveAuthToken(
+  flags: AuthTokenFlags,
+  env: NodeJS.ProcessEnv,
+  readFile: (file: string) => string = (f) => fs.readFileSync(f, 'utf8'),
+): string | undefined {
+  if (flags.authToken !== undefined && flags.authTokenFile !== undefined) throw new UsageError('give --auth-token or --auth-token-file, not both');
+  let token: string;
+  let source: string;
+  if (flags.authTokenFile !== undefined) {
+    try {
+      token = readFile(flags.authTokenFile).trim();
+    } catch (err) {
+      throw new UsageError(`--auth-token-file: cannot read ${flags.authTokenFile}: ${(err as Error).message}`);
+    }
+    source = `--auth-token-file ${flags.authTokenFile}:`;
+    if (token === '') throw new UsageError(`--auth-token-file: ${flags.authTokenFile} is empty`);
+  } else if (flags.authToken !== undefined) {
+    token = flags.authToken;
+    source = '--auth-token:';
+  } else {
+    const fromEnv = env[ENV_AUTH_TOKEN];
+    if (fromEnv === undefined || fromEnv === '') return undefined;
+    token = fromEnv;
+    source = `${ENV_AUTH_TOKEN}:`;
+  }
+  const problem = authTokenProblem(token);
+  if (problem !== undefined) throw new UsageError(`${source} the token ${problem}`);
+  return token;
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { AuthClient, bearerInterceptor, checkAuthToken } from './auth';
 import { monotonicNow } from './clock';
 import { resolveCredentials, type CredentialSource } from './credentials';
 import { FenceLockError, isFenceLockError, toFenceLockError } from './errors';
@@ -21,6 +22,8 @@ import type {
   ListResult,
   LockDescription,
   LockEvent,
+  MoveResult,
+  MoveTarget,
   NodeStatus,
   OpenSessionOptions,
   WatchHandle,
@@ -91,6 +94,10 @@ export class FenceLockClient implements SessionHost {
   readonly totalTimeoutMs: number;
   /** Where the channel credentials came from (options, env, local-cluster, system-roots, insecure-*). */
   readonly credentialSource: CredentialSource;
+  /** The id (16 hex digits, no secret) of the bearer token every call carries, when one was given. */
+  readonly authTokenId: string | undefined;
+  /** Users, roles, permissions, quotas and tokens (docs/auth.md). */
+  readonly auth: AuthClient;
   private readonly router: Router;
   private readonly ids: RequestIds;
   private readonly keepalive: KeepAliveStream;
@@ -108,17 +115,34 @@ export class FenceLockClient implements SessionHost {
     if (idBytes < 1 || idBytes > 128) throw new FenceLockError('INVALID_ARGUMENT', `clientId must be 1..128 bytes, got ${idBytes}`);
     this.requestTimeoutMs = positiveInt('requestTimeoutMs', opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
     this.totalTimeoutMs = positiveInt('totalTimeoutMs', opts.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS);
+    // The token is checked first and then kept only in the interceptor's closure: never a field, never logged.
+    this.authTokenId = opts.token === undefined ? undefined : checkAuthToken(opts.token, 'token');
+    const interceptors = opts.token === undefined ? [] : [bearerInterceptor(opts.token)];
     const creds = resolveCredentials({ tls: opts.tls, insecure: opts.insecure });
     this.credentialSource = creds.source;
     const endpoints = opts.endpoints ?? [];
-    this.router = new Router(endpoints, this.requestTimeoutMs, this.totalTimeoutMs, this.logger, opts.pipeline ?? true, creds.credentials, creds.channelOptions);
-    this.logger.debug({ credentials: creds.source, clientCert: creds.clientCert, files: creds.files }, 'fencelock: channel credentials');
+    this.router = new Router(endpoints, this.requestTimeoutMs, this.totalTimeoutMs, this.logger, opts.pipeline ?? true, creds.credentials, creds.channelOptions, interceptors);
+    this.logger.debug(
+      { credentials: creds.source, clientCert: creds.clientCert, files: creds.files, bearerTokenId: this.authTokenId ?? null },
+      'fencelock: channel credentials',
+    );
     if (creds.insecure) {
       const remote = endpoints.filter((e) => !isLoopback(e));
       if (remote.length > 0) this.logger.warn({ endpoints: remote }, 'fencelock: plaintext (insecure) connections to non-loopback endpoints: session ids travel in clear');
     }
     this.ids = new RequestIds(this.clientId);
     this.keepalive = new KeepAliveStream(this.router, this.requestTimeoutMs, this.logger);
+    this.auth = new AuthClient({
+      read: (m, req, what) => {
+        this.assertOpen();
+        return this.router.call(m, req, { what });
+      },
+      mutate: (m, build, what) => {
+        this.assertOpen();
+        return this.mutate(m, build, { what });
+      },
+      methods: () => methods().auth,
+    });
   }
 
   /** The configured endpoints (leader hints never add to them). */
@@ -354,6 +378,24 @@ export class FenceLockClient implements SessionHost {
       })),
       more: res.more,
     };
+  }
+
+  /**
+   * Binds a key, or every key under a prefix (at most 10,000), to another lock that nobody holds or waits for
+   * (needs the `admin` permission). Watermarks stay; the lock's latest token is raised to the highest of them,
+   * so no token it granted before gets in. Retried like every mutation (same request id).
+   */
+  async move(what: MoveTarget, toLock: string): Promise<MoveResult> {
+    this.assertOpen();
+    const w = (typeof what === 'object' && what !== null ? what : {}) as { key?: unknown; prefix?: unknown };
+    if ((w.key === undefined) === (w.prefix === undefined)) throw new FenceLockError('INVALID_ARGUMENT', 'move: give { key } or { prefix }, not both or neither');
+    if (w.key !== undefined && (typeof w.key !== 'string' || w.key === '')) throw new FenceLockError('INVALID_ARGUMENT', 'move: key must be a non-empty string');
+    if (w.prefix !== undefined && typeof w.prefix !== 'string') throw new FenceLockError('INVALID_ARGUMENT', "move: prefix must be a string ('' moves every key)");
+    if (typeof toLock !== 'string' || toLock === '') throw new FenceLockError('INVALID_ARGUMENT', 'move: the lock to move to must be a non-empty string');
+    const target = typeof w.key === 'string' ? { key: w.key } : { prefix: w.prefix as string };
+    const subject = 'key' in target ? `key ${JSON.stringify(target.key)}` : `keys under ${JSON.stringify(target.prefix)}`;
+    const res = await this.mutate(methods().move, (header) => ({ header, ...target, toLock }), { what: `move ${subject} to lock ${JSON.stringify(toLock)}` });
+    return { moved: wireToNumber(res.moved), index: wireToBigInt(res.index) };
   }
 
   // ----- inspection -----

@@ -7,6 +7,8 @@ export const META_REASON = 'fencelock-reason';
 export const META_WATERMARK = 'fencelock-watermark';
 export const META_KEY = 'fencelock-key';
 export const META_KEY_LOCK = 'fencelock-key-lock';
+/** With RESOURCE_EXHAUSTED, reason QUOTA_EXCEEDED: the name of the per-identity quota (docs/auth.md). */
+export const META_QUOTA = 'fencelock-quota';
 
 /** gRPC status names; FenceLockError.code is one of them. */
 export type FenceLockErrorCode =
@@ -39,6 +41,8 @@ export interface FenceLockErrorInit {
   key?: string;
   /** With WRONG_LOCK for `key`: the lock that key belongs to, from `fencelock-key-lock`. */
   keyLock?: string;
+  /** The per-identity quota a QUOTA_EXCEEDED refusal is about (`sessions`, `keys`, ...), from `fencelock-quota`. */
+  quota?: string;
   /** The leader's client address from `fencelock-leader`, when the server named one. */
   leader?: string;
   /** The server's own words (gRPC status details). */
@@ -51,13 +55,19 @@ export interface FenceLockErrorInit {
   cause?: unknown;
 }
 
-/** The one error type of the library: a gRPC status name plus fencelock's reason, watermark and key. */
+/**
+ * The one error type of the library: a gRPC status name plus fencelock's reason, watermark, key and quota.
+ * With auth on (docs/auth.md): UNAUTHENTICATED for a call without an identity (or with a token the cluster
+ * does not know), PERMISSION_DENIED (reason PERMISSION_DENIED or NOT_SESSION_OWNER) for one its identity may
+ * not make, RESOURCE_EXHAUSTED with reason QUOTA_EXCEEDED and `quota` set past a per-identity quota.
+ */
 export class FenceLockError extends Error {
   readonly code: FenceLockErrorCode;
   readonly reason?: string;
   readonly watermark?: bigint;
   readonly key?: string;
   readonly keyLock?: string;
+  readonly quota?: string;
   readonly leader?: string;
   readonly details?: string;
   readonly indeterminate: boolean;
@@ -71,6 +81,7 @@ export class FenceLockError extends Error {
     if (init.watermark !== undefined) this.watermark = init.watermark;
     if (init.key !== undefined) this.key = init.key;
     if (init.keyLock !== undefined) this.keyLock = init.keyLock;
+    if (init.quota !== undefined) this.quota = init.quota;
     if (init.leader !== undefined) this.leader = init.leader;
     if (init.details !== undefined) this.details = init.details;
   }
@@ -126,11 +137,13 @@ export function toFenceLockError(err: unknown, what: string): FenceLockError {
   const leader = metadataString(err.metadata, META_LEADER);
   const key = metadataText(err.metadata, META_KEY);
   const keyLock = metadataText(err.metadata, META_KEY_LOCK);
+  const quota = metadataText(err.metadata, META_QUOTA);
   const details = err.details || '';
   // The server's details often repeat the reason and the watermark already; say each thing once.
   let message = `${what}: ${code}`;
   if (reason && !details.startsWith(reason)) message += ` ${reason}`;
   if (details) message += `: ${details}`;
   if (watermark !== undefined && !details.includes(`watermark ${watermark}`)) message += ` (current watermark ${watermark})`;
-  return new FenceLockError(code, message, { reason, watermark, key, keyLock, leader, details, cause: err });
+  if (quota !== undefined && !details.includes(quota)) message += ` (quota ${quota})`;
+  return new FenceLockError(code, message, { reason, watermark, key, keyLock, quota, leader, details, cause: err });
 }

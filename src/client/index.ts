@@ -9,9 +9,20 @@ export {
   META_WATERMARK,
   META_KEY,
   META_KEY_LOCK,
+  META_QUOTA,
   type FenceLockErrorCode,
 } from './errors';
 export { type Logger, silentLogger } from './logger';
+export {
+  AuthClient,
+  authTokenProblem,
+  checkAuthToken,
+  isAuthTokenId,
+  AUTH_PERMISSIONS,
+  AUTH_QUOTA_NAMES,
+  AUTH_TOKEN_PREFIX,
+  META_AUTHORIZATION,
+} from './auth';
 export { endpointProblem } from './router';
 export { parseDecimalUint64, UINT64_MAX } from './uint64';
 export { findProtoRoot, lockProtoPath } from './protoPath';

@@ -11,6 +11,13 @@ interface Pending {
 /** The longest timer Node keeps (2^31 - 1 ms, about 24.8 days); it also fits timeout_ms (uint32). */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
+/**
+ * Statuses that end a stream because of who the caller is, not because of the connection: with auth on, a
+ * stream without an identity (UNAUTHENTICATED) or one its identity may not use (PERMISSION_DENIED). The calls
+ * in flight fail with that status, as a unary call would: retrying with the same identity cannot succeed.
+ */
+const CALLER_REFUSED = new Set<number>([grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED]);
+
 /** The error a unary call would have given, so retries and error mapping treat both paths alike. */
 export function pipelineError(code: grpc.status, details: string, metadata: Record<string, string> = {}): grpc.ServiceError {
   const md = new grpc.Metadata();
@@ -62,14 +69,19 @@ export class PipelineLink {
     const stream = this.client.makeBidiStreamRequest(this.method.path, this.method.serialize, this.method.deserialize);
     this.stream = stream;
     stream.on('data', (res: WireCallResponse) => this.answer(res));
-    const broken = (why: string): void => {
+    const broken = (why: string, as?: grpc.ServiceError): void => {
       if (this.stream !== stream) return;
       this.stream = undefined;
-      this.failAll(pipelineError(grpc.status.UNAVAILABLE, `pipeline stream ${why}`));
+      this.failAll(as ?? pipelineError(grpc.status.UNAVAILABLE, `pipeline stream ${why}`));
     };
     stream.on('error', (err: Error) => {
-      if ((err as Partial<grpc.ServiceError>).code === grpc.status.UNIMPLEMENTED) this.supported = false;
-      broken(`failed: ${(err as Partial<grpc.ServiceError>).details ?? err.message}`);
+      const e = err as Partial<grpc.ServiceError>;
+      if (e.code === grpc.status.UNIMPLEMENTED) this.supported = false;
+      if (e.code !== undefined && CALLER_REFUSED.has(e.code)) {
+        broken('refused', Object.assign(new Error(err.message), { code: e.code, details: e.details ?? err.message, metadata: e.metadata ?? new grpc.Metadata() }));
+        return;
+      }
+      broken(`failed: ${e.details ?? err.message}`);
     });
     stream.on('end', () => broken('ended by the server'));
     return stream;

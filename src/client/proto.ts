@@ -133,6 +133,19 @@ export interface WireListResponse {
   more: boolean;
 }
 
+/** KV.Move: `what` names the oneof member set (proto-loader `oneofs: true`, on messages it decodes). */
+export interface WireMoveRequest {
+  header: WireRequestHeader;
+  key?: string;
+  prefix?: string;
+  toLock: string;
+  what?: 'key' | 'prefix';
+}
+export interface WireMoveResponse {
+  moved: string;
+  index: string;
+}
+
 export type WireStatusRequest = Record<string, never>;
 export interface WirePeerStatus {
   id: string;
@@ -153,6 +166,86 @@ export interface WireStatusResponse {
   lastIndex: string;
   peers: WirePeerStatus[];
   address: string;
+}
+
+// ----- Auth (docs/auth.md) -----
+
+export type WirePermission = 'PERMISSION_UNSPECIFIED' | 'LOCK' | 'WRITE' | 'READ' | 'ADMIN';
+export interface WirePermissionRule {
+  permission: WirePermission;
+  prefix: string;
+}
+export interface WireQuota {
+  name: string;
+  value: string;
+}
+export type WireWhoAmIRequest = Record<string, never>;
+export interface WireWhoAmIResponse {
+  identity: string;
+  via: string;
+  authEnabled: boolean;
+  roles: string[];
+  rules: WirePermissionRule[];
+}
+export type WireAuthListRequest = Record<string, never>;
+export interface WireUserInfo {
+  name: string;
+  roles: string[];
+}
+export interface WireRoleInfo {
+  name: string;
+  rules: WirePermissionRule[];
+  quotas: WireQuota[];
+}
+export interface WireTokenInfo {
+  id: string;
+  user: string;
+}
+export interface WireAuthListResponse {
+  authEnabled: boolean;
+  users: WireUserInfo[];
+  roles: WireRoleInfo[];
+  tokens: WireTokenInfo[];
+}
+export interface WireUserRequest {
+  header: WireRequestHeader;
+  user: string;
+}
+export interface WireUserRoleRequest {
+  header: WireRequestHeader;
+  user: string;
+  role: string;
+}
+export interface WireRoleRequest {
+  header: WireRequestHeader;
+  role: string;
+}
+export interface WirePermissionRequest {
+  header: WireRequestHeader;
+  role: string;
+  rule: WirePermissionRule;
+}
+export interface WireQuotaRequest {
+  header: WireRequestHeader;
+  role: string;
+  name: string;
+  value: string;
+  unset: boolean;
+}
+export interface WireTokenIssueRequest {
+  header: WireRequestHeader;
+  user: string;
+}
+export interface WireTokenIssueResponse {
+  tokenId: string;
+  token: string;
+}
+export interface WireTokenRevokeRequest {
+  header: WireRequestHeader;
+  tokenId: string;
+}
+export interface WireAuthChangeResponse {
+  index: string;
 }
 
 /** The calls that travel on the Pipeline stream: the oneof field names of CallRequest and CallResponse. */
@@ -183,6 +276,7 @@ export const SERVICE_NAMES = {
   kv: 'fencelock.v1.KV',
   cluster: 'fencelock.v1.Cluster',
   pipeline: 'fencelock.v1.Pipeline',
+  auth: 'fencelock.v1.Auth',
 } as const;
 
 let cached: protoLoader.PackageDefinition | undefined;
@@ -234,8 +328,27 @@ export interface Methods {
   write: MethodDesc<WireWriteRequest, WireWriteResponse>;
   get: MethodDesc<WireGetRequest, WireGetResponse>;
   list: MethodDesc<WireListRequest, WireListResponse>;
+  move: MethodDesc<WireMoveRequest, WireMoveResponse>;
   status: MethodDesc<WireStatusRequest, WireStatusResponse>;
   pipelineCalls: MethodDesc<unknown, WireCallResponse>;
+  auth: AuthMethods;
+}
+
+/** The Auth service's methods, by the proto's method names. */
+export interface AuthMethods {
+  WhoAmI: MethodDesc<WireWhoAmIRequest, WireWhoAmIResponse>;
+  List: MethodDesc<WireAuthListRequest, WireAuthListResponse>;
+  UserAdd: MethodDesc<WireUserRequest, WireAuthChangeResponse>;
+  UserDelete: MethodDesc<WireUserRequest, WireAuthChangeResponse>;
+  UserGrantRole: MethodDesc<WireUserRoleRequest, WireAuthChangeResponse>;
+  UserRevokeRole: MethodDesc<WireUserRoleRequest, WireAuthChangeResponse>;
+  RoleAdd: MethodDesc<WireRoleRequest, WireAuthChangeResponse>;
+  RoleDelete: MethodDesc<WireRoleRequest, WireAuthChangeResponse>;
+  RoleGrantPermission: MethodDesc<WirePermissionRequest, WireAuthChangeResponse>;
+  RoleRevokePermission: MethodDesc<WirePermissionRequest, WireAuthChangeResponse>;
+  RoleSetQuota: MethodDesc<WireQuotaRequest, WireAuthChangeResponse>;
+  TokenIssue: MethodDesc<WireTokenIssueRequest, WireTokenIssueResponse>;
+  TokenRevoke: MethodDesc<WireTokenRevokeRequest, WireAuthChangeResponse>;
 }
 
 let cachedMethods: Methods | undefined;
@@ -254,8 +367,24 @@ export function methods(): Methods {
       write: method(SERVICE_NAMES.kv, 'Write', 'write'),
       get: method(SERVICE_NAMES.kv, 'Get', 'get'),
       list: method(SERVICE_NAMES.kv, 'List'),
+      move: method(SERVICE_NAMES.kv, 'Move'),
       status: method(SERVICE_NAMES.cluster, 'Status'),
       pipelineCalls: method(SERVICE_NAMES.pipeline, 'Calls'),
+      auth: {
+        WhoAmI: method(SERVICE_NAMES.auth, 'WhoAmI'),
+        List: method(SERVICE_NAMES.auth, 'List'),
+        UserAdd: method(SERVICE_NAMES.auth, 'UserAdd'),
+        UserDelete: method(SERVICE_NAMES.auth, 'UserDelete'),
+        UserGrantRole: method(SERVICE_NAMES.auth, 'UserGrantRole'),
+        UserRevokeRole: method(SERVICE_NAMES.auth, 'UserRevokeRole'),
+        RoleAdd: method(SERVICE_NAMES.auth, 'RoleAdd'),
+        RoleDelete: method(SERVICE_NAMES.auth, 'RoleDelete'),
+        RoleGrantPermission: method(SERVICE_NAMES.auth, 'RoleGrantPermission'),
+        RoleRevokePermission: method(SERVICE_NAMES.auth, 'RoleRevokePermission'),
+        RoleSetQuota: method(SERVICE_NAMES.auth, 'RoleSetQuota'),
+        TokenIssue: method(SERVICE_NAMES.auth, 'TokenIssue'),
+        TokenRevoke: method(SERVICE_NAMES.auth, 'TokenRevoke'),
+      },
     };
   }
   return cachedMethods;

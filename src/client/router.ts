@@ -106,6 +106,11 @@ export class Router {
     /** Of every channel (unary calls, pipeline, keepalive, watch): see credentials.ts. */
     private readonly credentials: grpc.ChannelCredentials,
     channelOptions: grpc.ChannelOptions = {},
+    /**
+     * Run on every call of every channel, unary and streaming alike (the bearer token's metadata: see auth.ts).
+     * Interceptors, not call credentials: grpc-js refuses call credentials on plaintext channels.
+     */
+    private readonly interceptors: grpc.Interceptor[] = [],
   ) {
     this.channelOptions = { ...CHANNEL_OPTIONS, ...channelOptions };
     if (endpoints.length === 0) throw new FenceLockError('INVALID_ARGUMENT', 'at least one endpoint is required');
@@ -173,7 +178,7 @@ export class Router {
     if (this.closed) throw new FenceLockError('CANCELLED', 'the fencelock client is closed');
     let c = this.clients.get(address);
     if (!c) {
-      c = new grpc.Client(address, this.credentials, this.channelOptions);
+      c = new grpc.Client(address, this.credentials, { ...this.channelOptions, interceptors: this.interceptors });
       this.clients.set(address, c);
     }
     return c;

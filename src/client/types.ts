@@ -29,6 +29,13 @@ export interface FenceLockClientOptions {
    * instead of one unary call each: same semantics, far less overhead per call. Default true.
    */
   pipeline?: boolean;
+  /**
+   * A bearer token, `flt_<16 hex digits>_<secret>` (from `fencelock auth token issue USER`): every call,
+   * unary or streaming, carries `authorization: Bearer <token>` metadata, over TLS and plaintext alike. With a
+   * token the cluster takes the call for the token's user, whatever client certificate the connection shows
+   * (docs/auth.md). Checked for shape when the client is built; never logged.
+   */
+  token?: string;
 }
 
 /** One operation of a fenced write: put a value, or delete a key. */
@@ -165,4 +172,80 @@ export interface OpenSessionOptions {
 export interface WithLockOptions {
   ttlMs?: number;
   waitTimeoutMs?: number;
+}
+
+/** What a key move moves: one key, or every key under a prefix (at most 10,000 per call). */
+export type MoveTarget = { key: string } | { prefix: string };
+
+export interface MoveResult {
+  /** How many keys changed lock. */
+  moved: number;
+  /** Log index of the entry that moved them. */
+  index: bigint;
+}
+
+// ----- auth (docs/auth.md) -----
+
+/** A permission a role's rule grants: on lock names (lock), on keys (write, read), or auth itself (admin). */
+export type AuthPermission = 'lock' | 'write' | 'read' | 'admin';
+
+export interface AuthRule {
+  /** 'unspecified' for a permission this client does not know (a newer server). */
+  permission: AuthPermission | 'unspecified';
+  /** The rule allows every name that starts with it; '' = every name. */
+  prefix: string;
+}
+
+export interface AuthQuota {
+  /** sessions, locks, waiters, keys, store_bytes or dedup_clients (docs/auth.md, "Quotas"). */
+  name: string;
+  value: bigint;
+}
+
+export interface WhoAmI {
+  /** The identity the cluster takes this client for; '' when the calls carry none. */
+  identity: string;
+  /** How the identity was found: 'certificate', 'token', or '' (none). */
+  via: string;
+  authEnabled: boolean;
+  roles: string[];
+  /** Every rule of those roles. */
+  rules: AuthRule[];
+}
+
+export interface AuthUser {
+  name: string;
+  roles: string[];
+}
+
+export interface AuthRole {
+  name: string;
+  rules: AuthRule[];
+  /** The quotas this role sets; the others keep their defaults. */
+  quotas: AuthQuota[];
+}
+
+/** An issued token as listed: its id and user, never its secret. */
+export interface AuthTokenInfo {
+  id: string;
+  user: string;
+}
+
+export interface AuthListing {
+  authEnabled: boolean;
+  users: AuthUser[];
+  roles: AuthRole[];
+  tokens: AuthTokenInfo[];
+}
+
+export interface AuthChangeResult {
+  /** Log index of the entry that applied the change. */
+  index: bigint;
+}
+
+export interface IssuedToken {
+  /** 16 hex digits; names the token in auth list and tokenRevoke. */
+  tokenId: string;
+  /** The bearer token `flt_<id>_<secret>`, shown once: the cluster keeps only a digest of the secret. */
+  token: string;
 }

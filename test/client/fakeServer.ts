@@ -76,6 +76,8 @@ export interface RecordedCall {
   req: unknown;
   /** subjectaltname of the client certificate the call came with (TLS with a client certificate only). */
   peerSan?: string;
+  /** The `authorization` metadata the call came with (a bearer token), when it had one. */
+  authorization?: string;
 }
 
 export class FakeState {
@@ -316,7 +318,7 @@ export interface FakeTls {
   requireClientCert?: boolean;
 }
 
-type AnyServerCall = { getAuthContext?: () => { sslPeerCertificate?: { subjectaltname?: string } } | null };
+type AnyServerCall = { getAuthContext?: () => { sslPeerCertificate?: { subjectaltname?: string } } | null; metadata?: grpc.Metadata };
 
 export class FakeNode {
   readonly id: string;
@@ -370,7 +372,8 @@ export class FakeNode {
   private record(method: string, req: unknown, call?: AnyServerCall): void {
     const header = (req as { header?: WireRequestHeader }).header;
     const peerSan = call?.getAuthContext?.()?.sslPeerCertificate?.subjectaltname;
-    this.state.calls.push({ node: this.id, method, header, req, ...(peerSan ? { peerSan } : {}) });
+    const [authorization] = call?.metadata?.get('authorization') ?? [];
+    this.state.calls.push({ node: this.id, method, header, req, ...(peerSan ? { peerSan } : {}), ...(authorization !== undefined ? { authorization: String(authorization) } : {}) });
   }
 
   /** Wraps a unary handler: records, checks leadership, applies faults before/after. */

@@ -494,6 +494,22 @@ describe('PipelineLink against servers that misbehave', () => {
     expect(await l.call('get', { key: 'b' }, 5_000)).toMatchObject({ found: true });
   });
 
+  it('passes on UNAUTHENTICATED and PERMISSION_DENIED of the stream (who the caller is, not the connection) with their metadata', async () => {
+    const md = new grpc.Metadata();
+    md.set('fencelock-reason', 'PERMISSION_DENIED');
+    const s = scripted((stream, req, no) => {
+      if (no === 1) stream.emit('error', { code: grpc.status.PERMISSION_DENIED, details: 'identity "bob" lacks lock on "k"', metadata: md });
+      else stream.write(ok(req.callId));
+    });
+    const { address } = await serve(s.impl);
+    const l = link(address);
+    const err = await rejection(l.call('get', { key: 'a' }, 5_000));
+    expect(grpc.status[err.code]).toBe('PERMISSION_DENIED');
+    expect(err.details).toBe('identity "bob" lacks lock on "k"');
+    expect(err.metadata.get('fencelock-reason')).toEqual(['PERMISSION_DENIED']);
+    expect(await l.call('get', { key: 'b' }, 5_000)).toMatchObject({ found: true });
+  });
+
   it('rejects the calls in flight UNAVAILABLE when the server goes away', async () => {
     const s = scripted(() => undefined);
     const { address, server } = await serve(s.impl);
