@@ -14,8 +14,8 @@ import { compareStrings, utf8ByteLength } from './text';
 
 export interface KvRecord {
   readonly key: string;
-  /** The lock this key belongs to. */
-  readonly lock: string;
+  /** The lock this key belongs to (changed only by an admin's MoveKeys). */
+  lock: string;
   /** Token of the last accepted write that touched this key. */
   watermark: number;
   /** Current value; null for a tombstone (deleted key). */
@@ -161,6 +161,24 @@ export class FencedKv {
     r.payer = payer;
     this.setValue(r, op.type === 'put' ? copyBytes(op.value) : null);
     return isNew;
+  }
+
+  /** Binds the key to another lock (MoveKeys); the watermark stays. */
+  move(r: KvRecord, lock: string): void {
+    this.capture.save(r);
+    r.lock = lock;
+  }
+
+  /** The records (tombstones included) with `prefix`, in key order, at most `limit`. */
+  recordsWithPrefix(prefix: string, limit: number): KvRecord[] {
+    const out: KvRecord[] = [];
+    if (limit <= 0) return out;
+    this.sorted.scan((r) => {
+      if (!r.key.startsWith(prefix)) return false;
+      out.push(r);
+      return out.length < limit;
+    }, prefix);
+    return out;
   }
 
   /**

@@ -59,6 +59,7 @@ import {
   type LockRecord,
   type Session,
 } from './records';
+import { moveKeys } from './moveKeys';
 import { SessionTable } from './sessions';
 import { UsageTable, keyCost, writeCharge, type UsageCounts } from './usage';
 import { quotaOf } from './auth/permissions';
@@ -234,6 +235,8 @@ export class LockStateMachine {
         return this.write(index, c);
       case 'AuthChange':
         return applyAuthChange(this.authTable, c.change);
+      case 'MoveKeys':
+        return moveKeys(this.kv, this.locks, c);
     }
   }
 

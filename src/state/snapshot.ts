@@ -30,8 +30,8 @@
 //               | byte 0 | str json                              a Release that handed over, a Write
 //                                                                 with its index, a WRONG_LOCK naming
 //                                                                 the key's owner, a refusal naming its
-//                                                                 subject, an issued token (fields added
-//                                                                 later)
+//                                                                 subject, an issued token, a key move
+//                                                                 (fields added later)
 //   value       = byte 0 | dstr  (string)  | byte 1 | varint (integer)  | byte 2 (false)  | byte 3 (true)
 //               | byte 4 | list(dstr)  (array of strings)
 //   dstr, str, bytes, varint: see snapshotWire.ts
@@ -591,6 +591,9 @@ function writeResult(w: Writer, r: Result): void {
       putFields(w, 2, r.status);
       putString(w, 'message', r.message);
       return;
+    case 'keys_moved':
+      putJson(w, { status: r.status, moved: r.moved });
+      return;
     case 'auth_changed':
       if (r.tokenId !== undefined) {
         putJson(w, { status: r.status, tokenId: r.tokenId });
@@ -760,8 +763,10 @@ function readJsonResult(json: string): Result {
     result = { status: 'refused', reason: knownReason(o.reason), watermark: int(o.watermark), subject: wellFormed(o.subject) };
   } else if (o.status === 'auth_changed' && o.tokenId !== undefined) {
     result = { status: 'auth_changed', tokenId: wellFormed(o.tokenId) };
+  } else if (o.status === 'keys_moved') {
+    result = { status: 'keys_moved', moved: int(o.moved) };
   } else {
-    return bad('a stored result in JSON that is not a handover, an indexed write, a refusal naming an owner or a subject, or an issued token');
+    return bad('a stored result in JSON that is not a handover, an indexed write, a refusal naming an owner or a subject, an issued token or a move');
   }
   if (JSON.stringify(result) !== json) bad('a stored result in JSON that is not canonical');
   return result;
