@@ -58,6 +58,10 @@ export function encodeCommand(c: Command): Uint8Array {
     case 'AuthChange':
       w.authChange = encodeAuthChange(c.change);
       break;
+    case 'MoveKeys':
+      // A oneof member is written even when empty: prefix '' (every key) survives.
+      w.moveKeys = c.key !== undefined ? { key: c.key, toLock: c.toLock } : { prefix: c.prefix ?? '', toLock: c.toLock };
+      break;
   }
   return CommandType.encode(CommandType.fromObject(w)).finish();
 }
@@ -160,6 +164,11 @@ export function decodeCommand(bytes: Uint8Array): Command | { type: 'Undecodable
       }
       case 'authChange':
         return { type: 'AuthChange', ...withAck, change: decodeAuthChange(b) };
+      case 'moveKeys': {
+        // Neither key nor prefix set: a move of nothing, which validation refuses.
+        const what = b.what === 'key' ? { key: s('key') } : b.what === 'prefix' ? { prefix: s('prefix') } : {};
+        return { type: 'MoveKeys', ...withAck, ...what, toLock: s('toLock') };
+      }
       default:
         return { type: 'Undecodable', error: 'entry carries no command' };
     }

@@ -138,6 +138,19 @@ export interface AuthChangeCommand extends RequestMeta {
   change: AuthChange;
 }
 
+/**
+ * Moves one key, or every key under a prefix (tombstones included), to lock `toLock`, which nobody may hold
+ * or wait for (docs/auth.md "Moving keys"). Exactly one of `key` / `prefix` (prefix '' = every key). Keys
+ * keep their watermarks; `toLock`'s latest token is raised to the highest of them, so that every token it
+ * grants later is above. At most MAX_MOVE_KEYS keys per entry. With auth on, only an admin may.
+ */
+export interface MoveKeysCommand extends RequestMeta {
+  type: 'MoveKeys';
+  key?: string;
+  prefix?: string;
+  toLock: string;
+}
+
 export type Command =
   | OpenSessionCommand
   | CloseSessionCommand
@@ -147,7 +160,8 @@ export type Command =
   | CancelWaitCommand
   | ReleaseCommand
   | WriteCommand
-  | AuthChangeCommand;
+  | AuthChangeCommand
+  | MoveKeysCommand;
 
 export type CommandType = Command['type'];
 
@@ -167,6 +181,7 @@ export const COMMAND_TYPES: readonly CommandType[] = Object.freeze([
   'Release',
   'Write',
   'AuthChange',
+  'MoveKeys',
 ] as const);
 
 export function isCommandType(t: unknown): t is CommandType {
@@ -271,6 +286,12 @@ function checkLeaseCheckpoint(v: unknown): string | null {
   return checkSessionId(v.sessionId);
 }
 
+function checkMove(c: Fields): string | null {
+  if ((c.key === undefined) === (c.prefix === undefined)) return 'a key move names exactly one of key and prefix';
+  const what = c.key !== undefined ? checkKey(c.key) : checkText(c.prefix, 'prefix', 0, L.MAX_KEY_BYTES);
+  return what ?? checkLockName(c.toLock);
+}
+
 /**
  * Full validation of a decoded command (shape, types and limits). Returns a message, or null when the
  * command is valid. Never throws, whatever `c` is.
@@ -284,6 +305,7 @@ export function validateCommand(c: unknown): string | null {
   const metaProblem = validateRequestMeta(c);
   if (metaProblem !== null) return metaProblem;
   if (c.type === 'AuthChange') return checkAuthChange(c.change);
+  if (c.type === 'MoveKeys') return checkMove(c);
   const sessionProblem = checkSessionId(c.sessionId);
   if (sessionProblem !== null) return sessionProblem;
   switch (c.type) {

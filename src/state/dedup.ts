@@ -1,5 +1,7 @@
-// Request de-duplication (DESIGN.md 1.4): the result of every applied request, keyed by (clientId,
-// requestId), so a retry gets the original answer and never applies twice — refusals included.
+// Request de-duplication (DESIGN.md 1.4): the result of every applied request, keyed by (caller, clientId,
+// requestId), so a retry gets the original answer and never applies twice — refusals included. Records are
+// per identity (docs/auth.md "Retry records per identity"): another caller's requests can never see, replay
+// or evict them. Caller '' (the node, old logs) is one more identity, with the behaviour it always had.
 //
 // Bounded, deterministically:
 // - per client at most DEDUP_MAX_RESULTS_PER_CLIENT results; the oldest applied is dropped first;
@@ -9,9 +11,15 @@
 // - at most DEDUP_MAX_CLIENTS clients and DEDUP_MAX_RESULTS results overall: the least recently used client
 //   is forgotten entirely (Map insertion order, refreshed on every request of the client, is the LRU order).
 //   A forgotten client's very late retry would be applied again: see the caveat in index.ts.
+// - per caller other than '' at most its `dedup_clients` quota of clients: beyond, its own least recently
+//   used client is forgotten; and when the global bounds above are reached, a caller forgets its own least
+//   recently used client first (the global LRU only when it has no other), so one identity flooding the
+//   table cannot evict another's records. And a request from such a caller whose client has no record and
+//   whose requestId is above 1 is refused (REQUEST_TOO_OLD): its record may have been forgotten, so it may
+//   have been applied. (Caller '' keeps the old rule, which old logs were applied by.)
 import { SavedImages, sameRecord } from './capture';
 import type { CommandType } from './commands';
-import { invariant } from './invariant';
+import { InvariantError, invariant } from './invariant';
 import * as L from './limits';
 import type { Result } from './results';
 
@@ -22,6 +30,8 @@ export interface DedupEntry {
 }
 
 export interface DedupClient {
+  readonly caller: string;
+  readonly clientId: string;
   floor: number;
   /** Insertion order = application order (the eviction order). */
   readonly entries: Map<number, DedupEntry>;
@@ -35,8 +45,16 @@ export interface DedupImage {
 
 /** The dedup table as the encoder reads it: clients from least to most recently used. */
 export interface DedupView {
-  readonly clients: readonly (readonly [string, DedupClient])[];
+  readonly clients: readonly DedupClient[];
   image(client: DedupClient): DedupImage;
+}
+
+/**
+ * The key of a client in the table. Callers are printable ASCII (no NUL), so the first NUL ends the caller
+ * whatever the client id holds: two (caller, clientId) pairs never share a key.
+ */
+function keyOf(caller: string, clientId: string): string {
+  return `${caller}\u0000${clientId}`;
 }
 
 export type DedupLookup =
@@ -46,7 +64,10 @@ export type DedupLookup =
   | { kind: 'reused' };
 
 export class DedupTable {
+  /** Insertion order, refreshed on every request of a client, is the LRU order. */
   private readonly clients = new Map<string, DedupClient>();
+  /** The clients of each caller but '', in the same LRU order (its own evictions take its first). */
+  private readonly byCaller = new Map<string, Set<DedupClient>>();
   private total = 0;
   /** While a snapshot capture is open: the clients' contents as they were at the capture (capture.ts). */
   private images: SavedImages<DedupClient, DedupImage> | null = null;
@@ -59,14 +80,22 @@ export class DedupTable {
     return this.total;
   }
 
+  /** The clients of `caller` ('' included). */
+  clientsOf(caller: string): number {
+    if (caller !== '') return this.byCaller.get(caller)?.size ?? 0;
+    let n = 0;
+    for (const c of this.clients.values()) if (c.caller === '') n++;
+    return n;
+  }
+
   /** Clients from least to most recently used. */
-  entries(): IterableIterator<[string, DedupClient]> {
-    return this.clients.entries();
+  values(): IterableIterator<DedupClient> {
+    return this.clients.values();
   }
 
   /** The clients, read live (nothing may change while the view is read). */
   view(): DedupView {
-    return { clients: Array.from(this.clients), image: sameRecord };
+    return { clients: Array.from(this.clients.values()), image: sameRecord };
   }
 
   /** The clients as they are now, readable until thaw() while requests go on. O(clients), not O(results). */
@@ -74,7 +103,7 @@ export class DedupTable {
     invariant(this.images === null, 'the dedup table is frozen already');
     const images = new SavedImages<DedupClient, DedupImage>(copyClient);
     this.images = images;
-    return { clients: Array.from(this.clients), image: (c) => images.image(c) };
+    return { clients: Array.from(this.clients.values()), image: (c) => images.image(c) };
   }
 
   thaw(): void {
@@ -85,11 +114,10 @@ export class DedupTable {
    * Looks a request up before it is applied; marks the client as most recently used and applies
    * `ackedBelow`. `new` means: apply it, then call record().
    */
-  begin(clientId: string, requestId: number, ackedBelow: number, commandType: CommandType): DedupLookup {
-    const c = this.clients.get(clientId);
-    if (c === undefined) return { kind: 'new' };
-    this.clients.delete(clientId);
-    this.clients.set(clientId, c);
+  begin(caller: string, clientId: string, requestId: number, ackedBelow: number, commandType: CommandType): DedupLookup {
+    const c = this.clients.get(keyOf(caller, clientId));
+    if (c === undefined) return caller !== '' && requestId > 1 ? { kind: 'too_old' } : { kind: 'new' };
+    this.touch(c);
     this.raiseFloor(c, ackedBelow);
     const e = c.entries.get(requestId);
     if (e !== undefined) return e.commandType === commandType ? { kind: 'duplicate', result: e.result } : { kind: 'reused' };
@@ -98,25 +126,27 @@ export class DedupTable {
   }
 
   /**
-   * The stored result of (clientId, requestId) when applying the request now would answer with it
+   * The stored result of (caller, clientId, requestId) when applying the request now would answer with it
    * (`duplicate` of begin()), else undefined. Read-only: no LRU refresh, no floor raise. A request id
    * below `ackedBelow` is left to begin() (it drops that result and refuses the request).
    */
-  peek(clientId: string, requestId: number, ackedBelow: number, commandType: CommandType): Result | undefined {
+  peek(caller: string, clientId: string, requestId: number, ackedBelow: number, commandType: CommandType): Result | undefined {
     if (requestId < ackedBelow) return undefined;
-    const e = this.clients.get(clientId)?.entries.get(requestId);
+    const e = this.clients.get(keyOf(caller, clientId))?.entries.get(requestId);
     return e !== undefined && e.commandType === commandType ? e.result : undefined;
   }
 
-  /** Stores the result of an applied request (its result must be frozen: it is handed out again). */
-  record(clientId: string, requestId: number, ackedBelow: number, commandType: CommandType, result: Result): void {
-    let c = this.clients.get(clientId);
+  /**
+   * Stores the result of an applied request (its result must be frozen: it is handed out again).
+   * `maxClients`: the caller's dedup_clients quota (at least its current client is kept; unused for '').
+   */
+  record(caller: string, clientId: string, requestId: number, ackedBelow: number, commandType: CommandType, result: Result, maxClients: number): void {
+    let c = this.clients.get(keyOf(caller, clientId));
     if (c === undefined) {
-      c = { floor: 0, entries: new Map() };
+      c = { caller, clientId, floor: 0, entries: new Map() };
       this.raiseFloor(c, ackedBelow);
     }
-    this.clients.delete(clientId);
-    this.clients.set(clientId, c);
+    this.touch(c);
     this.images?.save(c);
     invariant(!c.entries.has(requestId), () => `request ${requestId} of ${JSON.stringify(clientId)} recorded twice`);
     c.entries.set(requestId, { requestId, commandType, result });
@@ -127,22 +157,47 @@ export class DedupTable {
       this.total--;
       if (oldest + 1 > c.floor) c.floor = oldest + 1;
     }
+    const own = this.byCaller.get(caller);
+    while (own !== undefined && own.size > Math.max(1, maxClients)) this.forget(firstOf(own));
     while (this.clients.size > L.DEDUP_MAX_CLIENTS || (this.total > L.DEDUP_MAX_RESULTS && this.clients.size > 1)) {
-      const [lruId, lru] = this.clients.entries().next().value as [string, DedupClient];
-      invariant(lruId !== clientId, 'dedup evicts the client it is recording for');
-      this.clients.delete(lruId);
-      this.total -= lru.entries.size;
+      const lru = own !== undefined && own.size > 1 ? firstOf(own) : firstOf(this.clients.values());
+      invariant(lru !== c, 'dedup evicts the client it is recording for');
+      this.forget(lru);
     }
   }
 
   /** Restores one client from a snapshot, as the most recently used so far (call in LRU order). */
-  restore(clientId: string, floor: number, entries: readonly DedupEntry[]): void {
-    invariant(!this.clients.has(clientId), () => `dedup client ${JSON.stringify(clientId)} restored twice`);
-    const c: DedupClient = { floor, entries: new Map() };
+  restore(caller: string, clientId: string, floor: number, entries: readonly DedupEntry[]): void {
+    invariant(!this.clients.has(keyOf(caller, clientId)), () => `dedup client ${JSON.stringify(clientId)} of ${JSON.stringify(caller)} restored twice`);
+    const c: DedupClient = { caller, clientId, floor, entries: new Map() };
     for (const e of entries) c.entries.set(e.requestId, e);
     invariant(c.entries.size === entries.length, () => `a dedup request of ${JSON.stringify(clientId)} restored twice`);
-    this.clients.set(clientId, c);
+    this.touch(c);
     this.total += c.entries.size;
+  }
+
+  /** Makes `c` the most recently used client (adding it if new), in the table and among its caller's. */
+  private touch(c: DedupClient): void {
+    const key = keyOf(c.caller, c.clientId);
+    this.clients.delete(key);
+    this.clients.set(key, c);
+    if (c.caller === '') return;
+    let own = this.byCaller.get(c.caller);
+    if (own === undefined) {
+      own = new Set();
+      this.byCaller.set(c.caller, own);
+    }
+    own.delete(c);
+    own.add(c);
+  }
+
+  private forget(c: DedupClient): void {
+    this.clients.delete(keyOf(c.caller, c.clientId));
+    this.total -= c.entries.size;
+    const own = this.byCaller.get(c.caller);
+    if (own === undefined) return;
+    own.delete(c);
+    if (own.size === 0) this.byCaller.delete(c.caller);
   }
 
   private raiseFloor(c: DedupClient, ackedBelow: number): void {
@@ -157,19 +212,36 @@ export class DedupTable {
     }
   }
 
-  /** Self-check: counters agree, bounds hold. */
+  /** Self-check: counters agree, bounds hold, each caller's clients are its clients of the table, in order. */
   check(): string[] {
     const problems: string[] = [];
     let total = 0;
-    for (const [id, c] of this.clients) {
+    const expected = new Map<string, DedupClient[]>();
+    for (const [key, c] of this.clients) {
       total += c.entries.size;
-      if (c.entries.size > L.DEDUP_MAX_RESULTS_PER_CLIENT) problems.push(`dedup client ${JSON.stringify(id)} over its bound`);
+      if (key !== keyOf(c.caller, c.clientId)) problems.push(`dedup client ${JSON.stringify(c.clientId)} filed under another key`);
+      if (c.entries.size > L.DEDUP_MAX_RESULTS_PER_CLIENT) problems.push(`dedup client ${JSON.stringify(c.clientId)} over its bound`);
+      if (c.caller !== '') {
+        const list = expected.get(c.caller);
+        if (list === undefined) expected.set(c.caller, [c]);
+        else list.push(c);
+      }
     }
     if (total !== this.total) problems.push(`dedup result count ${this.total} != ${total}`);
     if (this.clients.size > L.DEDUP_MAX_CLIENTS) problems.push('too many dedup clients');
     if (this.total > L.DEDUP_MAX_RESULTS && this.clients.size > 1) problems.push('too many dedup results');
+    const sameOrder = (a: readonly DedupClient[], b: readonly DedupClient[]): boolean => a.length === b.length && a.every((c, i) => c === b[i]);
+    const callers = new Set([...expected.keys(), ...this.byCaller.keys()]);
+    for (const caller of callers) {
+      if (!sameOrder(Array.from(this.byCaller.get(caller) ?? []), expected.get(caller) ?? [])) problems.push(`dedup clients of ${JSON.stringify(caller)} out of step`);
+    }
     return problems;
   }
+}
+
+function firstOf<T>(items: Iterable<T>): T {
+  for (const x of items) return x;
+  throw new InvariantError('no first of an empty collection');
 }
 
 function copyClient(c: DedupClient): DedupImage {

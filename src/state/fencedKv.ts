@@ -14,12 +14,14 @@ import { compareStrings, utf8ByteLength } from './text';
 
 export interface KvRecord {
   readonly key: string;
-  /** The lock this key belongs to. */
-  readonly lock: string;
+  /** The lock this key belongs to (changed only by an admin's MoveKeys). */
+  lock: string;
   /** Token of the last accepted write that touched this key. */
   watermark: number;
   /** Current value; null for a tombstone (deleted key). */
   value: Uint8Array | null;
+  /** The caller of the last write that touched it, who pays for it in its quotas ('' = nobody). */
+  payer: string;
 }
 
 /** What the snapshot holds of a key of the fenced store. */
@@ -28,6 +30,7 @@ export interface KeyImage {
   readonly lock: string;
   readonly watermark: number;
   readonly value: Uint8Array | null;
+  readonly payer: string;
 }
 
 /** A key as queries report it. `value` is a copy; null means the key was deleted (tombstone). */
@@ -111,6 +114,11 @@ export class FencedKv {
     this.capture.thaw();
   }
 
+  /** The records (tombstones included), in no particular order. */
+  values(): IterableIterator<KvRecord> {
+    return this.records.values();
+  }
+
   /** Calls `visit` for every record (tombstones included) in key order. */
   forEachSorted(visit: (r: KvRecord) => void): void {
     this.sorted.scan(visit);
@@ -137,11 +145,11 @@ export class FencedKv {
    * Applies one op of an accepted write: binds a new key to `lock`, sets the watermark to `token`, copies the
    * value (the command's buffer may be a view into a larger log buffer). Returns true for a new key.
    */
-  apply(op: WriteOp, lock: string, token: number): boolean {
+  apply(op: WriteOp, lock: string, token: number, payer: string): boolean {
     let r = this.records.get(op.key);
     const isNew = r === undefined;
     if (r === undefined) {
-      r = { key: op.key, lock, watermark: token, value: null };
+      r = { key: op.key, lock, watermark: token, value: null, payer };
       this.records.set(op.key, r);
       this.sorted.insert(r);
       this.storedBytes += utf8ByteLength(op.key);
@@ -150,18 +158,37 @@ export class FencedKv {
     invariant(token >= r.watermark, `watermark of ${JSON.stringify(op.key)} would go back`);
     if (!isNew) this.capture.save(r);
     r.watermark = token;
+    r.payer = payer;
     this.setValue(r, op.type === 'put' ? copyBytes(op.value) : null);
     return isNew;
+  }
+
+  /** Binds the key to another lock (MoveKeys); the watermark stays. */
+  move(r: KvRecord, lock: string): void {
+    this.capture.save(r);
+    r.lock = lock;
+  }
+
+  /** The records (tombstones included) with `prefix`, in key order, at most `limit`. */
+  recordsWithPrefix(prefix: string, limit: number): KvRecord[] {
+    const out: KvRecord[] = [];
+    if (limit <= 0) return out;
+    this.sorted.scan((r) => {
+      if (!r.key.startsWith(prefix)) return false;
+      out.push(r);
+      return out.length < limit;
+    }, prefix);
+    return out;
   }
 
   /**
    * Restores one key from a snapshot; keys must come in strictly increasing order. Adopts `value` without
    * copying (the caller hands it over and never mutates it).
    */
-  restore(key: string, lock: string, watermark: number, value: Uint8Array | null): void {
+  restore(key: string, lock: string, watermark: number, value: Uint8Array | null, payer: string): void {
     const last = this.sorted.last();
     invariant(last === undefined || compareStrings(last.key, key) < 0, 'snapshot keys out of order');
-    const r: KvRecord = { key, lock, watermark, value: null };
+    const r: KvRecord = { key, lock, watermark, value: null, payer };
     this.records.set(key, r);
     this.sorted.append(r);
     this.storedBytes += utf8ByteLength(key);
@@ -201,7 +228,7 @@ export class FencedKv {
 }
 
 function copyKey(r: KvRecord): KeyImage {
-  return { key: r.key, lock: r.lock, watermark: r.watermark, value: r.value };
+  return { key: r.key, lock: r.lock, watermark: r.watermark, value: r.value, payer: r.payer };
 }
 
 function toEntry(r: KvRecord): KvEntry {

@@ -25,6 +25,7 @@ import {
   type ReleaseCommand,
   type RequestCommand,
   type WriteCommand,
+  type WriteOp,
 } from './commands';
 import { DedupTable } from './dedup';
 import { checkFence } from './fencing';
@@ -37,6 +38,7 @@ import {
   freezeResult,
   invalid,
   refused,
+  refusedAbout,
   type CommandResult,
   type LockEvent,
   type Result,
@@ -44,6 +46,7 @@ import {
 import {
   addHeld,
   addWaiting,
+  clearWaiting,
   deleteHeld,
   deleteWaiting,
   firstWaiter,
@@ -56,7 +59,11 @@ import {
   type LockRecord,
   type Session,
 } from './records';
+import { moveKeys } from './moveKeys';
 import { SessionTable } from './sessions';
+import { UsageTable, keyCost, writeCharge, type UsageCounts } from './usage';
+import { quotaOf } from './auth/permissions';
+import type { QuotaName } from './auth/names';
 import { SnapshotEncoding } from './capture';
 import { SLICE_UNITS, encodeState, readState, writeState, type StateTables, type StateView } from './snapshot';
 import { SnapshotError } from './snapshotWire';
@@ -120,8 +127,14 @@ export class LockStateMachine {
   private readonly kv = new FencedKv();
   private readonly dedup = new DedupTable();
   private readonly authTable = new AuthTable();
-  /** The auth table and session owners, read-only, for the node's checks (auth/view.ts). */
-  readonly auth = new AuthView(this.authTable, (id) => this.sessions.get(id)?.owner);
+  /** What each caller uses, for its quotas (derived: recounted on restore). */
+  private readonly usage = new UsageTable();
+  /** The auth table, session owners and usage, read-only, for the node's checks (auth/view.ts). */
+  readonly auth = new AuthView(
+    this.authTable,
+    (id) => this.sessions.get(id)?.owner,
+    (caller) => ({ ...this.usage.counts(caller), dedupClients: this.dedup.clientsOf(caller) }),
+  );
 
   /** Index of the last applied entry (0 before the first). */
   get lastApplied(): number {
@@ -151,9 +164,10 @@ export class LockStateMachine {
     const clientId = c.clientId as string;
     const requestId = c.requestId as number;
     const ackedBelow = (c.ackedBelow as number | undefined) ?? 0;
+    const caller = (c.caller as string | undefined) ?? '';
     const deduplicated = clientId !== '';
     if (deduplicated) {
-      const seen = this.dedup.begin(clientId, requestId, ackedBelow, type);
+      const seen = this.dedup.begin(caller, clientId, requestId, ackedBelow, type);
       switch (seen.kind) {
         case 'duplicate':
           return { result: seen.result, events: [], duplicate: true };
@@ -167,7 +181,7 @@ export class LockStateMachine {
     }
     const events: LockEvent[] = [];
     const result = freezeResult(this.checkAndExecute(index, c, events));
-    if (deduplicated) this.dedup.record(clientId, requestId, ackedBelow, type, result);
+    if (deduplicated) this.dedup.record(caller, clientId, requestId, ackedBelow, type, result, quotaOf(this.authTable, caller, 'dedup_clients'));
     return { result, events, duplicate: false };
   }
 
@@ -221,14 +235,25 @@ export class LockStateMachine {
         return this.write(index, c);
       case 'AuthChange':
         return applyAuthChange(this.authTable, c.change);
+      case 'MoveKeys':
+        return moveKeys(this.kv, this.locks, c);
     }
   }
 
   private openSession(index: number, c: OpenSessionCommand): Result {
+    const owner = c.caller ?? '';
     if (this.sessions.has(c.sessionId)) return refused(Reason.SESSION_EXISTS, 0);
+    if (this.overQuota(owner, 'sessions', this.usage.counts(owner).sessions, 1)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'sessions');
     if (this.sessions.size >= L.MAX_SESSIONS) return refused(Reason.TOO_MANY_SESSIONS, 0);
-    this.sessions.add({ id: c.sessionId, clientName: c.clientName, ttlMs: c.ttlMs, openedAt: c.now, openIndex: index, owner: c.caller ?? '' });
+    const s = this.sessions.add({ id: c.sessionId, clientName: c.clientName, ttlMs: c.ttlMs, openedAt: c.now, openIndex: index, owner });
+    s.usage = this.usage.of(owner);
+    if (s.usage !== null) s.usage.sessions++;
     return { status: 'session_opened', sessionId: c.sessionId, ttlMs: c.ttlMs };
+  }
+
+  /** Would `adding` more of `quota` take `caller` (not '') above it? Nothing added is never refused. */
+  private overQuota(caller: string, quota: QuotaName, used: number, adding: number): boolean {
+    return caller !== '' && adding > 0 && used + adding > quotaOf(this.authTable, caller, quota);
   }
 
   /**
@@ -249,8 +274,9 @@ export class LockStateMachine {
       invariant(this.locks.dequeue(rec, s), () => `session waits for ${JSON.stringify(rec.name)} but is not queued`);
       events.push({ type: 'wait_ended', lock: rec.name, sessionId: s.id, cause });
     }
-    s.waiting = null;
+    clearWaiting(s);
     this.sessions.delete(s);
+    if (s.usage !== null) s.usage.sessions--;
   }
 
   /** The second half: its locks are released in name order, each handed to its next live waiter; returns their names. */
@@ -266,6 +292,7 @@ export class LockStateMachine {
       this.locks.collectIfIdle(rec);
     }
     events.push({ type: 'session_ended', sessionId: s.id, cause });
+    this.usage.collect(s.usage);
     return released;
   }
 
@@ -298,6 +325,7 @@ export class LockStateMachine {
         return { status: 'waiting', holderToken: tokenOf(rec), position: queuePosition(rec, c.sessionId) };
       }
       if (c.tryOnly) return { status: 'held', holderToken: tokenOf(rec) };
+      if (this.overQuota(s.owner, 'waiters', s.usage?.waiters ?? 0, 1)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'waiters');
       if (waiterCount(rec) >= L.MAX_WAITERS_PER_LOCK) return refused(Reason.TOO_MANY_WAITERS, watermark);
       if (perSessionFull) return refused(Reason.TOO_MANY_LOCKS, watermark);
       this.locks.enqueue(rec, s);
@@ -305,6 +333,7 @@ export class LockStateMachine {
       events.push({ type: 'queued', lock: c.lock, sessionId: c.sessionId, position: waiterCount(rec) });
       return { status: 'waiting', holderToken: tokenOf(rec), position: waiterCount(rec) };
     }
+    if (this.overQuota(s.owner, 'locks', s.usage?.locks ?? 0, 1)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'locks');
     if (perSessionFull) return refused(Reason.TOO_MANY_LOCKS, watermark);
     if (rec === undefined) {
       if (this.locks.size >= L.MAX_LOCKS) return refused(Reason.TOO_MANY_LOCKS, watermark);
@@ -365,14 +394,38 @@ export class LockStateMachine {
     });
     if (!decision.ok) return refused(decision.reason, decision.watermark, decision.key, decision.owner);
     invariant(rec !== undefined, 'accepted write without a lock record');
+    const payer = c.caller ?? '';
+    const quotaRefusal = this.writeQuotaRefusal(payer, c.ops);
+    if (quotaRefusal !== null) return quotaRefusal;
     const plan = this.kv.plan(c.ops);
     if (this.kv.size + plan.newKeys.length > L.MAX_KEYS || this.kv.bytes + plan.bytesDelta > L.MAX_STORE_BYTES) {
       return refused(Reason.STORE_FULL, c.token);
     }
+    // The touched keys' cost moves to this write's caller: off their payers before, onto it after.
+    const touched = new Set(c.ops.map((op) => op.key));
+    for (const key of touched) {
+      const r = this.kv.record(key);
+      if (r !== undefined) this.usage.uncharge(r);
+    }
     for (const op of c.ops) {
-      if (this.kv.apply(op, rec.name, c.token)) rec.boundKeys++;
+      if (this.kv.apply(op, rec.name, c.token, payer)) rec.boundKeys++;
+    }
+    for (const key of touched) {
+      const r = this.kv.record(key);
+      invariant(r !== undefined, 'a written key is missing');
+      this.usage.charge(r);
     }
     return { status: 'written', token: c.token, ops: c.ops.length, index };
+  }
+
+  /** QUOTA_EXCEEDED when the write would take its caller above its `keys` or `store_bytes` quota. */
+  private writeQuotaRefusal(payer: string, ops: readonly WriteOp[]): Result | null {
+    if (payer === '') return null;
+    const used = this.usage.counts(payer);
+    const adds = writeCharge(this.kv, ops, payer);
+    if (this.overQuota(payer, 'keys', used.keys, adds.keys)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'keys');
+    if (this.overQuota(payer, 'store_bytes', used.storeBytes, adds.bytes)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'store_bytes');
+    return null;
   }
 
   /**
@@ -384,7 +437,8 @@ export class LockStateMachine {
     const c: unknown = command;
     if (!isRecord(c) || !isCommandType(c.type) || !isRequestCommandType(c.type)) return undefined;
     if (validateRequestMeta(c) !== null || c.clientId === '') return undefined;
-    return this.dedup.peek(c.clientId as string, c.requestId as number, (c.ackedBelow as number | undefined) ?? 0, c.type);
+    const caller = (c.caller as string | undefined) ?? '';
+    return this.dedup.peek(caller, c.clientId as string, c.requestId as number, (c.ackedBelow as number | undefined) ?? 0, c.type);
   }
 
   // ---- read-only queries --------------------------------------------------------------------------------
@@ -575,7 +629,56 @@ export class LockStateMachine {
     if (this.locks.size > L.MAX_LOCKS) p.push('too many locks');
     if (this.kv.size > L.MAX_KEYS || this.kv.bytes > L.MAX_STORE_BYTES) p.push('store over its bounds');
     p.push(...this.sessions.check(), ...this.locks.check(), ...this.kv.check(), ...this.dedup.check(), ...this.authTable.check());
+    p.push(...this.checkUsage());
     return p;
+  }
+
+  /** Usage is what a recount gives, and every session counts in its owner's record. */
+  private checkUsage(): string[] {
+    const p: string[] = [];
+    for (const s of this.sessions.values()) {
+      if (s.usage !== (s.owner === '' ? null : (this.usage.get(s.owner) ?? null))) p.push(`session ${s.id} does not count for its owner`);
+    }
+    return [...p, ...this.usage.check(this.recountUsage())];
+  }
+
+  /** What each caller uses, counted from scratch (sessions by owner, keys by payer). */
+  private recountUsage(): Map<string, UsageCounts> {
+    const counts = new Map<string, UsageCounts>();
+    const of = (caller: string): UsageCounts => {
+      let c = counts.get(caller);
+      if (c === undefined) {
+        c = { sessions: 0, locks: 0, waiters: 0, keys: 0, storeBytes: 0 };
+        counts.set(caller, c);
+      }
+      return c;
+    };
+    for (const s of this.sessions.values()) {
+      if (s.owner === '') continue;
+      const c = of(s.owner);
+      c.sessions++;
+      c.locks += s.heldCount;
+      c.waiters += waitingCount(s);
+    }
+    for (const r of this.kv.values()) {
+      if (r.payer === '') continue;
+      const c = of(r.payer);
+      c.keys++;
+      c.storeBytes += keyCost(r);
+    }
+    return counts;
+  }
+
+  /** After a restore: every session counts for its owner, every key for its payer. */
+  private restoreUsage(): void {
+    for (const s of this.sessions.values()) {
+      s.usage = this.usage.of(s.owner);
+      if (s.usage === null) continue;
+      s.usage.sessions++;
+      s.usage.locks += s.heldCount;
+      s.usage.waiters += waitingCount(s);
+    }
+    for (const r of this.kv.values()) this.usage.charge(r);
   }
 
   // ---- snapshot and restore -----------------------------------------------------------------------------
@@ -636,6 +739,7 @@ export class LockStateMachine {
     const m = new LockStateMachine();
     try {
       m.applied = readState(bytes, m.tables()).lastApplied;
+      m.restoreUsage();
     } catch (e) {
       throw e instanceof InvariantError ? new SnapshotError(e.message) : e;
     }

@@ -102,6 +102,19 @@ export class LockTable {
     rec.latestHolder = session.id;
   }
 
+  /**
+   * Raises a free lock's latest token to `token` (keys moved to it keep their watermarks, and a key's
+   * watermark never exceeds its lock's latest token). The raised token was not this lock's grant, so no
+   * session was its holder.
+   */
+  raiseLatest(rec: LockRecord, token: number): void {
+    invariant(rec.holder === null, () => `raising the latest token of held lock ${JSON.stringify(rec.name)}`);
+    if (token <= rec.latestToken) return;
+    this.capture.save(rec);
+    rec.latestToken = token;
+    rec.latestHolder = '';
+  }
+
   /** Ends the current grant; returns its token. */
   clearHolder(rec: LockRecord): number {
     invariant(rec.holder !== null, () => `release of free lock ${JSON.stringify(rec.name)}`);

@@ -2,6 +2,7 @@
 // records, a session's held and awaited locks are lock records. So a session id string is stored once, in
 // its session (a lock refers to the session object, not to another copy of the id), and no lookup by id or
 // name is needed to walk from one to the other.
+import type { Usage } from './usage';
 //
 // Memory and speed: a machine holds up to MAX_SESSIONS sessions and MAX_LOCKS locks.
 // - Each kind is made by one object literal in one factory below, with every field: one hidden class for
@@ -38,6 +39,8 @@ export interface Session extends SessionImage {
   heldCount: number;
   /** Locks this session is queued for, null when none. */
   waiting: Set<LockRecord> | null;
+  /** What the owner uses (counted through this session's holds and waits); null when the owner is ''. */
+  usage: Usage | null;
   /**
    * Scratch for the snapshot encoder: this session's position in the snapshot being written, and which
    * encoding wrote it (an object of the encoder's, null before any). Not state: nothing else reads them.
@@ -72,7 +75,7 @@ export interface LockRecord {
 }
 
 export function newSession(id: string, clientName: string, ttlMs: number, openedAt: number, openIndex: number, remainingMs = ttlMs, owner = ''): Session {
-  return { id, clientName, ttlMs, openedAt, openIndex, owner, remainingMs, heldHead: null, heldCount: 0, waiting: null, ordinal: 0, ordinalOwner: null };
+  return { id, clientName, ttlMs, openedAt, openIndex, owner, remainingMs, heldHead: null, heldCount: 0, waiting: null, usage: null, ordinal: 0, ordinalOwner: null };
 }
 
 /** A free lock record (as created for a first grant, or restored and then filled in). */
@@ -90,7 +93,7 @@ export function newLockRecord(name: string, grantedAt = 0, latestToken = 0, late
   };
 }
 
-// ---- sessions -----------------------------------------------------------------------------------------
+// ---- sessions (the hooks also keep the owner's usage counted: usage.ts) -----------------------------------------------------------------------------------------
 
 /** Adds `rec` (in no session's list: it is being granted to `s`) to the locks `s` holds. */
 export function addHeld(s: Session, rec: LockRecord): void {
@@ -100,6 +103,7 @@ export function addHeld(s: Session, rec: LockRecord): void {
   if (head !== null) head.heldPrev = rec;
   s.heldHead = rec;
   s.heldCount++;
+  if (s.usage !== null) s.usage.locks++;
 }
 
 /** Removes `rec`, which must be in the list of `s` (the caller knows: rec.holder is s). */
@@ -112,6 +116,7 @@ export function deleteHeld(s: Session, rec: LockRecord): void {
   rec.heldPrev = null;
   rec.heldNext = null;
   s.heldCount--;
+  if (s.usage !== null) s.usage.locks--;
 }
 
 /** The locks `s` holds, in no particular order. */
@@ -126,13 +131,23 @@ export function waitingCount(s: Session): number {
 }
 
 export function addWaiting(s: Session, rec: LockRecord): void {
-  (s.waiting ??= new Set()).add(rec);
+  const waiting = (s.waiting ??= new Set());
+  const before = waiting.size;
+  waiting.add(rec);
+  if (s.usage !== null) s.usage.waiters += waiting.size - before;
+}
+
+/** Forgets every wait of `s` (the locks' queues are the caller's business). */
+export function clearWaiting(s: Session): void {
+  if (s.usage !== null) s.usage.waiters -= waitingCount(s);
+  s.waiting = null;
 }
 
 /** False when `s` was not waiting for the lock. */
 export function deleteWaiting(s: Session, rec: LockRecord): boolean {
   if (s.waiting === null || !s.waiting.delete(rec)) return false;
   if (s.waiting.size === 0) s.waiting = null;
+  if (s.usage !== null) s.usage.waiters--;
   return true;
 }
 

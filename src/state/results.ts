@@ -66,6 +66,10 @@ export const Reason = Object.freeze({
   AUTH_FULL: 'AUTH_FULL',
   /** The caller's quota (`subject`: its name, e.g. `sessions`) would be exceeded. */
   QUOTA_EXCEEDED: 'QUOTA_EXCEEDED',
+  /** MoveKeys: the target lock (`subject`) is held or has waiters. */
+  LOCK_BUSY: 'LOCK_BUSY',
+  /** MoveKeys: more than MAX_MOVE_KEYS keys under the prefix (`subject`); nothing moved. */
+  MOVE_TOO_LARGE: 'MOVE_TOO_LARGE',
 } as const);
 
 export type Reason = (typeof Reason)[keyof typeof Reason];
@@ -188,6 +192,12 @@ export interface AuthChangedResult {
   tokenId?: string;
 }
 
+/** MoveKeys: `moved` keys now belong to the target lock (keys that already did are not counted). */
+export interface KeysMovedResult {
+  status: 'keys_moved';
+  moved: number;
+}
+
 /**
  * The command was valid but refused; nothing changed. `watermark`:
  * - Write: max(latest token of the lock (0 without a record), watermark of every touched key that exists,
@@ -204,7 +214,7 @@ export interface AuthChangedResult {
  *   the request's token was revoked or is another user's;
  * - USER_EXISTS, UNKNOWN_USER: the user; ROLE_EXISTS, UNKNOWN_ROLE: the role; UNKNOWN_TOKEN, TOKEN_EXISTS:
  *   the token id; LAST_ADMIN: the user or role the change was about; AUTH_FULL: the bound reached;
- *   QUOTA_EXCEEDED: the quota's name.
+ *   QUOTA_EXCEEDED: the quota's name; LOCK_BUSY: the target lock; MOVE_TOO_LARGE: the prefix.
  */
 export interface RefusedResult {
   status: 'refused';
@@ -234,6 +244,7 @@ export type Result =
   | ReleasedResult
   | WrittenResult
   | AuthChangedResult
+  | KeysMovedResult
   | RefusedResult
   | InvalidResult;
 

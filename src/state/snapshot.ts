@@ -15,20 +15,23 @@
 //                 | varint remainingMs (its lease checkpoint, <= ttlMs) | str owner (its caller, '' = none)
 //   auth        = see auth/authSnapshot.ts: the auth table (users, roles, tokens), sorted
 //
-// Format 3 (before auth) is still read: sessions without owner (''), no auth section (auth off). Format 2
+// Format 3 (before auth) is still read: no session owner, key payer or dedup caller (all ''), no auth
+// section (auth off). Format 2
 // (before lease checkpoints) as well: format 3 without remainingMs, which is then the TTL.
 //   lock        = str name | sref holder | varint token | varint grantedAt | varint latestToken
 //                 | sref latestHolder | list(sref waiter)
 //   sref        = varint: 0 = '' | 1 then str = an id that is none of the sessions' | 2 + i = id of session i
 //   key         = str key | lref lock | varint watermark | byte deleted (0/1) | bytes value
+//                 | str payer (the caller it counts for, '' = none; format 4 on)
 //   lref        = varint: 0 then str = a name that is none of the locks' | 1 + i = name of lock i
-//   dedupClient = str clientId | varint floor | list(varint requestId | dstr commandType | result)
+//   dedupClient = str caller (format 4 on) | str clientId | varint floor
+//                 | list(varint requestId | dstr commandType | result)
 //   result      = byte 1 | varint n | (dstr field | value) * n     when every field name is in DICT
 //               | byte 0 | str json                              a Release that handed over, a Write
 //                                                                 with its index, a WRONG_LOCK naming
 //                                                                 the key's owner, a refusal naming its
-//                                                                 subject, an issued token (fields added
-//                                                                 later)
+//                                                                 subject, an issued token, a key move
+//                                                                 (fields added later)
 //   value       = byte 0 | dstr  (string)  | byte 1 | varint (integer)  | byte 2 (false)  | byte 3 (true)
 //               | byte 4 | list(dstr)  (array of strings)
 //   dstr, str, bytes, varint: see snapshotWire.ts
@@ -266,6 +269,7 @@ function* writeKeys(w: Writer, keys: TableView<KvRecord, KeyImage>, lockAt: Read
       w.byte(r.value === null ? 1 : 0);
       const value = r.value ?? EMPTY;
       w.bytes(value);
+      w.str(r.payer);
       count++;
       if (slice.spend(1 + (value.length >> 10))) yield;
     }
@@ -275,9 +279,10 @@ function* writeKeys(w: Writer, keys: TableView<KvRecord, KeyImage>, lockAt: Read
 
 function* writeDedup(w: Writer, dedup: DedupView, slice: Slice): Generator<void, void, void> {
   w.varint(dedup.clients.length);
-  for (const [clientId, client] of dedup.clients) {
+  for (const client of dedup.clients) {
     const c = dedup.image(client);
-    w.str(clientId);
+    w.str(client.caller);
+    w.str(client.clientId);
     w.varint(c.floor);
     w.varint(c.entries.size);
     for (const e of c.entries.values()) {
@@ -350,9 +355,10 @@ export function readState(bytes: Uint8Array, t: StateTables): { lastApplied: num
   t.locks.gcFloor = header.gcFloor;
   const sessions = readSessions(r, t.sessions, header.format);
   const locks = readLocks(r, t, sessions);
-  readKeys(r, t.kv, locks);
-  readDedup(r, t.dedup);
-  if (header.format >= SNAPSHOT_FORMAT) readAuth(r, t.auth);
+  const withAuth = header.format > FORMAT_WITHOUT_AUTH;
+  readKeys(r, t.kv, locks, withAuth);
+  readDedup(r, t.dedup, withAuth);
+  if (withAuth) readAuth(r, t.auth);
   r.end();
   return header;
 }
@@ -456,7 +462,7 @@ function linkHeld(locks: readonly LockRecord[], from: number, to: number): void 
   }
 }
 
-function readKeys(r: Reader, kv: FencedKv, locks: readonly LockRecord[]): void {
+function readKeys(r: Reader, kv: FencedKv, locks: readonly LockRecord[], withPayers: boolean): void {
   const count = r.count(5);
   for (let i = 0; i < count; i++) {
     const key = r.str();
@@ -469,8 +475,9 @@ function readKeys(r: Reader, kv: FencedKv, locks: readonly LockRecord[]): void {
     if (flag > 1) bad('bad deleted flag');
     const value = r.bytes();
     if (flag === 1 && value.length > 0) bad('a tombstone has no value');
+    const payer = withPayers ? readCaller(r) : '';
     try {
-      kv.restore(key, rec.name, watermark, flag === 1 ? null : value);
+      kv.restore(key, rec.name, watermark, flag === 1 ? null : value, payer);
     } catch (e) {
       throw e instanceof InvariantError ? new SnapshotError(e.message) : e;
     }
@@ -478,9 +485,10 @@ function readKeys(r: Reader, kv: FencedKv, locks: readonly LockRecord[]): void {
   }
 }
 
-function readDedup(r: Reader, dedup: DedupTable): void {
+function readDedup(r: Reader, dedup: DedupTable, withCallers: boolean): void {
   const count = r.count(3);
   for (let i = 0; i < count; i++) {
+    const caller = withCallers ? readCaller(r) : '';
     const clientId = r.str();
     const floor = r.varint();
     const entries: DedupEntry[] = new Array<DedupEntry>(r.count(3));
@@ -491,7 +499,7 @@ function readDedup(r: Reader, dedup: DedupTable): void {
       entries[j] = { requestId, commandType: commandType as CommandType, result: readResult(r) };
     }
     try {
-      dedup.restore(clientId, floor, entries);
+      dedup.restore(caller, clientId, floor, entries);
     } catch (e) {
       throw e instanceof InvariantError ? new SnapshotError(e.message) : e;
     }
@@ -582,6 +590,9 @@ function writeResult(w: Writer, r: Result): void {
     case 'invalid':
       putFields(w, 2, r.status);
       putString(w, 'message', r.message);
+      return;
+    case 'keys_moved':
+      putJson(w, { status: r.status, moved: r.moved });
       return;
     case 'auth_changed':
       if (r.tokenId !== undefined) {
@@ -752,8 +763,10 @@ function readJsonResult(json: string): Result {
     result = { status: 'refused', reason: knownReason(o.reason), watermark: int(o.watermark), subject: wellFormed(o.subject) };
   } else if (o.status === 'auth_changed' && o.tokenId !== undefined) {
     result = { status: 'auth_changed', tokenId: wellFormed(o.tokenId) };
+  } else if (o.status === 'keys_moved') {
+    result = { status: 'keys_moved', moved: int(o.moved) };
   } else {
-    return bad('a stored result in JSON that is not a handover, an indexed write, a refusal naming an owner or a subject, or an issued token');
+    return bad('a stored result in JSON that is not a handover, an indexed write, a refusal naming an owner or a subject, an issued token or a move');
   }
   if (JSON.stringify(result) !== json) bad('a stored result in JSON that is not canonical');
   return result;

@@ -40,3 +40,12 @@ describe('command codec', () => {
     }
   });
 });
+
+describe('command codec, key moves', () => {
+  it('round-trips a move of one key, of a prefix, and of every key (prefix \'\')', () => {
+    for (const what of [{ key: 'k/1' }, { prefix: 'k/' }, { prefix: '' }]) {
+      const c: Command = { type: 'MoveKeys', ...meta, caller: 'ops', ...what, toLock: 'L2' };
+      expect(decodeCommand(encodeCommand(c)), JSON.stringify(what)).toEqual(c);
+    }
+  });
+});

@@ -376,7 +376,7 @@ describe('fenced write: atomicity and tombstones', () => {
 describe('checkFence, defensively', () => {
   it('refuses a held grant if a touched key carries a higher watermark (cannot happen through apply)', () => {
     const kv = new FencedKv();
-    kv.apply({ type: 'put', key: 'k', value: new Uint8Array(1) }, 'L', 50);
+    kv.apply({ type: 'put', key: 'k', value: new Uint8Array(1) }, 'L', 50, '');
     const s = sid(1);
     const record = newLockRecord('L', 0, 40, s);
     record.holder = newSession(s, '', 5_000, 0, 1);

@@ -44,6 +44,7 @@ export class Harness {
   caller = '';
   callerToken: string | undefined = undefined;
   nextRequestId = 1;
+  private readonly callerRequestIds = new Map<string, number>();
   nextSession = 1;
   checkEachStep = true;
   /** Every command applied, with its outcome (for replays). */
@@ -62,12 +63,18 @@ export class Harness {
     return outcome;
   }
 
-  /** A request command with fresh ids and the current time (explicit fields win). */
+  /**
+   * A request command with fresh ids and the current time (explicit fields win). A caller other than ''
+   * sends from its own client id (`<caller>/<clientId>`), numbered from 1: retry records are per caller.
+   */
   req<T extends Exclude<Command['type'], 'ExpireSession' | 'CheckpointLeases'>>(type: T, body: Body<T>): Command {
+    const clientId = this.caller === '' ? this.clientId : `${this.caller}/${this.clientId}`;
+    const requestId = this.caller === '' ? this.nextRequestId++ : (this.callerRequestIds.get(clientId) ?? 0) + 1;
+    if (this.caller !== '') this.callerRequestIds.set(clientId, requestId);
     return {
       type,
-      clientId: this.clientId,
-      requestId: this.nextRequestId++,
+      clientId,
+      requestId,
       now: this.tick(),
       ...(this.caller === '' ? {} : { caller: this.caller }),
       ...(this.callerToken === undefined ? {} : { callerToken: this.callerToken }),
@@ -165,7 +172,9 @@ export function referenceSnapshot(m: LockStateMachine): StateSnapshot {
   const sessions = Array.from(t.sessions.values()).sort((a, b) => compareStrings(a.id, b.id));
   const locks = Array.from(t.locks.values()).sort(byName);
   const keys: StateSnapshot['keys'] = [];
-  t.kv.forEachSorted((r) => keys.push({ key: r.key, lock: r.lock, watermark: r.watermark, deleted: r.value === null, value: r.value ?? new Uint8Array(0) }));
+  t.kv.forEachSorted((r) =>
+    keys.push({ key: r.key, lock: r.lock, watermark: r.watermark, deleted: r.value === null, value: r.value ?? new Uint8Array(0), payer: r.payer }),
+  );
   return {
     format: SNAPSHOT_FORMAT,
     lastApplied: t.applied,
@@ -189,8 +198,9 @@ export function referenceSnapshot(m: LockStateMachine): StateSnapshot {
       waiters: Array.from(rec.waiters ?? [], (s) => s.id),
     })),
     keys,
-    dedup: Array.from(t.dedup.entries(), ([clientId, c]) => ({
-      clientId,
+    dedup: Array.from(t.dedup.values(), (c) => ({
+      caller: c.caller,
+      clientId: c.clientId,
       floor: c.floor,
       entries: Array.from(c.entries.values(), (e) => ({ requestId: e.requestId, commandType: e.commandType, result: JSON.stringify(e.result) })),
     })),

@@ -7,7 +7,7 @@ const LOCKS = ['a', 'b', 'c', 'é', 'lock/\u{1F600}', 'x'.repeat(60)];
 const KEYS = ['k', 'k2', 'ü/1', 'long/' + 'y'.repeat(50)];
 const CLIENTS = ['', 'alpha', 'beta', 'ç-client'];
 const NAMES = ['', 'w', 'ü', 'name-'.repeat(10)];
-/** With `auth`: the identities requests come from ('' = the node), users, roles and tokens. */
+/** With `auth`: the identities requests come from ('' = the node), users, roles and tokens; and key moves. */
 const CALLERS = ['', 'alice', 'bob', 'address:10.0.0.1'];
 const USERS = ['alice', 'bob', 'carol'];
 const ROLES = ['r1', 'r2', 'root'];
@@ -66,8 +66,12 @@ export function driveRandomly(m: LockStateMachine, seed: number, steps: number, 
       const pairRequestId = (requestIds.get(pair) ?? 0) + 1;
       requestIds.set(pair, pairRequestId);
       meta = { clientId, requestId: clientId === '' ? 0 : pairRequestId, now, caller, ...(rnd() < 0.2 ? { callerToken: pick(TOKENS) } : {}) };
-      if (rnd() < 0.15) {
-        const c: Command = { type: 'AuthChange', ...meta, change: randomAuthChange(rnd, pick) };
+      const r = rnd();
+      if (r < 0.2) {
+        const c: Command =
+          r < 0.15
+            ? { type: 'AuthChange', ...meta, change: randomAuthChange(rnd, pick) }
+            : { type: 'MoveKeys', ...meta, ...(rnd() < 0.5 ? { key: pick(KEYS) } : { prefix: pick(PREFIXES) }), toLock: pick(LOCKS) };
         history.push(c);
         m.apply(index, c);
         continue;

@@ -273,6 +273,7 @@ function lockList(w: Writer, holder: Array<number | string>, latest: Array<numbe
 function dedupOne(entry: (w: Writer) => void): (w: Writer) => void {
   return (w) => {
     w.varint(1);
+    w.str(''); // caller
     w.str('client');
     w.varint(0);
     w.varint(1);
@@ -310,6 +311,7 @@ describe('the format', () => {
       w.varint(2);
       w.byte(0);
       w.bytes(new Uint8Array(1));
+      w.str(''); // payer
     };
     const cancelled = (w: Writer): void => {
       w.dstr('status');

@@ -89,6 +89,12 @@ describe('snapshot bytes', () => {
   it('are the oracle’s on random states with callers, tokens and auth changes, and round-trip', () => {
     let enabled = 0;
     let owned = 0;
+    const results = new Set<string>();
+    /** A stored result's status, with the refusal reason or whether a move moved anything. */
+    const describeResult = (json: string): string => {
+      const r = JSON.parse(json) as { status: string; reason?: string; moved?: number };
+      return r.status === 'refused' ? `refused ${r.reason}` : r.status === 'keys_moved' ? `keys_moved ${r.moved === 0 ? 0 : 'some'}` : r.status;
+    };
     let users = 0;
     for (let seed = 1; seed <= 20; seed++) {
       const m = new LockStateMachine();
@@ -100,6 +106,7 @@ describe('snapshot bytes', () => {
         const plain = referenceSnapshot(m);
         expect(referenceSnapshot(restored)).toEqual(plain);
         expect(restored.auth.authList()).toEqual(m.auth.authList());
+        for (const c of plain.dedup) for (const e of c.entries) results.add(describeResult(e.result));
         if (round === 3) {
           if (plain.auth.enabled) enabled++;
           users += plain.auth.users.length;
@@ -111,5 +118,8 @@ describe('snapshot bytes', () => {
     expect(enabled).toBeGreaterThan(5);
     expect(users).toBeGreaterThan(20);
     expect(owned).toBeGreaterThan(20);
+    for (const kind of ['auth_changed', 'keys_moved some', 'refused PERMISSION_DENIED', 'refused NOT_SESSION_OWNER', 'refused QUOTA_EXCEEDED', 'refused LOCK_BUSY']) {
+      expect(results, kind).toContain(kind);
+    }
   });
 });

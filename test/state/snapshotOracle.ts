@@ -39,6 +39,8 @@ export interface KeySnapshot {
   /** True for a tombstone; `value` is then empty. */
   deleted: boolean;
   value: Uint8Array;
+  /** The caller it counts for, '' for none (format 4 on; before, always ''). */
+  payer: string;
 }
 
 export interface DedupEntrySnapshot {
@@ -49,6 +51,8 @@ export interface DedupEntrySnapshot {
 }
 
 export interface DedupClientSnapshot {
+  /** The identity the client's records belong to (format 4 on; before, always ''). */
+  caller: string;
   clientId: string;
   floor: number;
   entries: DedupEntrySnapshot[];
@@ -146,9 +150,11 @@ export function encodePlainSnapshot(s: StateSnapshot): Uint8Array {
     w.varint(x.watermark);
     w.byte(x.deleted ? 1 : 0);
     w.bytes(x.value);
+    if (s.format >= 4) w.str(x.payer);
   }
   w.varint(s.dedup.length);
   for (const x of s.dedup) {
+    if (s.format >= 4) w.str(x.caller);
     w.str(x.clientId);
     w.varint(x.floor);
     w.varint(x.entries.length);

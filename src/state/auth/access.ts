@@ -37,6 +37,8 @@ export function checkAccess(t: AuthTable, c: RequestCommand, sessionOwner: (sess
       return checkOwner(caller, sessionOwner(c.sessionId));
     case 'AuthChange':
       return c.change.op === 'enable' || isAdmin(t, caller) ? null : refusedAbout(Reason.PERMISSION_DENIED, 'admin');
+    case 'MoveKeys':
+      return isAdmin(t, caller) ? null : refusedAbout(Reason.PERMISSION_DENIED, 'admin');
   }
 }
 

@@ -16,11 +16,27 @@ export interface AuthList {
   tokens: Array<{ id: string; user: string }>;
 }
 
+/** What an identity uses, against its quotas (QUOTA_NAMES: sessions, locks, waiters, keys, store_bytes, dedup_clients). */
+export interface IdentityUsage {
+  sessions: number;
+  locks: number;
+  waiters: number;
+  keys: number;
+  storeBytes: number;
+  dedupClients: number;
+}
+
 export class AuthView {
   constructor(
     private readonly t: AuthTable,
     private readonly owners: (sessionId: string) => string | undefined,
+    private readonly used: (caller: string) => IdentityUsage,
   ) {}
+
+  /** What `caller` uses now (counted for any caller but '', auth on or off). */
+  usage(caller: string): IdentityUsage {
+    return this.used(caller);
+  }
 
   authEnabled(): boolean {
     return this.t.enabled;

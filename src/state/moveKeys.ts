@@ -1,0 +1,47 @@
+// An admin's move of keys to another lock (docs/auth.md "Moving keys"). A key is bound to the lock of its
+// first write, so that a token of lock A never suppresses lock B's writes; a move rebinds keys on purpose.
+//
+// Safe because the target is idle (nobody holds or waits for it: no grant of it is live) and its latest
+// token is raised to the highest moved watermark: every token it grants later (an index of the same log)
+// is above every watermark it now guards, and a token below is refused as stale. The source locks lose the
+// keys (an idle source without keys is forgotten, as ever).
+import type { MoveKeysCommand } from './commands';
+import type { FencedKv, KvRecord } from './fencedKv';
+import { invariant } from './invariant';
+import * as L from './limits';
+import type { LockTable } from './locks';
+import { Reason, refused, refusedAbout, type Result } from './results';
+
+export function moveKeys(kv: FencedKv, locks: LockTable, c: MoveKeysCommand): Result {
+  const target = locks.get(c.toLock);
+  if (target !== undefined && (target.holder !== null || target.waiters !== null)) return refusedAbout(Reason.LOCK_BUSY, c.toLock);
+  const found = keysToMove(kv, c);
+  if (found === null) return refusedAbout(Reason.MOVE_TOO_LARGE, c.prefix ?? '');
+  const moving = found.filter((r) => r.lock !== c.toLock);
+  if (moving.length === 0) return { status: 'keys_moved', moved: 0 };
+  if (target === undefined && locks.size >= L.MAX_LOCKS) return refused(Reason.TOO_MANY_LOCKS, 0);
+  const rec = target ?? locks.create(c.toLock);
+  const sources = new Set(moving.map((r) => locks.get(r.lock)));
+  let highest = 0;
+  for (const r of moving) {
+    const source = locks.get(r.lock);
+    invariant(source !== undefined, () => `key ${JSON.stringify(r.key)} bound to a lock without a record`);
+    source.boundKeys--;
+    kv.move(r, rec.name);
+    rec.boundKeys++;
+    if (r.watermark > highest) highest = r.watermark;
+  }
+  locks.raiseLatest(rec, highest);
+  for (const source of sources) if (source !== undefined) locks.collectIfIdle(source);
+  return { status: 'keys_moved', moved: moving.length };
+}
+
+/** The key, or the keys under the prefix (tombstones included); null when there are more than MAX_MOVE_KEYS. */
+function keysToMove(kv: FencedKv, c: MoveKeysCommand): KvRecord[] | null {
+  if (c.key !== undefined) {
+    const r = kv.record(c.key);
+    return r === undefined ? [] : [r];
+  }
+  const found = kv.recordsWithPrefix(c.prefix ?? '', L.MAX_MOVE_KEYS + 1);
+  return found.length > L.MAX_MOVE_KEYS ? null : found;
+}
