@@ -102,6 +102,16 @@ export const DEFAULT_QUOTAS = Object.freeze({
   store_bytes: 16 * 1024 * 1024,
   /** Client ids whose retry records are kept. */
   dedup_clients: 1_000,
+  // Counted by the node's listener over all of the identity's connections (src/node/api/connectionLimits.ts),
+  // not by the state machine: four times what one connection may hold.
+  /** Lock.Watch streams open at once. */
+  watch_streams: 1_024,
+  /** Pipeline.Calls streams open at once. */
+  pipeline_streams: 256,
+  /** Session.KeepAlive streams open at once. */
+  keepalive_streams: 256,
+  /** Pipeline calls in flight or answered but unsent. */
+  calls_in_flight: 32_768,
 });
 
 /** Keys one MoveKeys entry moves at most (the entry's apply time is bounded). Beyond: refused, nothing moves. */

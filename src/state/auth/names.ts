@@ -41,6 +41,9 @@ export function isPermission(v: unknown): v is Permission {
 export const QUOTA_NAMES = Object.freeze(Object.keys(L.DEFAULT_QUOTAS) as Array<keyof typeof L.DEFAULT_QUOTAS>);
 export type QuotaName = keyof typeof L.DEFAULT_QUOTAS;
 
+/** The quotas the node's listener counts (streams and calls over the identity's connections). */
+export type StreamQuotaName = Extract<QuotaName, 'watch_streams' | 'pipeline_streams' | 'keepalive_streams' | 'calls_in_flight'>;
+
 export function isQuotaName(v: unknown): v is QuotaName {
   return typeof v === 'string' && (QUOTA_NAMES as readonly string[]).includes(v);
 }
