@@ -62,6 +62,8 @@ export interface ContainerClusterOptions extends Partial<NodeKnobs> {
   image?: string;
   /** Per container, until "fencelock node started". Default 30 s. */
   startupTimeoutMs?: number;
+  /** Auth on (docs/auth.md), this user the admin (the test process's client certificate is `test`). */
+  authAdmin?: string;
 }
 
 export type NodeState = 'running' | 'paused' | 'down';
@@ -214,6 +216,7 @@ export class ContainerCluster implements ClusterControl {
         tls: { ca: '/certs/ca.pem', cert: `/certs/${id}.pem`, key: `/certs/${id}-key.pem` },
         dataDir: '/data',
         ...nodeKnobs(opts),
+        ...(opts.authAdmin === undefined ? {} : { auth: { enabled: true, admin: opts.authAdmin } }),
       };
       writeFileSync(configFile, JSON.stringify(config, null, 2));
       return {

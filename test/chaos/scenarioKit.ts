@@ -32,7 +32,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FenceLockClient } from '../../src/client';
+import { FenceLockClient, type AUTH_QUOTA_NAMES } from '../../src/client';
 import type { FenceLockClientOptions } from '../../src/client/types';
 import {
   checkHistory,
@@ -69,6 +69,28 @@ export interface ScenarioOptions {
   minOkAcquires?: number;
   /** Search budget of the linearizability checker (default 30,000 ms). */
   checkBudgetMs?: number;
+  /**
+   * Auth on: the workload runs as user `worker`, by bearer token, with a role that may lock, write and read
+   * its namespace only and the given quotas; the scenario's own clients are the admin (the client
+   * certificate `test`).
+   */
+  auth?: { quotas?: Partial<Record<(typeof AUTH_QUOTA_NAMES)[number], number>> };
+}
+
+/** Sets up the workload's identity (see ScenarioOptions.auth); returns its token. */
+async function workloadIdentity(cluster: ContainerCluster, namespace: string, quotas: Partial<Record<(typeof AUTH_QUOTA_NAMES)[number], number>>): Promise<string> {
+  const admin = cluster.newClient({ requestTimeoutMs: 2_000, totalTimeoutMs: 10_000 });
+  try {
+    await cluster.waitUntil('auth on', async () => (await admin.auth.whoAmI()).authEnabled, 20_000);
+    await admin.auth.roleAdd('workload');
+    for (const perm of ['lock', 'write', 'read'] as const) await admin.auth.roleGrantPermission('workload', perm, `${namespace}/`);
+    for (const [name, value] of Object.entries(quotas)) await admin.auth.roleSetQuota('workload', name, value);
+    await admin.auth.userAdd('worker');
+    await admin.auth.userGrantRole('worker', 'workload');
+    return (await admin.auth.tokenIssue('worker')).token;
+  } finally {
+    await admin.close();
+  }
 }
 
 export interface OutcomeCounts {
@@ -434,9 +456,11 @@ export async function runScenario(opts: ScenarioOptions, body: (s: Scenario) => 
   let verdict: HistoryVerdict | undefined;
   const problems: string[] = [];
   try {
-    cluster = await ContainerCluster.start({ size, ...opts.cluster });
+    cluster = await ContainerCluster.start({ size, ...opts.cluster, ...(opts.auth ? { authAdmin: 'test' } : {}) });
     active.add(cluster);
     const first = await cluster.waitForLeader({ timeoutMs: 20_000 });
+    const namespace = `${opts.name}-${Math.floor(Math.random() * 0xffff).toString(16)}`;
+    const token = opts.auth ? await workloadIdentity(cluster, namespace, opts.auth.quotas ?? {}) : undefined;
     const recorder = new Recorder();
     recorder.meta.scenario = opts.name;
     recorder.meta.cluster = cluster.nodes.map((n) => ({ id: n.id, endpoint: n.endpoint }));
@@ -452,8 +476,8 @@ export async function runScenario(opts: ScenarioOptions, body: (s: Scenario) => 
       clients,
       endpoints: cluster.endpoints,
       recorder,
-      createClient: (o) => trackAnsweringEndpoint(new FenceLockClient(o)),
-      namespace: `${opts.name}-${Math.floor(Math.random() * 0xffff).toString(16)}`,
+      createClient: (o) => trackAnsweringEndpoint(new FenceLockClient({ ...o, token })),
+      namespace,
     });
     scenario = new Scenario(opts.name, cluster, workload, recorder, clients);
     scenario.note(`${size} nodes up in ${cluster.startMs} ms; first leader ${first.id} after ${first.waitedMs} ms; ${clients} clients`);

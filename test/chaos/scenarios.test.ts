@@ -11,7 +11,7 @@
 // (time to a new leader after a kill, an isolation, a pause, a one-way drop, a 2/3 split, and how the
 // operations in flight during it ended); the same as JSON under the OS temp dir.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { NodeStatus } from '../../src/client';
+import type { FenceLockClient, FenceLockError, NodeStatus } from '../../src/client';
 import { runScenario, stopActiveClusters, writeScenarioReports, type Scenario } from './scenarioKit';
 import { dropOneWay, isolate, partition } from '../support/links';
 import { mulberry32 } from '../support/prng';
@@ -48,6 +48,47 @@ async function waitNoLeaderAmong(s: Scenario, ids: string[], timeoutMs = 5_000):
 /** Operations answered ok inside [from, to] (recorder clock). */
 function okBetween(s: Scenario, from: number, to: number): number {
   return s.recorder.operations().filter((o) => o.outcome === 'ok' && o.ret !== undefined && o.ret >= from && o.ret <= to).length;
+}
+
+/** A user that may open `maxSessions` sessions and do nothing else; its client (by token). */
+async function floodingIdentity(s: Scenario, maxSessions: number): Promise<FenceLockClient> {
+  const admin = s.client({ requestTimeoutMs: 2_000, totalTimeoutMs: 10_000 });
+  try {
+    await admin.auth.roleAdd('sessions-only');
+    await admin.auth.roleSetQuota('sessions-only', 'sessions', maxSessions);
+    await admin.auth.userAdd('flooder');
+    await admin.auth.userGrantRole('flooder', 'sessions-only');
+    const { token } = await admin.auth.tokenIssue('flooder');
+    return s.client({ token, clientId: `${s.workload.namespace}-flooder`, requestTimeoutMs: 2_000, totalTimeoutMs: 10_000 });
+  } finally {
+    await admin.close();
+  }
+}
+
+/** Opens up to `n` sessions; how many opened, and each refusal as CODE/REASON/QUOTA. */
+async function openSessions(client: FenceLockClient, n: number): Promise<{ opened: number; refused: string[] }> {
+  let opened = 0;
+  const refused: string[] = [];
+  for (let i = 0; i < n; i++) {
+    try {
+      await client.openSession({ ttlMs: 60_000 });
+      opened++;
+    } catch (err) {
+      const e = err as FenceLockError;
+      refused.push(`${e.code}/${e.reason ?? ''}/${e.quota ?? ''}`);
+    }
+  }
+  return { opened, refused };
+}
+
+/** The code a lock in the workload's namespace is refused with, for a user without the lock permission. */
+async function deniedLock(s: Scenario, client: FenceLockClient): Promise<string> {
+  try {
+    await client.describe(`${s.workload.namespace}/hot-0`);
+    return 'OK';
+  } catch (err) {
+    return (err as FenceLockError).code;
+  }
 }
 
 describe('chaos scenarios (containers, recorded workload, history checker)', () => {
@@ -311,11 +352,20 @@ describe('chaos scenarios (containers, recorded workload, history checker)', () 
   );
 
   it(
-    'killing every node at once and restarting them: nothing acknowledged is lost',
+    'killing every node at once and restarting them, with auth and quotas on: nothing acknowledged is lost, and the auth state and quotas hold across it',
     async () => {
-      await runScenario({ name: 'kill-all', warmupMs: 2_500 }, async (s) => {
+      // The workload runs as `worker` (a token; lock/write/read on its namespace only). `flooder` may open
+      // sessions, at most 20, and do nothing else.
+      await runScenario({ name: 'kill-all', warmupMs: 2_500, auth: { quotas: { sessions: 500 } } }, async (s) => {
         const { cluster } = s;
+        const flooder = await floodingIdentity(s, 20);
         const before = await s.leader();
+        const flood = await openSessions(flooder, 30);
+        s.note(`flooder: ${flood.opened} sessions opened, then ${flood.refused.length} refused (${[...new Set(flood.refused)].join(', ')})`);
+        expect(flood.opened).toBe(20);
+        expect(new Set(flood.refused)).toEqual(new Set(['RESOURCE_EXHAUSTED/QUOTA_EXCEEDED/sessions']));
+        expect(await deniedLock(s, flooder)).toBe('PERMISSION_DENIED');
+
         const f = s.fault('kill-all', cluster.ids, 'SIGKILL of every node');
         await cluster.killAll();
         await s.sleep(1_000);
@@ -325,6 +375,12 @@ describe('chaos scenarios (containers, recorded workload, history checker)', () 
         s.endFault(f);
         s.note(`all nodes restarted; leader ${after.id}@${after.term} ${Date.now() - t0} ms after the restart began (before: ${before.id}@${before.term})`);
         expect(after.term).toBeGreaterThan(before.term);
+        // The users, roles, tokens and the flooder's open sessions came back from disk: still at its quota,
+        // still without the lock permission.
+        const again = await openSessions(flooder, 1);
+        expect(again.refused).toEqual(['RESOURCE_EXHAUSTED/QUOTA_EXCEEDED/sessions']);
+        expect(await deniedLock(s, flooder)).toBe('PERMISSION_DENIED');
+        await flooder.close();
       });
     },
     SCENARIO_TIMEOUT_MS,
