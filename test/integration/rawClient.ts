@@ -47,7 +47,13 @@ export function rawClient(address: string): RawNodeClient {
   };
 }
 
-let requestCounter = 1;
+/**
+ * A new request header of `clientId`: its request ids count from 1, as the client library's do (a client id
+ * the cluster has no record of must start at 1: a higher id may be a retry whose record was forgotten).
+ */
+const nextRequestId = new Map<string, number>();
 export function header(clientId = 'it-client'): Obj {
-  return { clientId, requestId: String(requestCounter++) };
+  const id = (nextRequestId.get(clientId) ?? 0) + 1;
+  nextRequestId.set(clientId, id);
+  return { clientId, requestId: String(id) };
 }
