@@ -25,7 +25,7 @@ export {
   type SessionLockState,
   type StateStats,
 } from './lockStateMachine';
-export { AuthView, type AuthList } from './auth/view';
+export { AuthView, type AuthList, type IdentityUsage } from './auth/view';
 export type { Rule } from './auth/authTable';
 export { ROOT_ROLE } from './auth/authChange';
 export { PERMISSIONS, QUOTA_NAMES, isCaller, isRoleName, isTokenHash, isTokenId, isUserName, type Permission, type QuotaName } from './auth/names';

@@ -12,6 +12,8 @@ import { checkAccess } from './auth/access';
 import { applyAuthChange } from './auth/authChange';
 import { AuthTable } from './auth/authTable';
 import { AuthView } from './auth/view';
+import type { QuotaName } from './auth/names';
+import { quotaOf } from './auth/permissions';
 import {
   isCommandType,
   isRequestCommandType,
@@ -59,12 +61,10 @@ import {
   type LockRecord,
   type Session,
 } from './records';
-import { moveKeys } from './moveKeys';
 import { SessionTable } from './sessions';
-import { UsageTable, keyCost, writeCharge, type UsageCounts } from './usage';
-import { quotaOf } from './auth/permissions';
-import type { QuotaName } from './auth/names';
 import { SnapshotEncoding } from './capture';
+import { moveKeys } from './moveKeys';
+import { UsageTable, recountUsage, writeCharge } from './usage';
 import { SLICE_UNITS, encodeState, readState, writeState, type StateTables, type StateView } from './snapshot';
 import { SnapshotError } from './snapshotWire';
 import { compareStrings, sortedStrings } from './text';
@@ -639,46 +639,7 @@ export class LockStateMachine {
     for (const s of this.sessions.values()) {
       if (s.usage !== (s.owner === '' ? null : (this.usage.get(s.owner) ?? null))) p.push(`session ${s.id} does not count for its owner`);
     }
-    return [...p, ...this.usage.check(this.recountUsage())];
-  }
-
-  /** What each caller uses, counted from scratch (sessions by owner, keys by payer). */
-  private recountUsage(): Map<string, UsageCounts> {
-    const counts = new Map<string, UsageCounts>();
-    const of = (caller: string): UsageCounts => {
-      let c = counts.get(caller);
-      if (c === undefined) {
-        c = { sessions: 0, locks: 0, waiters: 0, keys: 0, storeBytes: 0 };
-        counts.set(caller, c);
-      }
-      return c;
-    };
-    for (const s of this.sessions.values()) {
-      if (s.owner === '') continue;
-      const c = of(s.owner);
-      c.sessions++;
-      c.locks += s.heldCount;
-      c.waiters += waitingCount(s);
-    }
-    for (const r of this.kv.values()) {
-      if (r.payer === '') continue;
-      const c = of(r.payer);
-      c.keys++;
-      c.storeBytes += keyCost(r);
-    }
-    return counts;
-  }
-
-  /** After a restore: every session counts for its owner, every key for its payer. */
-  private restoreUsage(): void {
-    for (const s of this.sessions.values()) {
-      s.usage = this.usage.of(s.owner);
-      if (s.usage === null) continue;
-      s.usage.sessions++;
-      s.usage.locks += s.heldCount;
-      s.usage.waiters += waitingCount(s);
-    }
-    for (const r of this.kv.values()) this.usage.charge(r);
+    return [...p, ...this.usage.check(recountUsage(this.sessions.values(), this.kv.values()))];
   }
 
   // ---- snapshot and restore -----------------------------------------------------------------------------
@@ -739,7 +700,7 @@ export class LockStateMachine {
     const m = new LockStateMachine();
     try {
       m.applied = readState(bytes, m.tables()).lastApplied;
-      m.restoreUsage();
+      m.usage.restore(m.sessions.values(), m.kv.values());
     } catch (e) {
       throw e instanceof InvariantError ? new SnapshotError(e.message) : e;
     }

@@ -2,7 +2,6 @@
 // records, a session's held and awaited locks are lock records. So a session id string is stored once, in
 // its session (a lock refers to the session object, not to another copy of the id), and no lookup by id or
 // name is needed to walk from one to the other.
-import type { Usage } from './usage';
 //
 // Memory and speed: a machine holds up to MAX_SESSIONS sessions and MAX_LOCKS locks.
 // - Each kind is made by one object literal in one factory below, with every field: one hidden class for
@@ -47,6 +46,16 @@ export interface Session extends SessionImage {
    */
   ordinal: number;
   ordinalOwner: object | null;
+}
+
+/** What one caller uses of the state, for its quotas (kept by usage.ts; sessions count into it here). */
+export interface Usage {
+  readonly caller: string;
+  sessions: number;
+  locks: number;
+  waiters: number;
+  keys: number;
+  storeBytes: number;
 }
 
 export interface LockRecord {

@@ -13,19 +13,13 @@
 //   list(x)     = varint count | x * count
 //   session     = str id | str clientName | varint ttlMs | varint openedAt | varint openIndex
 //                 | varint remainingMs (its lease checkpoint, <= ttlMs) | str owner (its caller, '' = none)
-//   auth        = see auth/authSnapshot.ts: the auth table (users, roles, tokens), sorted
-//
-// Format 3 (before auth) is still read: no session owner, key payer or dedup caller (all ''), no auth
-// section (auth off). Format 2
-// (before lease checkpoints) as well: format 3 without remainingMs, which is then the TTL.
 //   lock        = str name | sref holder | varint token | varint grantedAt | varint latestToken
 //                 | sref latestHolder | list(sref waiter)
 //   sref        = varint: 0 = '' | 1 then str = an id that is none of the sessions' | 2 + i = id of session i
 //   key         = str key | lref lock | varint watermark | byte deleted (0/1) | bytes value
-//                 | str payer (the caller it counts for, '' = none; format 4 on)
+//                 | str payer (the caller it counts for, '' = none)
 //   lref        = varint: 0 then str = a name that is none of the locks' | 1 + i = name of lock i
-//   dedupClient = str caller (format 4 on) | str clientId | varint floor
-//                 | list(varint requestId | dstr commandType | result)
+//   dedupClient = str caller | str clientId | varint floor | list(varint requestId | dstr commandType | result)
 //   result      = byte 1 | varint n | (dstr field | value) * n     when every field name is in DICT
 //               | byte 0 | str json                              a Release that handed over, a Write
 //                                                                 with its index, a WRONG_LOCK naming
@@ -34,7 +28,12 @@
 //                                                                 (fields added later)
 //   value       = byte 0 | dstr  (string)  | byte 1 | varint (integer)  | byte 2 (false)  | byte 3 (true)
 //               | byte 4 | list(dstr)  (array of strings)
+//   auth        = the auth table (users, roles, tokens), sorted: see auth/authSnapshot.ts
 //   dstr, str, bytes, varint: see snapshotWire.ts
+//
+// Older formats are still read. Format 3 (before auth): no session owner, key payer or dedup caller (all
+// ''), no auth section (auth off). Format 2 (before lease checkpoints): format 3 without remainingMs, which
+// is then the TTL.
 //
 // A snapshot names sessions and locks by position: a 32-character id once instead of up to three times per
 // lock. Integrity (checksums) is the storage layer's job; decoding still rejects anything malformed.

@@ -7,16 +7,10 @@
 // Caller '' (the node itself, old logs) is counted nowhere. A record whose counts are all 0 is dropped.
 import type { WriteOp } from './commands';
 import type { FencedKv, KvRecord } from './fencedKv';
+import { waitingCount, type Session, type Usage } from './records';
 import { utf8ByteLength } from './text';
 
-export interface Usage {
-  readonly caller: string;
-  sessions: number;
-  locks: number;
-  waiters: number;
-  keys: number;
-  storeBytes: number;
-}
+export type { Usage };
 
 export type UsageCounts = Omit<Usage, 'caller'>;
 
@@ -91,6 +85,18 @@ export class UsageTable {
     this.collect(u);
   }
 
+  /** After a restore (into an empty table): every session counts for its owner, every key for its payer. */
+  restore(sessions: Iterable<Session>, keys: Iterable<KvRecord>): void {
+    for (const s of sessions) {
+      s.usage = this.of(s.owner);
+      if (s.usage === null) continue;
+      s.usage.sessions++;
+      s.usage.locks += s.heldCount;
+      s.usage.waiters += waitingCount(s);
+    }
+    for (const r of keys) this.charge(r);
+  }
+
   /** Self-check against a recount (`expected`, by caller): equal records, none kept at zero. */
   check(expected: ReadonlyMap<string, UsageCounts>): string[] {
     const p: string[] = [];
@@ -103,4 +109,31 @@ export class UsageTable {
     for (const caller of expected.keys()) if (!this.byCaller.has(caller)) p.push(`usage of ${JSON.stringify(caller)} is not kept`);
     return p;
   }
+}
+
+/** What each caller uses, counted from scratch (sessions by owner, keys by payer): for the self-check. */
+export function recountUsage(sessions: Iterable<Session>, keys: Iterable<KvRecord>): Map<string, UsageCounts> {
+  const counts = new Map<string, UsageCounts>();
+  const of = (caller: string): UsageCounts => {
+    let c = counts.get(caller);
+    if (c === undefined) {
+      c = { sessions: 0, locks: 0, waiters: 0, keys: 0, storeBytes: 0 };
+      counts.set(caller, c);
+    }
+    return c;
+  };
+  for (const s of sessions) {
+    if (s.owner === '') continue;
+    const c = of(s.owner);
+    c.sessions++;
+    c.locks += s.heldCount;
+    c.waiters += waitingCount(s);
+  }
+  for (const r of keys) {
+    if (r.payer === '') continue;
+    const c = of(r.payer);
+    c.keys++;
+    c.storeBytes += keyCost(r);
+  }
+  return counts;
 }

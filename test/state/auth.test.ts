@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   LockStateMachine,
+  SnapshotError,
   MAX_ROLES_PER_USER,
   MAX_RULES_PER_ROLE,
   MAX_TOKENS_PER_USER,
@@ -379,5 +380,32 @@ describe('snapshots', () => {
     // Bob may not use alice's session on the restored machine either.
     const bobAcquire = { type: 'Acquire', clientId: 'bob-1', requestId: 1, now: 1, caller: 'bob', lock: 'orders/1', sessionId: a, tryOnly: false } as const;
     expect(restored.apply(h.index + 2, bobAcquire).result).toEqual(refusal('PERMISSION_DENIED', 'lock orders/1'));
+  });
+
+  it('refuse every byte flip of the auth section and owners, or restore a machine that writes the same bytes', () => {
+    const h = authOn();
+    h.as('root-admin', () => {
+      h.auth({ op: 'token_issue', user: 'alice', tokenId: TOKEN_A, tokenHash: HASH });
+      h.auth({ op: 'role_quota', role: 'orders', quota: 'store_bytes', value: 300 });
+    });
+    const a = openAs(h, 'alice');
+    const t = h.as('alice', () => h.grant(a, 'orders/1'));
+    h.as('alice', () => h.write(a, 'orders/1', t, [put('orders/k', 'v')]));
+    const bytes = h.m.writeSnapshot();
+    let refusedFlips = 0;
+    for (let i = 0; i < bytes.length; i++) {
+      const bad = bytes.slice();
+      bad[i] = bad[i]! ^ 0x41;
+      let m: LockStateMachine;
+      try {
+        m = LockStateMachine.readSnapshot(bad);
+      } catch (e) {
+        expect(e, `byte ${i}`).toBeInstanceOf(SnapshotError);
+        refusedFlips++;
+        continue;
+      }
+      expectSameBytes(m.writeSnapshot(), bad, `byte ${i}`);
+    }
+    expect(refusedFlips).toBeGreaterThan(bytes.length / 2);
   });
 });

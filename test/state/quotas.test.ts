@@ -1,7 +1,7 @@
 // Per-identity quotas (docs/auth.md "Quotas"): each refused with QUOTA_EXCEEDED naming the quota, counted per
 // caller, never touching another identity; usage is derived and survives a snapshot.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_QUOTAS, LockStateMachine, type QuotaName, type Result } from '../../src/state';
+import { DEFAULT_QUOTAS, LIMITS, LockStateMachine, type QuotaName, type Result } from '../../src/state';
 import { Harness, put, roundTrip } from './harness';
 
 const quotaExceeded = (quota: QuotaName): Result => ({ status: 'refused', reason: 'QUOTA_EXCEEDED', watermark: 0, subject: quota });
@@ -144,5 +144,16 @@ describe('quotas', () => {
     s.keys++;
     expect(h.m.checkInvariants().join('\n')).toMatch(/usage of "alice"/);
     expect(LockStateMachine.readSnapshot(restored.writeSnapshot()).checkInvariants()).toEqual([]);
+  });
+
+  it('defaults keep one identity below every global limit (its retry results beyond DEDUP_MAX_RESULTS evict its own)', () => {
+    expect(DEFAULT_QUOTAS.sessions).toBeLessThan(LIMITS.MAX_SESSIONS);
+    expect(DEFAULT_QUOTAS.locks).toBeLessThan(LIMITS.MAX_LOCKS);
+    expect(DEFAULT_QUOTAS.keys).toBeLessThan(LIMITS.MAX_KEYS);
+    expect(DEFAULT_QUOTAS.store_bytes).toBeLessThan(LIMITS.MAX_STORE_BYTES);
+    expect(DEFAULT_QUOTAS.dedup_clients).toBeLessThan(LIMITS.DEDUP_MAX_CLIENTS);
+    // 1,000 clients of up to 1,000 results each can pass DEDUP_MAX_RESULTS: dedupIdentity.test.ts shows that
+    // the identity then forgets its own clients, not another's.
+    expect(DEFAULT_QUOTAS.dedup_clients * LIMITS.DEDUP_MAX_RESULTS_PER_CLIENT).toBeGreaterThan(LIMITS.DEDUP_MAX_RESULTS);
   });
 });
