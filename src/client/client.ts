@@ -11,7 +11,7 @@ import {
   type WireRequestHeader,
   type WireStatusResponse,
 } from './proto';
-import { RequestIds, Router, type CallOptions } from './router';
+import { isFirstAttempt, RequestIds, Router, type CallOptions } from './router';
 import { DEFAULT_TTL_MS, LockHandle, Session, type SessionHost } from './session';
 import type {
   EndpointStatus,
@@ -88,7 +88,11 @@ function toNodeStatus(s: WireStatusResponse): NodeStatus {
  * with fencing tokens.
  */
 export class FenceLockClient implements SessionHost {
-  readonly clientId: string;
+  /** The client id of the requests sent from now on (a fresh one replaces it if the cluster forgot it). */
+  get clientId(): string {
+    return this.ids.clientId;
+  }
+
   readonly logger: Logger;
   readonly requestTimeoutMs: number;
   readonly totalTimeoutMs: number;
@@ -99,7 +103,7 @@ export class FenceLockClient implements SessionHost {
   /** Users, roles, permissions, quotas and tokens (docs/auth.md). */
   readonly auth: AuthClient;
   private readonly router: Router;
-  private readonly ids: RequestIds;
+  private ids: RequestIds;
   private readonly keepalive: KeepAliveStream;
   private readonly sessions = new Set<Session>();
   private readonly shared = new Map<number, Promise<Session>>();
@@ -109,8 +113,8 @@ export class FenceLockClient implements SessionHost {
 
   constructor(opts: FenceLockClientOptions) {
     this.logger = opts.logger ?? silentLogger;
-    this.clientId = opts.clientId ?? randomBytes(16).toString('hex');
-    const idBytes = Buffer.byteLength(this.clientId, 'utf8');
+    const clientId = opts.clientId ?? randomBytes(16).toString('hex');
+    const idBytes = Buffer.byteLength(clientId, 'utf8');
     // The server's bound (MAX_CLIENT_ID_BYTES in src/state/limits.ts).
     if (idBytes < 1 || idBytes > 128) throw new FenceLockError('INVALID_ARGUMENT', `clientId must be 1..128 bytes, got ${idBytes}`);
     this.requestTimeoutMs = positiveInt('requestTimeoutMs', opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
@@ -130,7 +134,7 @@ export class FenceLockClient implements SessionHost {
       const remote = endpoints.filter((e) => !isLoopback(e));
       if (remote.length > 0) this.logger.warn({ endpoints: remote }, 'fencelock: plaintext (insecure) connections to non-loopback endpoints: session ids travel in clear');
     }
-    this.ids = new RequestIds(this.clientId);
+    this.ids = new RequestIds(clientId);
     this.keepalive = new KeepAliveStream(this.router, this.requestTimeoutMs, this.logger);
     this.auth = new AuthClient({
       read: (m, req, what) => {
@@ -472,13 +476,32 @@ export class FenceLockClient implements SessionHost {
     if (this.closing) throw new FenceLockError('CANCELLED', 'the fencelock client is closed');
   }
 
-  /** A mutating call: a fresh request id, reused unchanged by every retry of this call. */
+  /**
+   * A mutating call: a fresh request id, reused unchanged by every retry of this call. REQUEST_TOO_OLD at
+   * the first attempt means the cluster has no record of this client id (its first request never reached
+   * the log, or its records were forgotten: docs/auth.md) while this request was never sent before, so it
+   * was never applied: it goes again once, under a fresh client id. At a later attempt it may have been
+   * applied, so the refusal stands.
+   */
   private async mutate<Req, Res>(m: MethodDesc<Req, Res>, build: (header: WireRequestHeader) => Req, opts: CallOptions): Promise<Res> {
-    const { header, done } = this.ids.begin();
-    try {
-      return await this.router.call(m, build(header), opts);
-    } finally {
-      done();
+    for (let renewed = false; ; renewed = true) {
+      const { header, done } = this.ids.begin();
+      try {
+        return await this.router.call(m, build(header), opts);
+      } catch (err) {
+        if (renewed || !(err instanceof FenceLockError) || err.reason !== 'REQUEST_TOO_OLD' || !isFirstAttempt(err)) throw err;
+        this.renewClientId(header.clientId);
+      } finally {
+        done();
+      }
     }
+  }
+
+  /** A new client id in place of `forgotten` (unless another call renewed it already). */
+  private renewClientId(forgotten: string): void {
+    if (this.ids.clientId !== forgotten) return;
+    const fresh = `${forgotten.slice(0, 100)}~${randomBytes(6).toString('hex')}`;
+    this.logger.info({ clientId: fresh }, 'fencelock: the cluster has no record of this client id; continuing under a new one');
+    this.ids = new RequestIds(fresh);
   }
 }

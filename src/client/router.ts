@@ -53,6 +53,14 @@ export interface CallOptions {
   serverDeadlineIsFinal?: boolean;
 }
 
+/** Errors a call's first attempt got, so nothing of the call can have been applied before (see isFirstAttempt). */
+const firstAttemptRefusals = new WeakSet<FenceLockError>();
+
+/** True when `err` ended a call at its first attempt: the request had never been sent before. */
+export function isFirstAttempt(err: unknown): boolean {
+  return err instanceof FenceLockError && firstAttemptRefusals.has(err);
+}
+
 /**
  * Issues increasing request ids and tracks which are still in flight, so every mutating request can say
  * which results the server may forget (acked_below = lowest id still in flight).
@@ -252,7 +260,10 @@ export class Router {
         const retryable =
           err.code === 'UNAVAILABLE' ||
           (err.code === 'DEADLINE_EXCEEDED' && (ownDeadlinePassed || !opts.serverDeadlineIsFinal));
-        if (!retryable) throw err;
+        if (!retryable) {
+          if (attempts === 1) firstAttemptRefusals.add(err);
+          throw err;
+        }
         // An attempt cut short by the total budget (not by its own timeout) says nothing about the cluster:
         // the error given up with stays the last one a node or connection actually gave.
         const cutByBudget = err.code === 'DEADLINE_EXCEEDED' && timeout < attemptTimeoutMs && last !== undefined;

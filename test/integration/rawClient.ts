@@ -48,11 +48,14 @@ export function rawClient(address: string): RawNodeClient {
 }
 
 /**
- * A new request header of `clientId`: its request ids count from 1, as the client library's do (a client id
- * the cluster has no record of must start at 1: a higher id may be a retry whose record was forgotten).
+ * A new request header. Without `clientId`, under a client id of its own (request 1). With one, that
+ * client's request ids count from 1, as the client library's do: a client id the cluster has no record of
+ * must start at 1 (a higher id may be a retry whose record was forgotten, and is refused REQUEST_TOO_OLD).
  */
 const nextRequestId = new Map<string, number>();
-export function header(clientId = 'it-client'): Obj {
+let anonymousClients = 0;
+export function header(clientId?: string): Obj {
+  if (clientId === undefined) return { clientId: `it-client-${process.pid}-${++anonymousClients}`, requestId: '1' };
   const id = (nextRequestId.get(clientId) ?? 0) + 1;
   nextRequestId.set(clientId, id);
   return { clientId, requestId: String(id) };

@@ -37,7 +37,8 @@ const uint = (id: number, n: number): Buffer => Buffer.from([...varint(id << 3),
 const msg = (...parts: Buffer[]): Buffer => Buffer.concat(parts);
 
 let requestId = 1_000_000;
-const hdr = (clientId: string | number[] = 'sec-client'): Buffer => ld(1, msg(ld(1, clientId), uint(2, requestId++)));
+/** A request header: by default a client id of its own at request 1 (an unknown client id must start at 1). */
+const hdr = (clientId?: string | number[]): Buffer => ld(1, msg(ld(1, clientId ?? `sec-client-${requestId++}`), uint(2, clientId === undefined ? 1 : requestId++)));
 
 // ---- a raw client with identity serializers -------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 // Refusals of the state machine as gRPC statuses, with the reason and what it is about in metadata.
 import * as grpc from '@grpc/grpc-js';
 import type { Result } from '../../state';
-import { isResourceExhausted, Reason } from '../../state';
+import { isResourceExhausted, MAX_MOVE_KEYS, Reason } from '../../state';
 import { ApiError, KEY_LOCK_METADATA_KEY, KEY_METADATA_KEY, metadataText, QUOTA_METADATA_KEY, REASON_METADATA_KEY, WATERMARK_METADATA_KEY } from './errors';
 
 /** Turns a refusal or an invalid command into the API's status codes; returns the result otherwise. */
@@ -22,7 +22,7 @@ const REFUSAL_TEXT: Record<string, string> = {
   [Reason.TOO_MANY_WAITERS]: 'too many waiters on this lock',
   [Reason.TOO_MANY_LOCKS]: 'too many locks',
   [Reason.STORE_FULL]: 'the fenced store is full',
-  [Reason.REQUEST_TOO_OLD]: 'request id below what this client acknowledged; use a new request id',
+  [Reason.REQUEST_TOO_OLD]: 'request id below what this client acknowledged, or this client id\'s retry records were forgotten (it may have been applied); use a new client id or request id',
   [Reason.REQUEST_ID_REUSED]: 'this request id was used before for another kind of request',
   [Reason.SESSION_EXISTS]: 'session id collision; retry',
   [Reason.PERMISSION_DENIED]: 'permission denied',
@@ -36,6 +36,8 @@ const REFUSAL_TEXT: Record<string, string> = {
   [Reason.UNKNOWN_ROLE]: 'no such role',
   [Reason.UNKNOWN_TOKEN]: 'no such token',
   [Reason.LAST_ADMIN]: 'this would leave no user with the admin permission',
+  [Reason.LOCK_BUSY]: 'keys move only to a lock that nobody holds or waits for; release it first',
+  [Reason.MOVE_TOO_LARGE]: `a move takes at most ${MAX_MOVE_KEYS} keys; move a longer prefix at a time`,
 };
 
 const STATUS_OF: Partial<Record<Reason, grpc.status>> = {

@@ -26,7 +26,7 @@ export class Access {
     if (caller.via !== 'address' || optional || !this.required()) return caller;
     throw new ApiError(
       grpc.status.UNAUTHENTICATED,
-      'auth is on: present a client certificate naming you (urn:fencelock:client:NAME) or a bearer token (--token / FENCELOCK_TOKEN)',
+      'auth is on: present a client certificate naming you (urn:fencelock:client:NAME) or a bearer token (--auth-token-file / FENCELOCK_AUTH_TOKEN in the CLI, { token } in the library)',
     );
   }
 
@@ -39,7 +39,7 @@ export class Access {
   /** PERMISSION_DENIED unless `caller` may `permission` on `name` (always allowed with auth off). */
   permit(caller: Caller | undefined, permission: Permission, name: string): void {
     const m = this.machine();
-    if (!m.auth.authEnabled()) return;
+    if (!this.checking()) return;
     const identity = this.require(caller);
     if (m.auth.authorize(identity, permission, name)) return;
     throw denied(`${describe(identity)} may not ${permission} ${JSON.stringify(name)}: no role of it has a ${permission} rule whose prefix matches; an admin grants one with \`fencelock auth grant ROLE ${permission} PREFIX\``);
@@ -48,7 +48,7 @@ export class Access {
   /** List needs a read rule covering the whole listed prefix. */
   permitList(caller: Caller | undefined, prefix: string): void {
     const m = this.machine();
-    if (!m.auth.authEnabled()) return;
+    if (!this.checking()) return;
     const identity = this.require(caller);
     if (m.auth.authorizeListPrefix(identity, prefix)) return;
     throw denied(`${describe(identity)} may not list keys under ${JSON.stringify(prefix)}: that needs a read rule whose prefix is a prefix of it`);
@@ -57,14 +57,14 @@ export class Access {
   /** A known user (Cluster.Status and the like). */
   permitUser(caller: Caller | undefined): void {
     const m = this.machine();
-    if (!m.auth.authEnabled()) return;
+    if (!this.checking()) return;
     const identity = this.require(caller);
     if (m.auth.userInfo(identity) === undefined) throw denied(`${describe(identity)} is not a user; an admin adds it with \`fencelock auth user add ${identity}\``);
   }
 
   permitAdmin(caller: Caller | undefined): void {
     const m = this.machine();
-    if (!m.auth.authEnabled()) return;
+    if (!this.checking()) return;
     const identity = this.require(caller);
     if (!m.auth.isAdmin(identity)) throw denied(`${describe(identity)} is not an admin: auth changes need a role with the admin permission`);
   }
@@ -72,11 +72,22 @@ export class Access {
   /** With auth on, only the identity that opened a session may use it (keepalives too). */
   permitSession(caller: Caller | undefined, sessionId: string): void {
     const m = this.machine();
-    if (!m.auth.authEnabled()) return;
+    if (!this.checking()) return;
     const owner = m.auth.sessionOwner(sessionId);
     if (owner === undefined) return; // unknown sessions get their own answer
     const identity = this.require(caller);
     if (owner !== identity) throw new ApiError(grpc.status.PERMISSION_DENIED, `${describe(identity)} did not open this session; only its owner may use it`, { [REASON_METADATA_KEY]: 'NOT_SESSION_OWNER' });
+  }
+
+  /**
+   * Whether calls are checked: auth is on in the replicated state. A node whose config turns auth on
+   * answers UNAVAILABLE until the entry that does it is applied, so nothing slips in unchecked meanwhile
+   * (an admin made by an anonymous caller, say).
+   */
+  private checking(): boolean {
+    if (this.machine().auth.authEnabled()) return true;
+    if (!this.config.auth.enabled) return false;
+    throw new ApiError(grpc.status.UNAVAILABLE, 'auth is being turned on (the leader proposes it once elected); retry in a moment');
   }
 
   private require(caller: Caller | undefined): string {
