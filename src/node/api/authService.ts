@@ -67,12 +67,12 @@ export function authService(ctx: NodeContext): grpc.UntypedServiceImplementation
       ctx,
       'Auth.WhoAmI',
       async (_req: unknown, call) => {
-        const caller = call.caller;
-        const identity = caller?.via === 'certificate' || caller?.via === 'token' ? caller.identity : '';
+        const named = call.caller?.via === 'certificate' || call.caller?.via === 'token' ? call.caller : undefined;
+        const identity = named?.identity ?? '';
         const user = identity === '' ? undefined : ctx.machine.auth.userInfo(identity);
         return {
           identity,
-          via: identity === '' ? '' : caller!.via,
+          via: named?.via ?? '',
           authEnabled: ctx.machine.auth.authEnabled(),
           roles: user?.roles ?? [],
           rules: identity === '' ? [] : ctx.machine.auth.rulesOf(identity).map(wireRule),

@@ -52,8 +52,9 @@ export function identify(creds: CallCredentials, lookupToken: (id: string) => To
 }
 
 function byToken(values: string[], lookupToken: (id: string) => TokenRecord | undefined): Caller {
-  if (values.length !== 1) throw unauthenticated('send one authorization metadata entry, "Bearer <token>"');
-  const token = parseBearerToken(values[0]!);
+  const [value] = values;
+  if (values.length !== 1 || value === undefined) throw unauthenticated('send one authorization metadata entry, "Bearer <token>"');
+  const token = parseBearerToken(value);
   const record = lookupToken(token.id);
   if (record === undefined || !tokenMatches(token, record)) {
     throw unauthenticated(`token ${token.id} is unknown or revoked; ask an admin for a new one (fencelock auth token issue USER)`);

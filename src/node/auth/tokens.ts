@@ -26,12 +26,13 @@ export function secretHash(secret: string): string {
 
 /** The token in an `authorization: Bearer ...` value; a malformed one fails UNAUTHENTICATED (never echoed). */
 export function parseBearerToken(value: string): BearerToken {
-  const bearer = BEARER.exec(value.trim());
-  const m = bearer ? TOKEN_SHAPE.exec(bearer[1]!) : null;
-  if (!m) {
+  const bearer = BEARER.exec(value.trim())?.[1];
+  const m = bearer === undefined ? null : TOKEN_SHAPE.exec(bearer);
+  const [, id, secret] = m ?? [];
+  if (id === undefined || secret === undefined) {
     throw new ApiError(grpc.status.UNAUTHENTICATED, 'authorization metadata must be "Bearer flt_<16 hex>_<43 base64url characters>", as `fencelock auth token issue` prints it');
   }
-  return { id: m[1]!, secret: m[2]! };
+  return { id, secret };
 }
 
 export function tokenMatches(token: BearerToken, record: TokenRecord): boolean {

@@ -41,8 +41,8 @@ export class AuthBootstrap {
   }
 
   private check(): void {
-    if (this.proposing || this.app.machine.auth.authEnabled() || !this.driver.isLeader() || !this.driver.hasAppliedOwnTerm()) return;
-    const user = this.config.auth.admin!;
+    const user = this.config.auth.admin;
+    if (user === undefined || this.proposing || this.app.machine.auth.authEnabled() || !this.driver.isLeader() || !this.driver.hasAppliedOwnTerm()) return;
     this.proposing = true;
     this.logger.info({ admin: user }, 'auth: turning auth on, with the configured admin');
     this.propose({ type: 'AuthChange', clientId: '', requestId: 0, now: this.ports.clock.wallMs(), change: { op: 'enable', user } })
