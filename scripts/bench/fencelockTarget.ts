@@ -95,13 +95,17 @@ async function security(dir: string, tls: boolean): Promise<Security> {
 class WorkerIdentities {
   private readonly tokens = new Map<number, Promise<string>>();
 
-  private constructor(private readonly admin: FenceLockClient) {}
+  private constructor(
+    private readonly admin: FenceLockClient,
+    private readonly endpoints: string[],
+    private readonly security: ClientSecurity,
+  ) {}
 
   /** Creates WORKER_ROLE: a rule per permission on the workloads' prefix (prefix matching is what is measured). */
-  static async setUp(admin: FenceLockClient): Promise<WorkerIdentities> {
+  static async setUp(admin: FenceLockClient, endpoints: string[], security: ClientSecurity): Promise<WorkerIdentities> {
     await admin.auth.roleAdd(WORKER_ROLE);
     for (const permission of ['lock', 'write', 'read'] as const) await admin.auth.roleGrantPermission(WORKER_ROLE, permission, BENCH_NAME_PREFIX);
-    return new WorkerIdentities(admin);
+    return new WorkerIdentities(admin, endpoints, security);
   }
 
   /** The bearer token of worker `index`'s user. */
@@ -125,7 +129,30 @@ class WorkerIdentities {
       if (!(isFenceLockError(e) && e.code === 'ALREADY_EXISTS')) throw e;
     }
     await this.admin.auth.userGrantRole(user, WORKER_ROLE);
-    return (await this.admin.auth.tokenIssue(user)).token;
+    const { token } = await this.admin.auth.tokenIssue(user);
+    await this.untilEveryNodeKnows(token);
+    return token;
+  }
+
+  /**
+   * Waits until every node takes `token`. A token is checked by the node that takes the call, against the
+   * entries it has applied: a follower that has not applied the issue yet refuses it (UNAUTHENTICATED, which the
+   * client does not retry), and a worker's first call may well go to a follower. Cluster.Status needs a user,
+   * so a status answered by every node means each has applied the token and the user and role before it.
+   */
+  private async untilEveryNodeKnows(token: string): Promise<void> {
+    const client = new FenceLockClient({ endpoints: this.endpoints, ...this.security, token });
+    try {
+      const deadline = Date.now() + READY_TIMEOUT_MS;
+      for (;;) {
+        const refused = (await client.statusAll()).find((s) => !s.ok);
+        if (!refused) return;
+        if (Date.now() > deadline) throw new Error(`a fresh token was not taken by every node within ${READY_TIMEOUT_MS / 1000} s: ${refused.ok ? '' : refused.error.message}`);
+        await sleep(20);
+      }
+    } finally {
+      await client.close();
+    }
   }
 }
 
@@ -180,7 +207,7 @@ async function startCluster(dataRoot: string | undefined, tls: boolean, auth: bo
   try {
     await waitReady(nodes, endpoints, probe, auth);
     if (auth) {
-      identities = await WorkerIdentities.setUp(probe).catch((e: unknown) => {
+      identities = await WorkerIdentities.setUp(probe, endpoints, secure.client).catch((e: unknown) => {
         throw new Error(`setting up the workers' role failed: ${(e as Error).message}`);
       });
     } else {
