@@ -183,9 +183,10 @@ export function renderTable(rows: RowResult[], systems: string[]): string {
   const has = (base: BaseSystem, tls: boolean): boolean => systems.includes(variantName(base, tls));
   // fencelock/etcd with TLS and/or plaintext; the mode is named only when both are there.
   const versus = [true, false].filter((tls) => has('fencelock', tls) && has('etcd', tls));
-  const versusGroup = (tls: boolean): string => (versus.length > 1 ? `fencelock/etcd ${tls ? 'TLS' : 'plain'}` : 'fencelock/etcd');
-  const costed = BASE_SYSTEMS.filter((b) => has(b, true) && has(b, false));
   const authVersus = systems.includes(AUTH_SYSTEM) && has('etcd', true);
+  // The mode is named when both are there, or when a plaintext comparison sits next to fencelock-auth's (TLS).
+  const versusGroup = (tls: boolean): string => (versus.length > 1 || (authVersus && !tls) ? `fencelock/etcd ${tls ? 'TLS' : 'plain'}` : 'fencelock/etcd');
+  const costed = BASE_SYSTEMS.filter((b) => has(b, true) && has(b, false));
   const authCosted = systems.includes(AUTH_SYSTEM) && systems.includes(NO_AUTH_SYSTEM);
 
   const columns: Column[] = [{ header: 'workload', alignLeft: true }, { header: 'clients' }];
@@ -193,8 +194,14 @@ export function renderTable(rows: RowResult[], systems: string[]): string {
     for (const header of ['ops/s', 'p50 ms', 'p99 ms', 'srv CPU', 'cli CPU']) columns.push({ header, group: s });
     if (withErrors.has(s)) columns.push({ header: 'errors', group: s });
   }
-  for (const tls of versus) for (const header of ['ops/s', 'p50']) columns.push({ header, group: versusGroup(tls) });
-  if (authVersus) for (const header of ['ops/s', 'p50']) columns.push({ header, group: `${AUTH_SYSTEM}/etcd` });
+  // fencelock/etcd with TLS, fencelock-auth/etcd (TLS too), then fencelock/etcd in plaintext.
+  const comparisons: Array<'tls' | 'auth' | 'plain'> = [
+    ...(versus.includes(true) ? (['tls'] as const) : []),
+    ...(authVersus ? (['auth'] as const) : []),
+    ...(versus.includes(false) ? (['plain'] as const) : []),
+  ];
+  const comparisonGroup = (c: 'tls' | 'auth' | 'plain'): string => (c === 'auth' ? `${AUTH_SYSTEM}/etcd` : versusGroup(c === 'tls'));
+  for (const c of comparisons) for (const header of ['ops/s', 'p50']) columns.push({ header, group: comparisonGroup(c) });
   for (const base of costed) columns.push({ header: base, group: 'TLS cost' });
   if (authCosted) for (const header of ['ops/s', 'p50']) columns.push({ header, group: 'auth cost' });
 
@@ -216,11 +223,10 @@ export function renderTable(rows: RowResult[], systems: string[]): string {
       if (withErrors.has(s)) cells.push(sum ? String(sum.errors) : '-');
     }
     const comparison = compareRow(summaries[i]);
-    for (const tls of versus) {
-      const ratios = tls ? comparison.fencelockVsEtcd.tls : comparison.fencelockVsEtcd.plain;
+    for (const c of comparisons) {
+      const ratios = c === 'auth' ? comparison.fencelockAuthVsEtcd : comparison.fencelockVsEtcd[c];
       cells.push(formatRatio(ratios?.opsPerSec), formatRatio(ratios?.p50));
     }
-    if (authVersus) cells.push(formatRatio(comparison.fencelockAuthVsEtcd?.opsPerSec), formatRatio(comparison.fencelockAuthVsEtcd?.p50));
     for (const base of costed) cells.push(formatPct(comparison.tlsCost[base]?.opsPerSecPct));
     if (authCosted) cells.push(formatPct(comparison.authCost?.opsPerSecPct), formatPct(comparison.authCost?.p50Pct));
     return cells;
