@@ -2,11 +2,12 @@
 // 3-member etcd 3.4 cluster (when etcd is installed), both fsync on, both driven from this one Node.js process.
 // Each runs with TLS (both systems' default) and, with --tls both (the default), also in plaintext as a second
 // cluster (<system>-plain), so each row shows fencelock/etcd with TLS, fencelock/etcd in plaintext and what TLS
-// costs each system. Systems alternate within each row, so slow drift of the machine (other load, thermals)
-// hits all alike.
+// costs each system. fencelock also runs with auth on (fencelock-auth, TLS only; --auth both, the default), every
+// client its own user with a bearer token, so each row shows what auth costs and fencelock-auth/etcd. Systems
+// alternate within each row, so slow drift of the machine (other load, thermals) hits all alike.
 //
 //   npm run bench -- [--seconds 10] [--warmup 2] [--start-warmup 6] [--rounds 1] [--workloads cycles-distinct,cycles-hot,...]
-//                    [--clients 1,8,64] [--systems fencelock,etcd] [--tls on|off|both] [--json FILE] [--data-root DIR]
+//                    [--clients 1,8,64] [--systems fencelock,etcd] [--tls on|off|both] [--auth on|off|both] [--json FILE] [--data-root DIR]
 import { execFileSync } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -15,7 +16,16 @@ import { etcdAvailable, startEtcdCluster } from './bench/etcdTarget';
 import { startFencelockCluster } from './bench/fencelockTarget';
 import { compareRow, renderTable, summarize, writeJson, type RowResult } from './bench/report';
 import { errorMessage, runRow, WORKLOADS, type Measurement, type Workload } from './bench/runner';
-import { BASE_SYSTEMS as SYSTEMS, systemVariants, TLS_MODES, type BaseSystem as SystemName, type TlsMode, type SystemVariant } from './bench/systems';
+import {
+  AUTH_MODES,
+  BASE_SYSTEMS as SYSTEMS,
+  systemVariants,
+  TLS_MODES,
+  type AuthMode,
+  type BaseSystem as SystemName,
+  type TlsMode,
+  type SystemVariant,
+} from './bench/systems';
 import type { BenchTarget } from './bench/target';
 
 interface Flags {
@@ -27,6 +37,7 @@ interface Flags {
   clients: number[];
   systems?: SystemName[];
   tls: TlsMode;
+  auth: AuthMode;
   json?: string;
   dataRoot: string;
 }
@@ -63,6 +74,10 @@ function parseFlags(argv: string[]): Flags {
     if (!(TLS_MODES as readonly string[]).includes(value)) throw new InvalidArgumentError(`needs one of ${TLS_MODES.join(', ')}`);
     return value as TlsMode;
   };
+  const authMode = (value: string): AuthMode => {
+    if (!(AUTH_MODES as readonly string[]).includes(value)) throw new InvalidArgumentError(`needs one of ${AUTH_MODES.join(', ')}`);
+    return value as AuthMode;
+  };
   const program = new Command()
     .name('bench')
     .description('fencelock vs etcd: lock cycles, fenced writes and linearizable reads on local 3-node clusters')
@@ -74,10 +89,18 @@ function parseFlags(argv: string[]): Flags {
     .option('--clients <list>', 'comma-separated client counts', list(numberAtLeast(1, true)), [1, 8, 64])
     .option('--systems <list>', 'comma-separated systems, each measured as --tls says (default: fencelock, and etcd when installed)', list(systemByName))
     .option('--tls <mode>', 'on: TLS only; off: plaintext only (systems named <system>-plain); both: each system both ways, with the TLS cost', tlsMode, 'both')
+    .option(
+      '--auth <mode>',
+      'on: fencelock with TLS runs with auth on (fencelock-auth: each client its own user and bearer token); off: without; ' +
+        'both: both ways, with the auth cost. Auth needs TLS: plaintext systems and etcd always run without it',
+      authMode,
+      'both',
+    )
     .option('--json <file>', 'where to write the results (default: bench-results/<timestamp>.json)')
     .option('--data-root <dir>', 'where the clusters keep their data (fsync goes there)', os.tmpdir());
   program.parse(argv);
   const flags = program.opts<Flags>();
+  if (flags.auth === 'on' && flags.tls === 'off') program.error('error: --auth on needs TLS (--tls on or both): the admin of a cluster with auth is named by the client certificate');
   return { ...flags, systems: flags.systems && [...new Set(flags.systems)] };
 }
 
@@ -135,7 +158,8 @@ async function main(): Promise<number> {
   const startedAt = new Date();
   const etcdBin = etcdAvailable();
   const bases: SystemName[] = flags.systems ?? (etcdBin ? ['fencelock', 'etcd'] : ['fencelock']);
-  const variants: SystemVariant[] = systemVariants(bases, flags.tls);
+  const variants: SystemVariant[] = systemVariants(bases, flags.tls, flags.auth);
+  if (flags.auth === 'both' && flags.tls === 'off' && bases.includes('fencelock')) console.log('fencelock-auth is not measured: auth only with TLS (--tls on or both).');
   const systems = variants.map((v) => v.name);
   const failures: Record<string, string> = {};
 
@@ -148,11 +172,11 @@ async function main(): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  for (const { name: system, base, tls } of variants) {
+  for (const { name: system, base, tls, auth } of variants) {
     if (failures[system] || interrupted) continue;
     try {
-      console.log(`starting ${system} (3 members, ${tls ? 'TLS' : 'plaintext'}, data under ${flags.dataRoot}) ...`);
-      const opts = { dataRoot: flags.dataRoot, tls };
+      console.log(`starting ${system} (3 members, ${tls ? 'TLS' : 'plaintext'}${auth ? ', auth on' : ''}, data under ${flags.dataRoot}) ...`);
+      const opts = { dataRoot: flags.dataRoot, tls, auth };
       const target = base === 'fencelock' ? await startFencelockCluster(opts) : await startEtcdCluster(opts);
       running.set(system, target);
       for (const w of flags.workloads) await w.seed?.(target);
@@ -213,7 +237,8 @@ async function main(): Promise<number> {
 
   console.log('');
   console.log(
-    `3-node clusters, fsync on, ${flags.tls === 'both' ? 'TLS and plaintext' : flags.tls === 'on' ? 'TLS' : 'plaintext'}; ${flags.seconds} s per row after ${flags.warmup} s warm-up` +
+    `3-node clusters, fsync on, ${flags.tls === 'both' ? 'TLS and plaintext' : flags.tls === 'on' ? 'TLS' : 'plaintext'}` +
+      `${measured.some((s) => variants.find((v) => v.name === s)?.auth) ? ', fencelock-auth with auth on' : ''}; ${flags.seconds} s per row after ${flags.warmup} s warm-up` +
       (flags.rounds > 1 ? `; medians of ${flags.rounds} rounds` : '') +
       `; ${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}`,
   );

@@ -1,12 +1,17 @@
 // The fencelock side of the side-by-side benchmark: a fresh local 3-node cluster (default config, so fsync on)
-// of dist/src/node/main.js processes, driven through the TypeScript client in src/client.
+// of dist/src/node/main.js processes, driven through the TypeScript client in src/client. With auth (the
+// fencelock-auth system, TLS only) the cluster turns auth on with the bench's client certificate as its admin,
+// and every worker index gets a user of its own, holding only a role with prefix rules on the workloads' names,
+// and a bearer token: each worker is one identity, as separate applications would be.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateDevCerts } from '../../src/certs/generate';
-import { FenceLockClient, type EndpointStatus, type FenceLockClientOptions, type LockHandle, type Session } from '../../src/client';
+import { FenceLockClient, isFenceLockError, type EndpointStatus, type FenceLockClientOptions, type LockHandle, type Session } from '../../src/client';
 import { exited, freePort, logTail, sleep, waitExit } from './processes';
+import { BENCH_NAME_PREFIX } from './runner';
+import { variantName } from './systems';
 import type { BenchTarget, BenchWorker } from './target';
 
 const NODE_IDS = ['n1', 'n2', 'n3'];
@@ -16,6 +21,11 @@ const SESSION_TTL_MS = 10_000;
 const ACQUIRE_WAIT_MS = 30_000;
 /** This file is dist/scripts/bench/fencelockTarget.js once built; the node entry point is built alongside. */
 const NODE_MAIN = path.resolve(__dirname, '../../src/node/main.js');
+/** The identity in the bench's client certificate: the admin of a cluster with auth on. */
+const ADMIN = 'bench';
+/** The role of every worker's user with auth on: lock, write and read on the workloads' prefix, nothing else. */
+const WORKER_ROLE = 'bench-worker';
+const workerUser = (index: number): string => `bench-worker-${index}`;
 
 interface Node {
   id: string;
@@ -23,15 +33,20 @@ interface Node {
   child: ChildProcess;
 }
 
-/** Starts a fresh local 3-node fencelock cluster and waits until a session can be opened on it. */
-export async function startFencelockCluster(opts: { dataRoot?: string; tls?: boolean } = {}): Promise<BenchTarget> {
+/**
+ * Starts a fresh local 3-node fencelock cluster and waits until a session can be opened on it. With `auth`
+ * (needs TLS), also until auth is on, and sets up the workers' role.
+ */
+export async function startFencelockCluster(opts: { dataRoot?: string; tls?: boolean; auth?: boolean } = {}): Promise<BenchTarget> {
   const tls = opts.tls ?? true;
+  const auth = opts.auth ?? false;
+  if (auth && !tls) throw new Error('fencelock with auth needs TLS: its admin is named by the client certificate');
   try {
-    return await startCluster(opts.dataRoot, tls);
+    return await startCluster(opts.dataRoot, tls, auth);
   } catch (e) {
     // Free ports are picked before the nodes bind them; on a busy machine another process can win one.
     console.error(`${(e as Error).message.split('\n')[0]}; retrying once with fresh ports`);
-    return startCluster(opts.dataRoot, tls);
+    return startCluster(opts.dataRoot, tls, auth);
   }
 }
 
@@ -42,34 +57,118 @@ type ClientSecurity = Pick<FenceLockClientOptions, 'tls' | 'insecure'>;
  * A client with this target's own credentials, given as options (never through the process-wide env): the
  * bench runs a TLS and a plaintext cluster in one process.
  */
-function newClient(endpoints: string[], security: ClientSecurity): { client: FenceLockClient; reached: Promise<EndpointStatus[]> } {
-  const client = new FenceLockClient({ endpoints, ...security });
+function newClient(endpoints: string[], security: ClientSecurity, token?: string): { client: FenceLockClient; reached: Promise<EndpointStatus[]> } {
+  const client = new FenceLockClient({ endpoints, ...security, token });
   return { client, reached: client.statusAll() };
 }
 
+interface Security {
+  config: (id: string) => object;
+  /** The workers' clients: they verify the nodes against the bench CA and present no certificate. */
+  client: ClientSecurity;
+  /** The readiness probe's client; with TLS it presents the client certificate, naming it ADMIN. */
+  admin: ClientSecurity;
+}
+
 /** Certificates for the bench cluster (TLS) or plaintext; the bench's clients verify the nodes against its CA. */
-async function security(dir: string, tls: boolean): Promise<{ config: (id: string) => object; client: ClientSecurity }> {
-  if (!tls) return { config: () => ({ insecure: true }), client: { insecure: true } };
+async function security(dir: string, tls: boolean): Promise<Security> {
+  if (!tls) return { config: () => ({ insecure: true }), client: { insecure: true }, admin: { insecure: true } };
   const certs = path.join(dir, 'certs');
-  await generateDevCerts(certs, { nodes: NODE_IDS, client: 'bench' });
+  await generateDevCerts(certs, { nodes: NODE_IDS, client: ADMIN });
+  const ca = path.join(certs, 'ca.pem');
   return {
-    config: (id) => ({ tls: { ca: path.join(certs, 'ca.pem'), cert: path.join(certs, `${id}.pem`), key: path.join(certs, `${id}-key.pem`) } }),
-    client: { insecure: false, tls: { ca: path.join(certs, 'ca.pem') } },
+    config: (id) => ({ tls: { ca, cert: path.join(certs, `${id}.pem`), key: path.join(certs, `${id}-key.pem`) } }),
+    client: { insecure: false, tls: { ca } },
+    admin: { insecure: false, tls: { ca, cert: path.join(certs, 'client.pem'), key: path.join(certs, 'client-key.pem') } },
   };
 }
 
-async function startCluster(dataRoot: string | undefined, tls: boolean): Promise<BenchTarget> {
+/**
+ * The workers' identities on a cluster with auth on: one user per worker index (created the first time a
+ * worker of that index opens, and reused by every later row), holding WORKER_ROLE, with one bearer token.
+ *
+ * No quota is raised: an identity's default quotas (docs/auth.md) are far above what one worker uses (one
+ * session, one lock held or awaited, one key written, a stream or two per node). Each worker is a new
+ * FenceLockClient, so its identity gets a new client id every row; past the `dedup_clients` quota (1,000) the
+ * least recently used one is forgotten, and those are the closed clients of earlier rows.
+ */
+class WorkerIdentities {
+  private readonly tokens = new Map<number, Promise<string>>();
+
+  private constructor(
+    private readonly admin: FenceLockClient,
+    private readonly endpoints: string[],
+    private readonly security: ClientSecurity,
+  ) {}
+
+  /** Creates WORKER_ROLE: a rule per permission on the workloads' prefix (prefix matching is what is measured). */
+  static async setUp(admin: FenceLockClient, endpoints: string[], security: ClientSecurity): Promise<WorkerIdentities> {
+    await admin.auth.roleAdd(WORKER_ROLE);
+    for (const permission of ['lock', 'write', 'read'] as const) await admin.auth.roleGrantPermission(WORKER_ROLE, permission, BENCH_NAME_PREFIX);
+    return new WorkerIdentities(admin, endpoints, security);
+  }
+
+  /** The bearer token of worker `index`'s user. */
+  token(index: number): Promise<string> {
+    const known = this.tokens.get(index);
+    if (known) return known;
+    const token = this.issue(workerUser(index));
+    this.tokens.set(index, token);
+    // A failure is not remembered: the next worker of this index tries again.
+    token.catch(() => {
+      if (this.tokens.get(index) === token) this.tokens.delete(index);
+    });
+    return token;
+  }
+
+  private async issue(user: string): Promise<string> {
+    try {
+      await this.admin.auth.userAdd(user);
+    } catch (e) {
+      // Left by an earlier attempt that failed after adding the user.
+      if (!(isFenceLockError(e) && e.code === 'ALREADY_EXISTS')) throw e;
+    }
+    await this.admin.auth.userGrantRole(user, WORKER_ROLE);
+    const { token } = await this.admin.auth.tokenIssue(user);
+    await this.untilEveryNodeKnows(token);
+    return token;
+  }
+
+  /**
+   * Waits until every node takes `token`. A token is checked by the node that takes the call, against the
+   * entries it has applied: a follower that has not applied the issue yet refuses it (UNAUTHENTICATED, which the
+   * client does not retry), and a worker's first call may well go to a follower. Cluster.Status needs a user,
+   * so a status answered by every node means each has applied the token and the user and role before it.
+   */
+  private async untilEveryNodeKnows(token: string): Promise<void> {
+    const client = new FenceLockClient({ endpoints: this.endpoints, ...this.security, token });
+    try {
+      const deadline = Date.now() + READY_TIMEOUT_MS;
+      for (;;) {
+        const refused = (await client.statusAll()).find((s) => !s.ok);
+        if (!refused) return;
+        if (Date.now() > deadline) throw new Error(`a fresh token was not taken by every node within ${READY_TIMEOUT_MS / 1000} s: ${refused.ok ? '' : refused.error.message}`);
+        await sleep(20);
+      }
+    } finally {
+      await client.close();
+    }
+  }
+}
+
+async function startCluster(dataRoot: string | undefined, tls: boolean, auth: boolean): Promise<BenchTarget> {
   const dir = mkdtempSync(path.join(dataRoot ?? os.tmpdir(), 'fencelock-bench-fl-'));
   const ports: number[] = [];
   for (const _ of [...NODE_IDS, ...NODE_IDS]) ports.push(await freePort());
   const members = Object.fromEntries(NODE_IDS.map((id, i) => [id, { client: `127.0.0.1:${ports[i]}`, peer: `127.0.0.1:${ports[i + NODE_IDS.length]}` }]));
   const endpoints = Object.values(members).map((m) => m.client);
   const secure = await security(dir, tls);
-  const name = tls ? 'fencelock' : 'fencelock-plain';
+  const name = variantName('fencelock', tls, auth);
+  const authConfig = auth ? { auth: { enabled: true, admin: ADMIN } } : {};
 
   const nodes: Node[] = NODE_IDS.map((id) => {
     const configFile = path.join(dir, `${id}.json`);
-    const config = { id, listen: members[id]!.client, peerListen: members[id]!.peer, members, ...secure.config(id), dataDir: path.join(dir, id), logLevel: 'warn' };
+    const config = { id, listen: members[id]!.client, peerListen: members[id]!.peer, members, ...secure.config(id), ...authConfig, dataDir: path.join(dir, id), logLevel: 'warn' };
     writeFileSync(configFile, JSON.stringify(config));
     const logFile = path.join(dir, `${id}.log`);
     const fd = openSync(logFile, 'a');
@@ -85,10 +184,13 @@ async function startCluster(dataRoot: string | undefined, tls: boolean): Promise
   };
   process.on('exit', killOnExit);
 
+  // The readiness probe; with auth it stays open as the admin that issues the workers' tokens.
+  const probe = new FenceLockClient({ endpoints, ...secure.admin });
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
+    await probe.close().catch(() => undefined);
     for (const n of nodes) if (!exited(n.child)) n.child.kill('SIGTERM');
     await Promise.all(
       nodes.map(async (n) => {
@@ -101,8 +203,16 @@ async function startCluster(dataRoot: string | undefined, tls: boolean): Promise
     rmSync(dir, { recursive: true, force: true });
   };
 
+  let identities: WorkerIdentities | undefined;
   try {
-    await waitReady(nodes, endpoints, secure.client);
+    await waitReady(nodes, endpoints, probe, auth);
+    if (auth) {
+      identities = await WorkerIdentities.setUp(probe, endpoints, secure.client).catch((e: unknown) => {
+        throw new Error(`setting up the workers' role failed: ${(e as Error).message}`);
+      });
+    } else {
+      await probe.close();
+    }
   } catch (e) {
     const tails = nodes.map((n) => `--- ${n.id} (${n.logFile}) ---\n${logTail(n.logFile)}`).join('\n');
     await stop();
@@ -112,40 +222,46 @@ async function startCluster(dataRoot: string | undefined, tls: boolean): Promise
   return {
     name,
     pids: nodes.map((n) => n.child.pid!),
-    newWorker: (index: number): Promise<BenchWorker> => FencelockWorker.open(endpoints, secure.client, index),
+    newWorker: async (index: number): Promise<BenchWorker> => FencelockWorker.open(endpoints, secure.client, index, await identities?.token(index)),
     stop,
   };
 }
 
-/** Ready means a leader that commits: opening a session is a replicated write. */
-async function waitReady(nodes: Node[], endpoints: string[], security: ClientSecurity): Promise<void> {
-  const { client: probe, reached } = newClient(endpoints, security);
-  await reached;
+/**
+ * Ready means a leader that commits: opening a session is a replicated write. With auth, also that auth is on
+ * (the first leader turns it on): the probe, the admin by its certificate, must be taken for ADMIN.
+ */
+async function waitReady(nodes: Node[], endpoints: string[], probe: FenceLockClient, auth: boolean): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let last = 'no leader yet';
-  try {
-    while (Date.now() < deadline) {
-      const dead = nodes.find((n) => exited(n.child));
-      if (dead) throw new Error(`node ${dead.id} exited (code ${dead.child.exitCode}, signal ${dead.child.signalCode})`);
-      // Every member must answer as itself: a port taken by another process between freePort() and the node's
-      // bind makes that node exit, and a quorum of two would still elect a leader.
-      const statuses = await probe.statusAll();
-      const all = statuses.every((s) => s.ok && endpoints[NODE_IDS.indexOf(s.status.id)] === s.endpoint);
-      if (all && statuses.some((s) => s.ok && s.status.role === 'leader')) {
-        try {
+  while (Date.now() < deadline) {
+    const dead = nodes.find((n) => exited(n.child));
+    if (dead) throw new Error(`node ${dead.id} exited (code ${dead.child.exitCode}, signal ${dead.child.signalCode})`);
+    // Every member must answer as itself: a port taken by another process between freePort() and the node's
+    // bind makes that node exit, and a quorum of two would still elect a leader.
+    const statuses = await probe.statusAll();
+    const all = statuses.every((s) => s.ok && endpoints[NODE_IDS.indexOf(s.status.id)] === s.endpoint);
+    if (!all) last = `not every node answered its status as itself: ${statuses.map((s) => (s.ok ? `${s.endpoint} ${s.status.id}` : `${s.endpoint} ${s.error.message}`)).join('; ')}`;
+    if (all && statuses.some((s) => s.ok && s.status.role === 'leader')) {
+      try {
+        const me = auth ? await probe.auth.whoAmI() : undefined;
+        if (me && !me.authEnabled) {
+          last = 'auth is not on yet';
+        } else if (me && me.identity !== ADMIN) {
+          throw new Error(`the probe is taken for ${JSON.stringify(me.identity)} (via ${me.via}), not the admin ${ADMIN}: check the client certificate`);
+        } else {
           const session = await probe.openSession({ ttlMs: SESSION_TTL_MS, name: 'bench-ready' });
           await session.close();
           return;
-        } catch (e) {
-          last = `opening a session failed: ${(e as Error).message}`;
         }
+      } catch (e) {
+        if (!isFenceLockError(e)) throw e;
+        last = `${auth ? 'whoami or ' : ''}opening a session failed: ${e.message}`;
       }
-      await sleep(100);
     }
-    throw new Error(`timed out after ${READY_TIMEOUT_MS / 1000} s (${last})`);
-  } finally {
-    await probe.close();
+    await sleep(100);
   }
+  throw new Error(`timed out after ${READY_TIMEOUT_MS / 1000} s (${last})`);
 }
 
 /** One benchmark client: its own FenceLockClient (own channels) and its own session. */
@@ -157,8 +273,9 @@ class FencelockWorker implements BenchWorker {
     private readonly session: Session,
   ) {}
 
-  static async open(endpoints: string[], security: ClientSecurity, index: number): Promise<FencelockWorker> {
-    const { client, reached } = newClient(endpoints, security);
+  /** With `token` (auth on), the worker is that token's user. */
+  static async open(endpoints: string[], security: ClientSecurity, index: number, token?: string): Promise<FencelockWorker> {
+    const { client, reached } = newClient(endpoints, security, token);
     try {
       // A client with the wrong credentials reaches no node at all.
       const statuses = await reached;

@@ -74,35 +74,56 @@ export interface TlsCost {
   p50Pct?: number;
 }
 
+export interface AuthCost {
+  /** fencelock-auth ops/s as a percentage of fencelock's (both TLS; 100: auth costs no throughput). */
+  opsPerSecPct?: number;
+  /** fencelock-auth p50 latency as a percentage of fencelock's (100: auth adds no latency). */
+  p50Pct?: number;
+}
+
+/** The system with auth on (TLS), and the one it is compared with for auth's cost. */
+const AUTH_SYSTEM = variantName('fencelock', true, true);
+const NO_AUTH_SYSTEM = variantName('fencelock', true);
+
 export interface RowComparison {
   /** fencelock against etcd, both with TLS and both plaintext (where both were measured). */
   fencelockVsEtcd: { tls?: Ratios; plain?: Ratios };
+  /** fencelock with auth on against etcd, both with TLS (where both were measured). */
+  fencelockAuthVsEtcd?: Ratios;
   /** Per system measured both ways. */
   tlsCost: Partial<Record<BaseSystem, TlsCost>>;
+  /** fencelock with auth against fencelock without, both with TLS (where both were measured). */
+  authCost?: AuthCost;
 }
 
 const round3 = (v: number | undefined): number | undefined => (v === undefined ? undefined : Math.round(v * 1000) / 1000);
 
 /** The ratios of one row, from the summaries of its systems (keyed by system name). */
 export function compareRow(summaries: Record<string, Summary | undefined>): RowComparison {
-  const vs = (tls: boolean): Ratios | undefined => {
-    const fl = summaries[variantName('fencelock', tls)];
-    const etcd = summaries[variantName('etcd', tls)];
+  const versus = (fl: Summary | undefined, etcd: Summary | undefined): Ratios | undefined => {
     if (!fl || !etcd) return undefined;
     return { opsPerSec: round3(ratio(fl.opsPerSec, etcd.opsPerSec)), p50: round3(ratio(fl.p50Ms, etcd.p50Ms)) };
+  };
+  const vs = (tls: boolean): Ratios | undefined => versus(summaries[variantName('fencelock', tls)], summaries[variantName('etcd', tls)]);
+  const pct = (a: number, b: number): number | undefined => {
+    const r = ratio(a, b);
+    return r === undefined ? undefined : Math.round(r * 1000) / 10;
   };
   const tlsCost: Partial<Record<BaseSystem, TlsCost>> = {};
   for (const base of BASE_SYSTEMS) {
     const withTls = summaries[variantName(base, true)];
     const plain = summaries[variantName(base, false)];
     if (!withTls || !plain) continue;
-    const pct = (a: number, b: number): number | undefined => {
-      const r = ratio(a, b);
-      return r === undefined ? undefined : Math.round(r * 1000) / 10;
-    };
     tlsCost[base] = { opsPerSecPct: pct(withTls.opsPerSec, plain.opsPerSec), p50Pct: pct(withTls.p50Ms, plain.p50Ms) };
   }
-  return { fencelockVsEtcd: { tls: vs(true), plain: vs(false) }, tlsCost };
+  const withAuth = summaries[AUTH_SYSTEM];
+  const noAuth = summaries[NO_AUTH_SYSTEM];
+  return {
+    fencelockVsEtcd: { tls: vs(true), plain: vs(false) },
+    fencelockAuthVsEtcd: versus(withAuth, summaries[variantName('etcd', true)]),
+    tlsCost,
+    authCost: withAuth && noAuth ? { opsPerSecPct: pct(withAuth.opsPerSec, noAuth.opsPerSec), p50Pct: pct(withAuth.p50Ms, noAuth.p50Ms) } : undefined,
+  };
 }
 
 function formatMs(ms: number): string {
@@ -162,16 +183,27 @@ export function renderTable(rows: RowResult[], systems: string[]): string {
   const has = (base: BaseSystem, tls: boolean): boolean => systems.includes(variantName(base, tls));
   // fencelock/etcd with TLS and/or plaintext; the mode is named only when both are there.
   const versus = [true, false].filter((tls) => has('fencelock', tls) && has('etcd', tls));
-  const versusGroup = (tls: boolean): string => (versus.length > 1 ? `fencelock/etcd ${tls ? 'TLS' : 'plain'}` : 'fencelock/etcd');
+  const authVersus = systems.includes(AUTH_SYSTEM) && has('etcd', true);
+  // The mode is named when both are there, or when a plaintext comparison sits next to fencelock-auth's (TLS).
+  const versusGroup = (tls: boolean): string => (versus.length > 1 || (authVersus && !tls) ? `fencelock/etcd ${tls ? 'TLS' : 'plain'}` : 'fencelock/etcd');
   const costed = BASE_SYSTEMS.filter((b) => has(b, true) && has(b, false));
+  const authCosted = systems.includes(AUTH_SYSTEM) && systems.includes(NO_AUTH_SYSTEM);
 
   const columns: Column[] = [{ header: 'workload', alignLeft: true }, { header: 'clients' }];
   for (const s of systems) {
     for (const header of ['ops/s', 'p50 ms', 'p99 ms', 'srv CPU', 'cli CPU']) columns.push({ header, group: s });
     if (withErrors.has(s)) columns.push({ header: 'errors', group: s });
   }
-  for (const tls of versus) for (const header of ['ops/s', 'p50']) columns.push({ header, group: versusGroup(tls) });
+  // fencelock/etcd with TLS, fencelock-auth/etcd (TLS too), then fencelock/etcd in plaintext.
+  const comparisons: Array<'tls' | 'auth' | 'plain'> = [
+    ...(versus.includes(true) ? (['tls'] as const) : []),
+    ...(authVersus ? (['auth'] as const) : []),
+    ...(versus.includes(false) ? (['plain'] as const) : []),
+  ];
+  const comparisonGroup = (c: 'tls' | 'auth' | 'plain'): string => (c === 'auth' ? `${AUTH_SYSTEM}/etcd` : versusGroup(c === 'tls'));
+  for (const c of comparisons) for (const header of ['ops/s', 'p50']) columns.push({ header, group: comparisonGroup(c) });
   for (const base of costed) columns.push({ header: base, group: 'TLS cost' });
+  if (authCosted) for (const header of ['ops/s', 'p50']) columns.push({ header, group: 'auth cost' });
 
   const notes: string[] = [];
   const body = rows.map((r, i) => {
@@ -191,19 +223,22 @@ export function renderTable(rows: RowResult[], systems: string[]): string {
       if (withErrors.has(s)) cells.push(sum ? String(sum.errors) : '-');
     }
     const comparison = compareRow(summaries[i]);
-    for (const tls of versus) {
-      const ratios = tls ? comparison.fencelockVsEtcd.tls : comparison.fencelockVsEtcd.plain;
+    for (const c of comparisons) {
+      const ratios = c === 'auth' ? comparison.fencelockAuthVsEtcd : comparison.fencelockVsEtcd[c];
       cells.push(formatRatio(ratios?.opsPerSec), formatRatio(ratios?.p50));
     }
     for (const base of costed) cells.push(formatPct(comparison.tlsCost[base]?.opsPerSecPct));
+    if (authCosted) cells.push(formatPct(comparison.authCost?.opsPerSecPct), formatPct(comparison.authCost?.p50Pct));
     return cells;
   });
 
   const legend = [
     "srv CPU: the system's 3 server processes; cli CPU: this process (the clients); % of one core.",
     ...(systems.some((s) => s.endsWith('-plain')) ? ['<system>: TLS (clients verify the servers, mutual TLS between members); <system>-plain: no TLS anywhere.'] : []),
-    ...(versus.length > 0 ? ['fencelock/etcd: ops/s above 1x and p50 below 1x favour fencelock.'] : []),
+    ...(systems.includes(AUTH_SYSTEM) ? [`${AUTH_SYSTEM}: fencelock with TLS and auth on, every client its own user (bearer token, a role with prefix rules).`] : []),
+    ...(versus.length > 0 || authVersus ? [`${authVersus ? `fencelock/etcd, ${AUTH_SYSTEM}/etcd` : 'fencelock/etcd'}: ops/s above 1x and p50 below 1x favour fencelock.`] : []),
     ...(costed.length > 0 ? ["TLS cost: the system's ops/s with TLS as % of its ops/s in plaintext (100% = TLS costs no throughput)."] : []),
+    ...(authCosted ? [`auth cost: ${AUTH_SYSTEM}'s ops/s and p50 as % of ${NO_AUTH_SYSTEM}'s (100% = auth costs nothing; ops/s below and p50 above 100% are its cost).`] : []),
   ];
   return [renderGrid(columns, body), '', ...legend, ...notes.map((n) => `! ${n}`)].join('\n');
 }

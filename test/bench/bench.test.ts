@@ -1,7 +1,8 @@
-// `npm run bench` end to end, short: both systems start with TLS and in plaintext (--tls both, four clusters),
-// every workload runs on all four without errors, the table and the JSON record (with the fencelock/etcd ratios
-// and the TLS cost) come out, and nothing is left running. Rows are shorter than with two clusters, so the
-// test takes about as long as it did then.
+// `npm run bench` end to end, short: both systems start with TLS and in plaintext (--tls both), and fencelock also
+// with auth on (--auth both, fencelock-auth: five clusters); every workload runs on all five without errors (so
+// every worker's own user may do what the workloads do, and no quota stops them), the table and the JSON record
+// (with the fencelock/etcd and fencelock-auth/etcd ratios, the TLS cost and the auth cost) come out, and nothing
+// is left running. Rows are shorter than with two clusters, so the test takes about as long as it did then.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -38,14 +39,14 @@ interface JsonSummary {
 }
 
 describe('npm run bench', () => {
-  it('runs every workload on fencelock and etcd with and without TLS, prints the comparison and writes the JSON record', async () => {
+  it('runs every workload on fencelock and etcd with and without TLS and on fencelock with auth, prints the comparison and writes the JSON record', async () => {
     const dataRoot = path.join(work, 'data');
     mkdirSync(dataRoot);
     const json = path.join(work, 'results.json');
     const res = await runNode(
       [
         BENCH,
-        ...['--seconds', '0.25', '--warmup', '0.1', '--start-warmup', '0.2', '--clients', '2', '--systems', 'fencelock,etcd', '--tls', 'both'],
+        ...['--seconds', '0.25', '--warmup', '0.1', '--start-warmup', '0.2', '--clients', '2', '--systems', 'fencelock,etcd', '--tls', 'both', '--auth', 'both'],
         ...['--json', json, '--data-root', dataRoot],
       ],
       { cwd: work, timeoutMs: 150_000 },
@@ -54,34 +55,40 @@ describe('npm run bench', () => {
     expect(res.stdout).toMatch(/workload\s+clients\s+\|/);
     expect(res.stdout).toMatch(/fencelock\/etcd TLS/);
     expect(res.stdout).toMatch(/fencelock\/etcd plain/);
+    expect(res.stdout).toMatch(/fencelock-auth\/etcd/);
     expect(res.stdout).toMatch(/TLS cost/);
-    expect(res.stdout).toMatch(/\|\s+fencelock\s+\|\s+etcd\s+\|\s+fencelock-plain\s+\|\s+etcd-plain\s+\|/);
+    expect(res.stdout).toMatch(/auth cost/);
+    expect(res.stdout).toMatch(/\|\s+fencelock\s+\|\s+fencelock-auth\s+\|\s+etcd\s+\|\s+fencelock-plain\s+\|\s+etcd-plain\s+\|/);
 
     const record = JSON.parse(readFileSync(json, 'utf8')) as {
       machine: { etcd?: string };
-      flags: { tls: string };
-      systems: Array<{ name: string; base: string; tls: boolean }>;
+      flags: { tls: string; auth: string };
+      systems: Array<{ name: string; base: string; tls: boolean; auth: boolean }>;
       failedToStart: Record<string, string>;
       rows: Array<{
         workload: string;
         clients: number;
         systems: Record<string, { median?: JsonSummary }>;
         fencelockVsEtcd: { tls?: { opsPerSec?: number; p50?: number }; plain?: { opsPerSec?: number; p50?: number } };
+        fencelockAuthVsEtcd?: { opsPerSec?: number; p50?: number };
         tlsCost: Record<string, { opsPerSecPct?: number; p50Pct?: number } | undefined>;
+        authCost?: { opsPerSecPct?: number; p50Pct?: number };
       }>;
     };
     expect(record.machine.etcd).toMatch(/^3\.4\./);
     expect(record.failedToStart).toEqual({});
     expect(record.flags.tls).toBe('both');
+    expect(record.flags.auth).toBe('both');
     expect(record.systems).toEqual([
-      { name: 'fencelock', base: 'fencelock', tls: true },
-      { name: 'etcd', base: 'etcd', tls: true },
-      { name: 'fencelock-plain', base: 'fencelock', tls: false },
-      { name: 'etcd-plain', base: 'etcd', tls: false },
+      { name: 'fencelock', base: 'fencelock', tls: true, auth: false },
+      { name: 'fencelock-auth', base: 'fencelock', tls: true, auth: true },
+      { name: 'etcd', base: 'etcd', tls: true, auth: false },
+      { name: 'fencelock-plain', base: 'fencelock', tls: false, auth: false },
+      { name: 'etcd-plain', base: 'etcd', tls: false, auth: false },
     ]);
     expect(record.rows.map((r) => r.workload).sort()).toEqual(['cycles-distinct', 'cycles-hot', 'fenced-writes', 'reads']);
     for (const row of record.rows) {
-      for (const system of ['fencelock', 'etcd', 'fencelock-plain', 'etcd-plain']) {
+      for (const system of ['fencelock', 'fencelock-auth', 'etcd', 'fencelock-plain', 'etcd-plain']) {
         const m = row.systems[system]?.median;
         expect(m, `${row.workload} on ${system}`).toBeDefined();
         expect(m!.errors, `${row.workload} on ${system}: errors`).toBe(0);
@@ -99,6 +106,10 @@ describe('npm run bench', () => {
         expect(row.tlsCost[system]?.opsPerSecPct, `${row.workload}: TLS cost of ${system}`).toBeGreaterThan(0);
         expect(row.tlsCost[system]?.p50Pct, `${row.workload}: TLS p50 of ${system}`).toBeGreaterThan(0);
       }
+      expect(row.fencelockAuthVsEtcd?.opsPerSec, `${row.workload}: fencelock-auth/etcd ops/s`).toBeGreaterThan(0);
+      expect(row.fencelockAuthVsEtcd?.p50, `${row.workload}: fencelock-auth/etcd p50`).toBeGreaterThan(0);
+      expect(row.authCost?.opsPerSecPct, `${row.workload}: auth cost`).toBeGreaterThan(0);
+      expect(row.authCost?.p50Pct, `${row.workload}: auth p50`).toBeGreaterThan(0);
     }
     // Both clusters were stopped and their data removed.
     expect(processesMentioning(dataRoot)).toEqual([]);
@@ -112,5 +123,12 @@ describe('npm run bench', () => {
     const tls = await runNode([BENCH, '--tls', 'sometimes'], { cwd: work, timeoutMs: 30_000 });
     expect(tls.code).not.toBe(0);
     expect(tls.stderr).toMatch(/--tls <mode>.*needs one of on, off, both/);
+    const auth = await runNode([BENCH, '--auth', 'sometimes'], { cwd: work, timeoutMs: 30_000 });
+    expect(auth.code).not.toBe(0);
+    expect(auth.stderr).toMatch(/--auth <mode>.*needs one of on, off, both/);
+    const plainAuth = await runNode([BENCH, '--tls', 'off', '--auth', 'on'], { cwd: work, timeoutMs: 30_000 });
+    expect(plainAuth.code).not.toBe(0);
+    expect(plainAuth.stderr).toMatch(/--auth on needs TLS/);
+    expect(plainAuth.stdout).not.toMatch(/starting/);
   });
 });
