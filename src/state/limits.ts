@@ -103,15 +103,16 @@ export const DEFAULT_QUOTAS = Object.freeze({
   /** Client ids whose retry records are kept. */
   dedup_clients: 1_000,
   // Counted by the node's listener over all of the identity's connections (src/node/api/connectionLimits.ts),
-  // not by the state machine: four times what one connection may hold.
+  // not by the state machine: sixteen times what one connection may hold (with auth off, every client of
+  // one host is one identity; the library opens one Pipeline and one KeepAlive stream per client).
   /** Lock.Watch streams open at once. */
-  watch_streams: 1_024,
+  watch_streams: 4_096,
   /** Pipeline.Calls streams open at once. */
-  pipeline_streams: 256,
+  pipeline_streams: 1_024,
   /** Session.KeepAlive streams open at once. */
-  keepalive_streams: 256,
+  keepalive_streams: 1_024,
   /** Pipeline calls in flight or answered but unsent. */
-  calls_in_flight: 32_768,
+  calls_in_flight: 131_072,
 });
 
 /** Keys one MoveKeys entry moves at most (the entry's apply time is bounded). Beyond: refused, nothing moves. */

@@ -24,7 +24,11 @@ export class NodeContext {
     readonly ports: NodePorts,
     readonly logger: Logger,
   ) {
-    this.access = new Access(config, () => app.machine);
+    this.access = new Access(
+      config,
+      () => app.machine,
+      () => (driver.isLeader() ? undefined : notLeader(this.leaderAddress())),
+    );
   }
 
   get machine(): LockApp['machine'] {

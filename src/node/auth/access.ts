@@ -10,6 +10,8 @@ export class Access {
   constructor(
     private readonly config: NodeConfig,
     private readonly machine: () => LockStateMachine,
+    /** The error that sends a caller to the leader, when this node does not lead (undefined: it leads). */
+    private readonly elsewhere: () => ApiError | undefined = () => undefined,
   ) {}
 
   /** Auth is required once this node's config asks for it or the replicated state has it on. */
@@ -22,12 +24,26 @@ export class Access {
    * `optional` (WhoAmI). Bad credentials fail UNAUTHENTICATED always: a wrong token is never ignored.
    */
   callerOf(call: IdentifiableCall, optional = false): Caller {
-    const caller = identify(credentialsOf(call), (id) => this.machine().auth.tokenRecord(id));
+    const caller = this.identifyHere(call);
     if (caller.via !== 'address' || optional || !this.required()) return caller;
     throw new ApiError(
       grpc.status.UNAUTHENTICATED,
       'auth is on: present a client certificate naming you (urn:fencelock:client:NAME) or a bearer token (--auth-token-file / FENCELOCK_AUTH_TOKEN in the CLI, { token } in the library)',
     );
+  }
+
+  /**
+   * A token this node does not know may have been issued a moment ago (the leader answers an issue once it
+   * has applied it; a follower may not have yet): a follower sends the caller to the leader rather than
+   * refusing it.
+   */
+  private identifyHere(call: IdentifiableCall): Caller {
+    try {
+      return identify(credentialsOf(call), (id) => this.machine().auth.tokenRecord(id));
+    } catch (err) {
+      const redirect = err instanceof ApiError && err.code === grpc.status.UNAUTHENTICATED && err.message.startsWith('token ') ? this.elsewhere() : undefined;
+      throw redirect ?? err;
+    }
   }
 
   /** The fields that carry the caller into a command. */
