@@ -5,7 +5,7 @@
 // (call.getPeer()). The client library gives every FenceLockClient connections of its own (one per node it
 // talks to) and opens on each one Pipeline stream, one KeepAlive stream and one Watch stream per watch(), so
 // it stays far below these caps; they are sized for hand-written clients that share one connection widely.
-// An attacker can still open many connections: per-identity quotas (auth) will bound that.
+// An attacker can still open many connections: the per-identity quotas (docs/auth.md) bound the sum.
 
 /**
  * HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS of the client listener. Every call (a unary call too) is a stream; an
