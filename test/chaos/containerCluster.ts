@@ -62,7 +62,7 @@ export interface ContainerClusterOptions extends Partial<NodeKnobs> {
   image?: string;
   /** Per container, until "fencelock node started". Default 30 s. */
   startupTimeoutMs?: number;
-  /** Auth on (docs/auth.md), this user the admin (the test process's client certificate is `test`). */
+  /** Auth on (docs/auth.md), this user the admin (the test process's client certificate is `chaos`). */
   authAdmin?: string;
 }
 

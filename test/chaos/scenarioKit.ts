@@ -72,7 +72,7 @@ export interface ScenarioOptions {
   /**
    * Auth on: the workload runs as user `worker`, by bearer token, with a role that may lock, write and read
    * its namespace only and the given quotas; the scenario's own clients are the admin (the client
-   * certificate `test`).
+   * certificate `chaos`).
    */
   auth?: { quotas?: Partial<Record<(typeof AUTH_QUOTA_NAMES)[number], number>> };
 }
@@ -456,7 +456,7 @@ export async function runScenario(opts: ScenarioOptions, body: (s: Scenario) => 
   let verdict: HistoryVerdict | undefined;
   const problems: string[] = [];
   try {
-    cluster = await ContainerCluster.start({ size, ...opts.cluster, ...(opts.auth ? { authAdmin: 'test' } : {}) });
+    cluster = await ContainerCluster.start({ size, ...opts.cluster, ...(opts.auth ? { authAdmin: 'chaos' } : {}) });
     active.add(cluster);
     const first = await cluster.waitForLeader({ timeoutMs: 20_000 });
     const namespace = `${opts.name}-${Math.floor(Math.random() * 0xffff).toString(16)}`;
