@@ -477,11 +477,11 @@ export class FenceLockClient implements SessionHost {
   }
 
   /**
-   * A mutating call: a fresh request id, reused unchanged by every retry of this call. REQUEST_TOO_OLD at
-   * the first attempt means the cluster has no record of this client id (its first request never reached
-   * the log, or its records were forgotten: docs/auth.md) while this request was never sent before, so it
-   * was never applied: it goes again once, under a fresh client id. At a later attempt it may have been
-   * applied, so the refusal stands.
+   * A mutating call: a fresh request id, reused unchanged by every retry of this call. REQUEST_TOO_OLD before
+   * the request had reached any leader means the cluster has no record of this client id (its first request
+   * never reached the log, or its records were forgotten: docs/auth.md) while this request was never
+   * applied: it goes again once, under a fresh client id. After an attempt that may have reached a leader,
+   * it may have been applied, so the refusal stands.
    */
   private async mutate<Req, Res>(m: MethodDesc<Req, Res>, build: (header: WireRequestHeader) => Req, opts: CallOptions): Promise<Res> {
     for (let renewed = false; ; renewed = true) {

@@ -53,10 +53,13 @@ export interface CallOptions {
   serverDeadlineIsFinal?: boolean;
 }
 
-/** Errors a call's first attempt got, so nothing of the call can have been applied before (see isFirstAttempt). */
+/**
+ * Errors that ended a call whose earlier attempts (if any) were all refused by nodes that do not lead, so
+ * nothing of the call can have been applied before (see isFirstAttempt).
+ */
 const firstAttemptRefusals = new WeakSet<FenceLockError>();
 
-/** True when `err` ended a call at its first attempt: the request had never been sent before. */
+/** True when `err` ended a call whose request had never reached a leader before. */
 export function isFirstAttempt(err: unknown): boolean {
   return err instanceof FenceLockError && firstAttemptRefusals.has(err);
 }
@@ -242,6 +245,8 @@ export class Router {
     let backoff = 0;
     let hintsInARow = 0;
     let attempts = 0;
+    // Whether an attempt may have reached a leader: all but a node's NOT_LEADER refusal may have.
+    let maybeProposed = false;
     let last: FenceLockError | undefined;
     for (;;) {
       if (this.closed) throw new FenceLockError('CANCELLED', `${opts.what}: the fencelock client is closed`);
@@ -261,9 +266,10 @@ export class Router {
           err.code === 'UNAVAILABLE' ||
           (err.code === 'DEADLINE_EXCEEDED' && (ownDeadlinePassed || !opts.serverDeadlineIsFinal));
         if (!retryable) {
-          if (attempts === 1) firstAttemptRefusals.add(err);
+          if (!maybeProposed) firstAttemptRefusals.add(err);
           throw err;
         }
+        if (err.reason !== 'NOT_LEADER') maybeProposed = true;
         // An attempt cut short by the total budget (not by its own timeout) says nothing about the cluster:
         // the error given up with stays the last one a node or connection actually gave.
         const cutByBudget = err.code === 'DEADLINE_EXCEEDED' && timeout < attemptTimeoutMs && last !== undefined;

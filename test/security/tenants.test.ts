@@ -109,8 +109,8 @@ describe('tenants cannot starve each other', () => {
       const retry = await vic.call('Lock', 'Acquire', acquire);
       expect(retry.token).toBe(first.token);
       const described = await vic.call('Lock', 'Describe', { lock: 'vic/dedup' });
+      // Not held: a second grant would hold it (an idle lock without keys is forgotten, so no latest token shows).
       expect(described.held).toBe(false);
-      expect(described.latestToken).toBe(first.token);
     } finally {
       vic.close();
       eve.close();

@@ -43,8 +43,9 @@ export class ApiError extends Error {
 export const invalidArgument = (field: string, why: string): ApiError =>
   new ApiError(grpc.status.INVALID_ARGUMENT, `${field}: ${why}`);
 
+/** A node that does not lead refuses a call before anything of it is proposed: reason NOT_LEADER. */
 export function notLeader(leaderAddress: string | undefined): ApiError {
   return leaderAddress
-    ? new ApiError(grpc.status.UNAVAILABLE, `not the leader; retry at ${leaderAddress}`, { [LEADER_METADATA_KEY]: leaderAddress })
-    : new ApiError(grpc.status.UNAVAILABLE, 'no leader is known (election in progress or this node is cut off); retry shortly');
+    ? new ApiError(grpc.status.UNAVAILABLE, `not the leader; retry at ${leaderAddress}`, { [LEADER_METADATA_KEY]: leaderAddress, [REASON_METADATA_KEY]: 'NOT_LEADER' })
+    : new ApiError(grpc.status.UNAVAILABLE, 'no leader is known (election in progress or this node is cut off); retry shortly', { [REASON_METADATA_KEY]: 'NOT_LEADER' });
 }
