@@ -17,6 +17,8 @@ let leader: string;
 const clients = new Map<string, AuthedClient>();
 const sessions = new Map<string, string>();
 const nextRequest = new Map<string, number>();
+/** A token of bob's that only the admin's Auth.TokenRevoke case revokes. */
+let spareTokenId = '';
 
 /** A request header of `who`'s own client id, request ids from 1. */
 function header(who: string): Obj {
@@ -57,6 +59,7 @@ async function setUp(): Promise<Record<CallerName, Who>> {
     if (role) await adminChange('UserGrantRole', { user, role });
   }
   const token = async (user: string): Promise<string> => (await adminChange('TokenIssue', { user })).token as string;
+  spareTokenId = (await adminChange('TokenIssue', { user: 'bob' })).tokenId as string;
   return {
     nobody: {},
     badToken: { token: `flt_${'0'.repeat(16)}_${'A'.repeat(43)}` },
@@ -138,6 +141,13 @@ const CASES: Case[] = [
   { name: 'Auth.UserAdd', allowed: ['admin'], call: (w) => client(w).call('Auth', 'UserAdd', { header: header(w), user: `made-by-${w}` }) },
   { name: 'Auth.UserGrantRole', allowed: ['admin'], call: (w) => client(w).call('Auth', 'UserGrantRole', { header: header(w), user: 'bob', role: 'empty' }) },
   { name: 'Auth.TokenIssue', allowed: ['admin'], call: (w) => client(w).call('Auth', 'TokenIssue', { header: header(w), user: 'alice' }) },
+  { name: 'Auth.RoleGrantPermission', allowed: ['admin'], call: (w) => client(w).call('Auth', 'RoleGrantPermission', { header: header(w), role: 'empty', rule: { permission: 'READ', prefix: 'zzz/' } }) },
+  { name: 'Auth.RoleRevokePermission', allowed: ['admin'], call: (w) => client(w).call('Auth', 'RoleRevokePermission', { header: header(w), role: 'empty', rule: { permission: 'READ', prefix: 'zzz/' } }) },
+  { name: 'Auth.RoleSetQuota', allowed: ['admin'], call: (w) => client(w).call('Auth', 'RoleSetQuota', { header: header(w), role: 'empty', name: 'sessions', value: '5' }) },
+  { name: 'Auth.UserRevokeRole', allowed: ['admin'], call: (w) => client(w).call('Auth', 'UserRevokeRole', { header: header(w), user: 'bob', role: 'empty' }) },
+  { name: 'Auth.RoleDelete', allowed: ['admin'], call: (w) => client(w).call('Auth', 'RoleDelete', { header: header(w), role: 'made-by-admin' }) },
+  { name: 'Auth.UserDelete', allowed: ['admin'], call: (w) => client(w).call('Auth', 'UserDelete', { header: header(w), user: 'made-by-admin' }) },
+  { name: 'Auth.TokenRevoke', allowed: ['admin'], call: (w) => client(w).call('Auth', 'TokenRevoke', { header: header(w), tokenId: spareTokenId }) },
   { name: 'Auth.WhoAmI', allowed: ['nobody', 'stranger', 'bob', 'rita', 'alice', 'carol', 'admin'], call: (w) => client(w).call('Auth', 'WhoAmI', {}) },
 ];
 
@@ -150,6 +160,20 @@ describe('permission matrix: every RPC x every kind of caller', () => {
       expect(got).toEqual(want);
     });
   }
+
+  it('the refused changes changed nothing: only the admin made anything', async () => {
+    const list = await admin().call('Auth', 'List', {});
+    const users = (list.users as Array<{ name: string }>).map((u) => u.name);
+    const roles = (list.roles as Array<{ name: string }>).map((r) => r.name);
+    for (const who of CALLERS) {
+      expect(users, who).not.toContain(`made-by-${who}`); // the admin's was deleted by its UserDelete case
+      expect(roles, who).not.toContain(`made-by-${who}`);
+    }
+    expect((list.tokens as Array<{ id: string }>).map((t) => t.id)).not.toContain(spareTokenId);
+    const empty = (list.roles as Array<{ name: string; rules: unknown[]; quotas: Array<{ name: string; value: string }> }>).find((r) => r.name === 'empty');
+    expect(empty?.rules).toEqual([]);
+    expect(empty?.quotas).toEqual([{ name: 'sessions', value: '5' }]);
+  });
 });
 
 describe('writes, sessions and streams', () => {
