@@ -18,6 +18,8 @@ export const EXIT = {
   UNAUTHENTICATED: 6,
   /** PERMISSION_DENIED: the identity's roles do not allow the call (or the session is another identity's). */
   PERMISSION_DENIED: 7,
+  /** RESOURCE_EXHAUSTED: a limit or a quota of the identity is reached (QUOTA_EXCEEDED names the quota). */
+  LIMIT: 8,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -35,6 +37,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   5    not found (kv get of a missing or deleted key, unknown session, user, role or token)
   6    unauthenticated (auth is on: no identity, or an unknown or revoked token)
   7    permission denied (the identity's roles do not allow it; another identity's session)
+  8    a limit or quota reached (RESOURCE_EXHAUSTED; a quota of the identity is named)
   lock -- CMD otherwise exits with CMD's own code (128+N when killed by signal N;
   126/127 when CMD cannot be run / is not found).`;
 
@@ -62,6 +65,8 @@ export function exitCodeFor(err: unknown): number {
         return EXIT.UNAUTHENTICATED;
       case 'PERMISSION_DENIED':
         return EXIT.PERMISSION_DENIED;
+      case 'RESOURCE_EXHAUSTED':
+        return EXIT.LIMIT;
       default:
         return EXIT.USAGE;
     }

@@ -257,7 +257,7 @@ describe('fencelock auth', () => {
     expect(JSON.parse(j.out)).toEqual({ tokenId: 'fedcba9876543210', user: 'alice', token: issued });
   });
 
-  it('UNAUTHENTICATED exits 6, PERMISSION_DENIED exits 7, with reason and quota in JSON', async () => {
+  it('UNAUTHENTICATED exits 6, PERMISSION_DENIED exits 7, RESOURCE_EXHAUSTED exits 8, with reason and quota in JSON', async () => {
     srv.fail('UserAdd', { code: grpc.status.UNAUTHENTICATED, details: 'no identity' });
     const unauth = await cli(['auth', 'user', 'add', 'bob'], {});
     expect(unauth.code).toBe(EXIT.UNAUTHENTICATED);
@@ -268,7 +268,7 @@ describe('fencelock auth', () => {
     expect(JSON.parse(denied.err).error).toMatchObject({ code: 'PERMISSION_DENIED', reason: 'PERMISSION_DENIED', quota: null });
     srv.fail('Move', { code: grpc.status.RESOURCE_EXHAUSTED, details: 'over quota', metadata: { 'fencelock-reason': 'QUOTA_EXCEEDED', 'fencelock-quota': 'keys' } });
     const quota = await cli(['--json', 'kv', 'move', '--prefix', 'a/', '--to', 'l']);
-    expect(quota.code).toBe(EXIT.USAGE);
+    expect(quota.code).toBe(EXIT.LIMIT);
     expect(JSON.parse(quota.err).error).toMatchObject({ code: 'RESOURCE_EXHAUSTED', reason: 'QUOTA_EXCEEDED', quota: 'keys' });
     // A node that refuses the Pipeline stream itself: kv get says UNAUTHENTICATED (exit 6) at once.
     const strict = await AuthServer.start({ requireToken: TOKEN });

@@ -157,7 +157,7 @@ describe('CLI parsing (no server)', () => {
   });
 
   it('maps errors to the documented exit codes', () => {
-    expect(EXIT).toEqual({ OK: 0, USAGE: 1, FENCED: 2, UNAVAILABLE: 3, LOCK_LOST: 4, NOT_FOUND: 5, UNAUTHENTICATED: 6, PERMISSION_DENIED: 7 });
+    expect(EXIT).toEqual({ OK: 0, USAGE: 1, FENCED: 2, UNAVAILABLE: 3, LOCK_LOST: 4, NOT_FOUND: 5, UNAUTHENTICATED: 6, PERMISSION_DENIED: 7, LIMIT: 8 });
     expect(exitCodeFor(new UsageError('x'))).toBe(1);
     expect(exitCodeFor(new FenceLockError('FAILED_PRECONDITION', 'x', { reason: 'STALE_TOKEN' }))).toBe(2);
     expect(exitCodeFor(new FenceLockError('UNAVAILABLE', 'x'))).toBe(3);
@@ -165,6 +165,7 @@ describe('CLI parsing (no server)', () => {
     expect(exitCodeFor(new FenceLockError('NOT_FOUND', 'x'))).toBe(5);
     expect(exitCodeFor(new FenceLockError('UNAUTHENTICATED', 'x'))).toBe(6);
     expect(exitCodeFor(new FenceLockError('PERMISSION_DENIED', 'x', { reason: 'NOT_SESSION_OWNER' }))).toBe(7);
+    expect(exitCodeFor(new FenceLockError('RESOURCE_EXHAUSTED', 'x', { reason: 'QUOTA_EXCEEDED', quota: 'sessions' }))).toBe(8);
     expect(exitCodeFor(new FenceLockError('INVALID_ARGUMENT', 'x'))).toBe(1);
     expect(exitCodeFor(new Error('x'))).toBe(1);
   });
