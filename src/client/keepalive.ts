@@ -207,6 +207,10 @@ export class KeepAliveStream {
     if (old) old.cancel();
     if (this.closed || this.entries.size === 0) return;
     const err = raw === undefined ? undefined : toFenceLockError(raw, 'keepalive stream');
+    if (err !== undefined && REFUSED_FOR_GOOD.has(err.code)) {
+      this.loseAll(err);
+      return;
+    }
     if (err?.leader && err.leader !== address && this.hintsInARow <= this.router.knownEndpoints().length && this.router.noteLeader(err.leader)) {
       this.hintsInARow++;
       this.scheduleReopen(true);
@@ -216,6 +220,19 @@ export class KeepAliveStream {
     this.logger.debug({ endpoint: address, code: err?.code }, 'fencelock: keepalive stream broke, rotating');
     this.router.rotateFrom(address);
     this.scheduleReopen(false);
+  }
+
+  /**
+   * The cluster refused this client's identity (a revoked token) or its right to these sessions: no
+   * renewal can succeed, so every session is lost now, with that error, rather than renewed in vain until
+   * its TTL runs out.
+   */
+  private loseAll(err: FenceLockError): void {
+    this.logger.warn({ code: err.code, reason: err.reason }, 'fencelock: the keepalive stream was refused; its sessions are lost');
+    for (const [id, entry] of [...this.entries]) {
+      this.remove(id);
+      entry.session.expired(new FenceLockError(err.code, `session ${publicSessionId(id)} can no longer be renewed: ${err.message}`, { reason: err.reason }));
+    }
   }
 
   private scheduleReopen(immediately: boolean): void {
@@ -228,6 +245,9 @@ export class KeepAliveStream {
     this.reconnectTimer = setTimeout(() => this.open(), delay);
   }
 }
+
+/** Stream refusals no retry can cure: the identity is refused, or may not use the sessions. */
+const REFUSED_FOR_GOOD = new Set(['UNAUTHENTICATED', 'PERMISSION_DENIED']);
 
 /**
  * The send time of the renewal an acknowledgement answers, removed from `pending` with every renewal sent

@@ -407,6 +407,22 @@ describe('FenceLockClient against a fake cluster', () => {
     expect(state.callsOf('KeepAliveRenewal').length).toBe(renewalsAtLoss); // stopped renewing
   });
 
+  it('a keepalive stream refused UNAUTHENTICATED (a revoked token) loses every session at once and renews no more', async () => {
+    const { state, nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    const a = await c.openSession({ ttlMs: 3_000 });
+    const b = await c.openSession({ ttlMs: 3_000 });
+    const lost = Promise.all([a, b].map((s) => new Promise<FenceLockError>((resolve) => s.onLost(resolve))));
+    await sleep(200);
+    nodes[0]!.breakStreams(failure(grpc.status.UNAUTHENTICATED, 'token 0123456789abcdef is unknown or revoked'));
+    const errors = await lost;
+    expect(errors.map((e) => e.code)).toEqual(['UNAUTHENTICATED', 'UNAUTHENTICATED']);
+    expect(a.isLost() && b.isLost()).toBe(true);
+    const streamsAtLoss = state.callsOf('KeepAlive').length;
+    await sleep(600);
+    expect(state.callsOf('KeepAlive').length).toBe(streamsAtLoss); // not reopened
+  });
+
   it('reopens the keepalive stream on the new leader after a leader change', async () => {
     const { state, nodes } = await cluster(2);
     const c = client([nodes[0]!.address, nodes[1]!.address]);

@@ -9,7 +9,7 @@ import type { LeaderDuties } from '../runtime/leaderDuties';
 import type { NodePorts } from '../runtime/ports';
 import { Access } from '../auth/access';
 import type { Caller } from '../auth/caller';
-import { ApiError, notLeader } from './errors';
+import { ApiError, notLeader, REASON_METADATA_KEY } from './errors';
 
 /** What every API handler needs: the driver, the state, the leader's duties, time and randomness. */
 export class NodeContext {
@@ -27,8 +27,18 @@ export class NodeContext {
     this.access = new Access(
       config,
       () => app.machine,
-      () => (driver.isLeader() ? undefined : notLeader(this.leaderAddress())),
+      () => this.notServingTokensYet(),
     );
+  }
+
+  /**
+   * Why this node cannot judge a token it does not know (undefined: it can): a follower may not have applied
+   * the token's issue yet, nor a leader that has not applied an entry of its own term.
+   */
+  private notServingTokensYet(): ApiError | undefined {
+    if (!this.driver.isLeader()) return notLeader(this.leaderAddress());
+    if (this.driver.hasAppliedOwnTerm()) return undefined;
+    return new ApiError(grpc.status.UNAVAILABLE, 'this leader was just elected and is catching up; retry shortly', { [REASON_METADATA_KEY]: 'NOT_LEADER' });
   }
 
   get machine(): LockApp['machine'] {
