@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import type { MethodDesc, PipelineCall, WireCallResponse } from './proto';
+import { monotonicNow } from './clock';
 
 interface Pending {
   kind: PipelineCall;
@@ -7,6 +8,9 @@ interface Pending {
   reject: (err: grpc.ServiceError) => void;
   timer: NodeJS.Timeout;
 }
+
+/** How long the router makes unary calls to a node that refused the Pipeline stream over a cap or quota. */
+const STREAM_REFUSED_BACKOFF_MS = 10_000;
 
 /** The longest timer Node keeps (2^31 - 1 ms, about 24.8 days); it also fits timeout_ms (uint32). */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -35,7 +39,14 @@ export class PipelineLink {
   private readonly pending = new Map<string, Pending>();
   private nextCallId = 1;
   /** False once the node answered UNIMPLEMENTED (an older server): the router then uses unary calls. */
-  supported = true;
+  private implemented = true;
+  /** Until then (monotonic ms), unary calls: the node refused the stream for a cap or a quota on streams. */
+  private refusedUntil = 0;
+
+  /** Whether calls go on this stream now (else the router makes unary calls). */
+  get supported(): boolean {
+    return this.implemented && monotonicNow() >= this.refusedUntil;
+  }
 
   constructor(
     private readonly client: grpc.Client,
@@ -76,7 +87,10 @@ export class PipelineLink {
     };
     stream.on('error', (err: Error) => {
       const e = err as Partial<grpc.ServiceError>;
-      if (e.code === grpc.status.UNIMPLEMENTED) this.supported = false;
+      if (e.code === grpc.status.UNIMPLEMENTED) this.implemented = false;
+      // Over a stream cap or quota (TOO_MANY_STREAMS, QUOTA_EXCEEDED): unary calls for a while, which count
+      // against neither; the calls in flight fail UNAVAILABLE below and are retried that way.
+      if (e.code === grpc.status.RESOURCE_EXHAUSTED) this.refusedUntil = monotonicNow() + STREAM_REFUSED_BACKOFF_MS;
       if (e.code !== undefined && CALLER_REFUSED.has(e.code)) {
         broken('refused', Object.assign(new Error(err.message), { code: e.code, details: e.details ?? err.message, metadata: e.metadata ?? new grpc.Metadata() }));
         return;

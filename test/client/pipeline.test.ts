@@ -510,6 +510,23 @@ describe('PipelineLink against servers that misbehave', () => {
     expect(await l.call('get', { key: 'b' }, 5_000)).toMatchObject({ found: true });
   });
 
+  it('a stream refused over a stream cap or quota (RESOURCE_EXHAUSTED) fails its calls UNAVAILABLE and steps aside for unary calls', async () => {
+    const md = new grpc.Metadata();
+    md.set('fencelock-reason', 'QUOTA_EXCEEDED');
+    const s = scripted((stream, req, no) => {
+      if (no === 1) stream.emit('error', { code: grpc.status.RESOURCE_EXHAUSTED, details: 'quota pipeline_streams', metadata: md });
+      else stream.write(ok(req.callId));
+    });
+    const { address } = await serve(s.impl);
+    const l = link(address);
+    expect(l.supported).toBe(true);
+    const err = await rejection(l.call('get', { key: 'a' }, 5_000));
+    expect(grpc.status[err.code]).toBe('UNAVAILABLE');
+    expect(err.details).toContain('quota pipeline_streams');
+    // The router makes unary calls to this node meanwhile (they count against no stream quota).
+    expect(l.supported).toBe(false);
+  });
+
   it('rejects the calls in flight UNAVAILABLE when the server goes away', async () => {
     const s = scripted(() => undefined);
     const { address, server } = await serve(s.impl);
