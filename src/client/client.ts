@@ -11,7 +11,7 @@ import {
   type WireRequestHeader,
   type WireStatusResponse,
 } from './proto';
-import { isFirstAttempt, RequestIds, Router, type CallOptions } from './router';
+import { neverProposed, RequestIds, Router, type CallOptions } from './router';
 import { DEFAULT_TTL_MS, LockHandle, Session, type SessionHost } from './session';
 import type {
   EndpointStatus,
@@ -489,7 +489,7 @@ export class FenceLockClient implements SessionHost {
       try {
         return await this.router.call(m, build(header), opts);
       } catch (err) {
-        if (renewed || !(err instanceof FenceLockError) || err.reason !== 'REQUEST_TOO_OLD' || !isFirstAttempt(err)) throw err;
+        if (renewed || !(err instanceof FenceLockError) || err.reason !== 'REQUEST_TOO_OLD' || !neverProposed(err)) throw err;
         this.renewClientId(header.clientId);
       } finally {
         done();

@@ -55,13 +55,13 @@ export interface CallOptions {
 
 /**
  * Errors that ended a call whose earlier attempts (if any) were all refused by nodes that do not lead, so
- * nothing of the call can have been applied before (see isFirstAttempt).
+ * nothing of the call can have been applied before (see neverProposed).
  */
-const firstAttemptRefusals = new WeakSet<FenceLockError>();
+const unproposedRefusals = new WeakSet<FenceLockError>();
 
 /** True when `err` ended a call whose request had never reached a leader before. */
-export function isFirstAttempt(err: unknown): boolean {
-  return err instanceof FenceLockError && firstAttemptRefusals.has(err);
+export function neverProposed(err: unknown): boolean {
+  return err instanceof FenceLockError && unproposedRefusals.has(err);
 }
 
 /**
@@ -266,7 +266,7 @@ export class Router {
           err.code === 'UNAVAILABLE' ||
           (err.code === 'DEADLINE_EXCEEDED' && (ownDeadlinePassed || !opts.serverDeadlineIsFinal));
         if (!retryable) {
-          if (!maybeProposed) firstAttemptRefusals.add(err);
+          if (!maybeProposed) unproposedRefusals.add(err);
           throw err;
         }
         if (err.reason !== 'NOT_LEADER') maybeProposed = true;

@@ -4,7 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { LockStateMachine, Permission } from '../../state';
 import { ApiError, REASON_METADATA_KEY } from '../api/errors';
 import type { NodeConfig } from '../config';
-import { credentialsOf, identify, NO_CALLER, type Caller, type IdentifiableCall } from './caller';
+import { credentialsOf, identify, NO_CALLER, UnknownTokenError, type Caller, type IdentifiableCall } from './caller';
 
 export class Access {
   constructor(
@@ -41,8 +41,7 @@ export class Access {
     try {
       return identify(credentialsOf(call), (id) => this.machine().auth.tokenRecord(id));
     } catch (err) {
-      const redirect = err instanceof ApiError && err.code === grpc.status.UNAUTHENTICATED && err.message.startsWith('token ') ? this.elsewhere() : undefined;
-      throw redirect ?? err;
+      throw (err instanceof UnknownTokenError ? this.elsewhere() : undefined) ?? err;
     }
   }
 
@@ -54,45 +53,39 @@ export class Access {
 
   /** PERMISSION_DENIED unless `caller` may `permission` on `name` (always allowed with auth off). */
   permit(caller: Caller | undefined, permission: Permission, name: string): void {
-    const m = this.machine();
-    if (!this.checking()) return;
-    const identity = this.require(caller);
-    if (m.auth.authorize(identity, permission, name)) return;
+    const identity = this.checkedIdentity(caller);
+    if (identity === undefined) return;
+    if (this.machine().auth.authorize(identity, permission, name)) return;
     throw denied(`${describe(identity)} may not ${permission} ${JSON.stringify(name)}: no role of it has a ${permission} rule whose prefix matches; an admin grants one with \`fencelock auth grant ROLE ${permission} PREFIX\``);
   }
 
   /** List needs a read rule covering the whole listed prefix. */
   permitList(caller: Caller | undefined, prefix: string): void {
-    const m = this.machine();
-    if (!this.checking()) return;
-    const identity = this.require(caller);
-    if (m.auth.authorizeListPrefix(identity, prefix)) return;
+    const identity = this.checkedIdentity(caller);
+    if (identity === undefined) return;
+    if (this.machine().auth.authorizeListPrefix(identity, prefix)) return;
     throw denied(`${describe(identity)} may not list keys under ${JSON.stringify(prefix)}: that needs a read rule whose prefix is a prefix of it`);
   }
 
   /** A known user (Cluster.Status and the like). */
   permitUser(caller: Caller | undefined): void {
-    const m = this.machine();
-    if (!this.checking()) return;
-    const identity = this.require(caller);
-    if (m.auth.userInfo(identity) === undefined) throw denied(`${describe(identity)} is not a user; an admin adds it with \`fencelock auth user add ${identity}\``);
+    const identity = this.checkedIdentity(caller);
+    if (identity === undefined) return;
+    if (this.machine().auth.userInfo(identity) === undefined) throw denied(`${describe(identity)} is not a user; an admin adds it with \`fencelock auth user add ${identity}\``);
   }
 
   permitAdmin(caller: Caller | undefined): void {
-    const m = this.machine();
-    if (!this.checking()) return;
-    const identity = this.require(caller);
-    if (!m.auth.isAdmin(identity)) throw denied(`${describe(identity)} is not an admin: auth changes need a role with the admin permission`);
+    const identity = this.checkedIdentity(caller);
+    if (identity === undefined) return;
+    if (!this.machine().auth.isAdmin(identity)) throw denied(`${describe(identity)} is not an admin: auth changes need a role with the admin permission`);
   }
 
   /** With auth on, only the identity that opened a session may use it (keepalives too). */
   permitSession(caller: Caller | undefined, sessionId: string): void {
-    const m = this.machine();
-    if (!this.checking()) return;
-    const owner = m.auth.sessionOwner(sessionId);
+    const owner = this.machine().auth.sessionOwner(sessionId);
     if (owner === undefined) return; // unknown sessions get their own answer
-    const identity = this.require(caller);
-    if (owner !== identity) throw new ApiError(grpc.status.PERMISSION_DENIED, `${describe(identity)} did not open this session; only its owner may use it`, { [REASON_METADATA_KEY]: 'NOT_SESSION_OWNER' });
+    const identity = this.checkedIdentity(caller);
+    if (identity !== undefined && owner !== identity) throw new ApiError(grpc.status.PERMISSION_DENIED, `${describe(identity)} did not open this session; only its owner may use it`, { [REASON_METADATA_KEY]: 'NOT_SESSION_OWNER' });
   }
 
   /**
@@ -104,6 +97,11 @@ export class Access {
     if (this.machine().auth.authEnabled()) return true;
     if (!this.config.auth.enabled) return false;
     throw new ApiError(grpc.status.UNAVAILABLE, 'auth is being turned on (the leader proposes it once elected); retry in a moment');
+  }
+
+  /** The identity to check `caller` as; undefined when nothing is checked (auth off). */
+  private checkedIdentity(caller: Caller | undefined): string | undefined {
+    return this.checking() ? this.require(caller) : undefined;
   }
 
   private require(caller: Caller | undefined): string {

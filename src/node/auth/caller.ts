@@ -20,6 +20,13 @@ export interface Caller {
 
 const unauthenticated = (why: string): ApiError => new ApiError(grpc.status.UNAUTHENTICATED, why);
 
+/** A well-formed token this node has no record of (or whose secret does not match): UNAUTHENTICATED. */
+export class UnknownTokenError extends ApiError {
+  constructor(tokenId: string) {
+    super(grpc.status.UNAUTHENTICATED, `token ${tokenId} is unknown or revoked; ask an admin for a new one (fencelock auth token issue USER)`);
+  }
+}
+
 export const NO_CALLER: Caller = Object.freeze({ identity: '', via: 'none' });
 
 /** What a call offers to identify it. */
@@ -56,9 +63,7 @@ function byToken(values: string[], lookupToken: (id: string) => TokenRecord | un
   if (values.length !== 1 || value === undefined) throw unauthenticated('send one authorization metadata entry, "Bearer <token>"');
   const token = parseBearerToken(value);
   const record = lookupToken(token.id);
-  if (record === undefined || !tokenMatches(token, record)) {
-    throw unauthenticated(`token ${token.id} is unknown or revoked; ask an admin for a new one (fencelock auth token issue USER)`);
-  }
+  if (record === undefined || !tokenMatches(token, record)) throw new UnknownTokenError(token.id);
   return { identity: record.user, via: 'token', tokenId: token.id };
 }
 
