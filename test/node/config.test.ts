@@ -58,6 +58,18 @@ describe('node config', () => {
     expect(refusal({ ...base, members: { ...MEMBERS, n2: { ...MEMBERS.n2, raft: 'x:1' } } })).toMatch(/members\.n2\.raft" is not a known field/);
   });
 
+  it('auth: off by default; on needs an admin with a valid user name; unknown or malformed fields are refused', () => {
+    expect(validateConfig(base).auth).toEqual({ enabled: false });
+    expect(validateConfig({ ...base, auth: { enabled: true, admin: 'alice' } }).auth).toEqual({ enabled: true, admin: 'alice' });
+    expect(refusal({ ...base, auth: { enabled: true } })).toMatch(/field "auth.admin" is required with "enabled": true/);
+    expect(refusal({ ...base, auth: { enabled: 'yes', admin: 'alice' } })).toMatch(/field "auth.enabled" must be true or false/);
+    for (const admin of ['', 'a b', '-dash', 'x'.repeat(129), 'ünicode', 'a\nb', 7]) {
+      expect(refusal({ ...base, auth: { enabled: true, admin } }), String(admin)).toMatch(/field "auth.admin" must be a user name/);
+    }
+    expect(refusal({ ...base, auth: { enabled: true, admin: 'alice', admins: ['bob'] } })).toMatch(/field "auth.admins" is not a known field/);
+    expect(refusal({ ...base, auth: true })).toMatch(/field "auth" must be/);
+  });
+
   it('refuses misspelt fields instead of ignoring them', () => {
     expect(refusal({ ...base, electonTicks: 10 })).toMatch(/field "electonTicks" is not a known field/);
     expect(refusal({ ...base, loglevel: 'debug' })).toMatch(/field "loglevel" is not a known field/);

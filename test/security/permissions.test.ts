@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, LocalCluster } from '../integration/harness';
+import { v1 } from '../integration/rawClient';
 import { authedClient, certFor, statusOf, type AuthedClient, type Who } from './authKit';
 
 const { OK, UNAUTHENTICATED, PERMISSION_DENIED } = grpc.status;
@@ -304,5 +305,72 @@ describe('writes, sessions and streams', () => {
     const who = await admin().call('Auth', 'WhoAmI', {});
     expect(who.identity).toBe('test');
     expect(who.roles).toEqual(['root']);
+  });
+});
+
+describe('hostile input to the Auth service, KV.Move and the authorization metadata', () => {
+  /** The code and message a call ends with. */
+  async function refusal(p: Promise<unknown>): Promise<{ code: number; details: string }> {
+    try {
+      await p;
+      return { code: OK, details: '' };
+    } catch (err) {
+      return { code: (err as grpc.ServiceError).code, details: (err as grpc.ServiceError).details };
+    }
+  }
+
+  it('malformed authorization metadata is UNAUTHENTICATED, never echoed, and no caller kind slips through', async () => {
+    const secretish = 'flt_0123456789abcdef_' + 'S'.repeat(43);
+    const bad = ['', 'Bearer', `Basic ${secretish}`, `Bearer ${secretish}x`, `Bearer flt_XYZ_${'A'.repeat(43)}`, `Bearer ${'A'.repeat(5000)}`, `bearer  ${secretish} extra`];
+    for (const value of bad) {
+      const md = new grpc.Metadata();
+      md.set('authorization', value);
+      const r = await refusal(
+        new Promise((resolve, reject) => {
+          const raw = new v1.Auth!(leader, grpc.credentials.createSsl(readFileSync(path.join(cluster.certsDir!, 'ca.pem'))));
+          (raw as unknown as { UserAdd: (...a: unknown[]) => void }).UserAdd({ header: header('hostile'), user: 'mallory' }, md, (err: grpc.ServiceError | null, res: Obj) => {
+            raw.close();
+            if (err) reject(err);
+            else resolve(res);
+          });
+        }),
+      );
+      expect(r.code, JSON.stringify(value.slice(0, 40))).toBe(UNAUTHENTICATED);
+      expect(r.details).not.toContain('SSSS');
+    }
+    const users = ((await admin().call('Auth', 'List', {})).users as Array<{ name: string }>).map((u) => u.name);
+    expect(users).not.toContain('mallory');
+  });
+
+  it('bad names, permissions, quotas and token ids are INVALID_ARGUMENT naming the field, and change nothing', async () => {
+    const before = await admin().call('Auth', 'List', {});
+    const cases: Array<[string, Obj, RegExp]> = [
+      ['UserAdd', { user: '' }, /user/],
+      ['UserAdd', { user: 'a b' }, /user/],
+      ['UserAdd', { user: 'x'.repeat(300) }, /user/],
+      ['RoleAdd', { role: '../etc' }, /role/],
+      ['RoleGrantPermission', { role: 'empty', rule: { permission: 'PERMISSION_UNSPECIFIED', prefix: 'a/' } }, /permission/],
+      ['RoleGrantPermission', { role: 'empty', rule: { permission: 'ADMIN', prefix: 'a/' } }, /admin|prefix/],
+      ['RoleGrantPermission', { role: 'empty', rule: { permission: 'READ', prefix: 'p'.repeat(600) } }, /prefix/],
+      ['RoleSetQuota', { role: 'empty', name: 'bogus', value: '1' }, /name: must be one of the quotas/],
+      ['RoleSetQuota', { role: 'empty', name: 'sessions', value: '9007199254740993' }, /value/],
+      ['TokenRevoke', { tokenId: 'not-hex' }, /token/],
+      ['TokenIssue', { user: '' }, /user/],
+    ];
+    for (const [method, req, field] of cases) {
+      const r = await refusal(admin().call('Auth', method, { header: header('admin'), ...req }));
+      expect(r.code, `${method} ${JSON.stringify(req).slice(0, 60)}: ${r.details}`).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(r.details, method).toMatch(field);
+    }
+    expect(await admin().call('Auth', 'List', {})).toEqual(before);
+  });
+
+  it('KV.Move: neither key nor prefix, an empty or oversized lock name, a key not UTF-8-clean: INVALID_ARGUMENT', async () => {
+    const cases: Obj[] = [{ toLock: 'app/x' }, { key: 'app/k', toLock: '' }, { key: 'app/k', toLock: 'l'.repeat(300) }, { key: '', toLock: 'app/x' }, { prefix: 'p'.repeat(600), toLock: 'app/x' }];
+    for (const req of cases) {
+      expect((await refusal(admin().call('KV', 'Move', { header: header('admin'), ...req }))).code, JSON.stringify(req).slice(0, 60)).toBe(grpc.status.INVALID_ARGUMENT);
+    }
+    const stored = await admin().call('KV', 'Get', { key: 'app/k' });
+    expect(stored.lock).toBe('app/w');
   });
 });

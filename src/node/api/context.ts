@@ -153,7 +153,15 @@ export function unary<Req, Res>(
       callback(toServiceError(ctx.logger, name, err));
       return;
     }
-    fn(call.request, scope).then(
+    let answer: Promise<Res>;
+    try {
+      answer = fn(call.request, scope);
+    } catch (err) {
+      // A handler that throws before its first await (validation in a plain function): the same answer.
+      callback(toServiceError(ctx.logger, name, err));
+      return;
+    }
+    answer.then(
       (res) => callback(null, res),
       (err: unknown) => callback(toServiceError(ctx.logger, name, err)),
     );
