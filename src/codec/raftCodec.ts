@@ -25,6 +25,7 @@ import {
   type SnapshotMeta,
   type WireMessage,
 } from '../raft/types';
+import { storedConfig } from '../raft/confChange';
 import { flattenMessage, isWellFormed, narrowMessage } from '../raft/messages';
 import { protoFile } from './protoPath';
 
@@ -164,12 +165,25 @@ function entryFromProto(m: Decoded, field: string): Entry {
 function configToProto(c: ClusterConfig, field: string): Decoded {
   if (!c || !Array.isArray(c.voters)) throw new CodecError(`${field}.voters must be an array`);
   for (const v of c.voters) stringIn(v, `${field}.voters[]`);
-  return { voters: c.voters };
+  const learners = c.learners ?? [];
+  if (!Array.isArray(learners)) throw new CodecError(`${field}.learners must be an array`);
+  for (const v of learners) stringIn(v, `${field}.learners[]`);
+  const addresses = Object.entries(c.addresses ?? {}).map(([id, a]) => ({
+    id: stringIn(id, `${field}.addresses`),
+    client: stringIn(a?.client, `${field}.addresses.${id}.client`),
+    peer: stringIn(a?.peer, `${field}.addresses.${id}.peer`),
+  }));
+  return { voters: c.voters, learners, addresses };
 }
 
 function configFromProto(m: unknown): ClusterConfig {
-  const voters = m && Array.isArray((m as Decoded).voters) ? ((m as Decoded).voters as unknown[]) : [];
-  return { voters: voters.map(stringOut) };
+  const d = (m ?? {}) as Decoded;
+  const list = (v: unknown): string[] => (Array.isArray(v) ? (v as unknown[]).map(stringOut) : []);
+  const addresses: ClusterConfig['addresses'] = {};
+  for (const a of Array.isArray(d.addresses) ? (d.addresses as Decoded[]) : []) {
+    addresses[stringOut(a.id)] = { client: stringOut(a.client), peer: stringOut(a.peer) };
+  }
+  return storedConfig({ voters: list(d.voters), learners: list(d.learners), addresses });
 }
 
 function metaToProto(meta: SnapshotMeta, field: string): Decoded {

@@ -1,15 +1,20 @@
 import { crc32 } from './crc32';
-import type { NodeId, Snapshot } from './types';
+import type { MemberAddress, NodeId, Snapshot } from './types';
 
 /** Every knob of the Raft core, in ticks and counts. The core has no clock: the caller ticks it. */
 export interface RaftConfig {
   id: NodeId;
   /**
-   * The voters. They come from here only (and, once membership changes exist, from committed
-   * configuration entries): never from a snapshot or a message. A snapshot whose configuration names
-   * other voters is refused.
+   * The bootstrap configuration: it counts only while the log holds none of its own (no snapshot, no
+   * ConfChange entry). After that the configuration comes from the log and snapshots (confChange.ts).
    */
   voters: NodeId[];
+  /** Bootstrap learners (a node that joins an existing cluster starts as one). Default none. */
+  learners?: NodeId[];
+  /** Bootstrap member addresses, carried in configurations for the application. Default none. */
+  addresses?: Record<NodeId, MemberAddress>;
+  /** A learner is promoted only within this many entries of the leader's commit index. Default 1,000. */
+  maxPromoteLag?: number;
   /** A follower that hears no leader for electionTicks..2*electionTicks-1 ticks campaigns. */
   electionTicks: number;
   /** The leader sends heartbeats every heartbeatTicks ticks. Must be < electionTicks. */
@@ -82,6 +87,9 @@ export const RAFT_DEFAULTS = {
   snapshotInflightChunks: 4,
   maxPendingReads: 10_000,
   lazyCommitNotice: false,
+  maxPromoteLag: 1_000,
+  learners: [] as string[],
+  addresses: {} as Record<string, MemberAddress>,
   checksum: crc32,
   validateSnapshot: (): boolean => true,
   onRefused: (): void => undefined,

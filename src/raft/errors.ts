@@ -11,12 +11,24 @@ export type DropReason =
   /** The next index would reach RAFT_NUMBER_LIMIT (see types.ts). */
   | 'log-full'
   /** Too many ReadIndex requests wait for leadership confirmation (RaftConfig.maxPendingReads). */
-  | 'too-many-pending-reads';
+  | 'too-many-pending-reads'
+  /** A membership change is in the log and not yet committed: one change at a time. */
+  | 'conf-change-pending'
+  /** A new leader has not yet committed an entry of its term: no membership change before that. */
+  | 'conf-change-not-ready';
 
 export class ProposalDroppedError extends Error {
   constructor(readonly reason: DropReason) {
     super(`proposal dropped: ${reason}`);
     this.name = 'ProposalDroppedError';
+  }
+}
+
+/** A membership change that cannot be made to the current configuration (it says why); retrying will not help. */
+export class ConfChangeRefusedError extends Error {
+  constructor(readonly why: string) {
+    super(`membership change refused: ${why}`);
+    this.name = 'ConfChangeRefusedError';
   }
 }
 

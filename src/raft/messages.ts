@@ -181,7 +181,9 @@ function isSnapshotMeta(x: unknown): x is SnapshotMeta {
     m.config !== null &&
     Array.isArray(m.config.voters) &&
     m.config.voters.length > 0 &&
-    m.config.voters.every(isNodeId)
+    m.config.voters.every(isNodeId) &&
+    (m.config.learners === undefined || (Array.isArray(m.config.learners) && m.config.learners.every(isNodeId))) &&
+    (m.config.addresses === undefined || (typeof m.config.addresses === 'object' && m.config.addresses !== null))
   );
 }
 

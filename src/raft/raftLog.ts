@@ -8,6 +8,7 @@
 //
 // The whole log after the snapshot is kept in memory; the application bounds it with compact().
 
+import { storedConfig } from './confChange';
 import { invariant } from './errors';
 import type { ClusterConfig, Entry, Snapshot } from './types';
 
@@ -36,8 +37,16 @@ export class RaftLog {
   private snapTerm: number;
   private entries: Entry[];
 
-  /** Restores a log from persisted state: everything handed in is durable. */
-  constructor(snapshot: Snapshot | undefined, entries: readonly Entry[], commit: number) {
+  /**
+   * Restores a log from persisted state: everything handed in is durable. `onAppend` hears of every append
+   * (with the entries that replace everything from their first index on): membership follows the log.
+   */
+  constructor(
+    snapshot: Snapshot | undefined,
+    entries: readonly Entry[],
+    commit: number,
+    private readonly onAppend: (ents: readonly Entry[]) => void = () => undefined,
+  ) {
     this.snapshot = snapshot;
     this.snapIndex = snapshot?.meta.index ?? 0;
     this.snapTerm = snapshot?.meta.term ?? 0;
@@ -154,6 +163,7 @@ export class RaftLog {
     invariant(first <= this.lastIndex() + 1, () => `append at ${first} leaves a gap after ${this.lastIndex()}`);
     this.entries.length = first - this.snapIndex - 1;
     for (const e of ents) this.entries.push(e);
+    this.onAppend(ents);
     // Truncated entries must be written again, so durability falls back to before the conflict.
     if (this.stable >= first) this.stable = first - 1;
   }
@@ -249,7 +259,7 @@ export class RaftLog {
     const term = this.term(index);
     invariant(term !== undefined, () => `compact(${index}): no term at an index in (snapshot, applied]`);
     this.entries = this.entries.slice(index - this.snapIndex);
-    this.snapshot = { meta: { index, term, config: { voters: [...config.voters] }, crc32 }, data };
+    this.snapshot = { meta: { index, term, config: storedConfig(config), crc32 }, data };
     this.snapIndex = index;
     this.snapTerm = term;
   }

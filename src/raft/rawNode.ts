@@ -6,7 +6,9 @@
 // No clock, timers, randomness or I/O: time is tick(), randomness is config.random.
 
 import { RAFT_DEFAULTS, type RaftConfig } from './config';
-import { invariant, ProposalDroppedError } from './errors';
+import { applyConfChange, configProblem, decodeConfigEntry, encodeConfigEntry, fullConfig, isMember, type ConfChange, type FullConfig } from './confChange';
+import { ConfChangeRefusedError, invariant, ProposalDroppedError } from './errors';
+import { Membership } from './membership';
 import {
   EMPTY_BYTES,
   isAdoptableTerm,
@@ -73,8 +75,10 @@ export interface BasicStatus {
 }
 
 export interface RaftStatus extends BasicStatus {
-  /** Per voter, including the leader itself; empty unless leader. */
+  /** Per member (voters and learners), including the leader itself; empty unless leader. */
   progress: Record<NodeId, ProgressStatus>;
+  /** The configuration in force: that of the last ConfChange entry in the log. */
+  config: FullConfig;
 }
 
 type ResolvedConfig = Required<RaftConfig>;
@@ -99,6 +103,7 @@ function resolveConfig(c: RaftConfig): ResolvedConfig {
     'maxSnapshotBytes',
     'snapshotInflightChunks',
     'maxPendingReads',
+    'maxPromoteLag',
   ] as const) {
     if (!positive(r[k])) throw new Error(`RaftConfig.${k} must be a positive integer`);
   }
@@ -113,7 +118,10 @@ interface PendingRead {
 export class RawNode {
   readonly id: NodeId;
   private readonly cfg: ResolvedConfig;
+  /** The configuration in force (membership.current()), and its voters. */
+  private conf: FullConfig;
   private voters: NodeId[];
+  private readonly membership: Membership;
 
   // Persistent state (HardState) and the log.
   private term: number;
@@ -166,10 +174,15 @@ export class RawNode {
     this.snapshotReceiver = new SnapshotReceiver(this.cfg.maxSnapshotBytes);
     this.id = this.cfg.id;
     const hs = persisted?.hardState ?? { term: 0, vote: NONE, commit: 0 };
-    this.log = new RaftLog(this.withChecksum(persisted?.snapshot), persisted?.entries ?? [], hs.commit);
-    // From the configuration only, never from the stored snapshot (see RaftConfig.voters).
-    this.voters = [...this.cfg.voters];
-    if (this.voters.length === 0) throw new Error('RaftConfig.voters must not be empty');
+    const snapshot = this.withChecksum(persisted?.snapshot);
+    // The bootstrap configuration counts only for a log that holds no configuration of its own.
+    const base = fullConfig(snapshot?.meta.config ?? { voters: this.cfg.voters, learners: this.cfg.learners, addresses: this.cfg.addresses });
+    const problem = configProblem(base);
+    if (problem !== undefined) throw new Error(`the ${snapshot ? 'stored snapshot\'s' : 'bootstrap'} configuration is not valid: ${problem}`);
+    this.log = new RaftLog(snapshot, persisted?.entries ?? [], hs.commit, (ents) => this.membership.appended(ents));
+    this.membership = new Membership(base, (persisted?.entries ?? []).filter((e) => e.index > (snapshot?.meta.index ?? 0)));
+    this.conf = this.membership.current();
+    this.voters = this.conf.voters;
     this.term = hs.term;
     this.vote = hs.vote;
     invariant(this.log.lastTerm() <= this.term, 'persisted log has entries from a term beyond the hard state');
@@ -188,7 +201,9 @@ export class RawNode {
   /** Feeds one message from a peer. Malformed, misaddressed, stale or duplicate input is ignored. */
   step(m: Message): void {
     if (!isWellFormed(m)) return;
-    if (m.to !== this.id || m.from === this.id || !this.voters.includes(m.from)) return;
+    // Members only; and the leader we follow in this term, also once our log says it is removed: it leads
+    // until the removal commits, then hands over with TimeoutNow (dissertation §4.2.2).
+    if (m.to !== this.id || m.from === this.id || !(isMember(this.conf, m.from) || (m.from === this.leader && m.term === this.term))) return;
     // A term we could never move past is never adopted (nor voted on): see RAFT_NUMBER_LIMIT.
     if (!isAdoptableTerm(m.term)) return;
 
@@ -240,6 +255,37 @@ export class RawNode {
     if (this.log.lastIndex() + 1 >= RAFT_NUMBER_LIMIT) throw new ProposalDroppedError('log-full');
     const e = this.appendEntry(data);
     return { index: e.index, term: e.term };
+  }
+
+  /**
+   * Proposes one membership change (add a learner, promote a learner, remove a member). One at a time, and
+   * only once this leader has committed an entry of its term: without that rule a new leader could add a
+   * change on top of an uncommitted one of a deposed leader, and two disjoint majorities could decide
+   * (the single-server bug, dissertation §4.1 and Ongaro's 2015 correction). A learner is promoted only
+   * when it is within maxPromoteLag entries of the commit index, so that a promotion never leaves the
+   * cluster waiting for a voter that is still catching up. The new configuration takes effect at once.
+   */
+  proposeConfChange(change: ConfChange): { index: number; term: number } {
+    if (this.role !== Role.Leader) throw new ProposalDroppedError('not-leader');
+    if (this.transferee !== NONE) throw new ProposalDroppedError('transferring');
+    const blocked = this.confChangeBlocked();
+    if (blocked !== undefined) throw new ProposalDroppedError(blocked);
+    const next = applyConfChange(this.conf, change);
+    if (typeof next === 'string') throw new ConfChangeRefusedError(next);
+    if (change.type === 'promote') {
+      const match = this.progressOf(change.node).match;
+      if (match + this.cfg.maxPromoteLag < this.log.committed) {
+        throw new ConfChangeRefusedError(`learner ${change.node} is behind (it holds ${match} of ${this.log.committed} committed entries); promote it once it has caught up`);
+      }
+    }
+    if (this.log.lastIndex() + 1 >= RAFT_NUMBER_LIMIT) throw new ProposalDroppedError('log-full');
+    const e = this.appendEntry(encodeConfigEntry(next), EntryType.ConfChange);
+    return { index: e.index, term: e.term };
+  }
+
+  /** A membership change is in the log and not yet committed. */
+  confChangePending(): boolean {
+    return this.membership.lastChangeIndex() > this.log.committed;
   }
 
   /**
@@ -376,7 +422,9 @@ export class RawNode {
    */
   compact(index: number, data: Uint8Array): Snapshot {
     invariant(Number.isSafeInteger(index) && index >= 1, 'compact: index must be a positive integer');
-    this.log.compact(index, data, { voters: this.voters }, this.cfg.checksum(data) >>> 0);
+    const advances = index > this.log.snapshotIndex();
+    this.log.compact(index, data, this.membership.at(index), this.cfg.checksum(data) >>> 0);
+    if (advances) this.membership.compacted(index);
     const snapshot = this.log.snapshot;
     invariant(snapshot !== undefined, 'compact left no snapshot');
     return snapshot;
@@ -421,7 +469,7 @@ export class RawNode {
         progress[id] = { match: pr.match, next: pr.next, state: pr.state.kind, inflight: pr.inflightCount() };
       }
     }
-    return { ...this.basicStatus(), progress };
+    return { ...this.basicStatus(), progress, config: fullConfig(this.conf) };
   }
 
   /**
@@ -485,7 +533,7 @@ export class RawNode {
     this.role = Role.Leader;
     this.leader = this.id;
     this.leaderSinceTick = this.ticks;
-    for (const v of this.voters) this.progress.set(v, new Progress(this.log.lastIndex() + 1, this.cfg.maxInflight, this.cfg.maxInflightBytes));
+    for (const v of [...this.conf.voters, ...this.conf.learners, this.id]) this.trackProgress(v);
     const self = this.progressOf(this.id);
     self.maybeUpdate(this.log.stable);
     self.becomeReplicate();
@@ -724,12 +772,19 @@ export class RawNode {
 
   private handleAppend(m: AppendRequest): void {
     const envelope = { type: MessageType.AppResp, from: this.id, to: m.from, term: this.term } as const;
+    const badConfig = m.entries.find((e) => e.type === EntryType.ConfChange && typeof decodeConfigEntry(e.data) === 'string');
+    if (badConfig !== undefined) {
+      // No leader writes a configuration that does not decode: forged or corrupt. Dropped, and counted.
+      this.refuse(`append carries a malformed configuration at ${badConfig.index}: ${String(decodeConfigEntry(badConfig.data))}`, m.from);
+      return;
+    }
     if (m.prevLogIndex < this.log.committed) {
       // Everything up to our commit matches any leader's log; tell the leader where to continue.
       this.send({ ...envelope, reject: false, matchIndex: this.log.committed });
       return;
     }
     const out = this.log.maybeAppend(m.prevLogIndex, m.prevLogTerm, m.entries);
+    this.onConfigMaybeChanged();
     switch (out.kind) {
       case 'matched':
         this.leaderMatch = Math.max(this.leaderMatch, out.lastNew);
@@ -797,7 +852,10 @@ export class RawNode {
           this.refuse(`snapshot at ${meta.index} (term ${meta.term}, ${out.snapshot.data.byteLength} bytes): ${refusal}`, m.from);
           return;
         }
+        const kept = this.log.matchTerm(meta.index, meta.term);
         this.log.restore(out.snapshot);
+        this.membership.restored(meta.index, fullConfig(meta.config), kept);
+        this.onConfigMaybeChanged();
         this.leaderMatch = meta.index;
         this.send({ ...envelope, done: true, matchIndex: meta.index });
         return;
@@ -807,18 +865,17 @@ export class RawNode {
 
   /**
    * A whole snapshot received from the leader may be installed only if its data matches its checksum,
-   * its configuration names exactly our voters, and the application has decoded it fully.
-   *
-   * Voters never come from a snapshot: a forged snapshot naming one voter once made its receiver lead a
-   * one-node cluster. Without membership changes every valid snapshot names our configured voters, so
-   * one that names others is refused rather than installed with its configuration ignored: it cannot
-   * come from a leader of this cluster's configuration, so nothing else in it can be trusted either.
+   * its configuration is one a cluster can run with, and the application has decoded it fully. Its
+   * configuration is the one in force at its index (members may have changed since our log ended), so it
+   * is taken as it is: only the authenticated current leader sends snapshots (the transport binds every
+   * message to its peer's certificate, and the term was checked).
    */
   private snapshotRefusal(snap: Snapshot): string | undefined {
     const { crc32 } = snap.meta;
     if (crc32 === undefined) return 'no checksum';
     if (this.cfg.checksum(snap.data) >>> 0 !== crc32) return 'checksum mismatch';
-    if (!sameVoters(snap.meta.config.voters, this.voters)) return `its voters [${snap.meta.config.voters.join(',')}] are not ours`;
+    const problem = configProblem(fullConfig(snap.meta.config));
+    if (problem !== undefined) return `its configuration is not valid: ${problem}`;
     try {
       if (this.cfg.validateSnapshot(snap) !== true) return 'the application refused it';
     } catch (err) {
@@ -840,11 +897,49 @@ export class RawNode {
 
   // ---- leader: replication ------------------------------------------------------------------------
 
-  private appendEntry(data: Uint8Array): Entry {
-    const e: Entry = { term: this.term, index: this.log.lastIndex() + 1, type: EntryType.Normal, data };
+  private appendEntry(data: Uint8Array, type = EntryType.Normal): Entry {
+    const e: Entry = { term: this.term, index: this.log.lastIndex() + 1, type, data };
     this.log.append([e]);
     this.pendingAppend = true;
+    if (type === EntryType.ConfChange) this.onConfigMaybeChanged();
     return e;
+  }
+
+  // ---- membership ---------------------------------------------------------------------------------
+
+  /** After anything that may have replaced the configuration in force (an append, a snapshot). */
+  private onConfigMaybeChanged(): void {
+    const next = this.membership.current();
+    if (next === this.conf) return;
+    this.conf = next;
+    this.voters = next.voters;
+    if (this.role !== Role.Leader) return;
+    // A leader replicates to every member; one that left is no longer tracked (the leader always is).
+    for (const id of [...next.voters, ...next.learners]) this.trackProgress(id);
+    for (const id of [...this.progress.keys()]) if (id !== this.id && !isMember(next, id)) this.progress.delete(id);
+    if (this.transferee !== NONE && !next.voters.includes(this.transferee)) this.transferee = NONE;
+  }
+
+  private trackProgress(id: NodeId): void {
+    if (this.progress.has(id)) return;
+    // Members join as learners, whose answers count towards no quorum: a promoted one keeps its record.
+    this.progress.set(id, new Progress(this.log.lastIndex() + 1, this.cfg.maxInflight, this.cfg.maxInflightBytes));
+  }
+
+  /**
+   * A leader whose removal is committed steps down (dissertation §4.2.2), first telling the most
+   * up-to-date voter to campaign at once so that the cluster is not left waiting an election timeout.
+   */
+  private stepDownIfRemoved(): void {
+    if (this.role !== Role.Leader || this.conf.voters.includes(this.id) || this.confChangePending()) return;
+    let best: NodeId = NONE;
+    let bestMatch = -1;
+    for (const v of this.conf.voters) {
+      const match = this.progress.get(v)?.match ?? -1;
+      if (match > bestMatch) [best, bestMatch] = [v, match];
+    }
+    if (best !== NONE && bestMatch === this.log.lastIndex()) this.sendTimeoutNow(best);
+    this.becomeFollower(this.term, NONE);
   }
 
   /** Sends the next App (or snapshot) to `to` if its progress allows. Returns whether anything was sent. */
@@ -946,7 +1041,7 @@ export class RawNode {
         this.sendResync(m.from, pr);
       }
     }
-    if (m.context.length > 0 && this.readOnly.recvAck(m.from, m.context) >= quorumSize(this.voters.length)) {
+    if (m.context.length > 0 && this.readOnly.recvAck(m.from, m.context, this.voters) >= quorumSize(this.voters.length)) {
       for (const req of this.readOnly.advance(m.context)) this.respondRead(req.index, req.context, req.from);
     }
   }
@@ -977,6 +1072,8 @@ export class RawNode {
 
   private onCommitAdvanced(): void {
     if (!this.cfg.lazyCommitNotice) this.pendingCommitNotice = true;
+    this.stepDownIfRemoved();
+    if (this.role !== Role.Leader) return;
     if (this.committedInCurrentTerm() && this.pendingReads.length > 0) {
       const reads = this.pendingReads;
       this.pendingReads = [];
@@ -1076,7 +1173,7 @@ export class RawNode {
       this.pendingReads.push(req);
       return;
     }
-    if (this.voters.length === 1) {
+    if (this.voters.length === 1 && this.voters[0] === this.id) {
       this.respondRead(this.log.committed, req.context, req.from);
       return;
     }
@@ -1106,7 +1203,7 @@ export class RawNode {
     return pr;
   }
 
-  // ---- the three rules the simulator breaks on purpose (test/support/brokenRawNode.ts overrides them) ----
+  // ---- the rules the simulators break on purpose (test/support/brokenRawNode.ts overrides them) ----
 
   /** Raft §5.4.1: a vote goes only to a candidate whose log is at least as up to date as ours. */
   protected candidateIsUpToDate(lastLogIndex: number, lastLogTerm: number): boolean {
@@ -1116,6 +1213,13 @@ export class RawNode {
   /** Raft §5.4.2 (Figure 8): counting replicas commits only an entry of the leader's own term. */
   protected mayCommitByCounting(index: number): boolean {
     return this.log.term(index) === this.term;
+  }
+
+  /** Dissertation §4.1: one membership change at a time, none before this leader committed an entry of its term. */
+  protected confChangeBlocked(): 'conf-change-not-ready' | 'conf-change-pending' | undefined {
+    if (!this.committedInCurrentTerm()) return 'conf-change-not-ready';
+    if (this.confChangePending()) return 'conf-change-pending';
+    return undefined;
   }
 
   /** An acknowledgement (a vote, an append or snapshot response) vouches for state that must be durable first. */
@@ -1131,11 +1235,6 @@ export class RawNode {
     const p = this.prevHard;
     return p.term !== this.term || p.vote !== this.vote || p.commit !== this.log.committed;
   }
-}
-
-function sameVoters(a: readonly NodeId[], b: readonly NodeId[]): boolean {
-  const sa = new Set(a);
-  return sa.size === a.length && sa.size === new Set(b).size && b.every((v) => sa.has(v));
 }
 
 /** The entry data an App carries, as maxMsgBytes and maxInflightBytes count it. */

@@ -34,12 +34,17 @@ export class ReadOnly {
     return true;
   }
 
-  /** Records that `from` answered a heartbeat carrying `context`; returns the number of acks. */
-  recvAck(from: NodeId, context: Uint8Array): number {
+  /**
+   * Records that `from` answered a heartbeat carrying `context`; returns how many of `voters` have (a
+   * learner's answer, or the leader's own while it is being removed, confirms nothing).
+   */
+  recvAck(from: NodeId, context: Uint8Array, voters: readonly NodeId[]): number {
     const req = this.pending.get(contextKey(context));
     if (req === undefined) return 0;
     req.acks.add(from);
-    return req.acks.size;
+    let n = 0;
+    for (const v of voters) if (req.acks.has(v)) n++;
+    return n;
   }
 
   /**

@@ -21,9 +21,8 @@ export enum EntryType {
   /** Application data; an empty `data` is the leader's no-op at the start of its term. */
   Normal = 0,
   /**
-   * Reserved: the one entry type membership changes will use (its data a configuration change, whatever
-   * form that issue settles on: learners, promote, remove, single-server or joint). Nothing creates one
-   * yet; the codec and storage accept it, as they always have, so old logs and peers stay readable.
+   * A membership change: its data is the whole configuration that results (src/raft/confChange.ts). It takes
+   * effect on every node as soon as it is in the node's log, committed or not (dissertation §4.1).
    */
   ConfChange = 1,
 }
@@ -42,16 +41,26 @@ export interface HardState {
   commit: number;
 }
 
+/** Where a member is reached: carried in configurations for the application; the core never reads it. */
+export interface MemberAddress {
+  client: string;
+  peer: string;
+}
+
+/** A cluster configuration: who votes, who only follows the log (learners), and where each is reached. */
 export interface ClusterConfig {
   voters: NodeId[];
+  /** Non-voting members: they receive the log but neither vote nor count towards any quorum. */
+  learners?: NodeId[];
+  addresses?: Record<NodeId, MemberAddress>;
 }
 
 export interface SnapshotMeta {
   index: number;
   term: number;
   /**
-   * The voters when the snapshot was taken. Informational: a node's voters come from its configuration
-   * only (and, later, committed configuration entries), never from a snapshot or a message.
+   * The configuration at `index` (the last ConfChange entry at or before it, else the bootstrap one). A node
+   * that restarts from, or installs, this snapshot runs with it until a later ConfChange entry.
    */
   config: ClusterConfig;
   /**

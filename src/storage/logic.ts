@@ -24,6 +24,7 @@
  * saveSnapshot(snapshot) (local compaction): the log must hold entry s with term t (or s is the stored
  * snapshot); entries <= s are deleted, entries above are kept.
  */
+import { storedConfig } from '../raft/confChange';
 import { EntryType, type Entry, type HardState, type PersistedState, type Snapshot } from '../raft/types';
 import { StorageUsageError } from './errors';
 import { StorageCorruptError, type PersistBatch } from './types';
@@ -287,7 +288,7 @@ export function copyEntry(e: Entry): Entry {
 
 export function copySnapshot(s: Snapshot): Snapshot {
   return {
-    meta: { index: s.meta.index, term: s.meta.term, config: { voters: s.meta.config.voters.slice() } },
+    meta: { index: s.meta.index, term: s.meta.term, config: storedConfig(s.meta.config) },
     data: s.data.slice(),
   };
 }

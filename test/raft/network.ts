@@ -128,7 +128,13 @@ export class Network {
     return typeof this.opts === 'function' ? this.opts(id) : this.opts;
   }
 
-  private add(id: NodeId): void {
+  /** A node that joins the running cluster: it starts with an empty log, as a learner that knows `voters`. */
+  join(id: NodeId, voters: NodeId[]): void {
+    this.ids.push(id);
+    this.add(id, { voters, learners: [id] });
+  }
+
+  private add(id: NodeId, bootstrap: Pick<RaftConfig, 'voters' | 'learners'> = { voters: this.ids }): void {
     const { seed, keepReadies: _keep, testOnlyBugs, ...rest } = this.optionsOf(id);
     const Core = brokenRawNode(testOnlyBugs);
     const config: RaftConfig = {
@@ -136,7 +142,8 @@ export class Network {
       heartbeatTicks: 1,
       ...rest,
       id,
-      voters: this.ids,
+      ...bootstrap,
+      voters: [...bootstrap.voters],
       random: seededRandom((seed ?? 1) * 7919 + this.ids.indexOf(id) * 104729),
     };
     const store = new MemStore();

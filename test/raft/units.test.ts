@@ -77,13 +77,13 @@ describe('ReadOnly', () => {
     expect(ro.add(6, enc('r2'), 'b', 'a')).toBe(false);
     expect(ro.add(7, enc('r3'), 'a', 'a')).toBe(true);
     expect(dec(ro.lastPendingContext()!)).toBe('r3');
-    expect(ro.recvAck('b', enc('r2'))).toBe(2);
+    expect(ro.recvAck('b', enc('r2'), ['a', 'b', 'c'])).toBe(2);
     expect(ro.advance(enc('r2')).map((r) => [r.index, dec(r.context), r.from])).toEqual([
       [5, 'r1', 'a'],
       [6, 'r2', 'b'],
     ]);
     expect(ro.size()).toBe(1);
-    expect(ro.recvAck('b', enc('r1'))).toBe(0);
+    expect(ro.recvAck('b', enc('r1'), ['a', 'b', 'c'])).toBe(0);
   });
 });
 

@@ -111,11 +111,11 @@ describe('hardening: a refused snapshot is never persisted', () => {
     expect(fatal()).toBeUndefined();
   });
 
-  it('a snapshot naming one voter is refused, logged and not persisted', async () => {
+  it('a snapshot whose configuration lists a voter twice is refused, logged and not persisted', async () => {
     const { storage, transport, lines, fatal } = await start();
-    transport.handler!([snapMessage(new LockApp().snapshot(), 5, ['n2'])]);
+    transport.handler!([snapMessage(new LockApp().snapshot(), 5, ['n1', 'n2', 'n2'])]);
     await until(() => lines.some((l) => l.msg === 'refused a message from a peer'), 'the warning');
-    expect(String(lines[0]?.reason)).toMatch(/voters \[n2\] are not ours/);
+    expect(String(lines[0]?.reason)).toMatch(/configuration is not valid: a member is listed twice/);
     expect((await storage.load()).snapshot).toBeUndefined();
     expect(fatal()).toBeUndefined();
   });

@@ -1,0 +1,257 @@
+// Membership changes in the core, one server at a time (dissertation §4.1-4.2): learners, promote, remove,
+// the one-change-at-a-time rules, rollback of an uncommitted change, and configurations in snapshots.
+import { describe, expect, it } from 'vitest';
+import { ConfChangeRefusedError, EntryType, MessageType, ProposalDroppedError, RawNode, Role, type ConfChange } from '../../src/raft';
+import { encodeConfigEntry } from '../../src/raft/confChange';
+import { Network, drain, enc, msg, nodeWithLog } from './network';
+
+const ABC = ['a', 'b', 'c'];
+const addr = (id: string) => ({ client: `${id}:1`, peer: `${id}:2` });
+/** Applied application data: no-ops and configurations left out. */
+const appData = (net: Network, id: string) => net.appliedData(id).filter((d) => !d.startsWith('{'));
+
+function change(net: Network, leader: string, c: ConfChange): number {
+  const { index } = net.raw(leader).proposeConfChange(c);
+  net.stabilize();
+  return index;
+}
+
+/** a leads a, b, c; d joined as a learner and caught up. */
+function withLearner(opts: ConstructorParameters<typeof Network>[1] = {}): Network {
+  const net = new Network([...ABC], opts);
+  net.elect('a');
+  net.propose('a', 'x1');
+  net.join('d', ABC);
+  change(net, 'a', { type: 'add-learner', node: 'd', address: addr('d') });
+  net.tick(2);
+  return net;
+}
+
+describe('membership: learners', () => {
+  it('a learner receives the whole log but votes for nobody and counts towards no quorum', () => {
+    const net = withLearner();
+    expect(appData(net, 'd')).toEqual(['x1']);
+    expect(net.raw('a').status().config).toMatchObject({ voters: ABC, learners: ['d'] });
+    expect(net.raw('d').status().config).toMatchObject({ voters: ABC, learners: ['d'] });
+    // With b and c down, a and the learner d are not a quorum: nothing commits.
+    net.crash('b');
+    net.crash('c');
+    const commit = net.raw('a').status().commit;
+    net.raw('a').propose(enc('x2'));
+    net.tick(3, ['a', 'd']);
+    expect(net.raw('a').status().commit).toBe(commit);
+    // A learner never campaigns, however long it hears nothing.
+    net.crash('a');
+    net.tick(50, ['d']);
+    expect(net.raw('d').status().role).toBe(Role.Follower);
+    expect(net.count(MessageType.PreVote, (m) => m.from === 'd')).toBe(0);
+  });
+
+  it('a learner is promoted only once caught up; then it counts towards the quorum', () => {
+    const net = new Network([...ABC]);
+    net.elect('a');
+    net.join('d', ABC);
+    net.cut('a', 'd');
+    change(net, 'a', { type: 'add-learner', node: 'd', address: addr('d') });
+    for (let i = 0; i < 1_010; i++) net.raw('a').propose(enc(`x${i}`));
+    net.stabilize();
+    expect(() => net.raw('a').proposeConfChange({ type: 'promote', node: 'd' })).toThrow(/learner d is behind/);
+    net.heal();
+    net.tick(2);
+    change(net, 'a', { type: 'promote', node: 'd' });
+    expect(net.raw('a').status().config).toMatchObject({ voters: ['a', 'b', 'c', 'd'], learners: [] });
+    // Four voters: a with one other is no quorum any more; with two it is.
+    net.crash('c');
+    net.crash('d');
+    const commit = net.raw('a').status().commit;
+    net.propose('a', 'y');
+    net.tick(2, ['a', 'b']);
+    expect(net.raw('a').status().commit).toBe(commit);
+    net.restart('d');
+    net.tick(3, ['a', 'b', 'd']);
+    expect(net.raw('a').status().commit).toBeGreaterThan(commit);
+  });
+
+  it('refuses changes that make no sense, with the reason', () => {
+    const net = withLearner();
+    const refused = (c: ConfChange) => {
+      try {
+        net.raw('a').proposeConfChange(c);
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfChangeRefusedError);
+        return (err as Error).message;
+      }
+      throw new Error('accepted');
+    };
+    expect(refused({ type: 'add-learner', node: 'b', address: addr('b') })).toMatch(/b is already a member/);
+    expect(refused({ type: 'add-learner', node: 'e' })).toMatch(/needs its client and peer addresses/);
+    expect(refused({ type: 'promote', node: 'b' })).toMatch(/already a voter/);
+    expect(refused({ type: 'promote', node: 'zz' })).toMatch(/not a learner/);
+    expect(refused({ type: 'remove', node: 'zz' })).toMatch(/not a member/);
+  });
+});
+
+describe('membership: one change at a time', () => {
+  it('a second change waits until the first is committed', () => {
+    const net = new Network([...ABC]);
+    net.elect('a');
+    net.isolate('a');
+    net.raw('a').proposeConfChange({ type: 'add-learner', node: 'd', address: addr('d') });
+    expect(() => net.raw('a').proposeConfChange({ type: 'add-learner', node: 'e', address: addr('e') })).toThrow(ProposalDroppedError);
+    expect(() => net.raw('a').proposeConfChange({ type: 'add-learner', node: 'e', address: addr('e') })).toThrow(/conf-change-pending/);
+    net.heal();
+    net.tick(2, ABC);
+    change(net, 'a', { type: 'add-learner', node: 'e', address: addr('e') });
+    expect(net.raw('a').status().config.learners).toEqual(['d', 'e']);
+  });
+
+  it('a new leader makes no change before it has committed an entry of its own term', () => {
+    const net = new Network([...ABC]);
+    net.raw('a').campaign();
+    // Deliver until a is leader, before its no-op is acknowledged.
+    while (net.raw('a').status().role !== Role.Leader) if (!net.deliverOne()) net.flushReadies();
+    expect(() => net.raw('a').proposeConfChange({ type: 'add-learner', node: 'd', address: addr('d') })).toThrow(/conf-change-not-ready/);
+    net.stabilize();
+    expect(() => net.raw('a').proposeConfChange({ type: 'add-learner', node: 'd', address: addr('d') })).not.toThrow();
+  });
+
+  // The planted bug: with two changes in flight, the old and the newest configuration need not overlap.
+  // a promotes d and e at once and commits with a, d, e (3 of 5) while b and c, still at {a, b, c},
+  // elect c (2 of 3) and commit a different entry at the same index.
+  function twoInFlight(bug: boolean): { net: Network; violations: string[]; secondRefused: boolean } {
+    const net = new Network(['a', 'b', 'c'], { testOnlyBugs: { twoConfChangesInFlight: bug } });
+    net.strict = false;
+    net.elect('a');
+    for (const id of ['d', 'e']) {
+      net.join(id, ABC);
+      change(net, 'a', { type: 'add-learner', node: id, address: addr(id) });
+    }
+    net.tick(2);
+    net.cut('a', 'b');
+    net.cut('a', 'c');
+    net.raw('a').proposeConfChange({ type: 'promote', node: 'd' });
+    let secondRefused = false;
+    try {
+      net.raw('a').proposeConfChange({ type: 'promote', node: 'e' });
+    } catch {
+      secondRefused = true;
+    }
+    net.raw('a').propose(enc('from-a'));
+    net.stabilize();
+    // b and c hear nothing from a: c campaigns and wins in {a, b, c}.
+    net.tick(30, ['b', 'c']);
+    const leader = net.leaders().find((id) => id !== 'a');
+    if (leader !== undefined) net.propose(leader, 'from-new-leader');
+    net.tick(3);
+    return { net, violations: net.violations, secondRefused };
+  }
+
+  it('planted bug: two changes in flight let two majorities commit different entries at one index', () => {
+    const { violations, secondRefused } = twoInFlight(true);
+    expect(secondRefused).toBe(false);
+    expect(violations.join('\n')).toMatch(/applied as/);
+  });
+
+  it('with the rule, the second change is refused and the same faults break nothing', () => {
+    const { violations, secondRefused } = twoInFlight(false);
+    expect(secondRefused).toBe(true);
+    expect(violations).toEqual([]);
+  });
+});
+
+describe('membership: remove', () => {
+  it('a removed follower is replicated no more, and its campaigns disturb nobody', () => {
+    const net = new Network([...ABC]);
+    net.elect('a');
+    change(net, 'a', { type: 'remove', node: 'c' });
+    net.tick(2);
+    expect(net.raw('a').status().config.voters).toEqual(['a', 'b']);
+    expect(Object.keys(net.raw('a').status().progress).sort()).toEqual(['a', 'b']);
+    const term = net.raw('a').status().term;
+    net.propose('a', 'after');
+    net.tick(60);
+    expect(net.raw('a').status()).toMatchObject({ role: Role.Leader, term });
+    expect(net.appliedData('b')).toContain('after');
+    expect(net.appliedData('c')).not.toContain('after');
+  });
+
+  it('a leader that removes itself leads until the removal commits, not counting itself, then hands over at once', () => {
+    const net = new Network([...ABC]);
+    net.elect('a');
+    net.raw('a').proposeConfChange({ type: 'remove', node: 'a' });
+    // Until b and c both hold the change, a does not count itself: with c cut off nothing commits.
+    net.cut('a', 'c');
+    net.stabilize();
+    expect(net.raw('a').status().role).toBe(Role.Leader);
+    expect(net.raw('a').confChangePending()).toBe(true);
+    net.heal();
+    net.tick(2);
+    // Committed: a stepped down and told an up-to-date voter to campaign, which won without waiting.
+    expect(net.raw('a').status().role).toBe(Role.Follower);
+    const leaders = net.leaders();
+    expect(leaders).toHaveLength(1);
+    expect(['b', 'c']).toContain(leaders[0]);
+    expect(net.count(MessageType.TimeoutNow, (m) => m.from === 'a')).toBe(1);
+    // The two remaining voters make progress on their own.
+    net.crash('a');
+    net.propose(leaders[0]!, 'without-a');
+    expect(net.appliedData('b')).toContain('without-a');
+  });
+});
+
+describe('membership: the log decides', () => {
+  it('an uncommitted change removed by a conflicting append takes its configuration with it', () => {
+    const net = new Network([...ABC]);
+    net.elect('a');
+    net.isolate('a');
+    net.raw('a').proposeConfChange({ type: 'add-learner', node: 'd', address: addr('d') });
+    net.stabilize();
+    expect(net.raw('a').status().config.learners).toEqual(['d']);
+    net.tick(30, ['b', 'c']);
+    const leader = net.leaders().find((id) => id !== 'a');
+    expect(leader).toBeDefined();
+    net.propose(leader!, 'y');
+    net.heal();
+    net.tick(3);
+    expect(net.raw('a').status().config).toMatchObject({ voters: ABC, learners: [] });
+    expect(net.appliedData('a')).toContain('y');
+  });
+
+  it('a snapshot carries the configuration at its index; a learner joining later installs it', () => {
+    const net = withLearner();
+    change(net, 'a', { type: 'promote', node: 'd' });
+    net.propose('a', 'x2');
+    const snap = net.compact('a');
+    expect(snap.meta.config).toEqual({ voters: ['a', 'b', 'c', 'd'], addresses: { d: addr('d') } });
+    net.join('e', ['a', 'b', 'c', 'd']);
+    change(net, 'a', { type: 'add-learner', node: 'e', address: addr('e') });
+    net.tick(2);
+    expect(net.n('e').installedSnapshots).toHaveLength(1);
+    expect(net.raw('e').status().config).toMatchObject({ voters: ['a', 'b', 'c', 'd'], learners: ['e'] });
+    expect(appData(net, 'e')).toEqual(['x1', 'x2']);
+    // A restart keeps it: the stored snapshot and the ConfChange entry after it.
+    net.crash('e');
+    net.restart('e');
+    expect(net.raw('e').status().config).toMatchObject({ voters: ['a', 'b', 'c', 'd'], learners: ['e'] });
+  });
+
+  it('an append carrying a configuration that does not decode is refused and counted', () => {
+    const b = nodeWithLog('b', ABC, [1], { term: 1, commit: 1 });
+    const junk = { term: 2, index: 2, type: EntryType.ConfChange, data: enc('{"voters":[]}') };
+    b.step(msg({ type: MessageType.App, from: 'a', to: 'b', term: 2, index: 1, logTerm: 1, entries: [junk], commit: 1 }));
+    expect(b.status()).toMatchObject({ lastIndex: 1, refusedMessages: 1 });
+    const good = { ...junk, data: encodeConfigEntry({ voters: ['a', 'b'], learners: [], addresses: {} }) };
+    b.step(msg({ type: MessageType.App, from: 'a', to: 'b', term: 2, index: 1, logTerm: 1, entries: [good], commit: 1 }));
+    drain(b);
+    expect(b.status()).toMatchObject({ lastIndex: 2, config: { voters: ['a', 'b'] } });
+  });
+
+  it('a node restarted with ConfChange entries in its log runs with the last of them', () => {
+    const data = encodeConfigEntry({ voters: ['a', 'b'], learners: ['c'], addresses: {} });
+    const raw = new RawNode(
+      { id: 'b', voters: ABC, electionTicks: 10, heartbeatTicks: 1, random: () => 0 },
+      { hardState: { term: 1, vote: '', commit: 1 }, entries: [{ term: 1, index: 1, type: EntryType.ConfChange, data }] },
+    );
+    expect(raw.status().config).toMatchObject({ voters: ['a', 'b'], learners: ['c'] });
+  });
+});
