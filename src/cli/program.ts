@@ -15,6 +15,7 @@ import {
 } from '../client';
 import { EXIT, EXIT_CODES_HELP, exitCodeFor, UsageError } from './exitCodes';
 import { runLockCommand } from './lockCommand';
+import { addMemberCommands } from './memberCommand';
 import {
   type CliIO,
   errorJson,
@@ -128,11 +129,12 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
     .command('serve')
     .description('run a cluster node')
     .requiredOption('--config <file>', 'node configuration, e.g. cluster/node1.json')
+    .option('--join', 'start empty as a learner of a running cluster and wait to be added (fencelock member add)')
     .action(
-      action(async (opts: { config: string }, _cmd: Command) => {
+      action(async (opts: { config: string; join?: boolean }, _cmd: Command) => {
         const { serve } = await import('../node/serve');
-        // 0 after SIGTERM/SIGINT; non-zero after a fatal error, so that supervisors restart the node.
-        return serve(opts.config);
+        // 0 after SIGTERM/SIGINT or removal from the cluster; non-zero after a fatal error, so that supervisors restart the node.
+        return serve(opts.config, { join: opts.join === true });
       }),
     );
 
@@ -480,6 +482,25 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
         return EXIT.OK;
       }),
     );
+  certs
+    .command('node')
+    .description('issue a certificate for one more node (a member to add) from the CA in DIR (ca.pem, ca-key.pem)')
+    .argument('<name>', 'the node id its certificate names (urn:fencelock:node:NAME)')
+    .argument('<dir>', 'the folder of `certs init`, e.g. data/certs')
+    .option('--host <host>', 'extra DNS name or IP address of the node (repeatable)', (h: string, prev: string[]) => [...prev, h], [] as string[])
+    .action(
+      action(async (name: string, dir: string, opts: { host: string[] }, cmd: Command) => {
+        if (!CERT_NAME.test(name)) throw new UsageError(`certs node: ${JSON.stringify(name)} is not a node id (letters, digits, . _ -)`);
+        for (const h of opts.host) if (h.trim() === '' || /[\s,/]/.test(h)) throw new UsageError(`--host: ${JSON.stringify(h)} is not a host name or address`);
+        const { issueNodeCertificate } = await import('../certs/generate');
+        issueNodeCertificate(dir, name, { hosts: opts.host });
+        const files = [`${name}.pem`, `${name}-key.pem`];
+        io.stdout(globals(cmd).json === true ? `${toJson({ dir, files })}\n` : `wrote ${files.join(', ')} into ${dir}\n`);
+        return EXIT.OK;
+      }),
+    );
+
+  addMemberCommands(program, io, action, withClient);
 
   program
     .command('status')

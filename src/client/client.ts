@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { AuthClient, bearerInterceptor, checkAuthToken } from './auth';
+import { MembersClient } from './members';
 import { monotonicNow } from './clock';
 import { resolveCredentials, type CredentialSource } from './credentials';
 import { FenceLockError, isFenceLockError, toFenceLockError } from './errors';
@@ -102,6 +103,8 @@ export class FenceLockClient implements SessionHost {
   readonly authTokenId: string | undefined;
   /** Users, roles, permissions, quotas and tokens (docs/auth.md). */
   readonly auth: AuthClient;
+  /** Membership changes (docs/operations.md): list, add a learner, promote, remove. */
+  readonly members: MembersClient;
   private readonly router: Router;
   private ids: RequestIds;
   private readonly keepalive: KeepAliveStream;
@@ -147,6 +150,10 @@ export class FenceLockClient implements SessionHost {
       },
       methods: () => methods().auth,
     });
+    this.members = new MembersClient((m, req, what) => {
+      this.assertOpen();
+      return this.router.call(m, req, { what });
+    }, () => methods().members);
   }
 
   /** The configured endpoints (leader hints never add to them). */

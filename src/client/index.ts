@@ -27,6 +27,7 @@ export { endpointProblem } from './router';
 export { parseDecimalUint64, UINT64_MAX } from './uint64';
 export { findProtoRoot, lockProtoPath } from './protoPath';
 export { publicSessionId } from './publicId';
+export { MembersClient, type MemberChange, type MemberListing, type MemberRecord } from './members';
 export {
   buildCredentials,
   chooseCredentials,

@@ -168,6 +168,34 @@ export interface WireStatusResponse {
   address: string;
 }
 
+// ----- Membership (docs/operations.md) -----
+
+export interface WireMember {
+  id: string;
+  clientAddress: string;
+  peerAddress: string;
+  learner: boolean;
+  match: string;
+}
+export interface WireMemberListResponse {
+  members: WireMember[];
+  clusterId: string;
+  commit: string;
+  removed: string[];
+}
+export interface WireMemberAddRequest {
+  id: string;
+  clientAddress: string;
+  peerAddress: string;
+}
+export interface WireMemberRequest {
+  id: string;
+}
+export interface WireMemberChangeResponse {
+  index: string;
+  members: WireMemberListResponse;
+}
+
 // ----- Auth (docs/auth.md) -----
 
 export type WirePermission = 'PERMISSION_UNSPECIFIED' | 'LOCK' | 'WRITE' | 'READ' | 'ADMIN';
@@ -332,6 +360,14 @@ export interface Methods {
   status: MethodDesc<WireStatusRequest, WireStatusResponse>;
   pipelineCalls: MethodDesc<unknown, WireCallResponse>;
   auth: AuthMethods;
+  members: MemberMethods;
+}
+
+export interface MemberMethods {
+  MemberList: MethodDesc<Record<string, never>, WireMemberListResponse>;
+  MemberAdd: MethodDesc<WireMemberAddRequest, WireMemberChangeResponse>;
+  MemberPromote: MethodDesc<WireMemberRequest, WireMemberChangeResponse>;
+  MemberRemove: MethodDesc<WireMemberRequest, WireMemberChangeResponse>;
 }
 
 /** The Auth service's methods, by the proto's method names. */
@@ -370,6 +406,12 @@ export function methods(): Methods {
       move: method(SERVICE_NAMES.kv, 'Move'),
       status: method(SERVICE_NAMES.cluster, 'Status'),
       pipelineCalls: method(SERVICE_NAMES.pipeline, 'Calls'),
+      members: {
+        MemberList: method(SERVICE_NAMES.cluster, 'MemberList'),
+        MemberAdd: method(SERVICE_NAMES.cluster, 'MemberAdd'),
+        MemberPromote: method(SERVICE_NAMES.cluster, 'MemberPromote'),
+        MemberRemove: method(SERVICE_NAMES.cluster, 'MemberRemove'),
+      },
       auth: {
         WhoAmI: method(SERVICE_NAMES.auth, 'WhoAmI'),
         List: method(SERVICE_NAMES.auth, 'List'),

@@ -173,7 +173,10 @@ function configToProto(c: ClusterConfig, field: string): Decoded {
     client: stringIn(a?.client, `${field}.addresses.${id}.client`),
     peer: stringIn(a?.peer, `${field}.addresses.${id}.peer`),
   }));
-  return { voters: c.voters, learners, addresses };
+  const removed = c.removed ?? [];
+  if (!Array.isArray(removed)) throw new CodecError(`${field}.removed must be an array`);
+  for (const v of removed) stringIn(v, `${field}.removed[]`);
+  return { voters: c.voters, learners, addresses, removed };
 }
 
 function configFromProto(m: unknown): ClusterConfig {
@@ -183,7 +186,7 @@ function configFromProto(m: unknown): ClusterConfig {
   for (const a of Array.isArray(d.addresses) ? (d.addresses as Decoded[]) : []) {
     addresses[stringOut(a.id)] = { client: stringOut(a.client), peer: stringOut(a.peer) };
   }
-  return storedConfig({ voters: list(d.voters), learners: list(d.learners), addresses });
+  return storedConfig({ voters: list(d.voters), learners: list(d.learners), addresses, removed: list(d.removed) });
 }
 
 function metaToProto(meta: SnapshotMeta, field: string): Decoded {

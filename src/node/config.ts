@@ -48,6 +48,11 @@ export interface NodeConfig {
   minSessionTtlMs: number;
   maxSessionTtlMs: number;
   logLevel: string;
+  /**
+   * Start as a learner of a running cluster (its `members` name the current members and this node), and
+   * wait to be added with `fencelock member add`. Only read while the data folder is empty.
+   */
+  join: boolean;
   /** Auth (docs/auth.md): on, and the admin the first leader creates when it turns it on. */
   auth: AuthConfig;
 }
@@ -68,6 +73,7 @@ export const CONFIG_DEFAULTS = {
   logLevel: 'info',
   clientCertAuth: false,
   insecure: false,
+  join: false,
   auth: { enabled: false } as AuthConfig,
 };
 
@@ -119,7 +125,7 @@ function checkMembers(cfg: NodeConfig, fail: Fail): void {
 }
 
 function checkSecurity(cfg: NodeConfig, fail: Fail): void {
-  for (const field of ['clientCertAuth', 'insecure'] as const) if (typeof cfg[field] !== 'boolean') fail(field, 'must be true or false');
+  for (const field of ['clientCertAuth', 'insecure', 'join'] as const) if (typeof cfg[field] !== 'boolean') fail(field, 'must be true or false');
   if (typeof cfg.clusterId !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(cfg.clusterId)) fail('clusterId', 'must be 1-64 letters, digits, ., - or _');
   if (cfg.insecure) {
     if (cfg.tls !== undefined) fail('tls', 'must not be set together with "insecure": true');
@@ -174,11 +180,12 @@ export function validateConfig(raw: unknown, origin = 'config'): NodeConfig {
   }
   if (cfg.maxSessionTtlMs < cfg.minSessionTtlMs) fail('maxSessionTtlMs', 'must be >= minSessionTtlMs');
   checkAuth(cfg.auth, fail);
+  if (cfg.join && Object.keys(cfg.members).length < 2) fail('join', 'needs the running members in "members" besides this node: it learns the rest from them');
   return cfg;
 }
 
 /** Reads a config file; a relative dataDir and TLS file paths are taken relative to the file's folder. */
-export function loadConfig(file: string): NodeConfig {
+export function loadConfig(file: string, overrides: { join?: boolean } = {}): NodeConfig {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -191,6 +198,7 @@ export function loadConfig(file: string): NodeConfig {
   } catch (err) {
     throw new ConfigError(`config ${file} is not valid JSON: ${(err as Error).message}`);
   }
+  if (overrides.join === true && typeof raw === 'object' && raw !== null) raw = { ...raw, join: true };
   const cfg = validateConfig(raw, file);
   const resolve = (p: string): string => (path.isAbsolute(p) ? p : path.resolve(path.dirname(file), p));
   cfg.dataDir = resolve(cfg.dataDir);

@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
-import { ProposalDroppedError, RawNode } from '../raft';
+import { ProposalDroppedError, RawNode, decodeConfigEntry, type ConfChange, type FullConfig } from '../raft';
 import { invariant } from '../raft/errors';
 import type { RaftConfig } from '../raft/config';
-import { Role, type Entry, type HardState, type Message, type NodeId, type Ready } from '../raft/types';
+import { EntryType, Role, type Entry, type HardState, type Message, type NodeId, type Ready } from '../raft/types';
 import { crc32 } from '../storage/checksum';
 import type { RaftStorage } from '../storage/types';
 import type { PeerTransport } from '../transport/peerTransport';
@@ -111,7 +111,9 @@ interface PendingRead {
  * Group commit falls out of the loop: while one batch is being fsynced, proposals and messages pile up
  * in the core, and the next Ready carries them all as one batch, one fsync and one append per follower.
  *
- * Events: 'role' (role, leader, term) on every change; 'applied' (index) after each run of applied entries.
+ * Events: 'role' (role, leader, term) on every change; 'applied' (index) after each run of applied entries;
+ * 'config' (FullConfig) when the configuration in force changes (an entry appended, a snapshot installed);
+ * 'removed' (index) once a committed configuration leaves this node out.
  */
 export class RaftDriver<Result> extends EventEmitter {
   readonly core: RawNode;
@@ -134,12 +136,15 @@ export class RaftDriver<Result> extends EventEmitter {
   private deferredHardState: HardState | undefined;
   /** The snapshot being encoded or waiting to be compacted into the log (one at a time). */
   private snapshotWork: SnapshotWork | undefined;
+  /** The configuration the last 'config' event announced. */
+  private announcedConfig: FullConfig;
 
   private constructor(opts: DriverOptions<Result>, core: RawNode, snapshotIndex: number) {
     super();
     this.opts = opts;
     this.core = core;
     this.lastSnapshotIndex = snapshotIndex;
+    this.announcedConfig = core.config();
   }
 
   /** Loads durable state, restores the app from the stored snapshot and starts ticking. */
@@ -234,6 +239,36 @@ export class RaftDriver<Result> extends EventEmitter {
     });
   }
 
+  /**
+   * Proposes one membership change (see RawNode.proposeConfChange); resolves with its index once it is
+   * applied here. A change that cannot be made rejects with ConfChangeRefusedError.
+   */
+  proposeConfChange(change: ConfChange): Promise<number> {
+    if (this.stopped) return Promise.reject(this.stoppedError());
+    let slot: { index: number; term: number };
+    try {
+      slot = this.core.proposeConfChange(change);
+    } catch (err) {
+      if (err instanceof ProposalDroppedError) return Promise.reject(new NotLeaderError(this.leaderId(), err.message));
+      return Promise.reject(err as Error);
+    }
+    this.noticeConfig();
+    this.schedule();
+    return new Promise<Applied<Result>>((resolve, reject) => {
+      this.pendingProposals.set(slot.index, { term: slot.term, resolve, reject });
+    }).then((applied) => applied.index);
+  }
+
+  /** The configuration in force. */
+  config(): FullConfig {
+    return this.core.config();
+  }
+
+  /** Hands leadership to the most up-to-date other voter; resolves once this node no longer leads (or on time-out). */
+  async handOver(timeoutMs: number): Promise<void> {
+    if (this.isLeader()) await this.transferLeadershipAway(timeoutMs);
+  }
+
   /** Resolves once this node's state reflects every write committed before the call (ReadIndex). */
   linearizableRead(): Promise<void> {
     if (this.stopped) return Promise.reject(this.stoppedError());
@@ -270,8 +305,9 @@ export class RaftDriver<Result> extends EventEmitter {
 
   private async transferLeadershipAway(timeoutMs: number): Promise<void> {
     const st = this.core.status();
+    // Voters only: a learner cannot be elected.
     const candidates = Object.entries(st.progress ?? {})
-      .filter(([id]) => id !== this.id)
+      .filter(([id]) => id !== this.id && st.config.voters.includes(id))
       .sort((a, b) => b[1].match - a[1].match);
     const target = candidates[0]?.[0];
     if (target === undefined) return;
@@ -384,6 +420,8 @@ export class RaftDriver<Result> extends EventEmitter {
 
   private async handleReady(rd: Ready): Promise<void> {
     const { transport, app } = this.opts;
+    // Before sending: the transport must know a member the configuration just added.
+    this.noticeConfig();
     if (rd.messages.length > 0) {
       transport.send(rd.messages);
       transport.flush?.();
@@ -420,6 +458,7 @@ export class RaftDriver<Result> extends EventEmitter {
       this.confirmedReads.push(read);
     }
     this.core.advance(rd);
+    this.noticeConfig();
     if (rd.softState) this.onSoftState(rd.softState.role, rd.softState.leader);
     this.releaseReads();
     const { applied } = this.core.basicStatus();
@@ -440,7 +479,8 @@ export class RaftDriver<Result> extends EventEmitter {
         pending?.reject(new OutcomeUnknownError('leadership changed before the entry committed'));
         continue;
       }
-      const result = this.opts.app.apply(entry.index, entry.data);
+      // A configuration is the core's business; the app never sees it (its index is no token).
+      const result = entry.type === EntryType.ConfChange ? this.configCommitted(entry) : this.opts.app.apply(entry.index, entry.data);
       if (pending) {
         if (pending.term === entry.term) pending.resolve({ index: entry.index, result });
         else pending.reject(new OutcomeUnknownError('leadership changed before the entry committed'));
@@ -449,6 +489,23 @@ export class RaftDriver<Result> extends EventEmitter {
     const last = expected - 1;
     this.core.appliedTo(last);
     this.emit('applied', last);
+  }
+
+  private configCommitted(entry: Entry): Result {
+    const config = decodeConfigEntry(entry.data);
+    invariant(typeof config !== 'string', () => `committed configuration at ${entry.index} is malformed`);
+    this.opts.logger.info({ index: entry.index, voters: config.voters, learners: config.learners }, 'membership change committed');
+    // `removed` and not just absent: a node that joins replays the configurations from before it was added.
+    if (config.removed.includes(this.id)) this.emit('removed', entry.index);
+    // Nothing to hand back: proposeConfChange resolves with the index alone.
+    return undefined as Result;
+  }
+
+  private noticeConfig(): void {
+    const config = this.core.config();
+    if (config === this.announcedConfig) return;
+    this.announcedConfig = config;
+    this.emit('config', config);
   }
 
   /**

@@ -10,8 +10,8 @@ export const FATAL_EXIT_CODE = 70; // EX_SOFTWARE
  * Runs one node until SIGTERM or SIGINT, then shuts it down gracefully. Resolves once it has stopped, with
  * the exit status the process should end with: 0 after a signal, FATAL_EXIT_CODE after a fatal error.
  */
-export async function serve(configPath: string): Promise<number> {
-  const config = loadConfig(configPath);
+export async function serve(configPath: string, overrides: { join?: boolean } = {}): Promise<number> {
+  const config = loadConfig(configPath, overrides);
   // Every file the node writes (log, snapshots) is readable by its own user only: the log holds session ids.
   process.umask(0o077);
   const logContext: { current?: LogContext } = {};
@@ -44,6 +44,10 @@ export async function runUntilStopped(node: StoppableNode, logger: Logger, signa
     };
     signals.once('SIGTERM', () => onSignal('SIGTERM'));
     signals.once('SIGINT', () => onSignal('SIGINT'));
+    node.driver.once('removed', (index: number) => {
+      logger.warn({ index }, 'this node was removed from the cluster; stopping (its data folder can be deleted)');
+      onSignal('removed');
+    });
     node.driver.once('fatal', (err: Error) => {
       fatal = err;
       onSignal('fatal');

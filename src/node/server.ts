@@ -14,10 +14,14 @@ import { answerPipelineCall, strictService } from './api/strictService';
 import type { NodeConfig } from './config';
 import { createLogger, type Logger } from './logger';
 import type { RaftDriver } from './raftDriver';
+import { LingeringPeers } from './lingeringPeers';
 import { NodeRuntime } from './runtime/nodeRuntime';
 import { realPorts } from './runtime/realPorts';
 import { CertificateFiles } from './tls/certificateFiles';
 import { clientServerCredentials, peerChannelCredentials, peerServerCredentials } from './tls/credentials';
+
+/** A member that left is still reached this many election timeouts: long enough to learn of its removal. */
+const MEMBER_LINGER_ELECTIONS = 10;
 
 const LOADER_OPTIONS: protoLoader.Options = { keepCase: false, longs: String, enums: String, defaults: true, oneofs: true };
 
@@ -80,6 +84,11 @@ export class FenceLockServer {
     transport.register(peerServer);
 
     const runtime = await NodeRuntime.start({ config, storage, transport, ports: realPorts(), logger });
+    // The members are the log's from here on (the file only bootstraps an empty data folder).
+    const dialled = new LingeringPeers((p) => transport.setPeers(p), MEMBER_LINGER_ELECTIONS * config.tickMs * config.electionTicks);
+    const syncPeers = (): void => dialled.set(runtime.context.members.peerDialAddresses());
+    syncPeers();
+    runtime.driver.on('config', syncPeers);
     const health = new HealthImplementation({ '': 'SERVING', 'fencelock.v1.Lock': 'NOT_SERVING' });
 
     const pkgDef = protoLoader.loadSync([protoFile('fencelock/v1/lock.proto'), healthProtoPath], LOADER_OPTIONS);

@@ -21,19 +21,25 @@ export interface ConfChange {
 }
 
 /** Bounds on what a configuration entry may hold: far above any real cluster, small enough to check cheaply. */
-export const CONFIG_LIMITS = { maxMembers: 64, maxIdLength: 64, maxAddressLength: 255 } as const;
+export const CONFIG_LIMITS = { maxMembers: 64, maxIdLength: 64, maxAddressLength: 255, maxRemembered: 1_024 } as const;
 
 /** A configuration with every optional part filled, members in sorted order. */
 export interface FullConfig {
   voters: NodeId[];
   learners: NodeId[];
   addresses: Record<NodeId, MemberAddress>;
+  /**
+   * Members removed so far, oldest first (the last maxRemembered): a name is never given to a second
+   * member, so a node replaying old configurations cannot take another's removal for its own, and a
+   * removed machine's certificate never names a member again.
+   */
+  removed: NodeId[];
 }
 
 export function fullConfig(c: ClusterConfig): FullConfig {
   const addresses: Record<NodeId, MemberAddress> = {};
   for (const [id, a] of Object.entries(c.addresses ?? {})) addresses[id] = { client: a.client, peer: a.peer };
-  return { voters: [...c.voters].sort(), learners: [...(c.learners ?? [])].sort(), addresses };
+  return { voters: [...c.voters].sort(), learners: [...(c.learners ?? [])].sort(), addresses, removed: [...(c.removed ?? [])] };
 }
 
 /** `c` with empty parts left out: a configuration without learners or addresses stays `{ voters }`. */
@@ -42,6 +48,7 @@ export function storedConfig(c: ClusterConfig): ClusterConfig {
   if (c.learners !== undefined && c.learners.length > 0) out.learners = [...c.learners];
   const addresses = Object.entries(c.addresses ?? {});
   if (addresses.length > 0) out.addresses = Object.fromEntries(addresses.map(([id, a]) => [id, { client: a.client, peer: a.peer }]));
+  if (c.removed !== undefined && c.removed.length > 0) out.removed = [...c.removed];
   return out;
 }
 
@@ -56,20 +63,22 @@ export function applyConfChange(c: FullConfig, change: ConfChange): FullConfig |
   switch (change.type) {
     case 'add-learner': {
       if (isMember(c, node)) return `${node} is already a member`;
+      if (c.removed.includes(node)) return `${node} was removed from this cluster; add the new machine under a new name`;
       if (c.voters.length + c.learners.length >= CONFIG_LIMITS.maxMembers) return `a cluster has at most ${CONFIG_LIMITS.maxMembers} members`;
       if (change.address === undefined || addressProblem(change.address) !== undefined) return 'a new member needs its client and peer addresses';
       const addresses = { ...c.addresses, [node]: { client: change.address.client, peer: change.address.peer } };
-      return { voters: c.voters, learners: [...c.learners, node].sort(), addresses };
+      return { voters: c.voters, learners: [...c.learners, node].sort(), addresses, removed: c.removed };
     }
     case 'promote':
       if (!c.learners.includes(node)) return c.voters.includes(node) ? `${node} is already a voter` : `${node} is not a learner`;
-      return { voters: [...c.voters, node].sort(), learners: c.learners.filter((l) => l !== node), addresses: c.addresses };
+      return { voters: [...c.voters, node].sort(), learners: c.learners.filter((l) => l !== node), addresses: c.addresses, removed: c.removed };
     case 'remove': {
       if (!isMember(c, node)) return `${node} is not a member`;
       if (c.voters.length === 1 && c.voters[0] === node) return 'the last voter cannot be removed';
       const addresses = { ...c.addresses };
       delete addresses[node];
-      return { voters: c.voters.filter((v) => v !== node), learners: c.learners.filter((l) => l !== node), addresses };
+      const removed = [...c.removed, node].slice(-CONFIG_LIMITS.maxRemembered);
+      return { voters: c.voters.filter((v) => v !== node), learners: c.learners.filter((l) => l !== node), addresses, removed };
     }
     default:
       return 'unknown change type';
@@ -93,6 +102,9 @@ export function configProblem(c: FullConfig): string | undefined {
   if (ids.length > CONFIG_LIMITS.maxMembers) return `more than ${CONFIG_LIMITS.maxMembers} members`;
   if (ids.some((id) => typeof id !== 'string' || id.length === 0 || id.length > CONFIG_LIMITS.maxIdLength)) return 'a member id is not 1-64 characters';
   if (new Set(ids).size !== ids.length) return 'a member is listed twice';
+  if (c.removed.length > CONFIG_LIMITS.maxRemembered) return `more than ${CONFIG_LIMITS.maxRemembered} removed members`;
+  if (c.removed.some((id) => typeof id !== 'string' || ids.includes(id))) return 'a removed member is still listed, or not a name';
+  if (new Set(c.removed).size !== c.removed.length) return 'a removed member is listed twice';
   for (const [id, a] of Object.entries(c.addresses)) {
     if (!ids.includes(id)) return `addresses name ${id}, which is no member`;
     const problem = addressProblem(a);
@@ -107,7 +119,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 /** The data of a ConfChange entry: the resulting configuration, as canonical JSON (rare, never on a hot path). */
 export function encodeConfigEntry(c: FullConfig): Uint8Array {
   const addresses = Object.fromEntries(Object.keys(c.addresses).sort().map((id) => [id, c.addresses[id]]));
-  return encoder.encode(JSON.stringify({ voters: c.voters, learners: c.learners, addresses }));
+  return encoder.encode(JSON.stringify({ voters: c.voters, learners: c.learners, addresses, removed: c.removed }));
 }
 
 /** The configuration in a ConfChange entry's data, or why it is not one. */
@@ -119,11 +131,11 @@ export function decodeConfigEntry(data: Uint8Array): FullConfig | string {
     return 'not a configuration (JSON)';
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'not a configuration object';
-  const { voters, learners, addresses } = raw as Record<string, unknown>;
-  if (Object.keys(raw).some((k) => !['voters', 'learners', 'addresses'].includes(k))) return 'unknown configuration fields';
-  if (!Array.isArray(voters) || !Array.isArray(learners)) return 'voters and learners must be arrays';
+  const { voters, learners, addresses, removed } = raw as Record<string, unknown>;
+  if (Object.keys(raw).some((k) => !['voters', 'learners', 'addresses', 'removed'].includes(k))) return 'unknown configuration fields';
+  if (!Array.isArray(voters) || !Array.isArray(learners) || !Array.isArray(removed)) return 'voters, learners and removed must be arrays';
   if (typeof addresses !== 'object' || addresses === null || Array.isArray(addresses)) return 'addresses must be an object';
   for (const a of Object.values(addresses as Record<string, unknown>)) if (addressProblem(a) !== undefined) return 'a malformed address';
-  const c: FullConfig = fullConfig({ voters: voters as NodeId[], learners: learners as NodeId[], addresses: addresses as Record<NodeId, MemberAddress> });
+  const c: FullConfig = fullConfig({ voters: voters as NodeId[], learners: learners as NodeId[], addresses: addresses as Record<NodeId, MemberAddress>, removed: removed as NodeId[] });
   return configProblem(c) ?? c;
 }

@@ -183,6 +183,7 @@ function isSnapshotMeta(x: unknown): x is SnapshotMeta {
     m.config.voters.length > 0 &&
     m.config.voters.every(isNodeId) &&
     (m.config.learners === undefined || (Array.isArray(m.config.learners) && m.config.learners.every(isNodeId))) &&
+    (m.config.removed === undefined || (Array.isArray(m.config.removed) && m.config.removed.every(isNodeId))) &&
     (m.config.addresses === undefined || (typeof m.config.addresses === 'object' && m.config.addresses !== null))
   );
 }

@@ -141,6 +141,11 @@ export class RawNode {
 
   // Leader state.
   private readonly progress = new Map<NodeId, Progress>();
+  /**
+   * Members that left while we lead, still replicated to until their removal is committed and then for an
+   * election timeout (the tick given; Infinity while uncommitted), so that they learn of it and stop.
+   */
+  private readonly departing = new Map<NodeId, number>();
   private leaderSinceTick = 0;
   private transferee: NodeId = NONE;
   private transferElapsed = 0;
@@ -203,7 +208,7 @@ export class RawNode {
     if (!isWellFormed(m)) return;
     // Members only; and the leader we follow in this term, also once our log says it is removed: it leads
     // until the removal commits, then hands over with TimeoutNow (dissertation §4.2.2).
-    if (m.to !== this.id || m.from === this.id || !(isMember(this.conf, m.from) || (m.from === this.leader && m.term === this.term))) return;
+    if (m.to !== this.id || m.from === this.id || !(isMember(this.conf, m.from) || this.departing.has(m.from) || (m.from === this.leader && m.term === this.term))) return;
     // A term we could never move past is never adopted (nor voted on): see RAFT_NUMBER_LIMIT.
     if (!isAdoptableTerm(m.term)) return;
 
@@ -281,6 +286,16 @@ export class RawNode {
     if (this.log.lastIndex() + 1 >= RAFT_NUMBER_LIMIT) throw new ProposalDroppedError('log-full');
     const e = this.appendEntry(encodeConfigEntry(next), EntryType.ConfChange);
     return { index: e.index, term: e.term };
+  }
+
+  /** The configuration in force (the same object until it changes: compare by reference). */
+  config(): FullConfig {
+    return this.conf;
+  }
+
+  /** The leader's view of how far `id` holds its log (0 when not leading or not tracked). */
+  matchOf(id: NodeId): number {
+    return this.role === Role.Leader ? (this.progress.get(id)?.match ?? 0) : 0;
   }
 
   /** A membership change is in the log and not yet committed. */
@@ -499,6 +514,7 @@ export class RawNode {
     this.resetRandomizedElectionTimeout();
     this.votes.clear();
     this.progress.clear();
+    this.departing.clear();
     this.transferee = NONE;
     this.readOnly = new ReadOnly();
     this.pendingReads = [];
@@ -598,6 +614,11 @@ export class RawNode {
       // Check-quorum (thesis 6.2): cut off from a majority, we may no longer be the leader.
       this.becomeFollower(this.term, NONE);
       return;
+    }
+    for (const [id, until] of this.departing) {
+      if (until > this.ticks) continue;
+      this.departing.delete(id);
+      this.progress.delete(id);
     }
     for (const [id, pr] of this.progress) {
       if (pr.state.kind !== 'snapshot') continue;
@@ -916,7 +937,11 @@ export class RawNode {
     if (this.role !== Role.Leader) return;
     // A leader replicates to every member; one that left is no longer tracked (the leader always is).
     for (const id of [...next.voters, ...next.learners]) this.trackProgress(id);
-    for (const id of [...this.progress.keys()]) if (id !== this.id && !isMember(next, id)) this.progress.delete(id);
+    for (const id of this.progress.keys()) {
+      if (id === this.id) continue;
+      if (isMember(next, id)) this.departing.delete(id);
+      else if (!this.departing.has(id)) this.departing.set(id, Infinity);
+    }
     if (this.transferee !== NONE && !next.voters.includes(this.transferee)) this.transferee = NONE;
   }
 
@@ -1074,6 +1099,9 @@ export class RawNode {
     if (!this.cfg.lazyCommitNotice) this.pendingCommitNotice = true;
     this.stepDownIfRemoved();
     if (this.role !== Role.Leader) return;
+    if (!this.confChangePending()) {
+      for (const [id, until] of this.departing) if (until === Infinity) this.departing.set(id, this.ticks + this.cfg.electionTicks);
+    }
     if (this.committedInCurrentTerm() && this.pendingReads.length > 0) {
       const reads = this.pendingReads;
       this.pendingReads = [];

@@ -53,6 +53,8 @@ export interface ClusterConfig {
   /** Non-voting members: they receive the log but neither vote nor count towards any quorum. */
   learners?: NodeId[];
   addresses?: Record<NodeId, MemberAddress>;
+  /** Members removed so far (confChange.ts FullConfig.removed). */
+  removed?: NodeId[];
 }
 
 export interface SnapshotMeta {

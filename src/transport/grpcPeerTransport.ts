@@ -160,6 +160,8 @@ export class GrpcPeerTransport implements PeerTransport {
   private readonly clusterId: string;
   private readonly channelCredentials: (peer: NodeId) => grpc.ChannelCredentials;
   private readonly authenticatePeers: boolean;
+  private readonly maxQueuedMessages: number;
+  private readonly maxQueuedBytes: number;
 
   private messageHandler: ((messages: Message[]) => void) | null = null;
   private unreachableHandler: ((peer: NodeId) => void) | null = null;
@@ -186,10 +188,30 @@ export class GrpcPeerTransport implements PeerTransport {
     this.clusterId = opts.clusterId ?? '';
     this.channelCredentials = opts.channelCredentials ?? (() => grpc.credentials.createInsecure());
     this.authenticatePeers = opts.authenticatePeers ?? false;
+    this.maxQueuedMessages = maxMessages;
+    this.maxQueuedBytes = maxQueuedBytes;
     for (const [id, address] of Object.entries(opts.peers)) {
       if (id === this.selfId) continue;
       if (!address) throw new Error(`peer ${id} has no address`);
       this.links.set(id, new PeerLink(id, address, maxMessages, maxQueuedBytes, this.backoffMinMs));
+    }
+  }
+
+  /**
+   * The members changed: dial new ones, stop dialling (and accepting streams from) those that left, and
+   * redial one whose address changed. Queued messages for a member that left are dropped.
+   */
+  setPeers(peers: Record<NodeId, string>): void {
+    if (this.closed) return;
+    for (const link of [...this.links.values()]) {
+      if (peers[link.id] === link.address) continue;
+      this.links.delete(link.id);
+      this.dirty.delete(link);
+      void this.closeLink(link);
+    }
+    for (const [id, address] of Object.entries(peers)) {
+      if (id === this.selfId || this.links.has(id) || !address) continue;
+      this.links.set(id, new PeerLink(id, address, this.maxQueuedMessages, this.maxQueuedBytes, this.backoffMinMs));
     }
   }
 

@@ -10,5 +10,7 @@ export interface PeerTransport {
   flush?(): void;
   onMessages(handler: (messages: Message[]) => void): void;
   onUnreachable(handler: (peer: NodeId) => void): void;
+  /** The members changed: id -> address of every other member (the simulator's network needs none). */
+  setPeers?(peers: Record<NodeId, string>): void;
   close(): Promise<void>;
 }

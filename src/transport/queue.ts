@@ -41,7 +41,7 @@ function payloadBytes(m: Message): number {
 
 function metaBytes(meta: SnapshotMeta): number {
   let n = 32;
-  for (const v of [...meta.config.voters, ...(meta.config.learners ?? [])]) n += 4 + v.length;
+  for (const v of [...meta.config.voters, ...(meta.config.learners ?? []), ...(meta.config.removed ?? [])]) n += 4 + v.length;
   for (const a of Object.values(meta.config.addresses ?? {})) n += 12 + a.client.length + a.peer.length;
   return n;
 }

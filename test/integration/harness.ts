@@ -7,7 +7,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { protoRoot } from '../../src/codec/protoPath';
-import { generateDevCerts } from '../../src/certs/generate';
+import { generateDevCerts, issueNodeCertificate } from '../../src/certs/generate';
+import { deriveClusterId } from '../../src/node/config';
 import type { ClusterControl, CutOptions, Link } from '../support/clusterControl';
 import { nodeKnobs, type NodeKnobs } from '../support/nodeKnobs';
 import { FaultProxy } from './faultProxy';
@@ -120,6 +121,8 @@ export class LocalCluster implements ClusterControl {
   private readonly logs: WriteStream;
   /** Proxies by "from->to" (only with `proxies: true`). */
   private readonly proxies = new Map<string, FaultProxy>();
+  /** What every node's config shares, for nodes added later (addNode). */
+  private shared: { clusterId: string; security: object | ((id: string) => object); knobs: object } | undefined;
 
   private constructor(dir: string) {
     this.dir = dir;
@@ -161,7 +164,28 @@ export class LocalCluster implements ClusterControl {
       writeFileSync(configFile, JSON.stringify(config, null, 2));
       cluster.nodes.push({ id, address: addresses.client, peerAddress: addresses.peer, configFile, paused: false });
     }
+    const knobs = { ...nodeKnobs(opts), ...(opts.authAdmin === undefined ? {} : { auth: { enabled: true, admin: opts.authAdmin } }) };
+    cluster.shared = { clusterId: deriveClusterId(members), security, knobs };
     return cluster;
+  }
+
+  /**
+   * A new node for `fencelock member add`: ports, a certificate from this cluster's CA, and a config that
+   * joins (`join: true`, the cluster's id, the current members and itself). Not started, not yet a member.
+   */
+  async addNode(id: string): Promise<NodeHandle> {
+    if (!this.shared) throw new Error('addNode: cluster not created');
+    if (this.nodes.some((n) => n.id === id)) throw new Error(`addNode: ${id} exists`);
+    const [client, peer] = (await freePorts(2)).map((p) => `127.0.0.1:${p}`);
+    if (this.certsDir) issueNodeCertificate(this.certsDir, id);
+    const security = typeof this.shared.security === 'function' ? this.shared.security(id) : this.shared.security;
+    const members = Object.fromEntries([...this.nodes.map((n) => [n.id, { client: n.address, peer: n.peerAddress }]), [id, { client, peer }]]);
+    const configFile = path.join(this.dir, `${id}.json`);
+    const config = { id, listen: client, peerListen: peer, members, clusterId: this.shared.clusterId, join: true, ...security, dataDir: path.join(this.dir, 'data', id), ...this.shared.knobs };
+    writeFileSync(configFile, JSON.stringify(config, null, 2));
+    const handle: NodeHandle = { id, address: client!, peerAddress: peer!, configFile, paused: false };
+    this.nodes.push(handle);
+    return handle;
   }
 
   /** Makes this cluster's certificates; returns each node's TLS config. Clients of this process use them. */

@@ -160,12 +160,18 @@ describe('membership: one change at a time', () => {
 });
 
 describe('membership: remove', () => {
-  it('a removed follower is replicated no more, and its campaigns disturb nobody', () => {
+  it('a removed follower learns of its removal, is then replicated no more, and its campaigns disturb nobody', () => {
     const net = new Network([...ABC]);
     net.elect('a');
     change(net, 'a', { type: 'remove', node: 'c' });
     net.tick(2);
     expect(net.raw('a').status().config.voters).toEqual(['a', 'b']);
+    // c holds and applied the change that removes it (its node stops on that).
+    expect(net.raw('c').status().config.removed).toEqual(['c']);
+    expect(net.n('c').appliedIndex).toBe(net.raw('a').status().commit);
+    // An election timeout after the commit the leader stops replicating to it.
+    expect(Object.keys(net.raw('a').status().progress).sort()).toEqual(['a', 'b', 'c']);
+    net.tick(10);
     expect(Object.keys(net.raw('a').status().progress).sort()).toEqual(['a', 'b']);
     const term = net.raw('a').status().term;
     net.propose('a', 'after');
@@ -173,6 +179,9 @@ describe('membership: remove', () => {
     expect(net.raw('a').status()).toMatchObject({ role: Role.Leader, term });
     expect(net.appliedData('b')).toContain('after');
     expect(net.appliedData('c')).not.toContain('after');
+    // Its name is remembered: a new machine never takes it over (nor an old certificate that names it).
+    expect(net.raw('a').status().config.removed).toEqual(['c']);
+    expect(() => net.raw('a').proposeConfChange({ type: 'add-learner', node: 'c', address: addr('c') })).toThrow(/c was removed from this cluster; add the new machine under a new name/);
   });
 
   it('a leader that removes itself leads until the removal commits, not counting itself, then hands over at once', () => {
@@ -240,18 +249,18 @@ describe('membership: the log decides', () => {
     const junk = { term: 2, index: 2, type: EntryType.ConfChange, data: enc('{"voters":[]}') };
     b.step(msg({ type: MessageType.App, from: 'a', to: 'b', term: 2, index: 1, logTerm: 1, entries: [junk], commit: 1 }));
     expect(b.status()).toMatchObject({ lastIndex: 1, refusedMessages: 1 });
-    const good = { ...junk, data: encodeConfigEntry({ voters: ['a', 'b'], learners: [], addresses: {} }) };
+    const good = { ...junk, data: encodeConfigEntry({ voters: ['a', 'b'], learners: [], addresses: {}, removed: [] }) };
     b.step(msg({ type: MessageType.App, from: 'a', to: 'b', term: 2, index: 1, logTerm: 1, entries: [good], commit: 1 }));
     drain(b);
     expect(b.status()).toMatchObject({ lastIndex: 2, config: { voters: ['a', 'b'] } });
   });
 
   it('a node restarted with ConfChange entries in its log runs with the last of them', () => {
-    const data = encodeConfigEntry({ voters: ['a', 'b'], learners: ['c'], addresses: {} });
+    const data = encodeConfigEntry({ voters: ['a', 'b'], learners: ['c'], addresses: {}, removed: ['d'] });
     const raw = new RawNode(
       { id: 'b', voters: ABC, electionTicks: 10, heartbeatTicks: 1, random: () => 0 },
       { hardState: { term: 1, vote: '', commit: 1 }, entries: [{ term: 1, index: 1, type: EntryType.ConfChange, data }] },
     );
-    expect(raw.status().config).toMatchObject({ voters: ['a', 'b'], learners: ['c'] });
+    expect(raw.status().config).toMatchObject({ voters: ['a', 'b'], learners: ['c'], removed: ['d'] });
   });
 });

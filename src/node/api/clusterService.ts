@@ -1,8 +1,10 @@
 import type * as grpc from '@grpc/grpc-js';
 import { unary, type NodeContext } from './context';
+import { memberService } from './memberService';
 
 export function clusterService(ctx: NodeContext): grpc.UntypedServiceImplementation {
   return {
+    ...memberService(ctx),
     Status: unary(ctx, 'Cluster.Status', async (_req: unknown, call) => {
       ctx.access.permitUser(call.caller);
       const st = ctx.driver.core.status();
@@ -18,11 +20,12 @@ export function clusterService(ctx: NodeContext): grpc.UntypedServiceImplementat
         applied: String(st.applied),
         snapshotIndex: String(st.snapshotIndex),
         lastIndex: String(st.lastIndex),
-        peers: Object.entries(ctx.config.members)
-          .filter(([id]) => id !== ctx.config.id)
-          .map(([id, addresses]) => ({
+        peers: ctx.members.list()
+          .filter(({ id }) => id !== ctx.config.id)
+          .map(({ id, client, learner }) => ({
             id,
-            address: addresses.client,
+            address: client,
+            learner,
             match: String(progress[id]?.match ?? 0),
             next: String(progress[id]?.next ?? 0),
             state: progress[id]?.state ?? '',

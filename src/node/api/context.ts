@@ -4,6 +4,7 @@ import type { Command, CommandResult, RequestCommand, Result } from '../../state
 import type { NodeConfig } from '../config';
 import type { LockApp } from '../lockApp';
 import type { Logger } from '../logger';
+import type { MemberDirectory } from '../members';
 import { NodeStoppedError, NotLeaderError, OutcomeUnknownError, type Applied, type RaftDriver } from '../raftDriver';
 import type { LeaderDuties } from '../runtime/leaderDuties';
 import type { NodePorts } from '../runtime/ports';
@@ -23,6 +24,7 @@ export class NodeContext {
     readonly duties: LeaderDuties,
     readonly ports: NodePorts,
     readonly logger: Logger,
+    readonly members: MemberDirectory,
   ) {
     this.access = new Access(
       config,
@@ -47,7 +49,7 @@ export class NodeContext {
 
   leaderAddress(): string | undefined {
     const leader = this.driver.leaderId();
-    return leader ? this.config.members[leader]?.client : undefined;
+    return leader ? this.members.clientAddressOf(leader) : undefined;
   }
 
   /** Mutations and linearizable reads are served by the leader; others answer with where it is. */

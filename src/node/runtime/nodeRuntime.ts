@@ -10,10 +10,22 @@ import { authService } from '../api/authService';
 import { AuthBootstrap } from './authBootstrap';
 import type { NodeConfig } from '../config';
 import { LockApp } from '../lockApp';
+import { MemberDirectory } from '../members';
 import type { Logger } from '../logger';
 import { RaftDriver, type DriverBugs, type PeerTransport } from '../raftDriver';
 import { LeaderDuties, type LeaseBugs } from './leaderDuties';
 import type { NodePorts } from './ports';
+
+/**
+ * The configuration a node with an empty log starts from. A node that joins a running cluster (`join`) is a
+ * learner that knows the members in its file as voters, until the log it receives says otherwise.
+ */
+function bootstrapConfig(config: NodeConfig): Pick<RaftConfig, 'voters' | 'learners' | 'addresses'> {
+  const ids = Object.keys(config.members).sort();
+  const addresses = Object.fromEntries(Object.entries(config.members).map(([id, m]) => [id, { client: m.client, peer: m.peer }]));
+  if (!config.join) return { voters: ids, learners: [], addresses };
+  return { voters: ids.filter((id) => id !== config.id), learners: [config.id], addresses };
+}
 
 /**
  * Fixed defects (and broken Raft rules) the simulator can plant again, one at a time, to show it catches
@@ -63,7 +75,7 @@ export class NodeRuntime {
     const driver = await RaftDriver.start<CommandResult>({
       raft: {
         id: config.id,
-        voters: Object.keys(config.members).sort(),
+        ...bootstrapConfig(config),
         electionTicks: config.electionTicks,
         heartbeatTicks: config.heartbeatTicks,
         random: () => ports.random.fraction(),
@@ -91,7 +103,8 @@ export class NodeRuntime {
       logger,
       opts.plantedBugs,
     );
-    const context = new NodeContext(config, driver, app, duties, ports, logger);
+    const members = new MemberDirectory(config, () => driver.config());
+    const context = new NodeContext(config, driver, app, duties, ports, logger, members);
     const services = {
       session: sessionService(context),
       lock: lockService(context),

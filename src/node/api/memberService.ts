@@ -1,0 +1,124 @@
+// Cluster.Member*: membership changes (docs/operations.md). The leader proposes one change at a time; a
+// change that is already made answers as done, so that a retry after a lost answer is harmless.
+import * as grpc from '@grpc/grpc-js';
+import { ConfChangeRefusedError, type ConfChange, type FullConfig } from '../../raft';
+import { isLoopback } from '../config';
+import { NodeStoppedError, NotLeaderError, OutcomeUnknownError } from '../raftDriver';
+import { unary, type NodeContext } from './context';
+import { ApiError, invalidArgument, notLeader, REASON_METADATA_KEY } from './errors';
+import * as v from './validate';
+
+interface MemberAddWire {
+  id?: string;
+  clientAddress?: string;
+  peerAddress?: string;
+}
+
+const NODE_ID = /^[A-Za-z0-9_-]{1,32}$/;
+const HOST_PORT = /^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/;
+/** Leadership hand-over before the leader removes itself: a few election timeouts at most. */
+const HAND_OVER_MS = 3_000;
+
+function nodeId(value: unknown): string {
+  const id = v.text('id', value, 32);
+  if (!NODE_ID.test(id)) throw invalidArgument('id', 'node ids are 1-32 letters, digits, - or _');
+  return id;
+}
+
+function address(field: string, value: unknown): string {
+  const a = v.text(field, value, 255);
+  if (!HOST_PORT.test(a)) throw invalidArgument(field, 'must be host:port');
+  if (/^(0\.0\.0\.0|\[::\]):/.test(a)) throw invalidArgument(field, 'is a bind address; give one the other members can reach');
+  return a;
+}
+
+const refused = (why: string, reason: string): ApiError => new ApiError(grpc.status.FAILED_PRECONDITION, why, { [REASON_METADATA_KEY]: reason });
+
+export function memberService(ctx: NodeContext): grpc.UntypedServiceImplementation {
+  const { driver } = ctx;
+
+  const list = (): object => {
+    const config = driver.config();
+    return {
+      members: ctx.members.list().map((m) => ({
+        id: m.id,
+        clientAddress: m.client,
+        peerAddress: m.peer,
+        learner: m.learner,
+        match: String(m.id === ctx.config.id ? driver.core.basicStatus().lastIndex : driver.core.matchOf(m.id)),
+      })),
+      clusterId: ctx.config.clusterId,
+      commit: String(driver.core.basicStatus().commit),
+      removed: config.removed,
+    };
+  };
+
+  /** Proposes `change` unless `done(config)` says it is made already; answers with the members after it. */
+  const changeMembers = async (change: ConfChange, done: (c: FullConfig) => boolean): Promise<object> => {
+    ctx.requireLeader();
+    if (done(driver.config())) return { index: '0', members: list() };
+    let index: number;
+    try {
+      index = await driver.proposeConfChange(change);
+    } catch (err) {
+      throw changeError(ctx, err);
+    }
+    return { index: String(index), members: list() };
+  };
+
+  return {
+    MemberList: unary(ctx, 'Cluster.MemberList', async (_req: unknown, call) => {
+      ctx.access.permitAdmin(call.caller);
+      ctx.requireLeader();
+      return list();
+    }),
+    MemberAdd: unary(ctx, 'Cluster.MemberAdd', async (req: MemberAddWire, call) => {
+      const id = nodeId(req.id);
+      const client = address('client_address', req.clientAddress);
+      const peer = address('peer_address', req.peerAddress);
+      ctx.access.permitAdmin(call.caller);
+      // Plaintext members stay on loopback, as the config file requires of every node.
+      if (ctx.config.insecure && !(isLoopback(client) && isLoopback(peer))) {
+        throw invalidArgument('peer_address', 'this cluster runs without TLS ("insecure"), so its members must be on loopback');
+      }
+      return changeMembers({ type: 'add-learner', node: id, address: { client, peer } }, (c) => {
+        const known = c.addresses[id];
+        return c.learners.includes(id) && known?.client === client && known.peer === peer;
+      });
+    }),
+    MemberPromote: unary(ctx, 'Cluster.MemberPromote', async (req: { id?: string }, call) => {
+      const id = nodeId(req.id);
+      ctx.access.permitAdmin(call.caller);
+      return changeMembers({ type: 'promote', node: id }, (c) => c.voters.includes(id));
+    }),
+    MemberRemove: unary(ctx, 'Cluster.MemberRemove', async (req: { id?: string }, call) => {
+      const id = nodeId(req.id);
+      ctx.access.permitAdmin(call.caller);
+      ctx.requireLeader();
+      if (id === ctx.config.id && driver.config().voters.length > 1) {
+        // A leader removing itself would leave the cluster without a leader until an election: hand over
+        // first; the caller retries at the new leader, which removes this node.
+        await driver.handOver(HAND_OVER_MS);
+        throw notLeader(ctx.leaderAddress());
+      }
+      return changeMembers({ type: 'remove', node: id }, (c) => c.removed.includes(id));
+    }),
+  };
+}
+
+function changeError(ctx: NodeContext, err: unknown): unknown {
+  if (err instanceof ConfChangeRefusedError) return refused(err.why, /behind/.test(err.why) ? 'LEARNER_BEHIND' : 'MEMBERSHIP_REFUSED');
+  if (err instanceof NotLeaderError) {
+    if (/conf-change-pending/.test(err.message)) {
+      return new ApiError(grpc.status.UNAVAILABLE, 'another membership change is in progress; retry shortly', { [REASON_METADATA_KEY]: 'CHANGE_IN_PROGRESS' });
+    }
+    if (/conf-change-not-ready/.test(err.message)) {
+      return new ApiError(grpc.status.UNAVAILABLE, 'this leader was just elected and is catching up; retry shortly', { [REASON_METADATA_KEY]: 'NOT_LEADER' });
+    }
+    return notLeader(ctx.leaderAddress());
+  }
+  if (err instanceof NodeStoppedError || err instanceof OutcomeUnknownError) {
+    return new ApiError(grpc.status.UNAVAILABLE, `${err.message}; retry: a change already made answers as done`);
+  }
+  return err;
+}
