@@ -85,6 +85,11 @@ export const KNOWN_FIELDS = new Set<string>([
   ...Object.keys(CONFIG_DEFAULTS),
 ]);
 
+/** The keys of the nested objects: a member's addresses, `tls` and `auth`. */
+export const MEMBER_FIELDS = ['client', 'peer'] as const;
+export const TLS_FIELDS = ['ca', 'cert', 'key'] as const;
+export const AUTH_FIELDS = ['enabled', 'admin'] as const;
+
 export class ConfigError extends Error {
   constructor(message: string) {
     super(message);
@@ -131,8 +136,8 @@ function checkMembers(cfg: NodeConfig, fail: Fail): void {
   for (const [id, m] of Object.entries(cfg.members)) {
     if (!/^[A-Za-z0-9_-]{1,32}$/.test(id)) fail(`members.${id}`, 'node ids are 1-32 letters, digits, - or _');
     if (typeof m !== 'object' || m === null) fail(`members.${id}`, 'must be { "client": host:port, "peer": host:port }');
-    for (const k of Object.keys(m)) if (k !== 'client' && k !== 'peer') fail(`members.${id}.${k}`, unknownKeyReason(k, ['client', 'peer'], `members.${id}.`));
-    for (const k of ['client', 'peer'] as const) {
+    for (const k of Object.keys(m)) if (!(MEMBER_FIELDS as readonly string[]).includes(k)) fail(`members.${id}.${k}`, unknownKeyReason(k, MEMBER_FIELDS, `members.${id}.`));
+    for (const k of MEMBER_FIELDS) {
       if (typeof m[k] !== 'string' || !HOST_PORT.test(m[k])) fail(`members.${id}.${k}`, 'must be host:port');
       const unreachable = unreachableReason(m[k]);
       if (unreachable) fail(`members.${id}.${k}`, unreachable);
@@ -159,15 +164,15 @@ function checkSecurity(cfg: NodeConfig, fail: Fail): void {
     return;
   }
   if (typeof cfg.tls !== 'object' || cfg.tls === null) fail('tls', 'is required: { "ca", "cert", "key" } PEM files (make them with `fencelock certs init`), or set "insecure": true for plaintext on loopback');
-  for (const k of Object.keys(cfg.tls)) if (!['ca', 'cert', 'key'].includes(k)) fail(`tls.${k}`, unknownKeyReason(k, ['ca', 'cert', 'key'], 'tls.'));
-  for (const k of ['ca', 'cert', 'key'] as const) {
+  for (const k of Object.keys(cfg.tls)) if (!(TLS_FIELDS as readonly string[]).includes(k)) fail(`tls.${k}`, unknownKeyReason(k, TLS_FIELDS, 'tls.'));
+  for (const k of TLS_FIELDS) {
     if (typeof cfg.tls[k] !== 'string' || cfg.tls[k].length === 0) fail(`tls.${k}`, 'must be a file path');
   }
 }
 
 function checkAuth(auth: AuthConfig, fail: Fail): void {
   if (typeof auth !== 'object' || auth === null) fail('auth', 'must be { "enabled": true|false, "admin": NAME }');
-  for (const k of Object.keys(auth)) if (k !== 'enabled' && k !== 'admin') fail(`auth.${k}`, unknownKeyReason(k, ['enabled', 'admin'], 'auth.'));
+  for (const k of Object.keys(auth)) if (!(AUTH_FIELDS as readonly string[]).includes(k)) fail(`auth.${k}`, unknownKeyReason(k, AUTH_FIELDS, 'auth.'));
   if (typeof auth.enabled !== 'boolean') fail('auth.enabled', 'must be true or false');
   if (auth.admin !== undefined && (typeof auth.admin !== 'string' || !isUserName(auth.admin))) {
     fail('auth.admin', 'must be a user name: 1-128 letters, digits, ., _, @ or -, starting with a letter or digit');
