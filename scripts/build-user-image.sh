@@ -15,10 +15,8 @@ cd "$(dirname "$0")/.."
 VERSION=$(node -p "require('./package.json').version")
 IMAGE=${IMAGE:-fencelock:$VERSION}
 BASE=${BASE:-fencelock-node:dev}
-t0=$(date +%s%N)
 say() { echo "build-user-image: $*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
-elapsed() { echo "$(( ($(date +%s%N) - t0) / 1000000 )) ms"; }
 
 command -v docker >/dev/null 2>&1 || die "no docker CLI (run scripts/ensure-docker.sh first)"
 docker info >/dev/null 2>&1 || die "the Docker engine does not answer (run scripts/ensure-docker.sh first)"
@@ -60,4 +58,4 @@ docker run --rm --network none --entrypoint /usr/local/bin/node "$IMAGE" \
 NEW_ID=$(docker image inspect -f '{{.Id}}' "$IMAGE")
 if [ -n "$OLD_ID" ] && [ "$OLD_ID" != "$NEW_ID" ]; then docker rmi "$OLD_ID" >/dev/null 2>&1 || true; fi
 SIZE=$(docker image inspect -f '{{.Size}}' "$IMAGE")
-say "built $IMAGE (app $VERSION, node $(node --version), $(( SIZE / 1024 / 1024 )) MB) FROM $BASE in $(elapsed)"
+say "built $IMAGE (app $VERSION, node $(node --version), $(( SIZE / 1024 / 1024 )) MB) FROM $BASE in ${SECONDS} s"
