@@ -2,8 +2,13 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { isUserName } from '../state/auth/names';
+import { unknownKeyReason } from './nearestName';
 
-/** The two addresses of a member: where clients call it, and where its peers dial it. */
+/**
+ * The two addresses of a member: where clients call it, and where its peers dial it. These are the addresses
+ * others reach it by (advertised: a host name or IP, never 0.0.0.0), apart from the addresses it binds
+ * (`listen`, `peerListen`), which may be 0.0.0.0 or [::].
+ */
 export interface MemberAddresses {
   client: string;
   peer: string;
@@ -19,9 +24,12 @@ export interface TlsConfig {
 /** One node's configuration file (cluster/node1.json and friends). Times in milliseconds. See docs/security.md. */
 export interface NodeConfig {
   id: string;
-  /** host:port of the client listener (Session, Lock, KV, Pipeline, Cluster, health, reflection). */
+  /**
+   * host:port the client listener binds (Session, Lock, KV, Pipeline, Cluster, health, reflection); 0.0.0.0
+   * or [::] for every interface. Others reach it at `members[id].client`.
+   */
   listen: string;
-  /** host:port of the peer listener (RaftPeer only, mutual TLS). */
+  /** host:port the peer listener binds (RaftPeer only, mutual TLS). Peers reach it at `members[id].peer`. */
   peerListen: string;
   /** Every member of the cluster (this node included): id -> its client and peer addresses. */
   members: Record<string, MemberAddresses>;
@@ -77,10 +85,16 @@ export const CONFIG_DEFAULTS = {
   auth: { enabled: false } as AuthConfig,
 };
 
-const KNOWN_FIELDS = new Set<string>([
+/** Every top-level key of a config file (docs/configuration.md lists each; a test keeps the two in step). */
+export const KNOWN_FIELDS = new Set<string>([
   'id', 'listen', 'peerListen', 'members', 'peerAddresses', 'clusterId', 'tls', 'clientCertAuth', 'insecure', 'dataDir',
   ...Object.keys(CONFIG_DEFAULTS),
 ]);
+
+/** The keys of the nested objects: a member's addresses, `tls` and `auth`. */
+export const MEMBER_FIELDS = ['client', 'peer'] as const;
+export const TLS_FIELDS = ['ca', 'cert', 'key'] as const;
+export const AUTH_FIELDS = ['enabled', 'admin'] as const;
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -98,6 +112,21 @@ export function isLoopback(hostPort: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
+/**
+ * Why a member address cannot be reached by others (undefined: it can). 0.0.0.0 and [::] mean "every
+ * interface" to a listener, but name no machine to dial.
+ */
+export function unreachableReason(hostPort: string): string | undefined {
+  const colon = hostPort.lastIndexOf(':');
+  const host = hostPort.slice(0, colon).replace(/^\[|\]$/g, '');
+  const port = Number(hostPort.slice(colon + 1));
+  if (host === '0.0.0.0' || /^[0:]+$/.test(host)) {
+    return `is ${hostPort}, a bind address: others cannot reach it. Give the host name or IP others reach this member by (bind 0.0.0.0 in "listen"/"peerListen")`;
+  }
+  if (port < 1 || port > 65_535) return `has port ${port}; a port is 1-65535`;
+  return undefined;
+}
+
 /** The default cluster id: a digest of the sorted member ids and peer addresses (like etcd's). */
 export function deriveClusterId(members: Record<string, MemberAddresses>): string {
   // Sorted by id in UTF-16 code unit order, as Array.prototype.sort orders strings.
@@ -113,14 +142,19 @@ function checkMembers(cfg: NodeConfig, fail: Fail): void {
   for (const [id, m] of Object.entries(cfg.members)) {
     if (!/^[A-Za-z0-9_-]{1,32}$/.test(id)) fail(`members.${id}`, 'node ids are 1-32 letters, digits, - or _');
     if (typeof m !== 'object' || m === null) fail(`members.${id}`, 'must be { "client": host:port, "peer": host:port }');
-    for (const k of Object.keys(m)) if (k !== 'client' && k !== 'peer') fail(`members.${id}.${k}`, 'is not a known field (client, peer)');
-    if (typeof m.client !== 'string' || !HOST_PORT.test(m.client)) fail(`members.${id}.client`, 'must be host:port');
-    if (typeof m.peer !== 'string' || !HOST_PORT.test(m.peer)) fail(`members.${id}.peer`, 'must be host:port');
+    for (const k of Object.keys(m)) if (!(MEMBER_FIELDS as readonly string[]).includes(k)) fail(`members.${id}.${k}`, unknownKeyReason(k, MEMBER_FIELDS, `members.${id}.`));
+    for (const k of MEMBER_FIELDS) {
+      if (typeof m[k] !== 'string' || !HOST_PORT.test(m[k])) fail(`members.${id}.${k}`, 'must be host:port');
+      const unreachable = unreachableReason(m[k]);
+      if (unreachable) fail(`members.${id}.${k}`, unreachable);
+    }
   }
   if (!(cfg.id in cfg.members)) fail('members', `must include this node's own id "${cfg.id}"`);
   for (const [id, addr] of Object.entries(cfg.peerAddresses ?? {})) {
     if (!(id in cfg.members)) fail(`peerAddresses.${id}`, 'names no member');
     if (typeof addr !== 'string' || !HOST_PORT.test(addr)) fail(`peerAddresses.${id}`, 'must be host:port');
+    const unreachable = unreachableReason(addr);
+    if (unreachable) fail(`peerAddresses.${id}`, unreachable);
   }
 }
 
@@ -136,15 +170,15 @@ function checkSecurity(cfg: NodeConfig, fail: Fail): void {
     return;
   }
   if (typeof cfg.tls !== 'object' || cfg.tls === null) fail('tls', 'is required: { "ca", "cert", "key" } PEM files (make them with `fencelock certs init`), or set "insecure": true for plaintext on loopback');
-  for (const k of Object.keys(cfg.tls)) if (!['ca', 'cert', 'key'].includes(k)) fail(`tls.${k}`, 'is not a known field (ca, cert, key)');
-  for (const k of ['ca', 'cert', 'key'] as const) {
+  for (const k of Object.keys(cfg.tls)) if (!(TLS_FIELDS as readonly string[]).includes(k)) fail(`tls.${k}`, unknownKeyReason(k, TLS_FIELDS, 'tls.'));
+  for (const k of TLS_FIELDS) {
     if (typeof cfg.tls[k] !== 'string' || cfg.tls[k].length === 0) fail(`tls.${k}`, 'must be a file path');
   }
 }
 
 function checkAuth(auth: AuthConfig, fail: Fail): void {
   if (typeof auth !== 'object' || auth === null) fail('auth', 'must be { "enabled": true|false, "admin": NAME }');
-  for (const k of Object.keys(auth)) if (k !== 'enabled' && k !== 'admin') fail(`auth.${k}`, 'is not a known field (enabled, admin)');
+  for (const k of Object.keys(auth)) if (!(AUTH_FIELDS as readonly string[]).includes(k)) fail(`auth.${k}`, unknownKeyReason(k, AUTH_FIELDS, 'auth.'));
   if (typeof auth.enabled !== 'boolean') fail('auth.enabled', 'must be true or false');
   if (auth.admin !== undefined && (typeof auth.admin !== 'string' || !isUserName(auth.admin))) {
     fail('auth.admin', 'must be a user name: 1-128 letters, digits, ., _, @ or -, starting with a letter or digit');
@@ -158,7 +192,7 @@ export function validateConfig(raw: unknown, origin = 'config'): NodeConfig {
   const fail: Fail = (field, why) => {
     throw new ConfigError(`${origin}: field "${field}" ${why}`);
   };
-  for (const k of Object.keys(raw)) if (!KNOWN_FIELDS.has(k)) fail(k, `is not a known field (known: ${[...KNOWN_FIELDS].join(', ')})`);
+  for (const k of Object.keys(raw)) if (!KNOWN_FIELDS.has(k)) fail(k, unknownKeyReason(k, [...KNOWN_FIELDS]));
   const cfg = { ...CONFIG_DEFAULTS, ...(raw as Partial<NodeConfig>) } as NodeConfig;
   if (typeof cfg.id !== 'string' || !/^[A-Za-z0-9_-]{1,32}$/.test(cfg.id)) fail('id', 'must be 1-32 letters, digits, - or _');
   if (typeof cfg.listen !== 'string' || !HOST_PORT.test(cfg.listen)) fail('listen', 'must be host:port');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, deriveClusterId, isLoopback, validateConfig } from '../../src/node/config';
+import { ConfigError, deriveClusterId, isLoopback, KNOWN_FIELDS, validateConfig } from '../../src/node/config';
+import { editDistance, nearestName } from '../../src/node/nearestName';
 
 const MEMBERS = {
   n1: { client: '127.0.0.1:7001', peer: '127.0.0.1:7101' },
@@ -75,6 +76,57 @@ describe('node config', () => {
     expect(refusal({ ...base, loglevel: 'debug' })).toMatch(/field "loglevel" is not a known field/);
     expect(refusal({ ...base, tls: { ...TLS, cafile: 'x' } })).toMatch(/"tls\.cafile" is not a known field/);
     expect(refusal({ ...base, logLevel: 'verbose' })).toMatch(/"logLevel" must be one of/);
+  });
+
+  it('names the nearest valid key of a misspelt one, at the top level and nested', () => {
+    expect(refusal({ ...base, electonTicks: 10 })).toMatch(/field "electonTicks" is not a known field; did you mean "electionTicks"\?$/);
+    expect(refusal({ ...base, loglevel: 'debug' })).toMatch(/field "loglevel" is not a known field; did you mean "logLevel"\?$/);
+    expect(refusal({ ...base, minSessionTTLMs: 5_000 })).toMatch(/field "minSessionTTLMs" is not a known field; did you mean "minSessionTtlMs"\?$/);
+    expect(refusal({ ...base, peerlisten: '127.0.0.1:1' })).toMatch(/did you mean "peerListen"\?$/);
+    expect(refusal({ ...base, members: { ...MEMBERS, n2: { ...MEMBERS.n2, clinet: 'x:1' } } })).toMatch(/field "members\.n2\.clinet" is not a known field; did you mean "members\.n2\.client"\?$/);
+    expect(refusal({ ...base, tls: { ...TLS, cery: 'x' } })).toMatch(/field "tls\.cery" is not a known field; did you mean "tls\.cert"\?$/);
+    expect(refusal({ ...base, auth: { enabled: false, enable: true } })).toMatch(/field "auth\.enable" is not a known field; did you mean "auth\.enabled"\?$/);
+  });
+
+  it('lists the valid keys when none is near the unknown one', () => {
+    const message = refusal({ ...base, replicationFactor: 3 });
+    expect(message).toMatch(/field "replicationFactor" is not a known field \(known: /);
+    for (const k of KNOWN_FIELDS) expect(message).toContain(k);
+    expect(refusal({ ...base, tls: { ...TLS, cafile: 'x' } })).toMatch(/"tls\.cafile" is not a known field \(known: ca, cert, key\)/);
+  });
+
+  it('nearestName: case first, then edits, within a third of the word', () => {
+    const names = [...KNOWN_FIELDS];
+    expect(nearestName('electonTicks', names)).toBe('electionTicks');
+    expect(nearestName('ELECTIONTICKS', names)).toBe('electionTicks');
+    expect(nearestName('maxSessionTTLMs', names)).toBe('maxSessionTtlMs');
+    expect(nearestName('heartbeatTick', names)).toBe('heartbeatTicks');
+    expect(nearestName('tsl', names)).toBe('tls');
+    expect(nearestName('snapshots', names)).toBeUndefined();
+    expect(nearestName('x', [])).toBeUndefined();
+    // Of two candidates equally near once case is folded, the one with the same case wins.
+    expect(nearestName('abc', ['ABD', 'abd'])).toBe('abd');
+    expect(editDistance('electonTicks', 'electionTicks')).toBe(1);
+    expect(editDistance('tsl', 'tls')).toBe(1);
+    expect(editDistance('kitten', 'sitting')).toBe(3);
+    expect(editDistance('', 'abc')).toBe(3);
+  });
+
+  it('binds every interface but refuses a member address others cannot reach', () => {
+    const bindAll = validateConfig({ ...base, listen: '0.0.0.0:7001', peerListen: '[::]:7101' });
+    expect(bindAll.listen).toBe('0.0.0.0:7001');
+    expect(bindAll.members.n1!.client).toBe('127.0.0.1:7001');
+    const at = (n1: object): object => ({ ...base, members: { ...MEMBERS, n1 } });
+    expect(refusal(at({ client: '0.0.0.0:7001', peer: '127.0.0.1:7101' }))).toMatch(/field "members\.n1\.client" is 0\.0\.0\.0:7001, a bind address: others cannot reach it/);
+    expect(refusal(at({ client: '127.0.0.1:7001', peer: '[::]:7101' }))).toMatch(/field "members\.n1\.peer" is \[::\]:7101, a bind address/);
+    expect(refusal(at({ client: '[0:0:0:0:0:0:0:0]:7001', peer: '127.0.0.1:7101' }))).toMatch(/"members\.n1\.client" is .*a bind address/);
+    expect(refusal({ ...base, members: { ...MEMBERS, n3: { client: '127.0.0.1:7003', peer: '0.0.0.0:7103' } } })).toMatch(/"members\.n3\.peer" is 0\.0\.0\.0:7103, a bind address/);
+    expect(refusal(at({ client: 'fl1.example.net:0', peer: '127.0.0.1:7101' }))).toMatch(/"members\.n1\.client" has port 0; a port is 1-65535/);
+    expect(refusal(at({ client: 'fl1.example.net:70000', peer: '127.0.0.1:7101' }))).toMatch(/has port 70000/);
+    expect(refusal({ ...base, peerAddresses: { n2: '0.0.0.0:9000' } })).toMatch(/"peerAddresses\.n2" is 0\.0\.0\.0:9000, a bind address/);
+    // A host name, an IPv6 address and an IP that merely starts with 0 are reachable.
+    expect(validateConfig(at({ client: 'fl1.example.net:7001', peer: '[fd00::1]:7101' })).members.n1!.peer).toBe('[fd00::1]:7101');
+    expect(validateConfig(at({ client: '10.0.0.1:7001', peer: '0.1.2.3:7101' })).members.n1!.client).toBe('10.0.0.1:7001');
   });
 
   it('refuses insecure together with TLS files or required client certificates', () => {

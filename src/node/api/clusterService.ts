@@ -11,7 +11,8 @@ export function clusterService(ctx: NodeContext): grpc.UntypedServiceImplementat
       const progress = st.progress ?? {};
       return {
         id: ctx.config.id,
-        address: ctx.config.listen,
+        // Where others reach this node (advertised), not what it binds: `listen` may be 0.0.0.0.
+        address: ctx.config.members[ctx.config.id]?.client ?? ctx.config.listen,
         role: st.role,
         term: String(st.term),
         leader: st.leader,
