@@ -7,6 +7,7 @@ export function clusterService(ctx: NodeContext): grpc.UntypedServiceImplementat
       ctx.access.permitUser(call.caller);
       const st = ctx.driver.core.status();
       const progress = st.progress ?? {};
+      const state = ctx.machine.stats();
       return {
         id: ctx.config.id,
         address: ctx.config.listen,
@@ -18,6 +19,9 @@ export function clusterService(ctx: NodeContext): grpc.UntypedServiceImplementat
         applied: String(st.applied),
         snapshotIndex: String(st.snapshotIndex),
         lastIndex: String(st.lastIndex),
+        sessions: String(state.sessions),
+        locksHeld: String(state.heldLocks),
+        waiters: String(state.waiters),
         peers: Object.entries(ctx.config.members)
           .filter(([id]) => id !== ctx.config.id)
           .map(([id, addresses]) => ({
