@@ -285,6 +285,15 @@ describe('the metrics listener', () => {
     const missing = [...queried].filter((name) => !names.has(name));
     expect(missing).toEqual([]);
   });
+
+  it('docs/metrics.md lists every fencelock metric a node declares, and no other', async () => {
+    const doc = readFileSync(path.join(PROJECT_ROOT, 'docs/metrics.md'), 'utf8');
+    const listed = new Set([...doc.matchAll(/^\| `(fencelock_[a-z0-9_]+)` \|/gm)].map((m) => m[1]!));
+    const { node: lead } = await leader();
+    const declared = [...(await scrape(metricsOf(lead))).types.keys()].filter((n) => n.startsWith('fencelock_'));
+    expect(declared.length).toBeGreaterThan(30);
+    expect([...listed].sort()).toEqual(declared.sort());
+  });
 });
 
 describe('metricsListen in the config', () => {
