@@ -68,8 +68,9 @@ export class AppendTimer implements PeerTransport {
     }
     const now = this.nowMs();
     let answered = 0;
-    while (answered < queue.length && queue[answered]!.lastIndex <= m.matchIndex) {
-      this.metrics.appendRoundTrip.observe({ peer: m.from }, (now - queue[answered]!.sentMs) / 1000);
+    for (const sent of queue) {
+      if (sent.lastIndex > m.matchIndex) break;
+      this.metrics.appendRoundTrip.observe({ peer: m.from }, (now - sent.sentMs) / 1000);
       answered++;
     }
     queue.splice(0, answered);

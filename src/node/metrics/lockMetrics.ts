@@ -21,9 +21,10 @@ export class LockMetrics {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    const self = this;
+    // collect() runs with the gauge as `this`: the state is reached through this closure.
+    const stats = (): StateStats | undefined => this.stats();
     const count = (name: string, help: string, read: (s: StateStats) => number): void => {
-      new Gauge({ name, help, registers, collect() { const s = self.stats(); if (s) this.set(read(s)); } });
+      new Gauge({ name, help, registers, collect() { const s = stats(); if (s) this.set(read(s)); } });
     };
     count('fencelock_sessions', 'Open sessions.', (s) => s.sessions);
     count('fencelock_locks_held', 'Locks held by a session.', (s) => s.heldLocks);

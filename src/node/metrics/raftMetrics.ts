@@ -38,8 +38,14 @@ export class RaftMetrics implements DriverMetrics {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    const self = this;
-    const status = (): ReturnType<MeasuredDriver['core']['status']> | undefined => self.driver?.core.status();
+    // collect() runs with the metric as `this`: the driver is reached through these closures.
+    const driver = (): MeasuredDriver | undefined => this.driver;
+    const status = (): ReturnType<MeasuredDriver['core']['status']> | undefined => this.driver?.core.status();
+    const newlyRefused = (total: number): number => {
+      const fresh = Math.max(0, total - this.refusedSeen);
+      this.refusedSeen = Math.max(total, this.refusedSeen);
+      return fresh;
+    };
     const position = (name: string, help: string, read: (st: NonNullable<ReturnType<typeof status>>) => number): void => {
       new Gauge({ name, help, registers, collect() { const st = status(); if (st) this.set(read(st)); } });
     };
@@ -62,16 +68,14 @@ export class RaftMetrics implements DriverMetrics {
       },
     });
     new Gauge({ name: 'fencelock_raft_pending_proposals', help: 'Proposals made on this node and not yet applied.', registers,
-      collect() { if (self.driver) this.set(self.driver.pendingProposalCount()); } });
+      collect() { const d = driver(); if (d) this.set(d.pendingProposalCount()); } });
     new Gauge({ name: 'fencelock_raft_pending_read_indexes', help: 'Linearizable reads waiting for leadership confirmation or for their index to apply.', registers,
-      collect() { if (self.driver) this.set(self.driver.pendingReadCount()); } });
+      collect() { const d = driver(); if (d) this.set(d.pendingReadCount()); } });
     new Counter({
       name: 'fencelock_raft_refused_messages_total', help: 'Peer messages the Raft core dropped because they contradict the protocol.', registers,
       collect() {
-        const st = status();
-        if (!st || st.refusedMessages <= self.refusedSeen) return;
-        this.inc(st.refusedMessages - self.refusedSeen);
-        self.refusedSeen = st.refusedMessages;
+        const fresh = newlyRefused(status()?.refusedMessages ?? 0);
+        if (fresh > 0) this.inc(fresh);
       },
     });
     this.leaderChanges = new Counter({ name: 'fencelock_raft_leader_changes_total', help: 'Times this node saw a new leader.', registers });
