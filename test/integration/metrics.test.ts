@@ -43,8 +43,16 @@ function clusterSum(scrapes: Scrape[], name: string, labels: Record<string, stri
   return scrapes.reduce((n, s) => n + sumOf(s, name, labels), 0);
 }
 
-/** The workload of the first test, by two sessions of a real client, and what every scrape must then say. */
-async function workloadChecks(lead: NodeHandle, before: Scrape[], beforeLeader: Scrape, s1: Session, s2: Session): Promise<void> {
+/** How much a counter moved between two scrapes of one node. */
+function delta(after: Scrape, before: Scrape, name: string, labels: Record<string, string> = {}): number {
+  return sumOf(after, name, labels) - sumOf(before, name, labels);
+}
+
+/**
+ * The first test's workload, by two sessions of a real client: nine grants (one a handover to a waiter),
+ * two releases, five fenced writes and one stale one.
+ */
+async function runWorkload(lead: NodeHandle, s1: Session, s2: Session): Promise<void> {
   // Five grants of free locks, each with one accepted fenced write.
   for (let i = 0; i < 5; i++) {
     const lock = await s1.acquire(`m/lock-${i}`);
@@ -75,51 +83,54 @@ async function workloadChecks(lead: NodeHandle, before: Scrape[], beforeLeader: 
   await held.release();
   const handedOver = await waiting;
   expect(handedOver.token).toBeGreaterThan(held.token);
+}
 
-  // Every member applies the same log, so each counts the same grants, releases and refusals.
-  const { status: st } = await leader();
-  const after = await eventually(async () => {
-    const all = await scrapeAll();
-    return all.every((s) => valueOf(s, 'fencelock_raft_applied_index')! >= Number(st.commit)) ? all : undefined;
-  }, 10_000, 'every node applied the workload');
+/** Every member applies the same log, so each counts the same grants, releases and refusals. */
+function expectStateCounts(before: Scrape[], after: Scrape[]): void {
   for (const [i, s] of after.entries()) {
-    const delta = (name: string, labels: Record<string, string> = {}): number => sumOf(s, name, labels) - sumOf(before[i]!, name, labels);
-    expect(delta('fencelock_lock_grants_total', { cause: 'acquired' })).toBe(8);
-    expect(delta('fencelock_lock_grants_total', { cause: 'released' })).toBe(1);
-    expect(delta('fencelock_lock_releases_total', { cause: 'released' })).toBe(2);
-    expect(delta('fencelock_fenced_writes_total')).toBe(5);
-    expect(delta('fencelock_fenced_write_refusals_total', { reason: 'STALE_TOKEN' })).toBe(1);
-    expect(delta('fencelock_fenced_write_refusals_total')).toBe(1);
-    expect(delta('fencelock_sessions_opened_total')).toBe(2);
+    const moved = (name: string, labels: Record<string, string> = {}): number => delta(s, before[i]!, name, labels);
+    expect(moved('fencelock_lock_grants_total', { cause: 'acquired' })).toBe(8);
+    expect(moved('fencelock_lock_grants_total', { cause: 'released' })).toBe(1);
+    expect(moved('fencelock_lock_releases_total', { cause: 'released' })).toBe(2);
+    expect(moved('fencelock_fenced_writes_total')).toBe(5);
+    expect(moved('fencelock_fenced_write_refusals_total', { reason: 'STALE_TOKEN' })).toBe(1);
+    expect(moved('fencelock_fenced_write_refusals_total')).toBe(1);
+    expect(moved('fencelock_sessions_opened_total')).toBe(2);
     expect(valueOf(s, 'fencelock_sessions')).toBe(2);
     expect(valueOf(s, 'fencelock_locks_held')).toBe(7); // m/lock-0..4 (s1), m/x and m/w (s2)
     expect(valueOf(s, 'fencelock_lock_waiters')).toBe(0);
   }
-  // The API counts each call once, where it was answered: nine acquires, two releases, five writes OK.
-  const calls = (method: string, code: string): number => clusterSum(after, 'fencelock_api_calls_total', { method, code }) - clusterSum(before, 'fencelock_api_calls_total', { method, code });
+}
+
+/** The API counts each call once, where it was answered: nine acquires, two releases, five writes OK. */
+function expectApiCounts(before: Scrape[], after: Scrape[], leaderIndex: number): void {
+  const moved = (name: string, labels: Record<string, string>): number => clusterSum(after, name, labels) - clusterSum(before, name, labels);
+  const calls = (method: string, code: string): number => moved('fencelock_api_calls_total', { method, code });
   expect(calls('Lock.Acquire', 'OK')).toBe(9);
   expect(calls('Lock.Release', 'OK')).toBe(2);
   expect(calls('KV.Write', 'OK')).toBe(5);
   expect(calls('KV.Write', 'FAILED_PRECONDITION')).toBe(1);
   expect(calls('Session.Open', 'OK')).toBe(2);
-  const afterLeader = after[cluster.nodes.indexOf(lead)]!;
-  expect(sumOf(afterLeader, 'fencelock_api_refusals_total', { method: 'KV.Write', reason: 'STALE_TOKEN' }) - sumOf(beforeLeader, 'fencelock_api_refusals_total', { method: 'KV.Write', reason: 'STALE_TOKEN' })).toBe(1);
-  const latency = clusterSum(after, 'fencelock_api_call_duration_seconds_count', { method: 'Lock.Acquire' }) - clusterSum(before, 'fencelock_api_call_duration_seconds_count', { method: 'Lock.Acquire' });
-  expect(latency).toBe(9);
-  // Raft: every mutation above was one proposal on the leader and one persisted entry at least.
-  const leaderDelta = (name: string, labels: Record<string, string> = {}): number => sumOf(afterLeader, name, labels) - sumOf(beforeLeader, name, labels);
-  expect(leaderDelta('fencelock_raft_proposals_total')).toBeGreaterThanOrEqual(9 + 2 + 6 + 2);
-  expect(leaderDelta('fencelock_raft_persisted_entries_total')).toBeGreaterThanOrEqual(19);
-  expect(leaderDelta('fencelock_raft_persist_duration_seconds_count')).toBeGreaterThan(0);
+  expect(moved('fencelock_api_call_duration_seconds_count', { method: 'Lock.Acquire' })).toBe(9);
+  expect(delta(after[leaderIndex]!, before[leaderIndex]!, 'fencelock_api_refusals_total', { method: 'KV.Write', reason: 'STALE_TOKEN' })).toBe(1);
+}
+
+/** Raft: every mutation was a proposal on the leader and a persisted entry; appends were timed per peer. */
+function expectRaftCounts(before: Scrape[], after: Scrape[], lead: NodeHandle): void {
+  const i = cluster.nodes.indexOf(lead);
+  const moved = (name: string, labels: Record<string, string> = {}): number => delta(after[i]!, before[i]!, name, labels);
+  expect(moved('fencelock_raft_proposals_total')).toBeGreaterThanOrEqual(9 + 2 + 6 + 2);
+  expect(moved('fencelock_raft_persisted_entries_total')).toBeGreaterThanOrEqual(19);
+  expect(moved('fencelock_raft_persist_duration_seconds_count')).toBeGreaterThan(0);
   for (const peer of cluster.ids.filter((id) => id !== lead.id)) {
-    expect(leaderDelta('fencelock_raft_append_rtt_seconds_count', { peer })).toBeGreaterThan(0);
-    expect(valueOf(afterLeader, 'fencelock_raft_peer_match_index', { peer })).toBeGreaterThan(0);
+    expect(moved('fencelock_raft_append_rtt_seconds_count', { peer })).toBeGreaterThan(0);
+    expect(valueOf(after[i]!, 'fencelock_raft_peer_match_index', { peer })).toBeGreaterThan(0);
   }
   // More than 10 entries were applied: each node took a snapshot of its own.
-  for (const [i, s] of after.entries()) {
-    const taken = (name: string): number => sumOf(s, name, { origin: 'local' }) - sumOf(before[i]!, name, { origin: 'local' });
-    expect(taken('fencelock_raft_snapshots_total')).toBeGreaterThanOrEqual(1);
-    expect(sumOf(s, 'fencelock_raft_snapshot_duration_seconds_count') - sumOf(before[i]!, 'fencelock_raft_snapshot_duration_seconds_count')).toBe(taken('fencelock_raft_snapshots_total'));
+  for (const [n, s] of after.entries()) {
+    const taken = delta(s, before[n]!, 'fencelock_raft_snapshots_total', { origin: 'local' });
+    expect(taken).toBeGreaterThanOrEqual(1);
+    expect(delta(s, before[n]!, 'fencelock_raft_snapshot_duration_seconds_count')).toBe(taken);
     expect(valueOf(s, 'fencelock_raft_snapshot_size_bytes')).toBeGreaterThan(0);
   }
 }
@@ -140,12 +151,19 @@ describe('metrics during a workload', () => {
   it('counts grants, releases, writes, refusals, sessions and waiters as the workload did them', async () => {
     const { node: lead } = await leader();
     const before = await scrapeAll();
-    const beforeLeader = before[cluster.nodes.indexOf(lead)]!;
 
     const s1 = await client.openSession({ ttlMs: 30_000 });
     const s2 = await client.openSession({ ttlMs: 30_000 });
     try {
-      await workloadChecks(lead, before, beforeLeader, s1, s2);
+      await runWorkload(lead, s1, s2);
+      const { status: st } = await leader();
+      const after = await eventually(async () => {
+        const all = await scrapeAll();
+        return all.every((s) => valueOf(s, 'fencelock_raft_applied_index')! >= Number(st.commit)) ? all : undefined;
+      }, 10_000, 'every node applied the workload');
+      expectStateCounts(before, after);
+      expectApiCounts(before, after, cluster.nodes.indexOf(lead));
+      expectRaftCounts(before, after, lead);
     } finally {
       await s1.close();
       await s2.close();
