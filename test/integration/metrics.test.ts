@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient, type NodeStatus, type Session } from '../../src/client';
-import { exposedNames, scrape, sumOf, valueOf, type Scrape } from '../support/prometheusText';
+import { exposedNames, scrape, sumOf, sumOver, valueOf, type Scrape } from '../support/prometheusText';
 import { eventually, freePorts, LocalCluster, NODE_MAIN, PROJECT_ROOT, runNode, testCredentials, type NodeHandle } from './harness';
 import { header, rawClient, v1 } from './rawClient';
 
@@ -38,10 +38,6 @@ function scrapeAll(): Promise<Scrape[]> {
   return Promise.all(cluster.nodes.map((n) => scrape(metricsOf(n))));
 }
 
-/** A counter summed over every node's scrape (API calls are counted where they were answered). */
-function clusterSum(scrapes: Scrape[], name: string, labels: Record<string, string> = {}): number {
-  return scrapes.reduce((n, s) => n + sumOf(s, name, labels), 0);
-}
 
 /** How much a counter moved between two scrapes of one node. */
 function delta(after: Scrape, before: Scrape, name: string, labels: Record<string, string> = {}): number {
@@ -104,7 +100,7 @@ function expectStateCounts(before: Scrape[], after: Scrape[]): void {
 
 /** The API counts each call once, where it was answered: nine acquires, two releases, five writes OK. */
 function expectApiCounts(before: Scrape[], after: Scrape[], leaderIndex: number): void {
-  const moved = (name: string, labels: Record<string, string>): number => clusterSum(after, name, labels) - clusterSum(before, name, labels);
+  const moved = (name: string, labels: Record<string, string>): number => sumOver(after, name, labels) - sumOver(before, name, labels);
   const calls = (method: string, code: string): number => moved('fencelock_api_calls_total', { method, code });
   expect(calls('Lock.Acquire', 'OK')).toBe(9);
   expect(calls('Lock.Release', 'OK')).toBe(2);

@@ -1,7 +1,7 @@
 // Issue 12, metrics: a quota refusal over real processes with auth on is counted by the quota it names.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient, FenceLockError } from '../../src/client';
-import { scrape, sumOf, type Scrape } from '../support/prometheusText';
+import { scrape, sumOver, type Scrape } from '../support/prometheusText';
 import { eventually, LocalCluster } from './harness';
 
 let cluster: LocalCluster;
@@ -12,9 +12,6 @@ function scrapeAll(): Promise<Scrape[]> {
   return Promise.all(cluster.nodes.map((n) => scrape(n.metricsAddress!)));
 }
 
-function clusterSum(scrapes: Scrape[], name: string, labels: Record<string, string>): number {
-  return scrapes.reduce((n, s) => n + sumOf(s, name, labels), 0);
-}
 
 beforeAll(async () => {
   cluster = await LocalCluster.create({ authAdmin: 'test', metrics: true });
@@ -43,7 +40,7 @@ describe('quota metrics', () => {
     expect(refused).toBeInstanceOf(FenceLockError);
     expect(refused).toMatchObject({ code: 'RESOURCE_EXHAUSTED', reason: 'QUOTA_EXCEEDED', quota: 'sessions' });
     const after = await scrapeAll();
-    const delta = (name: string, labels: Record<string, string>): number => clusterSum(after, name, labels) - clusterSum(before, name, labels);
+    const delta = (name: string, labels: Record<string, string>): number => sumOver(after, name, labels) - sumOver(before, name, labels);
     expect(delta('fencelock_quota_refusals_total', { quota: 'sessions' })).toBe(1);
     expect(delta('fencelock_quota_refusals_total', {})).toBe(1);
     expect(delta('fencelock_api_refusals_total', { method: 'Session.Open', reason: 'QUOTA_EXCEEDED' })).toBe(1);

@@ -41,6 +41,11 @@ export function sumOf(scrape: Scrape, name: string, labels: Record<string, strin
     .reduce((n, s) => n + s.value, 0);
 }
 
+/** sumOf over several scrapes (every node's: a call is counted by the node that answered it). */
+export function sumOver(scrapes: Scrape[], name: string, labels: Record<string, string> = {}): number {
+  return scrapes.reduce((n, s) => n + sumOf(s, name, labels), 0);
+}
+
 /** The one sample of `name` with exactly these labels (besides `node`), or undefined. */
 export function valueOf(scrape: Scrape, name: string, labels: Record<string, string> = {}): number | undefined {
   const want = Object.keys(labels).length;
