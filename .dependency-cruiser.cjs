@@ -3,12 +3,12 @@ module.exports = {
   forbidden: [
     {
       name: 'deterministic-core-stays-pure',
-      comment: 'src/raft and src/state are deterministic: no gRPC, LevelDB, timers, clocks, sockets or files.',
+      comment: 'src/raft and src/state are deterministic: no gRPC, LevelDB, metrics, timers, clocks, sockets or files.',
       severity: 'error',
       from: { path: '^src/(raft|state)/' },
       to: {
         path: [
-          'node_modules/(@grpc|level|classic-level|pino|protobufjs)',
+          'node_modules/(@grpc|level|classic-level|pino|protobufjs|prom-client)',
           '^(fs|net|http2|timers|child_process|worker_threads|crypto|perf_hooks|os)$',
           '^node:',
           '^src/(node|storage|transport|client|cli)/',

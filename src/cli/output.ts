@@ -72,18 +72,37 @@ export function errorJson(err: unknown): Record<string, unknown> {
   return { code: 'USAGE', message: err instanceof Error ? err.message : String(err) };
 }
 
-export function formatStatusTable(rows: EndpointStatus[]): string {
-  const body = rows.map((r): string[] =>
-    r.ok
-      ? [r.status.id, r.status.address || r.endpoint, r.status.role, r.status.term.toString(), r.status.leader || '-', r.status.commit.toString(), r.status.applied.toString()]
-      : ['-', r.endpoint, 'unreachable', '-', '-', '-', '-'],
-  );
-  const notes = rows.flatMap((r) => (r.ok ? [] : [`${r.endpoint}: ${r.error.code}${r.error.details ? ` (${r.error.details})` : ''}`]));
-  return table(['ID', 'ADDRESS', 'ROLE', 'TERM', 'LEADER', 'COMMIT', 'APPLIED'], body) + (notes.length > 0 ? '\n' + notes.join('\n') + '\n' : '');
+/**
+ * How far each node's applied index is behind the leader's commit index (null: no answering node leads).
+ * The leader's figure comes from its own answer, so a row's lag is as of the moment the statuses were taken.
+ */
+export function statusLags(rows: EndpointStatus[]): Array<bigint | null> {
+  const leader = rows.find((r) => r.ok && r.status.role === 'leader');
+  const commit = leader?.ok ? leader.status.commit : undefined;
+  return rows.map((r) => {
+    if (!r.ok || commit === undefined) return null;
+    const lag = commit - r.status.applied;
+    return lag > 0n ? lag : 0n;
+  });
 }
 
+export function formatStatusTable(rows: EndpointStatus[]): string {
+  const lags = statusLags(rows);
+  const body = rows.map((r, i): string[] => {
+    if (!r.ok) return ['-', r.endpoint, 'unreachable', '-', '-', '-', '-', '-', '-', '-', '-'];
+    const s = r.status;
+    const cells = [s.id, s.address || r.endpoint, s.role, s.term, s.leader || '-', s.commit, s.applied, lags[i] ?? '-', s.sessions, s.locksHeld, s.waiters];
+    return cells.map(String);
+  });
+  const notes = rows.flatMap((r) => (r.ok ? [] : [`${r.endpoint}: ${r.error.code}${r.error.details ? ` (${r.error.details})` : ''}`]));
+  const header = ['ID', 'ADDRESS', 'ROLE', 'TERM', 'LEADER', 'COMMIT', 'APPLIED', 'LAG', 'SESSIONS', 'LOCKS', 'WAITERS'];
+  return table(header, body) + (notes.length > 0 ? '\n' + notes.join('\n') + '\n' : '');
+}
+
+/** `lag`: the node's applied index behind the leader's commit (null without a leader's answer). */
 export function statusJson(rows: EndpointStatus[]): unknown[] {
-  return rows.map((r) => (r.ok ? { endpoint: r.endpoint, ok: true, ...r.status } : { endpoint: r.endpoint, ok: false, error: errorJson(r.error) }));
+  const lags = statusLags(rows);
+  return rows.map((r, i) => (r.ok ? { endpoint: r.endpoint, ok: true, ...r.status, lag: lags[i] } : { endpoint: r.endpoint, ok: false, error: errorJson(r.error) }));
 }
 
 /** `label: value` lines, the values aligned. */

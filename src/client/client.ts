@@ -79,6 +79,9 @@ function toNodeStatus(s: WireStatusResponse): NodeStatus {
     applied: wireToBigInt(s.applied),
     snapshotIndex: wireToBigInt(s.snapshotIndex),
     lastIndex: wireToBigInt(s.lastIndex),
+    sessions: wireToBigInt(s.sessions),
+    locksHeld: wireToBigInt(s.locksHeld),
+    waiters: wireToBigInt(s.waiters),
     peers: (s.peers ?? []).map((p) => ({ id: p.id, address: p.address, match: wireToBigInt(p.match), next: wireToBigInt(p.next), state: p.state })),
   };
 }

@@ -166,6 +166,9 @@ export interface WireStatusResponse {
   lastIndex: string;
   peers: WirePeerStatus[];
   address: string;
+  sessions: string;
+  locksHeld: string;
+  waiters: string;
 }
 
 // ----- Membership (docs/operations.md) -----

@@ -157,6 +157,10 @@ export interface NodeStatus {
   snapshotIndex: bigint;
   lastIndex: bigint;
   peers: PeerStatus[];
+  /** Open sessions, held locks and queued waiters in this node's state, as of `applied`. */
+  sessions: bigint;
+  locksHeld: bigint;
+  waiters: bigint;
 }
 
 /** One row of statusAll(): the node's status, or why it could not be had. */

@@ -31,6 +31,8 @@ export interface NodeConfig {
   listen: string;
   /** host:port the peer listener binds (RaftPeer only, mutual TLS). Peers reach it at `members[id].peer`. */
   peerListen: string;
+  /** host:port of the Prometheus listener (plain HTTP GET /metrics, docs/metrics.md); absent: none. */
+  metricsListen?: string;
   /** Every member of the cluster (this node included): id -> its client and peer addresses. */
   members: Record<string, MemberAddresses>;
   /**
@@ -87,7 +89,7 @@ export const CONFIG_DEFAULTS = {
 
 /** Every top-level key of a config file (docs/configuration.md lists each; a test keeps the two in step). */
 export const KNOWN_FIELDS = new Set<string>([
-  'id', 'listen', 'peerListen', 'members', 'peerAddresses', 'clusterId', 'tls', 'clientCertAuth', 'insecure', 'dataDir',
+  'id', 'listen', 'peerListen', 'metricsListen', 'members', 'peerAddresses', 'clusterId', 'tls', 'clientCertAuth', 'insecure', 'dataDir',
   ...Object.keys(CONFIG_DEFAULTS),
 ]);
 
@@ -136,6 +138,19 @@ export function deriveClusterId(members: Record<string, MemberAddresses>): strin
 }
 
 type Fail = (field: string, why: string) => never;
+
+/** The metrics listener is optional, and never one of the gRPC listeners (it speaks plain HTTP). */
+function checkMetricsListen(cfg: NodeConfig, fail: Fail): void {
+  if (cfg.metricsListen === undefined) return;
+  if (typeof cfg.metricsListen !== 'string' || !HOST_PORT.test(cfg.metricsListen)) fail('metricsListen', 'must be host:port (plain HTTP, GET /metrics)');
+  for (const other of ['listen', 'peerListen'] as const) {
+    if (portOf(cfg.metricsListen) === portOf(cfg[other])) fail('metricsListen', `must not use the port of ${other} (${cfg[other]}): metrics have a listener of their own`);
+  }
+}
+
+function portOf(hostPort: string): string {
+  return hostPort.slice(hostPort.lastIndexOf(':') + 1);
+}
 
 function checkMembers(cfg: NodeConfig, fail: Fail): void {
   if (typeof cfg.members !== 'object' || cfg.members === null) fail('members', 'must map node ids to { "client": host:port, "peer": host:port }');
@@ -198,6 +213,7 @@ export function validateConfig(raw: unknown, origin = 'config'): NodeConfig {
   if (typeof cfg.listen !== 'string' || !HOST_PORT.test(cfg.listen)) fail('listen', 'must be host:port');
   if (typeof cfg.peerListen !== 'string' || !HOST_PORT.test(cfg.peerListen)) fail('peerListen', 'must be host:port (the peer listener, apart from the client listener)');
   if (cfg.peerListen === cfg.listen) fail('peerListen', 'must differ from listen: peers and clients have listeners of their own');
+  checkMetricsListen(cfg, fail);
   checkMembers(cfg, fail);
   cfg.clusterId ??= deriveClusterId(cfg.members);
   checkSecurity(cfg, fail);

@@ -9,6 +9,7 @@ import type { PeerTransport } from '../transport/peerTransport';
 
 export type { PeerTransport };
 import type { Logger } from './logger';
+import type { DriverMetrics } from './metrics/driverMetrics';
 import type { ReplicatedApp, SnapshotJob } from './replicatedApp';
 import type { NodePorts, TimerHandle } from './runtime/ports';
 
@@ -61,6 +62,8 @@ export interface DriverOptions<Result> {
   ports: NodePorts;
   /** Defects re-introduced on purpose, only by the simulator, to show that it catches them. */
   plantedBugs?: DriverBugs;
+  /** What only the driver sees (docs/metrics.md). */
+  metrics?: DriverMetrics;
 }
 
 /** Fixed defects the simulator can plant again (see test/nodesim). Never set outside it. */
@@ -221,6 +224,16 @@ export class RaftDriver<Result> extends EventEmitter {
   /** An election timeout in ms: how long a deposed leader may still believe it leads (check-quorum). */
   electionTimeoutMs(): number {
     return this.opts.raft.electionTicks * this.opts.tickMs;
+  }
+
+  /** Proposals waiting to be applied (for metrics). */
+  pendingProposalCount(): number {
+    return this.pendingProposals.size;
+  }
+
+  /** Linearizable reads waiting for confirmation or for their index to be applied (for metrics). */
+  pendingReadCount(): number {
+    return this.pendingReads.size + this.confirmedReads.length;
   }
 
   /** Proposes data; resolves with the entry's index and the app's result once it is applied on this node. */
@@ -599,6 +612,7 @@ export class RaftDriver<Result> extends EventEmitter {
     const snapshot = this.core.compact(work.index, data);
     await this.opts.storage.saveSnapshot(snapshot);
     this.lastSnapshotIndex = work.index;
+    this.opts.metrics?.snapshotTaken((this.opts.ports.clock.monotonicMs() - work.startedMs) / 1000, data.length);
     const ms = (x: number): number => Math.round(x * 10) / 10;
     this.opts.logger.info(
       {

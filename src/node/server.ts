@@ -6,13 +6,16 @@ import { protoFile } from '../codec/protoPath';
 import { LevelStorage } from '../storage/levelStorage';
 import { GrpcPeerTransport, PEER_SERVER_OPTIONS } from '../transport';
 import { capStreams, CONNECTION_CAPS, ConnectionLimits } from './api/connectionLimits';
+import type { ApiError } from './api/errors';
 import type { Caller, IdentifiableCall } from './auth/caller';
 import type { Handler } from './api/context';
 import { pipelineService, type PipelineCall } from './api/pipelineService';
 import { CLIENT_SERVER_OPTIONS } from './api/serverOptions';
 import { answerPipelineCall, strictService } from './api/strictService';
-import type { NodeConfig } from './config';
+import { isLoopback, type NodeConfig } from './config';
 import { createLogger, type Logger } from './logger';
+import { MetricsListener } from './metrics/metricsListener';
+import { NodeMetrics } from './metrics/nodeMetrics';
 import type { RaftDriver } from './raftDriver';
 import { LingeringPeers } from './lingeringPeers';
 import { NodeRuntime } from './runtime/nodeRuntime';
@@ -46,6 +49,16 @@ function shutdown(server: grpc.Server): Promise<void> {
   });
 }
 
+/** The Prometheus listener, when configured (plain HTTP: docs/metrics.md says how to expose it). */
+async function startMetrics(config: NodeConfig, metrics: NodeMetrics, logger: Logger): Promise<MetricsListener | undefined> {
+  if (config.metricsListen === undefined) return undefined;
+  const listener = await MetricsListener.start(config.metricsListen, metrics, logger);
+  if (!isLoopback(config.metricsListen)) {
+    logger.warn({ metricsListen: config.metricsListen }, 'metrics are served over plain HTTP off loopback: firewall the port to your scraper (docs/metrics.md)');
+  }
+  return listener;
+}
+
 /**
  * One fencelock node: the NodeRuntime (Raft, the lock state machine, leader duties, the API's answers) on
  * real time, LevelDB and gRPC, with the public API on the client listener and the Raft peer service on a
@@ -61,6 +74,7 @@ export class FenceLockServer {
     private readonly storage: LevelStorage,
     private readonly transport: GrpcPeerTransport,
     readonly runtime: NodeRuntime,
+    private readonly metricsListener: MetricsListener | undefined,
   ) {}
 
   get driver(): RaftDriver<import('../state').CommandResult> {
@@ -83,7 +97,9 @@ export class FenceLockServer {
     });
     transport.register(peerServer);
 
-    const runtime = await NodeRuntime.start({ config, storage, transport, ports: realPorts(), logger });
+    const ports = realPorts();
+    const metrics = new NodeMetrics(config.id, () => ports.clock.monotonicMs(), true);
+    const runtime = await NodeRuntime.start({ config, storage, transport, ports, logger, metrics });
     // The members are the log's from here on (the file only bootstraps an empty data folder).
     const dialled = new LingeringPeers((p) => transport.setPeers(p), MEMBER_LINGER_ELECTIONS * config.tickMs * config.electionTicks);
     const syncPeers = (): void => dialled.set(runtime.context.members.peerDialAddresses());
@@ -109,11 +125,13 @@ export class FenceLockServer {
     const pipeline = pipelineService(logger, { ...lock.calls, ...kv.calls } as Record<PipelineCall, Handler<unknown, object>>, {
       limits,
       identify,
+      metrics: metrics.api,
     });
-    server.addService(...strictService(serviceOf('Session'), capStreams(session.service, { KeepAlive: 'KeepAlive streams' }, limits, identify)));
-    server.addService(...strictService(serviceOf('Lock'), capStreams(lock.service, { Watch: 'Watch streams' }, limits, identify)));
+    const refusedIn = (service: string) => (method: string, err: ApiError): void => metrics.api.refused(`${service}.${method}`, err);
+    server.addService(...strictService(serviceOf('Session'), capStreams(session.service, { KeepAlive: 'KeepAlive streams' }, limits, identify, refusedIn('Session'))));
+    server.addService(...strictService(serviceOf('Lock'), capStreams(lock.service, { Watch: 'Watch streams' }, limits, identify, refusedIn('Lock'))));
     server.addService(...strictService(serviceOf('KV'), kv.service));
-    server.addService(...strictService(serviceOf('Pipeline'), capStreams(pipeline, { Calls: 'Pipeline streams' }, limits, identify), { answerOnStream: answerPipelineCall }));
+    server.addService(...strictService(serviceOf('Pipeline'), capStreams(pipeline, { Calls: 'Pipeline streams' }, limits, identify, refusedIn('Pipeline')), { answerOnStream: answerPipelineCall }));
     server.addService(...strictService(serviceOf('Cluster'), cluster));
     server.addService(...strictService(serviceOf('Auth'), runtime.services.auth));
     health.addToServer(server);
@@ -121,9 +139,10 @@ export class FenceLockServer {
 
     await bind(peerServer, config.peerListen, peerServerCredentials(certificates));
     await bind(server, config.listen, clientServerCredentials(certificates, config.clientCertAuth));
-    const node = new FenceLockServer(config, logger, server, peerServer, certificates, storage, transport, runtime);
+    const metricsListener = await startMetrics(config, metrics, logger);
+    const node = new FenceLockServer(config, logger, server, peerServer, certificates, storage, transport, runtime, metricsListener);
     runtime.driver.on('role', () => health.setStatus('fencelock.v1.Lock', runtime.driver.leaderId() ? 'SERVING' : 'NOT_SERVING'));
-    logger.info({ listen: config.listen, peerListen: config.peerListen, tls: certificates !== null, clientCertAuth: config.clientCertAuth,
+    logger.info({ listen: config.listen, peerListen: config.peerListen, metricsListen: config.metricsListen, tls: certificates !== null, clientCertAuth: config.clientCertAuth,
       clusterId: config.clusterId, members: config.members, dataDir: config.dataDir }, 'fencelock node started');
     return node;
   }
@@ -142,7 +161,7 @@ export class FenceLockServer {
   /** Graceful stop: leadership handed over, in-flight batch flushed, LevelDB closed. */
   async stop(): Promise<void> {
     await this.runtime.stop();
-    await Promise.all([shutdown(this.server), shutdown(this.peerServer)]);
+    await Promise.all([shutdown(this.server), shutdown(this.peerServer), this.metricsListener?.close()]);
     await this.transport.close();
     await this.storage.close();
     this.logger.info('fencelock node stopped');

@@ -344,7 +344,7 @@ describe('CLI against a fake cluster', () => {
     const dead = await deadAddress();
     const r = await cli(['status', '--endpoints', `${nodes[0]!.address},${nodes[1]!.address},${dead}`]);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/ID\s+ADDRESS\s+ROLE\s+TERM\s+LEADER\s+COMMIT\s+APPLIED/);
+    expect(r.out).toMatch(/ID\s+ADDRESS\s+ROLE\s+TERM\s+LEADER\s+COMMIT\s+APPLIED\s+LAG\s+SESSIONS\s+LOCKS\s+WAITERS/);
     expect(r.out).toMatch(/n1\s+127\.0\.0\.1:\d+\s+leader/);
     expect(r.out).toMatch(/n2\s+127\.0\.0\.1:\d+\s+follower/);
     expect(r.out).toContain(`${dead}  unreachable`);

@@ -433,6 +433,9 @@ export class FakeNode {
           lastIndex: (s.nextIndex - 1n).toString(),
           peers: [],
           address: this.address,
+          sessions: String(s.sessions.size),
+          locksHeld: String([...s.locks.values()].filter((l) => l.holder !== undefined).length),
+          waiters: String([...s.locks.values()].reduce((n, l) => n + l.waiters.length, 0)),
         });
       },
     });

@@ -25,6 +25,8 @@ export interface NodeHandle {
   address: string;
   /** The peer listener (RaftPeer, mutual TLS). */
   peerAddress: string;
+  /** The Prometheus listener (plain HTTP), with `metrics: true`. */
+  metricsAddress?: string;
   configFile: string;
   process?: ChildProcess;
   paused: boolean;
@@ -105,6 +107,8 @@ export interface ClusterOptions extends Partial<NodeKnobs> {
   clientCertAuth?: boolean;
   /** Auth on (docs/auth.md), with this admin (the harness's client certificate is `test`). */
   authAdmin?: string;
+  /** A metrics listener (`metricsListen`) on every node, at NodeHandle.metricsAddress. */
+  metrics?: boolean;
 }
 
 // A test that dies before its cleanup must not leave node processes behind.
@@ -134,10 +138,12 @@ export class LocalCluster implements ClusterControl {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-it-'));
     const cluster = new LocalCluster(dir);
     const links = opts.proxies ? size * (size - 1) : 0;
-    const all = opts.proxies || opts.stablePorts ? await stablePorts(2 * size + links) : await freePorts(2 * size);
+    const metricsPorts = opts.metrics ? size : 0;
+    const all = opts.proxies || opts.stablePorts ? await stablePorts(2 * size + metricsPorts + links) : await freePorts(2 * size + metricsPorts);
     const ports = all.slice(0, size);
     const peerPorts = all.slice(size, 2 * size);
-    const proxyPorts = all.slice(2 * size);
+    const metricsAddresses = all.slice(2 * size, 2 * size + metricsPorts).map((p) => `127.0.0.1:${p}`);
+    const proxyPorts = all.slice(2 * size + metricsPorts);
     const members = Object.fromEntries(ports.map((p, i) => [`n${i + 1}`, { client: `127.0.0.1:${p}`, peer: `127.0.0.1:${peerPorts[i]}` }]));
     if (opts.proxies) {
       for (const from of Object.keys(members)) {
@@ -148,12 +154,14 @@ export class LocalCluster implements ClusterControl {
       }
     }
     const security = opts.tls === false ? { insecure: true } : await cluster.makeCertificates(Object.keys(members), opts.clientCertAuth ?? false);
-    for (const [id, addresses] of Object.entries(members)) {
+    for (const [i, [id, addresses]] of Object.entries(members).entries()) {
       const configFile = path.join(dir, `${id}.json`);
+      const metricsAddress = metricsAddresses[i];
       const config = {
         id,
         listen: addresses.client,
         peerListen: addresses.peer,
+        ...(metricsAddress === undefined ? {} : { metricsListen: metricsAddress }),
         members,
         ...(typeof security === 'function' ? security(id) : security),
         dataDir: path.join(dir, 'data', id),
@@ -162,7 +170,7 @@ export class LocalCluster implements ClusterControl {
         ...(opts.proxies ? { peerAddresses: cluster.peerAddressesOf(id, Object.keys(members)) } : {}),
       };
       writeFileSync(configFile, JSON.stringify(config, null, 2));
-      cluster.nodes.push({ id, address: addresses.client, peerAddress: addresses.peer, configFile, paused: false });
+      cluster.nodes.push({ id, address: addresses.client, peerAddress: addresses.peer, metricsAddress, configFile, paused: false });
     }
     const knobs = { ...nodeKnobs(opts), ...(opts.authAdmin === undefined ? {} : { auth: { enabled: true, admin: opts.authAdmin } }) };
     cluster.shared = { clusterId: deriveClusterId(members), security, knobs };

@@ -50,6 +50,15 @@ describe('node config', () => {
     expect(isLoopback('127.0.0.1.example.com:1')).toBe(false);
   });
 
+  it('takes an optional metricsListen apart from both gRPC listeners', () => {
+    expect(validateConfig(base).metricsListen).toBeUndefined();
+    expect(validateConfig({ ...base, metricsListen: '0.0.0.0:9464' }).metricsListen).toBe('0.0.0.0:9464');
+    expect(refusal({ ...base, metricsListen: 9464 })).toMatch(/field "metricsListen" must be host:port/);
+    expect(refusal({ ...base, metricsListen: 'http://127.0.0.1:9464/metrics' })).toMatch(/field "metricsListen" must be host:port/);
+    expect(refusal({ ...base, metricsListen: '127.0.0.1:7001' })).toMatch(/field "metricsListen" must not use the port of listen/);
+    expect(refusal({ ...base, metricsListen: '0.0.0.0:7101' })).toMatch(/field "metricsListen" must not use the port of peerListen/);
+  });
+
   it('refuses one listener for both clients and peers', () => {
     expect(refusal({ ...base, peerListen: base.listen })).toMatch(/"peerListen" must differ from listen/);
   });

@@ -9,6 +9,7 @@ export function clusterService(ctx: NodeContext): grpc.UntypedServiceImplementat
       ctx.access.permitUser(call.caller);
       const st = ctx.driver.core.status();
       const progress = st.progress ?? {};
+      const state = ctx.machine.stats();
       return {
         id: ctx.config.id,
         // Where others reach this node (advertised), not what it binds: `listen` may be 0.0.0.0.
@@ -21,6 +22,9 @@ export function clusterService(ctx: NodeContext): grpc.UntypedServiceImplementat
         applied: String(st.applied),
         snapshotIndex: String(st.snapshotIndex),
         lastIndex: String(st.lastIndex),
+        sessions: String(state.sessions),
+        locksHeld: String(state.heldLocks),
+        waiters: String(state.waiters),
         peers: ctx.members.list()
           .filter(({ id }) => id !== ctx.config.id)
           .map(({ id, client, learner }) => ({

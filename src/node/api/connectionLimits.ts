@@ -109,6 +109,7 @@ export function capStreams(
   methods: Record<string, Counted>,
   limits: ConnectionLimits,
   identify: (call: StreamCall) => Caller | undefined = () => undefined,
+  onRefused?: (method: string, err: ApiError) => void,
 ): grpc.UntypedServiceImplementation {
   const capped: grpc.UntypedServiceImplementation = { ...implementation };
   for (const [method, what] of Object.entries(methods)) {
@@ -119,6 +120,7 @@ export function capStreams(
       try {
         release = limits.take(call.getPeer(), what, identify(call)?.identity);
       } catch (err) {
+        onRefused?.(method, err as ApiError);
         call.emit('error', (err as ApiError).toServiceError());
         return;
       }

@@ -10,6 +10,8 @@ import type { LeaderDuties } from '../runtime/leaderDuties';
 import type { NodePorts } from '../runtime/ports';
 import { Access } from '../auth/access';
 import type { Caller } from '../auth/caller';
+import type { NodeMetrics } from '../metrics/nodeMetrics';
+import type { ProposalFailure } from '../metrics/raftMetrics';
 import { ApiError, notLeader, REASON_METADATA_KEY } from './errors';
 
 /** What every API handler needs: the driver, the state, the leader's duties, time and randomness. */
@@ -25,6 +27,8 @@ export class NodeContext {
     readonly ports: NodePorts,
     readonly logger: Logger,
     readonly members: MemberDirectory,
+    /** Absent: nothing is measured (a context built by a test). */
+    readonly metrics?: NodeMetrics,
   ) {
     this.access = new Access(
       config,
@@ -60,10 +64,12 @@ export class NodeContext {
   /** Proposes a command and waits until it is applied here. */
   async propose(command: Command): Promise<{ index: number; outcome: CommandResult; result: Result }> {
     this.requireLeader();
+    this.metrics?.raft.proposed();
     try {
       const applied: Applied<CommandResult> = await this.driver.propose(encodeCommand(command));
       return { index: applied.index, outcome: applied.result, result: applied.result.result };
     } catch (err) {
+      this.metrics?.raft.proposalFailed(proposalFailure(err));
       if (err instanceof NotLeaderError) throw notLeader(this.leaderAddress());
       if (err instanceof NodeStoppedError) {
         throw new ApiError(grpc.status.UNAVAILABLE, `${err.message}; retry at another node with the same request id to learn the outcome`);
@@ -123,6 +129,13 @@ export class NodeContext {
   }
 }
 
+function proposalFailure(err: unknown): ProposalFailure {
+  if (err instanceof NotLeaderError) return 'not_leader';
+  if (err instanceof NodeStoppedError) return 'stopped';
+  if (err instanceof OutcomeUnknownError) return 'outcome_unknown';
+  return 'error';
+}
+
 /**
  * What a handler sees of its call: 'cancelled' once the caller went away or the call's deadline passed,
  * and who the caller is (undefined: a call from inside the node or the simulator, with no identity).
@@ -142,17 +155,22 @@ export type Handler<Req, Res> = (req: Req, call: CallScope) => Promise<Res>;
  * logged, never a crash.
  */
 export function unary<Req, Res>(
-  ctx: Pick<NodeContext, 'logger' | 'access'>,
+  ctx: Pick<NodeContext, 'logger' | 'access' | 'metrics'>,
   name: string,
   fn: Handler<Req, Res>,
   optionalIdentity = false,
 ): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
+    const done = ctx.metrics?.api.begin(name, 'unary');
+    const fail = (err: unknown): void => {
+      done?.(err);
+      callback(toServiceError(ctx.logger, name, err));
+    };
     let scope: CallScope;
     try {
       scope = callScope(call, ctx.access.callerOf(call, optionalIdentity));
     } catch (err) {
-      callback(toServiceError(ctx.logger, name, err));
+      fail(err);
       return;
     }
     let answer: Promise<Res>;
@@ -160,13 +178,13 @@ export function unary<Req, Res>(
       answer = fn(call.request, scope);
     } catch (err) {
       // A handler that throws before its first await (validation in a plain function): the same answer.
-      callback(toServiceError(ctx.logger, name, err));
+      fail(err);
       return;
     }
-    answer.then(
-      (res) => callback(null, res),
-      (err: unknown) => callback(toServiceError(ctx.logger, name, err)),
-    );
+    answer.then((res) => {
+      done?.();
+      callback(null, res);
+    }, fail);
   };
 }
 

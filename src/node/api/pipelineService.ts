@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { EventEmitter } from 'node:events';
 import type { Caller, IdentifiableCall } from '../auth/caller';
 import type { Logger } from '../logger';
+import type { ApiMetrics, CallDone } from '../metrics/apiMetrics';
 import { writeOrPause } from './backpressure';
 import type { ConnectionLimits } from './connectionLimits';
 import { ApiError, REASON_METADATA_KEY } from './errors';
@@ -34,6 +35,8 @@ interface InFlightCall {
   scope: EventEmitter;
   timer?: NodeJS.Timeout;
   release?: () => void;
+  /** Ends the call's measure. */
+  done?: CallDone;
 }
 
 export interface PipelineOptions {
@@ -43,6 +46,8 @@ export interface PipelineOptions {
   limits?: ConnectionLimits;
   /** Who the stream's caller is (once per stream; throws to refuse the stream). None: no identity. */
   identify?: (call: IdentifiableCall) => Caller;
+  /** Counts and times each call, as its unary twin is (via "pipeline"). */
+  metrics?: ApiMetrics;
 }
 
 const RPC_NAMES: Record<PipelineCall, string> = { acquire: 'Lock.Acquire', release: 'Lock.Release', write: 'KV.Write', get: 'KV.Get' };
@@ -66,7 +71,7 @@ export function pipelineService(
         stream.emit('error', toServiceError(logger, 'Pipeline.Calls', err));
         return;
       }
-      new PipelineStream(stream, logger, calls, maxInFlight, opts.limits, caller).serve();
+      new PipelineStream(stream, logger, calls, maxInFlight, opts.limits, caller, opts.metrics).serve();
     },
   };
 }
@@ -85,6 +90,7 @@ class PipelineStream {
     private readonly maxInFlight: number,
     private readonly limits: ConnectionLimits | undefined,
     private readonly caller: Caller | undefined,
+    private readonly metrics: ApiMetrics | undefined,
   ) {
     this.connection = stream.getPeer();
   }
@@ -142,7 +148,7 @@ class PipelineStream {
   private start(callId: string, kind: PipelineCall, req: CallRequest, release: (() => void) | undefined): void {
     const rpc = RPC_NAMES[kind];
     const scope = Object.assign(new EventEmitter(), { caller: this.caller });
-    const entry: InFlightCall = { scope, release };
+    const entry: InFlightCall = { scope, release, done: this.metrics?.begin(rpc, 'pipeline') };
     this.inFlight.set(callId, entry);
     // A timer beyond 2^31 - 1 ms would fire at once: such a deadline is as good as none.
     const timeoutMs = Math.min(req.timeoutMs ?? 0, 2 ** 31 - 1);
@@ -166,10 +172,12 @@ class PipelineStream {
     );
   }
 
-  private finish(callId: string, response: CallResponse): void {
+  /** `failure`: the error the call is answered with (none: it succeeded). */
+  private finish(callId: string, response: CallResponse, failure?: { err: unknown }): void {
     const entry = this.inFlight.get(callId);
     if (!entry) return; // already answered (deadline) or the stream is gone
     this.inFlight.delete(callId);
+    entry.done?.(failure ? failure.err : undefined);
     if (entry.timer) clearTimeout(entry.timer);
     entry.release?.();
     this.answer(response);
@@ -177,11 +185,12 @@ class PipelineStream {
   }
 
   private fail(callId: string, err: unknown, rpc: string): void {
-    this.finish(callId, this.errorResponse(callId, err, rpc));
+    this.finish(callId, this.errorResponse(callId, err, rpc), { err });
   }
 
   /** Answers a call that never started. */
   private refuse(callId: string, err: unknown, rpc: string): void {
+    this.metrics?.answered(rpc, 'pipeline', err);
     this.answer(this.errorResponse(callId, err, rpc));
   }
 

@@ -13,6 +13,9 @@ import { LockApp } from '../lockApp';
 import { MemberDirectory } from '../members';
 import type { Logger } from '../logger';
 import { RaftDriver, type DriverBugs, type PeerTransport } from '../raftDriver';
+import { AppendTimer } from '../metrics/appendTimer';
+import { measuredStorage } from '../metrics/measuredStorage';
+import { NodeMetrics } from '../metrics/nodeMetrics';
 import { LeaderDuties, type LeaseBugs } from './leaderDuties';
 import type { NodePorts } from './ports';
 
@@ -44,6 +47,8 @@ export interface RuntimeOptions {
   raftTuning?: Partial<Pick<RaftConfig, 'maxMsgBytes' | 'maxInflight'>>;
   /** Work per slice of snapshot encoding; the simulator makes it tiny, so encodings span many turns. */
   snapshotSliceUnits?: number;
+  /** The node's metrics (the server's include the process's); default: a registry of this node's own. */
+  metrics?: NodeMetrics;
 }
 
 /**
@@ -59,6 +64,7 @@ export class NodeRuntime {
     readonly app: LockApp,
     readonly duties: LeaderDuties,
     readonly context: NodeContext,
+    readonly metrics: NodeMetrics,
     readonly services: {
       session: ReturnType<typeof sessionService>;
       lock: ReturnType<typeof lockService>;
@@ -72,6 +78,8 @@ export class NodeRuntime {
   static async start(opts: RuntimeOptions): Promise<NodeRuntime> {
     const { config, ports, logger } = opts;
     const app = new LockApp(opts.snapshotSliceUnits);
+    const now = (): number => ports.clock.monotonicMs();
+    const metrics = opts.metrics ?? new NodeMetrics(config.id, now);
     const driver = await RaftDriver.start<CommandResult>({
       raft: {
         id: config.id,
@@ -83,15 +91,17 @@ export class NodeRuntime {
         lazyCommitNotice: true,
         ...opts.raftTuning,
       },
-      storage: opts.storage,
-      transport: opts.transport,
+      storage: measuredStorage(opts.storage, metrics.raft, now),
+      transport: new AppendTimer(opts.transport, metrics.raft, now),
       app,
       tickMs: config.tickMs,
       snapshotEveryEntries: config.snapshotEveryEntries,
       logger,
       ports,
       plantedBugs: opts.plantedBugs,
+      metrics: metrics.raft,
     });
+    metrics.watch(driver, app);
     // The sweep only runs on a later timer, after the context exists.
     const proposeLeaseCommand = (command: LeaseCommand): Promise<unknown> => context.propose(command);
     const duties = new LeaderDuties(
@@ -104,7 +114,7 @@ export class NodeRuntime {
       opts.plantedBugs,
     );
     const members = new MemberDirectory(config, () => driver.config());
-    const context = new NodeContext(config, driver, app, duties, ports, logger, members);
+    const context = new NodeContext(config, driver, app, duties, ports, logger, members, metrics);
     const services = {
       session: sessionService(context),
       lock: lockService(context),
@@ -114,7 +124,7 @@ export class NodeRuntime {
     };
     const authBootstrap = new AuthBootstrap(config, driver, app, ports, (command) => context.propose(command), logger);
     authBootstrap.start();
-    return new NodeRuntime(driver, app, duties, context, services, authBootstrap);
+    return new NodeRuntime(driver, app, duties, context, metrics, services, authBootstrap);
   }
 
   /** Graceful stop: timers cleared, leadership handed over, the batch in flight flushed. Storage stays open. */
