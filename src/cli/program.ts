@@ -15,6 +15,7 @@ import {
 } from '../client';
 import { EXIT, EXIT_CODES_HELP, exitCodeFor, UsageError } from './exitCodes';
 import { runLockCommand } from './lockCommand';
+import { addSnapshotCommands } from './snapshotCommand';
 import {
   type CliIO,
   errorJson,
@@ -493,6 +494,8 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
         }),
       ),
     );
+
+  addSnapshotCommands(program, { io, action, withClient, json: (cmd) => globals(cmd).json === true, argParser });
 
   program
     .command('describe')

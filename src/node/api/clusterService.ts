@@ -1,4 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
+import { snapshotStream } from '../backup/snapshotStream';
 import { unary, type NodeContext } from './context';
 
 export function clusterService(ctx: NodeContext): grpc.UntypedServiceImplementation {
@@ -29,5 +30,6 @@ export function clusterService(ctx: NodeContext): grpc.UntypedServiceImplementat
           })),
       };
     }),
+    Snapshot: snapshotStream(ctx),
   };
 }
