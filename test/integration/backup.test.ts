@@ -229,6 +229,14 @@ describe('backup and restore', () => {
       expect(await refusal(write('held', held.token, s1.id))).toBe('STALE_TOKEN');
       expect(await refusal(write('orders', ordersAfter.token, s2.id))).toBe('STALE_TOKEN');
       await s3.close();
+
+      // A restart of every restored node loads the stored restored snapshot and the log after it.
+      for (const id of cluster.ids) await cluster.stop(id);
+      cluster.startAll();
+      await leaderOf(fresh);
+      const afterRestart = await eventually(() => fresh.get('orders/a').catch(() => undefined), 20_000, 'a read after the restart');
+      expect(text(afterRestart.value)).toBe('restored');
+      expect(afterRestart.token).toBe(newOrders.token);
     } finally {
       await fresh.close();
     }
