@@ -310,3 +310,74 @@ describe('backup with auth on', () => {
     expect((await cli(['--endpoints', ep, 'snapshot', 'save', file], bob)).code).toBe(7);
   });
 });
+
+describe('an old node that comes back after a restore', () => {
+  let cluster: LocalCluster;
+  let client: FenceLockClient;
+
+  beforeAll(async () => {
+    cluster = await LocalCluster.create();
+    cluster.startAll();
+    client = new FenceLockClient({ endpoints: cluster.endpoints });
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await cluster?.destroy();
+  });
+
+  it('wins no election with its old log and later terms, and is caught up to the restored state', async () => {
+    await leaderOf(client);
+    const s = await client.openSession({ ttlMs: 60_000 });
+    const x = await s.acquire('x');
+    await x.write([{ put: 'x/k', value: 'backed up' }]);
+    const file = path.join(cluster.dir, 'b.flb');
+    const saved = await cli(['--endpoints', cluster.endpoints.join(','), '--json', 'snapshot', 'save', file]);
+    expect(saved.code, saved.stderr).toBe(0);
+    const backup = JSON.parse(saved.stdout) as { index: number; term: number };
+
+    // After the backup the old cluster moves on: later terms (leaders killed) and later tokens.
+    let maxSeen = x.token;
+    for (let i = 0; i < 2; i++) {
+      const leader = await leaderOf(client);
+      const id = cluster.nodes.find((n) => n.address === leader)!.id;
+      await cluster.kill(id);
+      cluster.start(id);
+      const l = await eventually(() => s.acquire(`after-${i}`).catch(() => undefined), 20_000, 'a grant after a failover');
+      maxSeen = l.token;
+      await l.write([{ put: `after-${i}/k`, value: 'lost' }]);
+    }
+    const oldTerm = (await client.status()).term;
+    expect(oldTerm).toBeGreaterThan(BigInt(backup.term));
+
+    // n1 and n2 are restored; n3 keeps its old data and comes back with them.
+    for (const id of cluster.ids) await cluster.kill(id);
+    for (const id of ['n1', 'n2']) {
+      rmSync(path.join(cluster.dir, 'data', id), { recursive: true, force: true });
+      const res = await cli(['snapshot', 'restore', file, '--config', cluster.node(id).configFile, '--bump', '1000']);
+      expect(res.code, res.stderr).toBe(0);
+    }
+    cluster.startAll();
+    const fresh = new FenceLockClient({ endpoints: cluster.endpoints });
+    try {
+      const leader = await leaderOf(fresh);
+      expect(leader).not.toBe(cluster.node('n3').address);
+      const t = await eventually(async () => {
+        const session = await fresh.openSession({ ttlMs: 60_000 });
+        return (await session.acquire('x')).token;
+      }, 20_000, 'a grant on the restored cluster');
+      expect(t).toBeGreaterThan(maxSeen);
+      expect(t).toBeGreaterThan(BigInt(backup.index + 1000));
+      // n3 follows the restored leader, from the restored state.
+      const n3 = await eventually(async () => {
+        const st = await fresh.status(cluster.node('n3').address);
+        return st.role === 'follower' && st.applied >= t ? st : undefined;
+      }, 20_000, 'n3 caught up');
+      expect(n3.snapshotIndex).toBeGreaterThanOrEqual(BigInt(backup.index + 1000));
+      expect(text((await fresh.get('x/k')).value)).toBe('backed up');
+      expect((await fresh.get('after-0/k')).found).toBe(false);
+    } finally {
+      await fresh.close();
+    }
+  });
+});

@@ -40,15 +40,15 @@ describe('restoreBackup', () => {
     const { file, index, token } = backupFile(dir);
     const dataDir = path.join(dir, 'data');
     const report = await restoreBackup({ file, dataDir, members, bump: 500 });
-    expect(report).toMatchObject({ backupIndex: index, index: index + 500, term: 3, voters: ['n1', 'n2', 'n3'], sessionsDropped: 1 });
+    expect(report).toMatchObject({ backupIndex: index, index: index + 500, term: 503, voters: ['n1', 'n2', 'n3'], sessionsDropped: 1 });
 
     const storage = await LevelStorage.open(dataDir);
     try {
       const loaded = await storage.load();
-      expect(loaded.hardState).toEqual({ term: 3, vote: '', commit: index + 500 });
+      expect(loaded.hardState).toEqual({ term: 503, vote: '', commit: index + 500 });
       expect(loaded.entries).toEqual([]);
       const snap = loaded.snapshot!;
-      expect(snap.meta).toEqual({ index: index + 500, term: 3, config: { voters: ['n1', 'n2', 'n3'] }, crc32: crc32(snap.data) });
+      expect(snap.meta).toEqual({ index: index + 500, term: 503, config: { voters: ['n1', 'n2', 'n3'] }, crc32: crc32(snap.data) });
       const m = LockStateMachine.readSnapshot(snap.data);
       expect(m.lastApplied).toBe(index + 500);
       expect(m.sessionIds()).toEqual([]);
@@ -69,7 +69,7 @@ describe('restoreBackup', () => {
     expect(readdirSync(dir)).toEqual(['b.flb']);
   });
 
-  it('builds the restored meta in one place: index raised, term kept, voters sorted', () => {
-    expect(restoredSnapshotMeta({ index: 7, term: 2 }, 10, members)).toEqual({ index: 17, term: 2, config: { voters: ['n1', 'n2', 'n3'] } });
+  it('builds the restored meta in one place: index and term raised, voters sorted', () => {
+    expect(restoredSnapshotMeta({ index: 7, term: 2 }, 10, members)).toEqual({ index: 17, term: 12, config: { voters: ['n1', 'n2', 'n3'] } });
   });
 });

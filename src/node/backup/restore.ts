@@ -10,8 +10,9 @@ import { LevelStorage } from '../../storage/levelStorage';
 import { loadConfig } from '../config';
 
 /**
- * A restored log starts below this: half the Raft number space (2^47, RAFT_NUMBER_LIMIT / 2) stays for the
- * new cluster's own entries, and for the bumps of its own restores (140,000 of them at the default bump).
+ * A restored log starts below this, at a term below it: half the Raft number space (2^47, RAFT_NUMBER_LIMIT
+ * / 2) stays for the new cluster's own entries and terms, and for the bumps of its own restores (140,000 of
+ * them at the default bump).
  */
 export const MAX_RESTORED_INDEX = RAFT_NUMBER_LIMIT / 2;
 
@@ -56,12 +57,17 @@ export interface RestoreReport {
 }
 
 /**
- * The Raft snapshot meta a restored member starts from: the backup's term, its index raised by `bump`, and
- * the new cluster's members as voters. The one place that says what a restored meta holds (the member list
- * will grow learners and addresses when membership changes arrive).
+ * The Raft snapshot meta a restored member starts from: the backup's index and term, both raised by `bump`,
+ * and the new cluster's members as voters. The one place that says what a restored meta holds (the member
+ * list will grow learners and addresses when membership changes arrive).
+ *
+ * The term is raised too: a node of the old cluster that comes back with its old log (the same addresses and
+ * cluster id) has a last log term below the restored one, so it wins no vote against a restored member, and
+ * its lower term gets it nothing but the restored leader's term, then that leader's snapshot. Kept at the
+ * backup's term, it could hold a later term of the old cluster and be elected over the restored log.
  */
 export function restoredSnapshotMeta(backup: { index: number; term: number }, bump: number, members: readonly RestoreMember[]): SnapshotMeta {
-  return { index: backup.index + bump, term: backup.term, config: { voters: members.map((m) => m.id).sort() } };
+  return { index: backup.index + bump, term: backup.term + bump, config: { voters: members.map((m) => m.id).sort() } };
 }
 
 /** Builds the member's data folder from the backup; checks everything before it writes anything. */
@@ -70,8 +76,10 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreReport
   if (!Number.isSafeInteger(opts.bump) || opts.bump < 0) throw new RestoreError(`--bump must be a whole number >= 0, got ${opts.bump}`);
   const { header, body } = decodeBackup(await readBackupFile(opts.file));
   const meta = restoredSnapshotMeta(header, opts.bump, members);
-  if (meta.index >= MAX_RESTORED_INDEX) {
-    throw new RestoreError(`the restored index ${meta.index} (backup ${header.index} + bump ${opts.bump}) would leave less than half of the Raft number space (2^48): choose a smaller --bump`);
+  if (meta.index >= MAX_RESTORED_INDEX || meta.term >= MAX_RESTORED_INDEX) {
+    throw new RestoreError(
+      `the restored index ${meta.index} and term ${meta.term} (backup ${header.index} and ${header.term}, + bump ${opts.bump}) would leave less than half of the Raft number space (2^48): choose a smaller --bump`,
+    );
   }
   await refuseUnlessEmpty(dataDir);
   const { machine, sessionsEnded } = LockStateMachine.restoredForNewCluster(body, meta.index);
