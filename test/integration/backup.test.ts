@@ -41,25 +41,43 @@ async function refusal(p: Promise<unknown>): Promise<string> {
 
 const text = (b: Uint8Array): string => Buffer.from(b).toString('utf8');
 
+/** A started cluster and a client of it; stop() ends both. */
+interface Started {
+  cluster: LocalCluster;
+  client: FenceLockClient;
+  stop(): Promise<void>;
+}
+
+async function startCluster(opts: Parameters<typeof LocalCluster.create>[0] = {}): Promise<Started> {
+  const cluster = await LocalCluster.create(opts);
+  cluster.startAll();
+  const client = new FenceLockClient({ endpoints: cluster.endpoints });
+  return {
+    cluster,
+    client,
+    async stop() {
+      await client.close();
+      await cluster.destroy();
+    },
+  };
+}
+
 describe('backup and restore', () => {
+  let started: Started | undefined;
   let cluster: LocalCluster;
   let client: FenceLockClient;
   let ep: string;
   let backup: string;
 
   beforeAll(async () => {
-    cluster = await LocalCluster.create();
-    cluster.startAll();
-    client = new FenceLockClient({ endpoints: cluster.endpoints });
+    started = await startCluster();
+    ({ cluster, client } = started);
     ep = cluster.endpoints.join(',');
     backup = path.join(cluster.dir, 'backup.flb');
     await leaderOf(client);
   });
 
-  afterAll(async () => {
-    await client?.close();
-    await cluster?.destroy();
-  });
+  afterAll(() => started?.stop());
 
   it('a follower asked for a snapshot answers with the leader hint, and the client follows it to the leader', async () => {
     const leader = await leaderOf(client);
@@ -267,18 +285,17 @@ describe('backup and restore', () => {
 });
 
 describe('backup with auth on', () => {
+  let started: Started | undefined;
   let cluster: LocalCluster;
   let ep: string;
 
   beforeAll(async () => {
-    cluster = await LocalCluster.create({ authAdmin: 'test' });
-    cluster.startAll();
+    started = await startCluster({ authAdmin: 'test' });
+    cluster = started.cluster;
     ep = cluster.endpoints.join(',');
   });
 
-  afterAll(async () => {
-    await cluster?.destroy();
-  });
+  afterAll(() => started?.stop());
 
   it('only an admin may save a backup; the restored cluster keeps users and tokens', async () => {
     // The harness's client certificate is the admin `test`.
@@ -312,19 +329,16 @@ describe('backup with auth on', () => {
 });
 
 describe('an old node that comes back after a restore', () => {
+  let started: Started | undefined;
   let cluster: LocalCluster;
   let client: FenceLockClient;
 
   beforeAll(async () => {
-    cluster = await LocalCluster.create();
-    cluster.startAll();
-    client = new FenceLockClient({ endpoints: cluster.endpoints });
+    started = await startCluster();
+    ({ cluster, client } = started);
   });
 
-  afterAll(async () => {
-    await client?.close();
-    await cluster?.destroy();
-  });
+  afterAll(() => started?.stop());
 
   it('wins no election with its old log and later terms, and is caught up to the restored state', async () => {
     await leaderOf(client);

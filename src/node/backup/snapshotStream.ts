@@ -38,6 +38,7 @@ export function snapshotStream(ctx: NodeContext): grpc.handleServerStreamingCall
         // ReadIndex: once applied reaches the leader's commit index of this moment, the state holds every
         // write acknowledged before the call (a leader acknowledges only what it has applied).
         await ctx.linearizableRead();
+        if (cancelled) return; // the caller left: no encoding for nobody
         const taken = takeState(ctx);
         await send(call, taken, () => cancelled);
       } finally {
