@@ -16,6 +16,7 @@ import {
 import { EXIT, EXIT_CODES_HELP, exitCodeFor, UsageError } from './exitCodes';
 import { runLockCommand } from './lockCommand';
 import { addMemberCommands } from './memberCommand';
+import { addSnapshotCommands } from './snapshotCommand';
 import {
   type CliIO,
   errorJson,
@@ -514,6 +515,8 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
         }),
       ),
     );
+
+  addSnapshotCommands(program, { io, action, withClient, json: (cmd) => globals(cmd).json === true, argParser });
 
   program
     .command('describe')

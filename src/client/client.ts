@@ -13,6 +13,7 @@ import {
   type WireStatusResponse,
 } from './proto';
 import { neverProposed, RequestIds, Router, type CallOptions } from './router';
+import { streamSnapshot, type SnapshotInfo, type SnapshotSink } from './snapshot';
 import { DEFAULT_TTL_MS, LockHandle, Session, type SessionHost } from './session';
 import type {
   EndpointStatus,
@@ -449,6 +450,15 @@ export class FenceLockClient implements SessionHost {
     } catch (err) {
       throw toFenceLockError(err, `status of ${endpoint}`);
     }
+  }
+
+  /**
+   * A consistent backup of the cluster's state (Cluster.Snapshot, docs/backup.md), taken by the leader and
+   * streamed into `sink`: its header first, then the data in order. Admin only when auth is on.
+   */
+  async snapshot(sink: SnapshotSink): Promise<SnapshotInfo> {
+    this.assertOpen();
+    return streamSnapshot(this.router, sink, this.totalTimeoutMs);
   }
 
   /** Status of every known endpoint, in parallel; an unreachable node gives an error row, never a throw. */

@@ -24,6 +24,7 @@ export {
   META_AUTHORIZATION,
 } from './auth';
 export { endpointProblem } from './router';
+export type { SnapshotInfo, SnapshotSink } from './snapshot';
 export { parseDecimalUint64, UINT64_MAX } from './uint64';
 export { findProtoRoot, lockProtoPath } from './protoPath';
 export { publicSessionId } from './publicId';

@@ -147,6 +147,19 @@ export interface WireMoveResponse {
 }
 
 export type WireStatusRequest = Record<string, never>;
+export type WireSnapshotRequest = Record<string, never>;
+export interface WireSnapshotHeader {
+  index: string;
+  term: string;
+  size: string;
+  sha256: Buffer;
+  voters: string[];
+}
+/** Cluster.Snapshot: the header in the first message (null in the others), then the data. */
+export interface WireSnapshotChunk {
+  header: WireSnapshotHeader | null;
+  data: Buffer;
+}
 export interface WirePeerStatus {
   id: string;
   address: string;
@@ -361,6 +374,7 @@ export interface Methods {
   list: MethodDesc<WireListRequest, WireListResponse>;
   move: MethodDesc<WireMoveRequest, WireMoveResponse>;
   status: MethodDesc<WireStatusRequest, WireStatusResponse>;
+  snapshot: MethodDesc<WireSnapshotRequest, WireSnapshotChunk>;
   pipelineCalls: MethodDesc<unknown, WireCallResponse>;
   auth: AuthMethods;
   members: MemberMethods;
@@ -408,6 +422,7 @@ export function methods(): Methods {
       list: method(SERVICE_NAMES.kv, 'List'),
       move: method(SERVICE_NAMES.kv, 'Move'),
       status: method(SERVICE_NAMES.cluster, 'Status'),
+      snapshot: method(SERVICE_NAMES.cluster, 'Snapshot'),
       pipelineCalls: method(SERVICE_NAMES.pipeline, 'Calls'),
       members: {
         MemberList: method(SERVICE_NAMES.cluster, 'MemberList'),

@@ -709,6 +709,29 @@ export class LockStateMachine {
     return m;
   }
 
+  /**
+   * The state a new cluster restored from a backup starts with (docs/backup.md), from the backup's snapshot
+   * bytes, at `index` (the backup's index plus the bump, never below the backup's): every session ends as if
+   * it expired at `index`, its waits first, so no lock is handed on (every waiter goes too) and each held
+   * lock becomes free with its latest token unchanged: a write under an old token stays refused (STALE_TOKEN
+   * below the latest, UNKNOWN_SESSION at it). Keys, watermarks, key ownership and the auth table stay.
+   * The retry records stay too: they describe requests whose effects the restored state holds, so a retry
+   * gets its original answer rather than running again (an AuthChange or MoveKeys applied twice); a stored
+   * grant of a dropped session misleads nobody, since that session is unknown to every later call.
+   */
+  static restoredForNewCluster(bytes: Uint8Array, index: number): { machine: LockStateMachine; sessionsEnded: number } {
+    const m = LockStateMachine.readSnapshot(bytes);
+    invariant(Number.isSafeInteger(index) && index >= m.applied, () => `a restore at ${index} would go below the backup's index ${m.applied}`);
+    m.applied = index;
+    const sessions = Array.from(m.sessions.values());
+    const events: LockEvent[] = [];
+    for (const s of sessions) m.leaveSession(s, 'expired', events);
+    for (const s of sessions) m.releaseSession(index, 0, s, 'expired', events);
+    const problems = m.checkInvariants();
+    invariant(problems.length === 0, () => `restored state: ${problems.slice(0, 5).join('; ')}`);
+    return { machine: m, sessionsEnded: sessions.length };
+  }
+
   private tables(): StateTables {
     return { sessions: this.sessions, locks: this.locks, kv: this.kv, dedup: this.dedup, auth: this.authTable };
   }

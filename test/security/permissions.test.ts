@@ -125,9 +125,19 @@ const lockUsers = ['alice', 'carol', 'admin'] as const;
 const readers = ['rita', 'alice', 'carol', 'admin'] as const;
 const users = ['bob', 'rita', 'alice', 'carol', 'admin'] as const;
 
+/** A server stream read to its end: resolves at the end, rejects with its error. */
+function readToEnd(stream: grpc.ClientReadableStream<Obj>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    stream.on('data', () => undefined);
+    stream.on('end', () => resolve());
+    stream.on('error', reject);
+  });
+}
+
 const CASES: Case[] = [
   { name: 'Session.Open', allowed: users, call: (w) => client(w).call('Session', 'Open', { header: header(w), ttlMs: '30000' }) },
   { name: 'Cluster.Status', allowed: users, call: (w) => client(w).call('Cluster', 'Status', {}) },
+  { name: 'Cluster.Snapshot (a backup)', allowed: ['admin'], call: (w) => readToEnd(client(w).serverStream('Cluster', 'Snapshot', {})) },
   { name: 'Lock.Acquire inside the prefix', allowed: lockUsers, call: (w) => client(w).call('Lock', 'Acquire', { header: header(w), lock: `app/${w}`, sessionId: sessionOf(w), waitTimeoutMs: '0' }) },
   { name: 'Lock.Acquire outside the prefix', allowed: ['admin'], call: (w) => client(w).call('Lock', 'Acquire', { header: header(w), lock: `other/${w}`, sessionId: sessionOf(w), waitTimeoutMs: '0' }) },
   { name: 'Lock.Describe inside the prefix', allowed: lockUsers, call: (w) => client(w).call('Lock', 'Describe', { lock: 'app/alice' }) },

@@ -1,4 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
+import { snapshotStream } from '../backup/snapshotStream';
 import { unary, type NodeContext } from './context';
 import { memberService } from './memberService';
 
@@ -37,5 +38,6 @@ export function clusterService(ctx: NodeContext): grpc.UntypedServiceImplementat
           })),
       };
     }),
+    Snapshot: snapshotStream(ctx),
   };
 }
