@@ -15,6 +15,7 @@ import {
 } from '../client';
 import { EXIT, EXIT_CODES_HELP, exitCodeFor, UsageError } from './exitCodes';
 import { runLockCommand } from './lockCommand';
+import { addProxyCommand } from './proxyCommand';
 import {
   type CliIO,
   errorJson,
@@ -480,6 +481,8 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
         return EXIT.OK;
       }),
     );
+
+  addProxyCommand(program, io, action);
 
   program
     .command('status')

@@ -27,6 +27,7 @@ export { endpointProblem } from './router';
 export { parseDecimalUint64, UINT64_MAX } from './uint64';
 export { findProtoRoot, lockProtoPath } from './protoPath';
 export { publicSessionId } from './publicId';
+export { lockFencing, type LockFencing } from './fencingToken';
 export {
   buildCredentials,
   chooseCredentials,
