@@ -70,12 +70,12 @@ Example: fencelock proxy --listen 127.0.0.1:8080 --target http://127.0.0.1:9000 
         const a = proxy.address();
         const json = (cmd.optsWithGlobals() as { json?: boolean }).json === true;
         const where = `${a.address}:${a.port}`;
+        if (proxy.log.droppedTail) io.stderr('fencelock proxy: dropped a torn last record of the watermark log (a request that was never forwarded)\n');
         io.stdout(
           json
             ? `${toJson({ listening: where, target: f.target, state: f.state, resources: proxy.log.size })}\n`
             : `fencelock proxy listening on ${where}, forwarding to ${f.target}; watermarks of ${proxy.log.size} resources in ${f.state}\n`,
         );
-        if (proxy.log.droppedTail) io.stderr('fencelock proxy: dropped a torn last record of the watermark log (a request that was never forwarded)\n');
         await new Promise<void>((resolve) => {
           const stop = (): void => {
             for (const sig of ['SIGINT', 'SIGTERM']) io.signals.off(sig, stop);
