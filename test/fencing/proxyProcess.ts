@@ -53,6 +53,7 @@ export interface Received {
   method: string;
   path: string;
   token: string | undefined;
+  step: string | undefined;
   body: string;
   start: number;
   end: number;
@@ -67,7 +68,7 @@ export async function startBlindService(delayMs: (path: string, body: string) =>
     req.on('end', () => {
       const start = performance.now();
       setTimeout(() => {
-        received.push({ method: req.method ?? '', path: req.url ?? '', token: req.headers['fencing-token'] as string | undefined, body, start, end: performance.now() });
+        received.push({ method: req.method ?? '', path: req.url ?? '', token: req.headers['fencing-token'] as string | undefined, step: req.headers['fencing-step'] as string | undefined, body, start, end: performance.now() });
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ applied: body }));
       }, delayMs(req.url ?? '', body));
