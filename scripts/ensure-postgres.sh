@@ -16,19 +16,9 @@ if [ -n "$(pg_bin)" ] && [ -x "$(pg_bin)/postgres" ] && [ -x "$(pg_bin)/initdb" 
   exit 0
 fi
 
-SUDO=()
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO=(sudo -n); else
-    die "PostgreSQL is missing and this user is not root (nor has passwordless sudo) to install it: apt-get install postgresql"
-  fi
-fi
-command -v apt-get >/dev/null 2>&1 || die "PostgreSQL is missing and there is no apt-get to install it"
-say "installing postgresql (apt-get) ..."
+# shellcheck source=apt-install.sh
+. "$(dirname "$0")/apt-install.sh"
 t0=$(date +%s)
-APT=("${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120)
-"${APT[@]}" update -qq >/tmp/ensure-postgres-apt.log 2>&1 || { cat /tmp/ensure-postgres-apt.log >&2; die "apt-get update failed"; }
-# The package's own cluster and service are not used (no systemd here; the tests start their own server).
-"${APT[@]}" install -y -qq --no-install-recommends postgresql >>/tmp/ensure-postgres-apt.log 2>&1 \
-  || { tail -n 30 /tmp/ensure-postgres-apt.log >&2; die "apt-get install postgresql failed"; }
+apt_install postgres postgresql
 [ -n "$(pg_bin)" ] || die "no /usr/lib/postgresql/*/bin after installation"
 say "installed $("$(pg_bin)/postgres" --version) in $(( $(date +%s) - t0 )) s"

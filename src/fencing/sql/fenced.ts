@@ -189,45 +189,43 @@ async function updateRow(tx: SqlSession, s: RowSql, key: unknown, cols: string[]
   return row.row;
 }
 
+/** A fenced change of one row: the claim checked against the row (or its tombstone), then `apply`. */
+function rowChange(
+  db: SqlDatabase,
+  target: RowTarget,
+  claim: FencingClaim,
+  opts: FencedOptions<Row>,
+  apply: (tx: SqlSession, s: RowSql, c: CheckedClaim, f: Found) => Promise<Row | typeof NOT_FOUND>,
+): Promise<FencedOutcome<Row>> {
+  const c = checkClaim(claim);
+  const s = rowSql(target);
+  return db.transaction((tx) => fencedStep(tx, s.resource, c, () => readRow(tx, s, target.key), (f) => apply(tx, s, c, f), opts));
+}
+
 /**
  * `UPDATE table SET ... , fence = token WHERE key = ... AND fence < token` (or the same token at a later step):
  * APPLIED with the updated row, or why not (STALE with the watermark, STALE_STEP, WRONG_LOCK, NOT_FOUND), or
  * REPLAYED with the row as the first attempt returned it.
  */
 export async function fencedUpdate(db: SqlDatabase, target: RowTarget & { set: Row }, claim: FencingClaim, opts: FencedOptions<Row> = {}): Promise<FencedOutcome<Row>> {
-  const c = checkClaim(claim);
-  const s = rowSql(target);
   const cols = checkColumns(target.set, 'fencedUpdate');
   if (cols.length === 0) throw new RangeError('fencedUpdate: set names no column');
-  return db.transaction((tx) =>
-    fencedStep(tx, s.resource, c, () => readRow(tx, s, target.key), async (f) => (f.exists ? updateRow(tx, s, target.key, cols, target.set, c) : NOT_FOUND), opts),
-  );
+  return rowChange(db, target, claim, opts, async (tx, s, c, f) => (f.exists ? updateRow(tx, s, target.key, cols, target.set, c) : NOT_FOUND));
 }
 
 /** Inserts the row with the token as its watermark, or updates it like fencedUpdate. A deleted row's watermark still holds. */
 export async function fencedUpsert(db: SqlDatabase, target: RowTarget & { values: Row }, claim: FencingClaim, opts: FencedOptions<Row> = {}): Promise<FencedOutcome<Row>> {
-  const c = checkClaim(claim);
-  const s = rowSql(target);
   const cols = checkColumns(target.values, 'fencedUpsert').filter((col) => col !== (target.keyColumn ?? 'id'));
-  return db.transaction((tx) =>
-    fencedStep(
-      tx,
-      s.resource,
-      c,
-      () => readRow(tx, s, target.key),
-      async (f) => {
-        if (f.exists) return updateRow(tx, s, target.key, cols, target.values, c);
-        const names = [s.key, ...cols.map(ident), FENCE_COLUMN, FENCE_LOCK_COLUMN, FENCE_STEP_COLUMN];
-        const params = [String(target.key), ...cols.map((col) => target.values[col]), c.token.toString(), c.lock, c.step.toString()];
-        const n = cols.length;
-        const placeholders = params.map((_, i) => (i === n + 1 || i === n + 3 ? `$${i + 1}::bigint` : `$${i + 1}`));
-        const { rows } = await tx.query(`INSERT INTO ${s.table} AS t (${names.join(', ')}) VALUES (${placeholders.join(', ')}) RETURNING to_jsonb(t) AS row`, params);
-        await tx.query(`DELETE FROM ${WATERMARKS_TABLE} WHERE resource = $1`, [s.resource]);
-        return (rows[0] as { row: Row }).row;
-      },
-      opts,
-    ),
-  );
+  return rowChange(db, target, claim, opts, async (tx, s, c, f) => {
+    if (f.exists) return updateRow(tx, s, target.key, cols, target.values, c);
+    const names = [s.key, ...cols.map(ident), FENCE_COLUMN, FENCE_LOCK_COLUMN, FENCE_STEP_COLUMN];
+    const params = [String(target.key), ...cols.map((col) => target.values[col]), c.token.toString(), c.lock, c.step.toString()];
+    const n = cols.length;
+    const placeholders = params.map((_, i) => (i === n + 1 || i === n + 3 ? `$${i + 1}::bigint` : `$${i + 1}`));
+    const { rows } = await tx.query(`INSERT INTO ${s.table} AS t (${names.join(', ')}) VALUES (${placeholders.join(', ')}) RETURNING to_jsonb(t) AS row`, params);
+    await tx.query(`DELETE FROM ${WATERMARKS_TABLE} WHERE resource = $1`, [s.resource]);
+    return (rows[0] as { row: Row }).row;
+  });
 }
 
 /**
@@ -235,27 +233,16 @@ export async function fencedUpsert(db: SqlDatabase, target: RowTarget & { values
  * token can neither update nor re-create it. Returns the deleted row.
  */
 export async function fencedDelete(db: SqlDatabase, target: RowTarget, claim: FencingClaim, opts: FencedOptions<Row> = {}): Promise<FencedOutcome<Row>> {
-  const c = checkClaim(claim);
-  const s = rowSql(target);
-  return db.transaction((tx) =>
-    fencedStep(
-      tx,
-      s.resource,
-      c,
-      () => readRow(tx, s, target.key),
-      async (f) => {
-        if (!f.exists) return NOT_FOUND;
-        const { rows } = await tx.query(`DELETE FROM ${s.table} AS t WHERE ${s.key} = $3 AND ${fenceGuard('$1', '$2')} RETURNING to_jsonb(t) AS row`, [
-          c.token.toString(),
-          c.step.toString(),
-          String(target.key),
-        ]);
-        const row = rows[0] as { row: Row } | undefined;
-        if (!row) throw new Error(`fencing: the guarded DELETE of ${s.resource} removed no row after its check passed`);
-        await writeWatermark(tx, s.resource, advanced(c));
-        return row.row;
-      },
-      opts,
-    ),
-  );
+  return rowChange(db, target, claim, opts, async (tx, s, c, f) => {
+    if (!f.exists) return NOT_FOUND;
+    const { rows } = await tx.query(`DELETE FROM ${s.table} AS t WHERE ${s.key} = $3 AND ${fenceGuard('$1', '$2')} RETURNING to_jsonb(t) AS row`, [
+      c.token.toString(),
+      c.step.toString(),
+      String(target.key),
+    ]);
+    const row = rows[0] as { row: Row } | undefined;
+    if (!row) throw new Error(`fencing: the guarded DELETE of ${s.resource} removed no row after its check passed`);
+    await writeWatermark(tx, s.resource, advanced(c));
+    return row.row;
+  });
 }
