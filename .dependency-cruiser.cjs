@@ -39,6 +39,13 @@ module.exports = {
       from: { path: '^src/cli/' },
       to: { path: '^src/(storage|transport|raft|state)/' },
     },
+    {
+      name: 'fencing-is-downstream-only',
+      comment: 'src/fencing runs inside the users\' own services: pg types, node http and fs, the client helpers; nothing of the server.',
+      severity: 'error',
+      from: { path: '^src/fencing/' },
+      to: { path: '^src/(node|state|raft|storage|transport|cli)/' },
+    },
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
   ],
   options: {

@@ -54,6 +54,19 @@ export default defineConfig({
         },
       },
       {
+        // Fencing downstream resources (src/fencing): every rule against PGlite and a real PostgreSQL server,
+        // which the global setup starts (installing Debian's postgresql when missing); real fencelock clusters
+        // for the concurrency tests. One file at a time.
+        test: {
+          name: 'fencing',
+          include: ['test/fencing/**/*.test.ts'],
+          globalSetup: ['test/fencing/globalSetup.ts'],
+          fileParallelism: false,
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
         // Containers (Docker, testcontainers): one file at a time. The global setup installs/starts Docker
         // when needed and builds the local image; see test/chaos/containerCluster.ts.
         test: {

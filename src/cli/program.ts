@@ -17,6 +17,7 @@ import { EXIT, EXIT_CODES_HELP, exitCodeFor, UsageError } from './exitCodes';
 import { runLockCommand } from './lockCommand';
 import { addMemberCommands } from './memberCommand';
 import { addSnapshotCommands } from './snapshotCommand';
+import { addProxyCommand } from './proxyCommand';
 import {
   type CliIO,
   errorJson,
@@ -502,6 +503,8 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
     );
 
   addMemberCommands(program, io, action, withClient);
+
+  addProxyCommand(program, io, action);
 
   program
     .command('status')

@@ -29,6 +29,7 @@ export { parseDecimalUint64, UINT64_MAX } from './uint64';
 export { findProtoRoot, lockProtoPath } from './protoPath';
 export { publicSessionId } from './publicId';
 export { MembersClient, type MemberChange, type MemberListing, type MemberRecord } from './members';
+export { lockFencing, type LockFencing } from './fencingToken';
 export {
   buildCredentials,
   chooseCredentials,

@@ -1,6 +1,7 @@
 import { monotonicNow } from './clock';
 import { FenceLockError } from './errors';
 import { publicSessionId } from './publicId';
+import { lockFencing, type LockFencing } from './fencingToken';
 import type { Renewable } from './keepalive';
 import type { Logger } from './logger';
 import type { WriteOp, WriteResult } from './types';
@@ -257,6 +258,11 @@ export class LockHandle {
   /** What JSON.stringify (and so a pino logger) shows of a lock: name, token and the session's handle. */
   toJSON(): { lock: string; token: string; session: string } {
     return { lock: this.name, token: this.token.toString(), session: this.session.publicId };
+  }
+
+  /** The token ready for downstream resources: pg parameters, HTTP headers, fencing claims. */
+  get fencing(): LockFencing {
+    return lockFencing(this.name, this.token);
   }
 
   /** Monotonic time (performance.now) after which the holder must presume the lock lost. */

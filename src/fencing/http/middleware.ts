@@ -1,0 +1,107 @@
+// A fenced HTTP handler for Node's http server: the claim in the request headers is checked against the
+// resource's watermark in the service's own PostgreSQL, in the same transaction as the handler's change.
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { SqlDatabase, SqlSession } from '../sql/db';
+import { withFenceIn } from '../sql/fenced';
+import type { CheckedClaim } from '../token';
+import { claimFromHeaders, refusalAnswer } from './claim';
+import { FENCING_REPLAYED_HEADER } from './headers';
+import { BodyTooLarge, readBody, sendJson } from './send';
+
+/** What the handler answers; stored with the operation, so a retry gets the same answer. */
+export interface FencedResponse {
+  status: number;
+  headers?: Record<string, string>;
+  /** Sent as JSON. */
+  body?: unknown;
+}
+
+export interface FencedRequest {
+  req: IncomingMessage;
+  body: Buffer;
+  /** The transaction the watermark is checked and recorded in: make the change through it. */
+  tx: SqlSession;
+  resource: string;
+  claim: CheckedClaim;
+}
+
+export interface FencedHttpOptions {
+  db: SqlDatabase;
+  /** The resource a request writes, whose watermark it is checked against; default the URL's path. */
+  resource?: (req: IncomingMessage) => string;
+  /** Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Called with an unexpected error (answered 500). */
+  onError?: (err: unknown) => void;
+}
+
+/** A handler's answer of 4xx/5xx: its transaction is rolled back, and the watermark stays. */
+class HandlerRefused extends Error {
+  constructor(readonly response: FencedResponse) {
+    super(`handler answered ${response.status}`);
+  }
+}
+
+function pathOf(req: IncomingMessage): string {
+  return new URL(req.url ?? '/', 'http://x').pathname;
+}
+
+/**
+ * Wraps a handler of fenced writes. The request needs Fencing-Token and Fencing-Lock (428 without, 400 when
+ * malformed); optional Fencing-Step and Idempotency-Key. A stale claim gets 409 with the watermark and never
+ * reaches the handler. A 2xx/3xx answer commits the change, the new watermark and the stored answer together;
+ * 4xx/5xx rolls all of it back. Route only writes here: reads need no token.
+ */
+export function fencedHttpHandler(opts: FencedHttpOptions, handle: (r: FencedRequest) => Promise<FencedResponse>): RequestListener {
+  const resourceOf = opts.resource ?? pathOf;
+  const maxBody = opts.maxBodyBytes ?? 1 << 20;
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    void serve(req, res).catch((err: unknown) => {
+      opts.onError?.(err);
+      sendJson(res, 500, { error: 'INTERNAL', message: 'the change failed and was rolled back' });
+    });
+  };
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const parsed = claimFromHeaders(req.headers);
+    if (!parsed.ok) {
+      req.resume();
+      sendJson(res, parsed.status, { error: parsed.status === 400 ? 'MALFORMED_CLAIM' : 'CLAIM_REQUIRED', message: parsed.message });
+      return;
+    }
+    let body: Buffer;
+    try {
+      body = await readBody(req, maxBody);
+    } catch (err) {
+      if (err instanceof BodyTooLarge) return sendJson(res, 413, { error: 'TOO_LARGE', message: err.message });
+      throw err;
+    }
+    const resource = resourceOf(req);
+    const claim = parsed.claim;
+    let outcome;
+    try {
+      outcome = await opts.db.transaction((tx) =>
+        withFenceIn(tx, resource, claim, async () => {
+          const answer = await handle({ req, body, tx, resource, claim });
+          if (answer.status >= 400) throw new HandlerRefused(answer);
+          return answer;
+        }),
+      );
+    } catch (err) {
+      if (!(err instanceof HandlerRefused)) throw err;
+      return sendJson(res, err.response.status, err.response.body, err.response.headers);
+    }
+    switch (outcome.status) {
+      case 'APPLIED':
+        return sendJson(res, outcome.result.status, outcome.result.body, outcome.result.headers);
+      case 'REPLAYED':
+        return sendJson(res, outcome.result.status, outcome.result.body, { ...outcome.result.headers, [FENCING_REPLAYED_HEADER]: 'true' });
+      case 'NOT_FOUND':
+        throw new Error('fencing: a resource watermark is never NOT_FOUND');
+      default: {
+        const a = refusalAnswer(outcome, resource);
+        return sendJson(res, 409, a.body, a.headers);
+      }
+    }
+  }
+}

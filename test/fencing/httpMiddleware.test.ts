@@ -1,0 +1,113 @@
+// The HTTP convention and the middleware (src/fencing/http): each rule a named test, on both engines.
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { lockFencing } from '../../src/client';
+import { FENCING_REPLAYED_HEADER, FENCING_WATERMARK_HEADER, IDEMPOTENCY_KEY_HEADER, WATERMARKS_TABLE, ensureFencingSchema } from '../../src/fencing';
+import { EngineHost, ENGINES, type Engine } from './engines';
+import { ACCOUNT_TABLES, startAccountService, type AccountService } from './service';
+
+describe.each(ENGINES)('fenced HTTP middleware on %s', (engineName) => {
+  const host = new EngineHost(engineName);
+  let e: Engine;
+  let svc: AccountService;
+
+  beforeEach(async () => {
+    e = await host.open();
+    for (const t of ACCOUNT_TABLES) await e.sql(t);
+    await ensureFencingSchema(e.db);
+    await e.sql('INSERT INTO account (id, balance) VALUES (1, 100), (2, 100)');
+    svc = await startAccountService(e.db);
+  });
+  afterEach(async () => {
+    await svc.close();
+    await e.close();
+  });
+  afterAll(async () => host.shutdown());
+
+  const post = (path: string, balance: number, headers: Record<string, string>) =>
+    fetch(`${svc.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ balance }) });
+  const balance = async (id = 1): Promise<number> => Number((await e.sql('SELECT balance FROM account WHERE id = $1', [id]))[0]!.balance);
+  const watermark = async (resource = '/accounts/1'): Promise<string | undefined> =>
+    (await e.sql(`SELECT fence::text AS fence FROM ${WATERMARKS_TABLE} WHERE resource = $1`, [resource]))[0]?.fence as string | undefined;
+
+  it('a malformed Fencing-Token gets 400, a missing one 428; neither reaches the handler', async () => {
+    for (const bad of ['abc', '-1', '01', '0', '1.5', '9223372036854775808', '1, 2']) {
+      const r = await post('/accounts/1', 5, { 'Fencing-Token': bad, 'Fencing-Lock': 'acct/1' });
+      expect(r.status, bad).toBe(400);
+      expect(((await r.json()) as { error: string }).error).toBe('MALFORMED_CLAIM');
+    }
+    expect((await post('/accounts/1', 5, { 'Fencing-Token': '5', 'Fencing-Lock': 'acct/1', 'Fencing-Step': 'x' })).status).toBe(400);
+    expect((await post('/accounts/1', 5, { 'Fencing-Lock': 'acct/1' })).status).toBe(428);
+    expect((await post('/accounts/1', 5, { 'Fencing-Token': '5' })).status).toBe(428);
+    expect(svc.handled).toBe(0);
+    expect(await balance()).toBe(100);
+  });
+
+  it('lock.fencing.headers() is what the middleware takes; a newer token advances the watermark', async () => {
+    const a = lockFencing('acct/1', 41n);
+    expect(a.headers()).toEqual({ 'Fencing-Token': '41', 'Fencing-Lock': 'acct/1' });
+    expect((await post('/accounts/1', 150, a.headers())).status).toBe(200);
+    expect((await post('/accounts/1', 120, lockFencing('acct/1', 42n).headers())).status).toBe(200);
+    expect(await balance()).toBe(120);
+    expect(await watermark()).toBe('42');
+  });
+
+  it('a stale token gets 409 Conflict with the current watermark, and the handler never runs', async () => {
+    await post('/accounts/1', 120, lockFencing('acct/1', 42n).headers());
+    const r = await post('/accounts/1', 999, lockFencing('acct/1', 41n).headers());
+    expect(r.status).toBe(409);
+    expect(r.headers.get(FENCING_WATERMARK_HEADER)).toBe('42');
+    expect(await r.json()).toMatchObject({ error: 'STALE', watermark: '42', lock: 'acct/1' });
+    expect(svc.handled).toBe(1);
+    expect(await balance()).toBe(120);
+  });
+
+  it('the change and the watermark are one transaction: a 4xx answer or a failing handler rolls both back', async () => {
+    await post('/accounts/1', 120, lockFencing('acct/1', 42n).headers());
+    expect((await post('/accounts/1', -5, lockFencing('acct/1', 43n).headers())).status).toBe(422);
+    expect((await post('/accounts/1', 13, lockFencing('acct/1', 43n).headers())).status).toBe(500);
+    expect((await post('/accounts/1', 14, lockFencing('acct/1', 43n).headers())).status).toBe(500);
+    expect(await watermark()).toBe('42');
+    expect(await balance()).toBe(120);
+    expect(Number((await e.sql('SELECT count(*)::int AS n FROM audit'))[0]!.n)).toBe(1);
+    // Nothing of token 43 was recorded, so it still applies.
+    expect((await post('/accounts/1', 130, lockFencing('acct/1', 43n).headers())).status).toBe(200);
+    expect(await watermark()).toBe('43');
+  });
+
+  it('a retry with the same token and Idempotency-Key gets the stored response, marked Fencing-Replayed, applied once', async () => {
+    const h = { ...lockFencing('acct/1', 50n).headers(), [IDEMPOTENCY_KEY_HEADER]: 'set-150' };
+    const first = await post('/accounts/1', 150, h);
+    expect(first.status).toBe(200);
+    expect(first.headers.get(FENCING_REPLAYED_HEADER)).toBeNull();
+    const again = await post('/accounts/1', 150, h);
+    expect(again.status).toBe(200);
+    expect(again.headers.get(FENCING_REPLAYED_HEADER)).toBe('true');
+    expect(await again.json()).toEqual({ id: 1, balance: 150 });
+    expect(svc.handled).toBe(1);
+  });
+
+  it('a further step under the same token needs a higher Fencing-Step', async () => {
+    const f = lockFencing('acct/1', 60n);
+    expect((await post('/accounts/1', 110, f.headers(1n))).status).toBe(200);
+    expect((await post('/accounts/1', 120, f.headers(2n))).status).toBe(200);
+    const r = await post('/accounts/1', 777, { ...f.headers(2n), [IDEMPOTENCY_KEY_HEADER]: 'another' });
+    expect(r.status).toBe(409);
+    expect(await r.json()).toMatchObject({ error: 'STALE_STEP', lastStep: '2', watermark: '60' });
+    // Without a step it is step 1 again: a retry of the first request, answered from the stored response.
+    const retry = await post('/accounts/1', 777, f.headers());
+    expect(retry.headers.get(FENCING_REPLAYED_HEADER)).toBe('true');
+    expect(await retry.json()).toEqual({ id: 1, balance: 110 });
+    expect(await balance()).toBe(120);
+    expect(svc.handled).toBe(2);
+  });
+
+  it('a token of another lock gets 409 WRONG_LOCK; each resource has its own watermark', async () => {
+    await post('/accounts/1', 150, lockFencing('acct/1', 100n).headers());
+    const r = await post('/accounts/1', 1, lockFencing('acct/2', 200n).headers());
+    expect(r.status).toBe(409);
+    expect(await r.json()).toMatchObject({ error: 'WRONG_LOCK', lock: 'acct/1' });
+    expect((await post('/accounts/2', 90, lockFencing('acct/2', 5n).headers())).status).toBe(200);
+    expect(await balance(1)).toBe(150);
+    expect(await balance(2)).toBe(90);
+  });
+});
