@@ -1,4 +1,5 @@
 // Membership changes, one server at a time (Raft dissertation §4.1, §4.2.3), as the core validates them.
+// docs/membership.md has the whole picture.
 //
 // Why single-server and not joint consensus: every change adds, promotes or removes one member, so the
 // majorities of the old and the new configuration always overlap and no change needs two phases. Adding goes
