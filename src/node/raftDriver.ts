@@ -238,10 +238,27 @@ export class RaftDriver<Result> extends EventEmitter {
 
   /** Proposes data; resolves with the entry's index and the app's result once it is applied on this node. */
   propose(data: Uint8Array): Promise<Applied<Result>> {
+    return this.submit(() => this.core.propose(data));
+  }
+
+  /**
+   * Proposes one membership change (see RawNode.proposeConfChange); resolves with its index once it is
+   * applied here. A change that cannot be made rejects with ConfChangeRefusedError.
+   */
+  proposeConfChange(change: ConfChange): Promise<number> {
+    return this.submit(() => {
+      const slot = this.core.proposeConfChange(change);
+      this.noticeConfig();
+      return slot;
+    }).then((applied) => applied.index);
+  }
+
+  /** Appends one entry with `append` and waits for it to apply; a refusal of the core is NotLeaderError. */
+  private submit(append: () => { index: number; term: number }): Promise<Applied<Result>> {
     if (this.stopped) return Promise.reject(this.stoppedError());
     let slot: { index: number; term: number };
     try {
-      slot = this.core.propose(data);
+      slot = append();
     } catch (err) {
       if (err instanceof ProposalDroppedError) return Promise.reject(new NotLeaderError(this.leaderId(), err.message));
       return Promise.reject(err as Error);
@@ -250,26 +267,6 @@ export class RaftDriver<Result> extends EventEmitter {
     return new Promise<Applied<Result>>((resolve, reject) => {
       this.pendingProposals.set(slot.index, { term: slot.term, resolve, reject });
     });
-  }
-
-  /**
-   * Proposes one membership change (see RawNode.proposeConfChange); resolves with its index once it is
-   * applied here. A change that cannot be made rejects with ConfChangeRefusedError.
-   */
-  proposeConfChange(change: ConfChange): Promise<number> {
-    if (this.stopped) return Promise.reject(this.stoppedError());
-    let slot: { index: number; term: number };
-    try {
-      slot = this.core.proposeConfChange(change);
-    } catch (err) {
-      if (err instanceof ProposalDroppedError) return Promise.reject(new NotLeaderError(this.leaderId(), err.message));
-      return Promise.reject(err as Error);
-    }
-    this.noticeConfig();
-    this.schedule();
-    return new Promise<Applied<Result>>((resolve, reject) => {
-      this.pendingProposals.set(slot.index, { term: slot.term, resolve, reject });
-    }).then((applied) => applied.index);
   }
 
   /** The configuration in force. */
