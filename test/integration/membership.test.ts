@@ -134,13 +134,13 @@ describe('membership changes over real processes', () => {
     const after = new Workload(wide);
     await eventually(() => (after.cycles > 5 ? true : undefined), 30_000, 'cycles on n2 and n4 alone');
     await after.stop();
-    await wide.close();
     after.assertTokensIncrease();
     for (const [lock, seen] of after.tokens) expect(seen[0]! > work.tokens.get(lock)!.at(-1)!).toBe(true);
-    const status = await cl.status(c.node('n4').address);
+    const status = await wide.status(c.node('n4').address);
     expect(BigInt(status.applied)).toBeGreaterThan(1_000n);
-    const described = await cl.describe('held/999');
+    const described = await wide.describe('held/999');
     expect(described.held).toBe(true);
+    await wide.close();
     console.log(`replace: n4 caught up with 1,000 held locks in ${catchUpMs} ms; workload ${work.cycles} cycles, ${work.errors} errors (${JSON.stringify(Object.fromEntries(work.errorsBy))}), longest gap ${work.maxGapMs} ms`);
   });
 
@@ -153,7 +153,7 @@ describe('membership changes over real processes', () => {
     // A client knows the nodes it is given (leader hints never add to them): this one knows all five.
     const wide = new FenceLockClient({ endpoints: c.endpoints });
     const work = new Workload(wide);
-    const five = await cl.members.list();
+    const five = await wide.members.list();
     expect(five.members.filter((m) => !m.learner).map((m) => m.id)).toEqual(['n1', 'n2', 'n3', 'n4', 'n5']);
     // Five voters survive two dead ones.
     await c.kill('n1');
@@ -163,11 +163,11 @@ describe('membership changes over real processes', () => {
     c.start('n1');
     c.start('n2');
     await eventually(async () => {
-      const l = await cl.members.list();
+      const l = await wide.members.list();
       return l.members.every((m) => m.match + 5n >= l.commit) ? true : undefined;
     }, 30_000, 'n1 and n2 back');
-    for (const id of ['n4', 'n5']) await cl.members.remove(id);
-    expect((await cl.members.list()).members.map((m) => m.id)).toEqual(['n1', 'n2', 'n3']);
+    for (const id of ['n4', 'n5']) await wide.members.remove(id);
+    expect((await wide.members.list()).members.map((m) => m.id)).toEqual(['n1', 'n2', 'n3']);
     expect(await exitCodeOf(c, 'n4')).toBe(0);
     expect(await exitCodeOf(c, 'n5')).toBe(0);
     const after = work.cycles;
