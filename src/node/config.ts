@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { isUserName } from '../state/auth/names';
+import { isHostPort, isLoopback, isNodeId, memberAddressProblem, NODE_ID_RULE } from './memberAddress';
 import { unknownKeyReason } from './nearestName';
 
 /**
@@ -105,29 +106,7 @@ export class ConfigError extends Error {
   }
 }
 
-const HOST_PORT = /^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-/** True for addresses only this machine can reach: 127.0.0.0/8, ::1, localhost. */
-export function isLoopback(hostPort: string): boolean {
-  const host = hostPort.slice(0, hostPort.lastIndexOf(':')).replace(/^\[|\]$/g, '');
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
-/**
- * Why a member address cannot be reached by others (undefined: it can). 0.0.0.0 and [::] mean "every
- * interface" to a listener, but name no machine to dial.
- */
-export function unreachableReason(hostPort: string): string | undefined {
-  const colon = hostPort.lastIndexOf(':');
-  const host = hostPort.slice(0, colon).replace(/^\[|\]$/g, '');
-  const port = Number(hostPort.slice(colon + 1));
-  if (host === '0.0.0.0' || /^[0:]+$/.test(host)) {
-    return `is ${hostPort}, a bind address: others cannot reach it. Give the host name or IP others reach this member by (bind 0.0.0.0 in "listen"/"peerListen")`;
-  }
-  if (port < 1 || port > 65_535) return `has port ${port}; a port is 1-65535`;
-  return undefined;
-}
 
 /** The default cluster id: a digest of the sorted member ids and peer addresses (like etcd's). */
 export function deriveClusterId(members: Record<string, MemberAddresses>): string {
@@ -142,7 +121,7 @@ type Fail = (field: string, why: string) => never;
 /** The metrics listener is optional, and never one of the gRPC listeners (it speaks plain HTTP). */
 function checkMetricsListen(cfg: NodeConfig, fail: Fail): void {
   if (cfg.metricsListen === undefined) return;
-  if (typeof cfg.metricsListen !== 'string' || !HOST_PORT.test(cfg.metricsListen)) fail('metricsListen', 'must be host:port (plain HTTP, GET /metrics)');
+  if (typeof cfg.metricsListen !== 'string' || !isHostPort(cfg.metricsListen)) fail('metricsListen', 'must be host:port (plain HTTP, GET /metrics)');
   for (const other of ['listen', 'peerListen'] as const) {
     if (portOf(cfg.metricsListen) === portOf(cfg[other])) fail('metricsListen', `must not use the port of ${other} (${cfg[other]}): metrics have a listener of their own`);
   }
@@ -155,21 +134,19 @@ function portOf(hostPort: string): string {
 function checkMembers(cfg: NodeConfig, fail: Fail): void {
   if (typeof cfg.members !== 'object' || cfg.members === null) fail('members', 'must map node ids to { "client": host:port, "peer": host:port }');
   for (const [id, m] of Object.entries(cfg.members)) {
-    if (!/^[A-Za-z0-9_-]{1,32}$/.test(id)) fail(`members.${id}`, 'node ids are 1-32 letters, digits, - or _');
+    if (!isNodeId(id)) fail(`members.${id}`, `node ids are ${NODE_ID_RULE}`);
     if (typeof m !== 'object' || m === null) fail(`members.${id}`, 'must be { "client": host:port, "peer": host:port }');
     for (const k of Object.keys(m)) if (!(MEMBER_FIELDS as readonly string[]).includes(k)) fail(`members.${id}.${k}`, unknownKeyReason(k, MEMBER_FIELDS, `members.${id}.`));
     for (const k of MEMBER_FIELDS) {
-      if (typeof m[k] !== 'string' || !HOST_PORT.test(m[k])) fail(`members.${id}.${k}`, 'must be host:port');
-      const unreachable = unreachableReason(m[k]);
-      if (unreachable) fail(`members.${id}.${k}`, unreachable);
+      const problem = memberAddressProblem(m[k]);
+      if (problem) fail(`members.${id}.${k}`, problem);
     }
   }
   if (!(cfg.id in cfg.members)) fail('members', `must include this node's own id "${cfg.id}"`);
   for (const [id, addr] of Object.entries(cfg.peerAddresses ?? {})) {
     if (!(id in cfg.members)) fail(`peerAddresses.${id}`, 'names no member');
-    if (typeof addr !== 'string' || !HOST_PORT.test(addr)) fail(`peerAddresses.${id}`, 'must be host:port');
-    const unreachable = unreachableReason(addr);
-    if (unreachable) fail(`peerAddresses.${id}`, unreachable);
+    const problem = memberAddressProblem(addr);
+    if (problem) fail(`peerAddresses.${id}`, problem);
   }
 }
 
@@ -209,9 +186,9 @@ export function validateConfig(raw: unknown, origin = 'config'): NodeConfig {
   };
   for (const k of Object.keys(raw)) if (!KNOWN_FIELDS.has(k)) fail(k, unknownKeyReason(k, [...KNOWN_FIELDS]));
   const cfg = { ...CONFIG_DEFAULTS, ...(raw as Partial<NodeConfig>) } as NodeConfig;
-  if (typeof cfg.id !== 'string' || !/^[A-Za-z0-9_-]{1,32}$/.test(cfg.id)) fail('id', 'must be 1-32 letters, digits, - or _');
-  if (typeof cfg.listen !== 'string' || !HOST_PORT.test(cfg.listen)) fail('listen', 'must be host:port');
-  if (typeof cfg.peerListen !== 'string' || !HOST_PORT.test(cfg.peerListen)) fail('peerListen', 'must be host:port (the peer listener, apart from the client listener)');
+  if (!isNodeId(cfg.id)) fail('id', `must be ${NODE_ID_RULE}`);
+  if (!isHostPort(cfg.listen)) fail('listen', 'must be host:port');
+  if (!isHostPort(cfg.peerListen)) fail('peerListen', 'must be host:port (the peer listener, apart from the client listener)');
   if (cfg.peerListen === cfg.listen) fail('peerListen', 'must differ from listen: peers and clients have listeners of their own');
   checkMetricsListen(cfg, fail);
   checkMembers(cfg, fail);

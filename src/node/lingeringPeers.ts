@@ -31,6 +31,12 @@ export class LingeringPeers {
     this.push();
   }
 
+  /** Forgets the departed members at once, so that no timer outlives the node. */
+  close(): void {
+    for (const { timer } of this.leaving.values()) clearTimeout(timer);
+    this.leaving.clear();
+  }
+
   private push(): void {
     const all: Record<NodeId, string> = {};
     for (const [id, { address }] of this.leaving) all[id] = address;

@@ -12,7 +12,8 @@ import type { Handler } from './api/context';
 import { pipelineService, type PipelineCall } from './api/pipelineService';
 import { CLIENT_SERVER_OPTIONS } from './api/serverOptions';
 import { answerPipelineCall, strictService } from './api/strictService';
-import { isLoopback, type NodeConfig } from './config';
+import type { NodeConfig } from './config';
+import { isLoopback } from './memberAddress';
 import { createLogger, type Logger } from './logger';
 import { MetricsListener } from './metrics/metricsListener';
 import { NodeMetrics } from './metrics/nodeMetrics';
@@ -75,6 +76,7 @@ export class FenceLockServer {
     private readonly transport: GrpcPeerTransport,
     readonly runtime: NodeRuntime,
     private readonly metricsListener: MetricsListener | undefined,
+    private readonly dialled: LingeringPeers,
   ) {}
 
   get driver(): RaftDriver<import('../state').CommandResult> {
@@ -140,7 +142,7 @@ export class FenceLockServer {
     await bind(peerServer, config.peerListen, peerServerCredentials(certificates));
     await bind(server, config.listen, clientServerCredentials(certificates, config.clientCertAuth));
     const metricsListener = await startMetrics(config, metrics, logger);
-    const node = new FenceLockServer(config, logger, server, peerServer, certificates, storage, transport, runtime, metricsListener);
+    const node = new FenceLockServer(config, logger, server, peerServer, certificates, storage, transport, runtime, metricsListener, dialled);
     runtime.driver.on('role', () => health.setStatus('fencelock.v1.Lock', runtime.driver.leaderId() ? 'SERVING' : 'NOT_SERVING'));
     logger.info({ listen: config.listen, peerListen: config.peerListen, metricsListen: config.metricsListen, tls: certificates !== null, clientCertAuth: config.clientCertAuth,
       clusterId: config.clusterId, members: config.members, dataDir: config.dataDir }, 'fencelock node started');
@@ -161,6 +163,7 @@ export class FenceLockServer {
   /** Graceful stop: leadership handed over, in-flight batch flushed, LevelDB closed. */
   async stop(): Promise<void> {
     await this.runtime.stop();
+    this.dialled.close();
     await Promise.all([shutdown(this.server), shutdown(this.peerServer), this.metricsListener?.close()]);
     await this.transport.close();
     await this.storage.close();

@@ -203,7 +203,7 @@ describe('membership changes over real processes', () => {
     const cli = (...args: string[]) => runNode([CLI, '--endpoints', c.endpoints.join(','), 'member', ...args]);
     const bad = await cli('add', 'n9', '--peer', '0.0.0.0:1', '--client', '127.0.0.1:2');
     expect(bad.code).not.toBe(0);
-    expect(bad.stderr).toMatch(/peer_address: is a bind address/);
+    expect(bad.stderr).toMatch(/peer_address: is 0\.0\.0\.0:1, a bind address/);
     const noLearner = await cli('promote', 'n9');
     expect(noLearner.stderr).toMatch(/n9 is not a learner/);
     await c.kill('n3');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, deriveClusterId, isLoopback, KNOWN_FIELDS, validateConfig } from '../../src/node/config';
+import { ConfigError, deriveClusterId, KNOWN_FIELDS, validateConfig } from '../../src/node/config';
+import { isLoopback } from '../../src/node/memberAddress';
 import { editDistance, nearestName } from '../../src/node/nearestName';
 
 const MEMBERS = {
@@ -85,6 +86,17 @@ describe('node config', () => {
     expect(refusal({ ...base, loglevel: 'debug' })).toMatch(/field "loglevel" is not a known field/);
     expect(refusal({ ...base, tls: { ...TLS, cafile: 'x' } })).toMatch(/"tls\.cafile" is not a known field/);
     expect(refusal({ ...base, logLevel: 'verbose' })).toMatch(/"logLevel" must be one of/);
+  });
+
+  it('refuses a "join" that is not a boolean (a string "false" would otherwise mean true)', () => {
+    for (const join of ['false', 'true', 1, 0, null, {}]) expect(refusal({ ...base, join })).toMatch(/field "join" must be true or false/);
+    expect(validateConfig({ ...base, join: true }).join).toBe(true);
+  });
+
+  it('refuses member ids and addresses a MemberAdd would refuse: one rule for both', () => {
+    expect(refusal({ ...base, members: { ...MEMBERS, 'n/9': { client: '127.0.0.1:1', peer: '127.0.0.1:2' } } })).toMatch(/"members\.n\/9" node ids are 1-32 letters/);
+    expect(refusal({ ...base, members: { ...MEMBERS, n9: { client: `${'a'.repeat(300)}:1`, peer: '127.0.0.1:2' } } })).toMatch(/"members\.n9\.client" must be host:port \(at most 255 characters\)/);
+    expect(refusal({ ...base, members: { ...MEMBERS, n9: { client: '127.0.0.1:1', peer: '127.0.0.1:70000' } } })).toMatch(/"members\.n9\.peer" has port 70000/);
   });
 
   it('names the nearest valid key of a misspelt one, at the top level and nested', () => {

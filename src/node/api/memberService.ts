@@ -2,7 +2,7 @@
 // change that is already made answers as done, so that a retry after a lost answer is harmless.
 import * as grpc from '@grpc/grpc-js';
 import { ConfChangeRefusedError, type ConfChange, type FullConfig } from '../../raft';
-import { isLoopback } from '../config';
+import { isLoopback, isNodeId, MAX_ADDRESS_LENGTH, memberAddressProblem, NODE_ID_RULE } from '../memberAddress';
 import { NodeStoppedError, NotLeaderError, OutcomeUnknownError } from '../raftDriver';
 import { unary, type NodeContext } from './context';
 import { ApiError, invalidArgument, notLeader, REASON_METADATA_KEY } from './errors';
@@ -14,21 +14,19 @@ interface MemberAddWire {
   peerAddress?: string;
 }
 
-const NODE_ID = /^[A-Za-z0-9_-]{1,32}$/;
-const HOST_PORT = /^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/;
 /** Leadership hand-over before the leader removes itself: a few election timeouts at most. */
 const HAND_OVER_MS = 3_000;
 
 function nodeId(value: unknown): string {
   const id = v.text('id', value, 32);
-  if (!NODE_ID.test(id)) throw invalidArgument('id', 'node ids are 1-32 letters, digits, - or _');
+  if (!isNodeId(id)) throw invalidArgument('id', `node ids are ${NODE_ID_RULE}`);
   return id;
 }
 
 function address(field: string, value: unknown): string {
-  const a = v.text(field, value, 255);
-  if (!HOST_PORT.test(a)) throw invalidArgument(field, 'must be host:port');
-  if (/^(0\.0\.0\.0|\[::\]):/.test(a)) throw invalidArgument(field, 'is a bind address; give one the other members can reach');
+  const a = v.text(field, value, MAX_ADDRESS_LENGTH);
+  const problem = memberAddressProblem(a);
+  if (problem) throw invalidArgument(field, problem);
   return a;
 }
 

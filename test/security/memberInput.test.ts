@@ -1,0 +1,101 @@
+// Hostile membership requests over a real TLS connection to the leader of real node processes: ids and
+// addresses that are oversized, malformed, bind-all or on a port that cannot exist. Each is refused with
+// INVALID_ARGUMENT naming the field, and nothing changes: no entry is proposed (the commit index stays), and
+// the member list is the same as before. A node certificate is never overwritten by `certs node`.
+import * as grpc from '@grpc/grpc-js';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FenceLockClient } from '../../src/client';
+import { eventually, LocalCluster, runNode } from '../integration/harness';
+import { rawClient, type RawNodeClient } from '../integration/rawClient';
+
+const CLI = path.resolve(__dirname, '../../dist/src/cli/main.js');
+
+let cluster: LocalCluster;
+let client: FenceLockClient;
+let leader: RawNodeClient;
+
+beforeAll(async () => {
+  cluster = await LocalCluster.create({ size: 3 });
+  cluster.startAll();
+  client = new FenceLockClient({ endpoints: cluster.endpoints, requestTimeoutMs: 2_000, totalTimeoutMs: 15_000 });
+  const leaderAddress = await eventually(async () => (await client.statusAll()).find((s) => s.ok && s.status.role === 'leader')?.endpoint, 20_000, 'a leader');
+  leader = rawClient(leaderAddress);
+  // A change is refused until the leader has committed an entry of its own term: wait for that first.
+  await eventually(async () => (await leader.call('Cluster', 'MemberList', {})).commit !== '0' || undefined, 10_000, 'a commit');
+}, 60_000);
+
+afterAll(async () => {
+  leader?.close();
+  await client?.close();
+  await cluster?.destroy();
+});
+
+const padded = (n: number): string => 'n'.repeat(n);
+const GOOD = { id: 'n9', clientAddress: '127.0.0.1:1', peerAddress: '127.0.0.1:2' };
+
+const HOSTILE_ADDS: Array<{ what: string; req: Record<string, string>; field: RegExp }> = [
+  { what: 'an empty id', req: { ...GOOD, id: '' }, field: /^id: must not be empty/ },
+  { what: 'an id of 33 characters', req: { ...GOOD, id: padded(33) }, field: /^id: is 33 bytes; the limit is 32/ },
+  { what: 'an id of 1 MiB', req: { ...GOOD, id: padded(1 << 20) }, field: /^id: is 1048576 bytes; the limit is 32/ },
+  { what: 'an id with a slash', req: { ...GOOD, id: 'n/../n1' }, field: /^id: node ids are 1-32 letters, digits, - or _/ },
+  { what: 'an id with a space', req: { ...GOOD, id: 'n 9' }, field: /^id: node ids are/ },
+  { what: 'an id in another script', req: { ...GOOD, id: 'узел' }, field: /^id: node ids are/ },
+  { what: 'an address without a port', req: { ...GOOD, peerAddress: '127.0.0.1' }, field: /^peer_address: must be host:port/ },
+  { what: 'an address of 300 characters', req: { ...GOOD, clientAddress: `${'a'.repeat(294)}:12345` }, field: /^client_address: is 300 bytes; the limit is 255/ },
+  { what: 'an address with a path', req: { ...GOOD, peerAddress: 'evil.example/x:443' }, field: /^peer_address: must be host:port/ },
+  { what: 'a bind-all peer address', req: { ...GOOD, peerAddress: '0.0.0.0:7000' }, field: /^peer_address: is 0\.0\.0\.0:7000, a bind address/ },
+  { what: 'a bind-all IPv6 client address', req: { ...GOOD, clientAddress: '[::]:7000' }, field: /^client_address: is \[::\]:7000, a bind address/ },
+  { what: 'a port above 65535', req: { ...GOOD, peerAddress: '127.0.0.1:99999' }, field: /^peer_address: has port 99999; a port is 1-65535/ },
+  { what: 'port 0', req: { ...GOOD, clientAddress: '127.0.0.1:0' }, field: /^client_address: has port 0/ },
+];
+
+async function snapshotOfMembers(): Promise<{ commit: string; members: string }> {
+  const list = await leader.call('Cluster', 'MemberList', {});
+  return { commit: String(list.commit), members: JSON.stringify(list.members) };
+}
+
+describe('hostile membership requests over a real connection', () => {
+  for (const { what, req, field } of HOSTILE_ADDS) {
+    it(`MemberAdd with ${what}: INVALID_ARGUMENT naming the field, nothing proposed`, async () => {
+      const before = await snapshotOfMembers();
+      const err = (await leader.call('Cluster', 'MemberAdd', req).then(
+        () => undefined,
+        (e: grpc.ServiceError) => e,
+      ))!;
+      expect(err, 'the request was accepted').toBeDefined();
+      expect(err.code).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(err.details).toMatch(field);
+      expect(await snapshotOfMembers()).toEqual(before);
+    });
+  }
+
+  for (const method of ['MemberPromote', 'MemberRemove']) {
+    it(`${method} with an oversized or malformed id: INVALID_ARGUMENT, nothing proposed`, async () => {
+      const before = await snapshotOfMembers();
+      for (const id of [padded(4096), 'n1;n2', '']) {
+        const err = await leader.call('Cluster', method, { id }).then(
+          () => undefined,
+          (e: grpc.ServiceError) => e,
+        );
+        expect(err?.code, `${method} ${id.slice(0, 10)} was accepted`).toBe(grpc.status.INVALID_ARGUMENT);
+        expect(err?.details).toMatch(/^id: /);
+      }
+      expect(await snapshotOfMembers()).toEqual(before);
+    });
+  }
+});
+
+describe('fencelock certs node', () => {
+  it('refuses to overwrite the certificate of a node that has one, and leaves its files as they were', async () => {
+    const dir = cluster.certsDir!;
+    const before = readFileSync(path.join(dir, 'n1.pem'), 'utf8');
+    const keyBefore = readFileSync(path.join(dir, 'n1-key.pem'), 'utf8');
+    const res = await runNode([CLI, 'certs', 'node', 'n1', dir]);
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toMatch(/n1\.pem exists already: a node's certificate is never replaced by accident/);
+    expect(readFileSync(path.join(dir, 'n1.pem'), 'utf8')).toBe(before);
+    expect(readFileSync(path.join(dir, 'n1-key.pem'), 'utf8')).toBe(keyBefore);
+  });
+});
