@@ -28,14 +28,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type Dockerode from 'dockerode';
 import { GenericContainer, Wait, getContainerRuntimeClient } from 'testcontainers';
-import { generateDevCerts } from '../../src/certs/generate';
+import { generateDevCerts, issueNodeCertificate } from '../../src/certs/generate';
+import { deriveClusterId } from '../../src/node/config';
 import { FenceLockClient, type NodeStatus } from '../../src/client';
 import type { FenceLockClientOptions } from '../../src/client/types';
 import type { ClusterControl, Link } from '../support/clusterControl';
 import { linkKey } from '../support/links';
 import { nodeKnobs, type NodeKnobs } from '../support/nodeKnobs';
 import { LABEL_CHAOS_DIR, LABEL_CHAOS_PID, LABEL_TESTCONTAINERS, TEMP_PREFIX } from './cleanup';
-import { freePorts } from '../integration/harness';
+import { freePorts, stablePorts } from '../integration/harness';
 
 export const DEFAULT_IMAGE = process.env.FENCELOCK_IMAGE ?? 'fencelock-node:dev';
 export const NODE_PORT = 7000;
@@ -64,9 +65,15 @@ export interface ContainerClusterOptions extends Partial<NodeKnobs> {
   startupTimeoutMs?: number;
   /** Auth on (docs/auth.md), this user the admin (the test process's client certificate is `chaos`). */
   authAdmin?: string;
+  /**
+   * Ids of nodes made for a later `member add` (state 'new': a host port, no container yet; join() starts
+   * one). Their endpoints are in `endpoints` from the start: leader hints never add endpoints to a client.
+   */
+  spares?: string[];
 }
 
-export type NodeState = 'running' | 'paused' | 'down';
+/** 'new': a spare never started (see spares); 'removed': out of the configuration, never started again. */
+export type NodeState = 'running' | 'paused' | 'down' | 'new' | 'removed';
 
 export interface ChaosNode {
   readonly id: string;
@@ -141,6 +148,20 @@ function countOccurrences(text: string, needle: string): number {
   return n;
 }
 
+/** A node's config file: its listeners inside the container, the certificates at /certs, the data at /data. */
+function writeNodeConfig(file: string, id: string, members: Record<string, { client: string; peer: string }>, extra: object): void {
+  const config = {
+    id,
+    listen: `0.0.0.0:${NODE_PORT}`,
+    peerListen: `0.0.0.0:${PEER_PORT}`,
+    members,
+    tls: { ca: '/certs/ca.pem', cert: `/certs/${id}.pem`, key: `/certs/${id}-key.pem` },
+    dataDir: '/data',
+    ...extra,
+  };
+  writeFileSync(file, JSON.stringify(config, null, 2));
+}
+
 /**
  * A container image node with the project mounted: on the cluster network only (alias = node id), its port
  * published on 127.0.0.1 at a fixed host port. (GenericContainer's own withNetworkAliases would also leave
@@ -172,6 +193,8 @@ export class ContainerCluster implements ClusterControl {
     nodes: ChaosNode[],
     private readonly docker: Dockerode,
     private readonly opts: Required<Pick<ContainerClusterOptions, 'image' | 'startupTimeoutMs'>>,
+    /** What every node's config shares (a node that joins later gets the same). */
+    private readonly shared: { clusterId: string; knobs: object },
   ) {
     this.nodes = nodes;
     this.statusClient = this.newClient({ requestTimeoutMs: 500, totalTimeoutMs: 2_000 });
@@ -194,7 +217,9 @@ export class ContainerCluster implements ClusterControl {
     const networkName = `raft-${randomBytes(4).toString('hex')}`;
     const dir = mkdtempSync(path.join(os.tmpdir(), TEMP_PREFIX));
     const ids = Array.from({ length: size }, (_, i) => `n${i + 1}`);
-    const ports = await freePorts(size);
+    const spares = opts.spares ?? [];
+    // Spares' ports below the ephemeral range (stablePorts): nothing takes them before the spare starts.
+    const ports = [...(await freePorts(size)), ...(await stablePorts(spares.length))];
     // Clients reach a node at its fixed host port; peers dial each other by network alias.
     const members = Object.fromEntries(ids.map((id, i) => [id, { client: `127.0.0.1:${ports[i]}`, peer: `${id}:${PEER_PORT}` }]));
     const certs = path.join(dir, 'certs');
@@ -203,47 +228,73 @@ export class ContainerCluster implements ClusterControl {
     process.env.FENCELOCK_CACERT = path.join(certs, 'ca.pem');
     process.env.FENCELOCK_CERT = path.join(certs, 'client.pem');
     process.env.FENCELOCK_KEY = path.join(certs, 'client-key.pem');
-    const nodes: ChaosNode[] = ids.map((id, i) => {
+    const knobs = { ...nodeKnobs(opts), ...(opts.authAdmin === undefined ? {} : { auth: { enabled: true, admin: opts.authAdmin } }) };
+    const nodes: ChaosNode[] = [...ids, ...spares].map((id, i) => {
       const dataDir = path.join(dir, 'data', id);
       mkdirSync(dataDir, { recursive: true });
       const configFile = path.join(dir, 'config', `${id}.json`);
       mkdirSync(path.dirname(configFile), { recursive: true });
-      const config = {
-        id,
-        listen: `0.0.0.0:${NODE_PORT}`,
-        peerListen: `0.0.0.0:${PEER_PORT}`,
-        members,
-        tls: { ca: '/certs/ca.pem', cert: `/certs/${id}.pem`, key: `/certs/${id}-key.pem` },
-        dataDir: '/data',
-        ...nodeKnobs(opts),
-        ...(opts.authAdmin === undefined ? {} : { auth: { enabled: true, admin: opts.authAdmin } }),
-      };
-      writeFileSync(configFile, JSON.stringify(config, null, 2));
+      if (i < size) writeNodeConfig(configFile, id, members, knobs);
       return {
         id,
-        hostPort: ports[i],
-        endpoint: members[id]!.client,
+        hostPort: ports[i]!,
+        endpoint: `127.0.0.1:${ports[i]}`,
         containerName: `${networkName}-${id}`,
         dataDir,
         configFile,
         containerId: '',
-        state: 'down',
+        state: i < size ? 'down' : 'new',
         ips: [],
         pid: 0,
       };
     });
 
-    const cluster = new ContainerCluster(networkName, dir, nodes, docker, { image, startupTimeoutMs: opts.startupTimeoutMs ?? 30_000 });
+    const shared = { clusterId: deriveClusterId(members), knobs };
+    const cluster = new ContainerCluster(networkName, dir, nodes, docker, { image, startupTimeoutMs: opts.startupTimeoutMs ?? 30_000 }, shared);
     try {
       await docker.createNetwork({ Name: networkName, Driver: 'bridge', CheckDuplicate: true, Labels: cluster.labels() });
       cluster.networkCreated = true;
-      await Promise.all(nodes.map((n) => cluster.create(n)));
+      await Promise.all(nodes.filter((n) => n.state === 'down').map((n) => cluster.create(n)));
     } catch (err) {
       await cluster.destroy().catch(() => undefined);
       throw err;
     }
     cluster.startMs = Date.now() - t0;
     return cluster;
+  }
+
+  /**
+   * Starts spare `id` as a new machine joining the cluster (after `member add` made it a learner): its own
+   * certificate from the cluster's CA, an empty data folder, a config with `join: true` that names the
+   * current `members`; resolves once it logged "fencelock node started".
+   */
+  async join(id: string, members: string[]): Promise<void> {
+    const n = this.node(id);
+    if (n.state !== 'new') throw new Error(`cannot join ${id}: it is ${n.state}, not a spare`);
+    issueNodeCertificate(path.join(this.dir, 'certs'), id);
+    const addresses = Object.fromEntries([...members, id].map((m) => [m, { client: this.node(m).endpoint, peer: `${m}:${PEER_PORT}` }]));
+    writeNodeConfig(n.configFile, id, addresses, { ...this.shared.knobs, clusterId: this.shared.clusterId, join: true });
+    await this.create(n);
+    await this.applyRules();
+  }
+
+  /**
+   * Marks `id` out of the configuration: never restarted (startAll), its rules no longer written. Waits up
+   * to `exitWithinMs` for its process to exit by itself (a removed node stops, exit 0) and returns the exit
+   * code, or undefined when it still runs (it is then left alone until destroy()).
+   */
+  async markRemoved(id: string, exitWithinMs: number): Promise<number | undefined> {
+    const n = this.node(id);
+    const c = this.container(id);
+    if (n.state === 'paused') await c.unpause();
+    n.state = 'removed';
+    const t0 = Date.now();
+    for (;;) {
+      const info = await c.inspect();
+      if (!info.State.Running) return info.State.ExitCode;
+      if (Date.now() - t0 > exitWithinMs) return undefined;
+      await sleep(100);
+    }
   }
 
   private labels(): Record<string, string> {
@@ -333,8 +384,8 @@ export class ContainerCluster implements ClusterControl {
     return this.statusClient.status(this.node(id).endpoint);
   }
 
-  /** Status of the given nodes (default: all not down); unreachable ones are left out. */
-  async statuses(ids: string[] = this.nodes.filter((n) => n.state !== 'down').map((n) => n.id)): Promise<Map<string, NodeStatus>> {
+  /** Status of the given nodes (default: all running or paused); unreachable ones are left out. */
+  async statuses(ids: string[] = this.nodes.filter((n) => n.state === 'running' || n.state === 'paused').map((n) => n.id)): Promise<Map<string, NodeStatus>> {
     const rows = await Promise.all(ids.map((id) => this.status(id).then((s) => [id, s] as const, () => undefined)));
     return new Map(rows.filter((r): r is readonly [string, NodeStatus] => r !== undefined));
   }
@@ -402,9 +453,9 @@ export class ContainerCluster implements ClusterControl {
     return [...this.blocked].sort();
   }
 
-  /** One nsenter per node that is not down. */
+  /** One nsenter per node whose container runs (running or paused; a removed one may have exited). */
   private async applyRules(): Promise<void> {
-    await Promise.all(this.nodes.filter((n) => n.state !== 'down').map((n) => this.applyRulesOn(n)));
+    await Promise.all(this.nodes.filter((n) => n.state === 'running' || n.state === 'paused').map((n) => this.applyRulesOn(n)));
   }
 
   /** Rewrites the filter table inside the node's namespace (Docker keeps only nat rules, for its DNS, there). */
@@ -444,7 +495,7 @@ export class ContainerCluster implements ClusterControl {
   /** SIGKILL to the node process: it dies at once with whatever it had not synced. Data dir and port stay. */
   async kill(id: string): Promise<void> {
     const n = this.node(id);
-    if (n.state === 'down') return;
+    if (n.state !== 'running' && n.state !== 'paused') return;
     const c = this.container(id);
     if (n.state === 'paused') await c.unpause();
     await c.kill({ signal: 'SIGKILL' }).catch((err: { statusCode?: number }) => {
@@ -457,7 +508,7 @@ export class ContainerCluster implements ClusterControl {
   /** SIGTERM and wait (graceful shutdown: leadership transfer, flush); SIGKILL after timeoutS. */
   async stop(id: string, timeoutS = 10): Promise<void> {
     const n = this.node(id);
-    if (n.state === 'down') return;
+    if (n.state !== 'running' && n.state !== 'paused') return;
     const c = this.container(id);
     if (n.state === 'paused') await c.unpause();
     await c.stop({ t: timeoutS }).catch((err: { statusCode?: number }) => {

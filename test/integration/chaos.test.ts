@@ -9,62 +9,22 @@
 //   CHAOS_SEED=<seed> npx vitest run test/integration/chaos.test.ts
 //   node dist/scripts/chaos.js --seed <seed> --nodes 3|5 --round-seconds 10 --rounds 1
 // A failing run dumps its history, final reads and fault timeline (path printed) for test/checker.
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { FenceLockClient, publicSessionId } from '../../src/client';
 import { Recorder } from '../chaos/recorder';
 import { checkHistory, formatOps, type FaultEvent, type Operation } from '../checker';
-import {
-  calibrateWorker,
-  checkRun,
-  dumpRun,
-  holderWrites,
-  mergeOps,
-  runChaos,
-  sanitize,
-  startClientWorker,
-  summarize,
-  type ChaosOptions,
-  type ChaosRun,
-  type CheckedRun,
-  type ScheduledFault,
-} from './chaosRunner';
+import { CHECK_BUDGET_MS, checkedChaos as chaos, out } from './chaos/checked';
+import { calibrateWorker, holderWrites, mergeOps, sanitize, startClientWorker, type ScheduledFault } from './chaosRunner';
 import { runClock } from './clientWorker';
 import { eventually, LocalCluster } from './harness';
 
 const NEMESIS_MS = Number(process.env.CHAOS_MS ?? 10_000);
-const CHECK_BUDGET_MS = 60_000;
-const HEAL_BOUND_MS = 20_000;
 
 function seedFor(offset: number): number {
   if (process.env.CHAOS_SEED) return Number(process.env.CHAOS_SEED);
   // A new schedule every run (CI explores), printed so that a failure replays.
   return (Math.floor(Date.now() / 1000) % 1_000_000) + offset;
-}
-
-function out(text: string): void {
-  process.stdout.write(`${text}\n`);
-}
-
-/** Runs, checks, prints, dumps on failure, and asserts what every chaos run must satisfy. */
-async function chaos(o: ChaosOptions): Promise<{ run: ChaosRun; checked: CheckedRun }> {
-  out(`[chaos] ${o.nodes} nodes, seed ${o.seed}${o.schedule ? ' (scripted schedule)' : ''}: replay with CHAOS_SEED=${o.seed}`);
-  const run = await runChaos({ healBoundMs: HEAL_BOUND_MS, log: out, ...o });
-  const checked = checkRun(run, CHECK_BUDGET_MS);
-  out(summarize(run, checked));
-  if (!checked.verdict.ok) {
-    const base = dumpRun(run, path.join(os.tmpdir(), `fencelock-chaos-${Date.now()}`), checked);
-    out(`[chaos] FAILED: seed ${run.seed}; history, final reads and timeline in ${base}.*`);
-  }
-  expect(checked.verdict.linearizability.outcome, checked.verdict.report).toBe('ok');
-  expect(checked.verdict.invariants.map((v) => `${v.invariant}: ${v.message}`)).toEqual([]);
-  expect(run.recoveryMs).toBeGreaterThanOrEqual(0);
-  expect(run.recoveryMs).toBeLessThan(HEAL_BOUND_MS);
-  expect(run.okAfterHeal, 'the clients are served again after healing').toBeGreaterThan(0);
-  expect(run.finalState.size, 'final reads of the written keys').toBeGreaterThan(0);
-  return { run, checked };
 }
 
 describe('chaos against real node processes (proxies on every peer link)', () => {

@@ -73,7 +73,7 @@ import { LocalCluster } from './harness';
 export { calibrateWorker, startClientWorker, WORKER_MAIN, type WorkerHandle } from './chaos/clientWorkers';
 export type { Failover } from './chaos/failovers';
 export { mergeOps, sanitize } from './chaos/history';
-export { checkRun, checkRunInThread, dumpRun, historyStats, holderWrites, summarize, type CheckedRun } from './chaos/report';
+export { checkRun, checkRunInThread, dumpRun, historyStats, holderWrites, longestPause, summarize, type CheckedRun } from './chaos/report';
 export { describeSchedule, makeSchedule, type FaultKind, type NodeFaultKind, type ScheduledFault, type ScheduleOptions } from './chaos/schedule';
 export type { ChaosOptions, ChaosRun } from './chaos/types';
 
@@ -91,11 +91,11 @@ interface Run {
 
 /** Runs one chaos round and returns its merged history (not yet checked: see checkRun). */
 export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
-  const schedule = o.schedule ?? makeSchedule(o.seed, { nodes: o.nodes, durationMs: o.durationMs, workers: o.workers ?? 2, kinds: o.kinds });
+  const schedule = o.steps ? [] : (o.schedule ?? makeSchedule(o.seed, { nodes: o.nodes, durationMs: o.durationMs, workers: o.workers ?? 2, kinds: o.kinds }));
   const own = o.cluster === undefined;
   const cluster =
     o.cluster ?? (await LocalCluster.create({ size: o.nodes, proxies: true, snapshotEveryEntries: o.snapshotEveryEntries ?? 1_000, logLevel: 'info' }));
-  if (!cluster.hasProxies) throw new Error('runChaos: the cluster needs proxies');
+  if (!cluster.hasProxies && !o.steps) throw new Error('runChaos: the cluster needs proxies');
   const run = prepare(o, cluster, schedule);
   let recoveryMs = -1;
   let healedAt = 0;
@@ -103,7 +103,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
   try {
     if (own) cluster.startAll();
     await startClients(run);
-    await runNemesis(run.ctx, schedule, o.durationMs, run.abort);
+    if (o.steps) await runSteps(run, o.steps);
+    else await runNemesis(run.ctx, schedule, o.durationMs, run.abort);
     healAll(run.ctx);
     healedAt = run.ctx.clock();
     run.ctx.recorder.fault('heal', [...run.ctx.ids], { note: 'every fault healed' });
@@ -139,8 +140,8 @@ function prepare(o: ChaosOptions, cluster: LocalCluster, schedule: ScheduledFaul
     if (ms <= 0 || abort.signal.aborted) return;
     await sleep(ms, undefined, { signal: abort.signal }).catch(() => undefined);
   };
-  const view = new ClusterView(cluster);
-  const clients = new RunClients(o, ns, epoch, cluster.endpoints);
+  const view = new ClusterView(cluster, o.members);
+  const clients = new RunClients(o, ns, epoch, o.endpoints ?? cluster.endpoints);
   const ctx: FaultContext = {
     cluster,
     ids: view.ids,
@@ -167,6 +168,15 @@ async function startClients(run: Run): Promise<void> {
   o.log?.(`[chaos] schedule of seed ${o.seed}${o.schedule ? ' (scripted)' : ''}:\n${describeSchedule(run.schedule)}`);
   await ctx.probes.openSession();
   ctx.note(await run.clients.start(ctx.recorder, ctx.clock));
+}
+
+/** The scripted steps in place of the nemesis; then every hold is cut short, as at the nemesis's end. */
+async function runSteps(run: Run, steps: (ctx: FaultContext) => Promise<void>): Promise<void> {
+  try {
+    await steps(run.ctx);
+  } finally {
+    run.abort.abort();
+  }
 }
 
 /** Liveness after healing: one agreed leader and a served lock cycle within `healBound`; returns the ms. */

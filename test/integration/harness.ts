@@ -180,11 +180,13 @@ export class LocalCluster implements ClusterControl {
   /**
    * A new node for `fencelock member add`: ports, a certificate from this cluster's CA, and a config that
    * joins (`join: true`, the cluster's id, the current members and itself). Not started, not yet a member.
+   * Its ports come from stablePorts: it may be made long before it starts (so that clients know its
+   * address), and nothing must take them meanwhile.
    */
   async addNode(id: string): Promise<NodeHandle> {
     if (!this.shared) throw new Error('addNode: cluster not created');
     if (this.nodes.some((n) => n.id === id)) throw new Error(`addNode: ${id} exists`);
-    const [client, peer] = (await freePorts(2)).map((p) => `127.0.0.1:${p}`);
+    const [client, peer] = (await stablePorts(2)).map((p) => `127.0.0.1:${p}`);
     if (this.certsDir) issueNodeCertificate(this.certsDir, id);
     const security = typeof this.shared.security === 'function' ? this.shared.security(id) : this.shared.security;
     const members = Object.fromEntries([...this.nodes.map((n) => [n.id, { client: n.address, peer: n.peerAddress }]), [id, { client, peer }]]);

@@ -1,70 +1,21 @@
-// Membership changes over real node processes, with a workload running: replace a SIGKILLed node by a new
-// one on an empty data folder, grow 3 -> 5 -> 3, remove the leader (with the CLI). The workload checks that
-// every lock's tokens strictly increase and that every fenced write under a held lock is accepted.
+// Membership changes over real node processes while recorded clients run: replace a SIGKILLed node by a new
+// one on an empty data folder, grow 3 -> 5 -> 3, remove the leader (with the CLI). The clients are the chaos
+// runner's (chaosRunner.ts: in-process and worker-process clients doing acquires, fenced writes, reads and
+// releases); the steps below take the nemesis's place, and at the end the whole history, with final reads,
+// must pass test/checker (linearizable per lock, tokens increasing, no fenced write lost or accepted late).
+//
+// Leader hints never add endpoints to a client, so a client reaches a member added later only if it knew the
+// address before: the new nodes are made (addNode: ports, certificate, join config) before the run starts and
+// every client is given every address, as an operator would list the replacement machine's.
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FenceLockClient, type Session } from '../../src/client';
+import { FenceLockClient } from '../../src/client';
+import { checkedChaos, out } from './chaos/checked';
+import type { FaultContext } from './chaos/context';
+import { longestPause, type ChaosRun } from './chaosRunner';
 import { eventually, LocalCluster, runNode } from './harness';
 
 const CLI = path.join(__dirname, '../../dist/src/cli/main.js');
-
-/** Lock cycles (acquire, fenced write, release) on a few locks, until stopped. */
-class Workload {
-  readonly tokens = new Map<string, bigint[]>();
-  cycles = 0;
-  errors = 0;
-  readonly errorsBy = new Map<string, number>();
-  /** Longest time without a completed cycle: how long a change left the cluster unavailable to it. */
-  maxGapMs = 0;
-  private stopped = false;
-  private readonly done: Promise<void>;
-
-  constructor(private readonly client: FenceLockClient, locks = 3) {
-    this.done = this.run(locks);
-  }
-
-  private async run(locks: number): Promise<void> {
-    let session: Session | undefined;
-    let last = Date.now();
-    for (let i = 0; !this.stopped; i++) {
-      const lock = `mw/${i % locks}`;
-      try {
-        if (session === undefined || session.isPresumedLost()) session = await this.client.openSession({ ttlMs: 10_000 });
-        const held = await session.acquire(lock, { waitTimeoutMs: 5_000 });
-        await held.write([{ put: `${lock}/k`, value: String(i) }]);
-        await held.release();
-        const seen = this.tokens.get(lock) ?? [];
-        seen.push(held.token);
-        this.tokens.set(lock, seen);
-        this.cycles++;
-        this.maxGapMs = Math.max(this.maxGapMs, Date.now() - last);
-        last = Date.now();
-      } catch (err) {
-        this.errors++;
-        const reason = (err as { reason?: string }).reason ?? (err as { code?: string }).code ?? 'other';
-        this.errorsBy.set(reason, (this.errorsBy.get(reason) ?? 0) + 1);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-    await session?.close().catch(() => undefined);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.done;
-  }
-
-  /**
-   * Every lock's tokens, in grant order, strictly increase; no write under a held lock was refused as a
-   * newer holder's (an outage may expire the session, never hand its lock to another meanwhile).
-   */
-  assertTokensIncrease(): void {
-    for (const reason of ['STALE_TOKEN', 'NOT_HOLDER', 'WRONG_LOCK']) expect(this.errorsBy.get(reason) ?? 0, reason).toBe(0);
-    for (const [lock, seen] of this.tokens) {
-      for (let k = 1; k < seen.length; k++) expect(seen[k]! > seen[k - 1]!, `${lock}: ${seen[k - 1]} then ${seen[k]}`).toBe(true);
-    }
-  }
-}
 
 let cluster: LocalCluster | undefined;
 let client: FenceLockClient | undefined;
@@ -76,17 +27,20 @@ afterEach(async () => {
   cluster = undefined;
 });
 
-async function startCluster(): Promise<{ cluster: LocalCluster; client: FenceLockClient }> {
-  cluster = await LocalCluster.create();
+/** Three running nodes, and `spares` made for a later add (not started); the client knows them all. */
+async function startCluster(spares: string[] = []): Promise<{ cluster: LocalCluster; client: FenceLockClient }> {
+  // Stable ports: a node SIGKILLed in a step gets its port back when the run restarts it.
+  cluster = await LocalCluster.create({ stablePorts: true });
   cluster.startAll();
+  for (const id of spares) await cluster.addNode(id);
   client = new FenceLockClient({ endpoints: cluster.endpoints });
   await eventually(async () => ((await client!.members.list()).members.length === 3 ? true : undefined), 20_000, 'a leader');
   return { cluster, client };
 }
 
-/** Adds `id` as a learner, starts it with --join, waits until it has caught up; returns how long that took. */
+/** Adds `id` (made by addNode) as a learner, starts it (it joins), waits until it has caught up; returns the ms. */
 async function addLearner(c: LocalCluster, cl: FenceLockClient, id: string): Promise<number> {
-  const node = await c.addNode(id);
+  const node = c.node(id);
   const added = await cl.members.add(id, { client: node.address, peer: node.peerAddress });
   expect(added.members.members.find((m) => m.id === id)).toMatchObject({ learner: true });
   const started = Date.now();
@@ -99,6 +53,15 @@ async function addLearner(c: LocalCluster, cl: FenceLockClient, id: string): Pro
   return Date.now() - started;
 }
 
+/** Adds, catches up and promotes `id`; the run's view then waits for it like for any member. */
+async function addVoter(ctx: FaultContext, cl: FenceLockClient, id: string): Promise<number> {
+  const ms = await addLearner(ctx.cluster, cl, id);
+  await cl.members.promote(id);
+  ctx.view.admit(id);
+  ctx.note(`${id} joined, caught up in ${ms} ms, promoted`);
+  return ms;
+}
+
 async function exitCodeOf(c: LocalCluster, id: string): Promise<number | null> {
   const p = c.node(id).process;
   if (!p) throw new Error(`${id} never started`);
@@ -106,96 +69,103 @@ async function exitCodeOf(c: LocalCluster, id: string): Promise<number | null> {
   return p.exitCode;
 }
 
-describe('membership changes over real processes', () => {
+/** Waits until the in-process clients had `n` more operations answered ok (a step must not end on an outage). */
+async function served(ctx: FaultContext, what: string, n = 10, timeoutMs = 30_000): Promise<void> {
+  const since = ctx.clock();
+  const ok = (): number => ctx.recorder.operations().filter((o) => o.outcome === 'ok' && o.ret !== undefined && o.ret > since).length;
+  await eventually(() => (ok() >= n ? true : undefined), timeoutMs, `${n} operations served ${what}`);
+}
+
+/** Notes a step on the timeline and in the history's fault list (so a failure shows it next to the ops). */
+function step(ctx: FaultContext, kind: string, targets: string[], note: string): void {
+  ctx.recorder.fault(kind, targets, { note });
+  ctx.note(note);
+}
+
+/** The run with `steps` in the nemesis's place, checked; prints the figures. */
+async function checkedMembershipRun(name: string, seed: number, c: LocalCluster, members: string[], steps: (ctx: FaultContext) => Promise<void>): Promise<ChaosRun> {
+  const { run } = await checkedChaos({ nodes: 3, seed, durationMs: 0, cluster: c, members, endpoints: c.endpoints, steps, clients: 4, workers: 1, namespace: name });
+  const ops = run.history.ops.filter((o) => !o.process.endsWith('-final'));
+  const failed = ops.filter((o) => o.outcome === 'fail').length;
+  const unknown = ops.filter((o) => o.outcome === 'unknown').length;
+  out(`[membership] ${name}: ${ops.length} ops checked linearizable, ${failed} failed, ${unknown} unknown; longest pause ${longestPause(run.history).ms} ms`);
+  expect(ops.filter((o) => o.outcome === 'ok').length, 'operations served').toBeGreaterThan(100);
+  return run;
+}
+
+describe('membership changes over real processes, the history checked', () => {
   it('replaces a SIGKILLed node by a new one on an empty data folder while clients run', async () => {
-    const { cluster: c, client: cl } = await startCluster();
-    // State to catch up with: 1,000 locks held by one session.
-    const holder = await cl.openSession({ ttlMs: 60_000 });
-    for (let i = 0; i < 1_000; i += 50) await Promise.all(Array.from({ length: 50 }, (_, k) => holder.acquire(`held/${i + k}`)));
-    const work = new Workload(cl);
-    await eventually(() => (work.cycles > 5 ? true : undefined), 20_000, 'the workload to run');
-
-    await c.kill('n3');
-    const catchUpMs = await addLearner(c, cl, 'n4');
-    await cl.members.promote('n4');
-    const removed = await cl.members.remove('n3');
-    expect(removed.members.members.map((m) => [m.id, m.learner])).toEqual([['n1', false], ['n2', false], ['n4', false]]);
-    expect(removed.members.removed).toEqual(['n3']);
-    const cyclesBefore = work.cycles;
-    await eventually(() => (work.cycles > cyclesBefore + 5 ? true : undefined), 20_000, 'cycles after the change');
-
-    await work.stop();
-    work.assertTokensIncrease();
-
-    // n4 is a full voter: with n1 gone too, n2 and n4 are the quorum. (A client knows the nodes it is given,
-    // leader hints never add to them: this one knows n4.)
-    await c.kill('n1');
-    const wide = new FenceLockClient({ endpoints: [c.node('n2').address, c.node('n4').address] });
-    const after = new Workload(wide);
-    await eventually(() => (after.cycles > 5 ? true : undefined), 30_000, 'cycles on n2 and n4 alone');
-    await after.stop();
-    after.assertTokensIncrease();
-    for (const [lock, seen] of after.tokens) expect(seen[0]! > work.tokens.get(lock)!.at(-1)!).toBe(true);
-    const status = await wide.status(c.node('n4').address);
-    expect(BigInt(status.applied)).toBeGreaterThan(1_000n);
-    const described = await wide.describe('held/999');
-    expect(described.held).toBe(true);
-    await wide.close();
-    console.log(`replace: n4 caught up with 1,000 held locks in ${catchUpMs} ms; workload ${work.cycles} cycles, ${work.errors} errors (${JSON.stringify(Object.fromEntries(work.errorsBy))}), longest gap ${work.maxGapMs} ms`);
+    const { cluster: c, client: cl } = await startCluster(['n4']);
+    let catchUpMs = 0;
+    await checkedMembershipRun('replace', 1201, c, ['n1', 'n2', 'n3'], async (ctx) => {
+      // State to catch up with: 1,000 locks held by one session (outside the checked namespace).
+      const holder = await cl.openSession({ ttlMs: 60_000 });
+      for (let i = 0; i < 1_000; i += 50) await Promise.all(Array.from({ length: 50 }, (_, k) => holder.acquire(`held/${i + k}`)));
+      await served(ctx, 'before the kill');
+      step(ctx, 'kill', ['n3'], 'replace: SIGKILL n3, add n4 on an empty data folder');
+      await c.kill('n3');
+      catchUpMs = await addVoter(ctx, cl, 'n4');
+      const removed = await cl.members.remove('n3');
+      ctx.view.retire('n3');
+      expect(removed.members.members.map((m) => [m.id, m.learner])).toEqual([['n1', false], ['n2', false], ['n4', false]]);
+      expect(removed.members.removed).toEqual(['n3']);
+      await served(ctx, 'after n3 was removed');
+      // n4 is a full voter: with n1 down too, n2 and n4 are the quorum (the run restarts n1 at the end).
+      step(ctx, 'kill', ['n1'], 'replace: SIGKILL n1, n2 and n4 serve alone');
+      await c.kill('n1');
+      await served(ctx, 'by n2 and n4 alone');
+      expect(BigInt((await cl.status(c.node('n4').address)).applied)).toBeGreaterThan(1_000n);
+      expect((await cl.describe('held/999')).held).toBe(true);
+    });
+    out(`[membership] replace: n4 caught up with 1,000 held locks in ${catchUpMs} ms`);
   });
 
   it('grows from 3 to 5 voters and shrinks back to 3; removed nodes stop by themselves', async () => {
-    const { cluster: c, client: cl } = await startCluster();
-    for (const id of ['n4', 'n5']) {
-      await addLearner(c, cl, id);
-      await cl.members.promote(id);
-    }
-    // A client knows the nodes it is given (leader hints never add to them): this one knows all five.
-    const wide = new FenceLockClient({ endpoints: c.endpoints });
-    const work = new Workload(wide);
-    const five = await wide.members.list();
-    expect(five.members.filter((m) => !m.learner).map((m) => m.id)).toEqual(['n1', 'n2', 'n3', 'n4', 'n5']);
-    // Five voters survive two dead ones.
-    await c.kill('n1');
-    await c.kill('n2');
-    const before = work.cycles;
-    await eventually(() => (work.cycles > before + 5 ? true : undefined), 30_000, 'cycles with two of five dead');
-    c.start('n1');
-    c.start('n2');
-    await eventually(async () => {
-      const l = await wide.members.list();
-      return l.members.every((m) => m.match + 5n >= l.commit) ? true : undefined;
-    }, 30_000, 'n1 and n2 back');
-    for (const id of ['n4', 'n5']) await wide.members.remove(id);
-    expect((await wide.members.list()).members.map((m) => m.id)).toEqual(['n1', 'n2', 'n3']);
-    expect(await exitCodeOf(c, 'n4')).toBe(0);
-    expect(await exitCodeOf(c, 'n5')).toBe(0);
-    const after = work.cycles;
-    await eventually(() => (work.cycles > after + 5 ? true : undefined), 20_000, 'cycles on three voters again');
-    await work.stop();
-    await wide.close();
-    work.assertTokensIncrease();
-    console.log(`grow/shrink: workload ${work.cycles} cycles, ${work.errors} errors (${JSON.stringify(Object.fromEntries(work.errorsBy))}), longest gap ${work.maxGapMs} ms`);
+    const { cluster: c, client: cl } = await startCluster(['n4', 'n5']);
+    await checkedMembershipRun('grow', 1202, c, ['n1', 'n2', 'n3'], async (ctx) => {
+      await served(ctx, 'on three voters');
+      step(ctx, 'grow', ['n4', 'n5'], 'grow: add and promote n4, then n5');
+      for (const id of ['n4', 'n5']) await addVoter(ctx, cl, id);
+      expect((await cl.members.list()).members.filter((m) => !m.learner).map((m) => m.id)).toEqual(['n1', 'n2', 'n3', 'n4', 'n5']);
+      // Five voters survive two dead ones.
+      step(ctx, 'kill', ['n1', 'n2'], 'grow: SIGKILL n1 and n2 of five');
+      await c.kill('n1');
+      await c.kill('n2');
+      await served(ctx, 'with two of five dead');
+      c.start('n1');
+      c.start('n2');
+      await eventually(async () => {
+        const l = await cl.members.list();
+        return l.members.every((m) => m.match + 5n >= l.commit) ? true : undefined;
+      }, 30_000, 'n1 and n2 back');
+      step(ctx, 'shrink', ['n4', 'n5'], 'shrink: remove n4, then n5');
+      for (const id of ['n4', 'n5']) {
+        await cl.members.remove(id);
+        expect(await exitCodeOf(c, id)).toBe(0);
+        ctx.view.retire(id);
+      }
+      expect((await cl.members.list()).members.map((m) => m.id)).toEqual(['n1', 'n2', 'n3']);
+      await served(ctx, 'on three voters again');
+    });
   });
 
   it('removes the leader with the CLI: it hands over first, then stops; the rest serve', async () => {
     const { cluster: c, client: cl } = await startCluster();
-    const leader = (await cl.status()).leader;
-    const work = new Workload(cl);
-    await eventually(() => (work.cycles > 3 ? true : undefined), 20_000, 'the workload to run');
-    const res = await runNode([CLI, '--endpoints', c.endpoints.join(','), 'member', 'remove', leader]);
-    expect(res.code, res.stderr).toBe(0);
-    expect(res.stdout).toMatch(new RegExp(`removed ${leader} \\(index \\d+\\)`));
-    expect(await exitCodeOf(c, leader)).toBe(0);
-    const listing = await runNode([CLI, '--endpoints', c.endpoints.join(','), '--json', 'member', 'list']);
-    const l = JSON.parse(listing.stdout) as { members: Array<{ id: string }>; removed: string[] };
-    expect(l.members.map((m) => m.id)).toEqual(c.ids.filter((id) => id !== leader));
-    expect(l.removed).toEqual([leader]);
-    const before = work.cycles;
-    await eventually(() => (work.cycles > before + 5 ? true : undefined), 20_000, 'cycles without the old leader');
-    await work.stop();
-    work.assertTokensIncrease();
-    console.log(`remove leader: workload ${work.cycles} cycles, ${work.errors} errors (${JSON.stringify(Object.fromEntries(work.errorsBy))}), longest gap ${work.maxGapMs} ms`);
+    await checkedMembershipRun('remove-leader', 1203, c, c.ids, async (ctx) => {
+      await served(ctx, 'before the removal');
+      const leader = (await cl.status()).leader;
+      step(ctx, 'remove', [leader], `remove-leader: fencelock member remove ${leader}`);
+      const res = await runNode([CLI, '--endpoints', c.endpoints.join(','), 'member', 'remove', leader]);
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.stdout).toMatch(new RegExp(`removed ${leader} \\(index \\d+\\)`));
+      expect(await exitCodeOf(c, leader)).toBe(0);
+      ctx.view.retire(leader);
+      const listing = await runNode([CLI, '--endpoints', c.endpoints.join(','), '--json', 'member', 'list']);
+      const l = JSON.parse(listing.stdout) as { members: Array<{ id: string }>; removed: string[] };
+      expect(l.members.map((m) => m.id)).toEqual(c.ids.filter((id) => id !== leader));
+      expect(l.removed).toEqual([leader]);
+      await served(ctx, 'without the old leader');
+    });
   });
 
   it('refuses bad changes with a clear error, and a removed name is never reused', async () => {

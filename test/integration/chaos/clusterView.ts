@@ -7,9 +7,24 @@ export class ClusterView {
   readonly ids: string[];
   private readonly client: FenceLockClient;
 
-  constructor(private readonly cluster: LocalCluster) {
-    this.ids = cluster.ids;
+  /** `ids`: the members (default every node of the cluster); admit() and retire() follow membership changes. */
+  constructor(
+    private readonly cluster: LocalCluster,
+    ids: string[] = cluster.ids,
+  ) {
+    this.ids = [...ids];
     this.client = new FenceLockClient({ endpoints: cluster.endpoints, requestTimeoutMs: 400, totalTimeoutMs: 1_500 });
+  }
+
+  /** A node joined the configuration: the view waits for it too (in place: the run's context shares `ids`). */
+  admit(id: string): void {
+    if (!this.ids.includes(id)) this.ids.push(id);
+  }
+
+  /** A node left the configuration: no longer asked for, and never restarted by healAll. */
+  retire(id: string): void {
+    const i = this.ids.indexOf(id);
+    if (i >= 0) this.ids.splice(i, 1);
   }
 
   /** The node's process runs and is not paused. */

@@ -67,9 +67,24 @@ export function historyStats(h: History): { ops: number; byKind: Record<string, 
   return { ops: h.ops.length, byKind, byOutcome, processes: processes.size, locks: locks.size };
 }
 
+/**
+ * The longest time the clients went without an ok answer: between two consecutive ok returns of the
+ * workload's operations (probes and final reads left out), with when it started (run clock, ms).
+ */
+export function longestPause(h: History): { ms: number; from: number } {
+  const rets = h.ops
+    .filter((o) => o.outcome === 'ok' && o.ret !== undefined && !o.process.startsWith('probe-') && !o.process.endsWith('-final'))
+    .map((o) => o.ret!)
+    .sort((a, b) => a - b);
+  let best = { ms: 0, from: rets[0] ?? 0 };
+  for (let i = 1; i < rets.length; i++) if (rets[i]! - rets[i - 1]! > best.ms) best = { ms: rets[i]! - rets[i - 1]!, from: rets[i - 1]! };
+  return { ms: Math.round(best.ms), from: best.from };
+}
+
 /** A readable account of a run and its verdict. */
 export function summarize(run: ChaosRun, checked?: CheckedRun): string {
   const s = historyStats(run.history);
+  const pause = longestPause(run.history);
   const lines = [
     `chaos run: seed ${run.seed}, ${run.nodes} nodes, namespace ${run.namespace}`,
     `history: ${s.ops} operations (${Object.entries(s.byKind).map(([k, v]) => `${k} ${v}`).join(', ')}); ` +
@@ -79,6 +94,7 @@ export function summarize(run: ChaosRun, checked?: CheckedRun): string {
     `slow holders: ${describeHolderWrites(run.history)}`,
     `failovers: ${run.failovers.length === 0 ? 'none' : run.failovers.map(formatFailover).join('; ')}`,
     `recovery after healing: ${run.recoveryMs} ms; ${run.okAfterHeal} operations ok after healing`,
+    `longest pause without an ok answer: ${pause.ms} ms (from ${(pause.from / 1000).toFixed(3)} s)`,
     `minority probes: ${run.probes.sent} sent, ${run.probes.ok} answered ok (any ok inside a window fails minority-answer)`,
   ];
   if (checked) {

@@ -3,14 +3,27 @@ import type { History, FinalRead } from '../../checker';
 import type { WorkloadOptions, WorkloadStats } from '../../chaos/workload';
 import type { LocalCluster } from '../harness';
 import type { WorkerClock } from './clientWorkers';
+import type { FaultContext } from './context';
 import type { Failover } from './failovers';
 import type { NodeFaultKind, ScheduledFault } from './schedule';
 
 export interface ChaosOptions {
   nodes: 3 | 5;
   seed: number;
-  /** How long the nemesis runs (ms); the workload runs for this plus the heal and a calm tail. */
+  /** How long the nemesis runs (ms); the workload runs for this plus the heal and a calm tail. Unused with `steps`. */
   durationMs: number;
+  /**
+   * Scripted steps instead of the nemesis (membership changes: test/integration/membership.test.ts), run
+   * while the clients run; they may change the members (ctx.view.admit / retire). No proxies needed then.
+   */
+  steps?: (ctx: FaultContext) => Promise<void>;
+  /** The members when the run starts (default every node of the cluster; nodes made for a later add are not). */
+  members?: string[];
+  /**
+   * What the clients dial (default every node of the cluster). Leader hints never add endpoints, so a client
+   * reaches a node added later only if it is told its address up front.
+   */
+  endpoints?: string[];
   /** In-process recorded clients (default 6). */
   clients?: number;
   /** Client worker processes (default 2) and clients in each (default 2). */
