@@ -83,7 +83,7 @@ async function main(): Promise<number> {
     const r = await runNodeSeed({ ...base, seed });
     if (!r.ok) {
       failures.push(r);
-      console.log(`FAILED ${describe(r)}\n  ${r.violation}\n  replay: npm run sim -- --seed ${seed}${args.bug ? ` --bug ${args.bug}` : ''}`);
+      console.log(`FAILED ${describe(r)}\n  ${r.violation}\n  replay: npm run sim -- --seed ${seed}${args.bug ? ` --bug ${args.bug}` : ''}${args.membership === undefined ? '' : args.membership ? ' --membership' : ' --no-membership'}`);
       if (args.stopOnFailure) break;
     } else if (!args.quiet && (seed - args.from + 1) % 100 === 0) {
       console.log(`${seed - args.from + 1} seeds run, ${failures.length} failed`);

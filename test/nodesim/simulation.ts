@@ -587,7 +587,7 @@ class NodeSimulation implements ClientEnv {
       }
       if (!(await this.step(settleBy))) break;
     }
-    if (!this.converged()) return this.fail('liveness: the nodes did not converge on one applied state after every fault healed');
+    if (!this.converged()) return this.fail(`liveness: the nodes did not converge on one applied state after every fault healed: ${this.describeNodes()}`);
     const leader = this.live().find((n) => n.runtime?.driver.hasAppliedOwnTerm())!;
     const machine = leader.runtime!.app.machine;
     const final = new Map<string, FinalRead>();
@@ -599,6 +599,17 @@ class NodeSimulation implements ClientEnv {
     }
     const verdict = checkHistory(this.recorder.history(), { finalState: final, minorityWindows: [] });
     if (!verdict.ok) this.fail(`client history: ${verdict.report.slice(0, 4_000)}`);
+  }
+
+  /** Each live node's view, for a liveness failure: role, term, applied index and configuration. */
+  private describeNodes(): string {
+    return this.live().map((n) => {
+      const d = n.runtime?.driver;
+      if (!d) return `${n.id} down`;
+      const st = d.core.basicStatus();
+      const c = d.config();
+      return `${n.id} ${st.role} term ${st.term} applied ${st.applied}/${st.lastIndex} voters ${c.voters.join(',')}${c.learners.length > 0 ? ` learners ${c.learners.join(',')}` : ''}`;
+    }).join('; ');
   }
 
   /**
