@@ -39,9 +39,8 @@ export const PLANTED_BUGS: Readonly<Record<string, PlantedBugs>> = {
   'vote-without-log-check': { brokenCore: brokenRawNode({ voteWithoutLogCheck: true }) },
   'commit-previous-term-by-counting': { brokenCore: brokenRawNode({ commitPreviousTermByCounting: true }) },
   'ack-before-sync': { brokenCore: brokenRawNode({ ackBeforeSync: true }) },
-  // Broken membership rules, on seeds that change membership (membership.ts).
+  // A broken membership rule, on seeds that change membership (membership.ts).
   'two-conf-changes-in-flight': { brokenCore: brokenRawNode({ twoConfChangesInFlight: true }) },
-  'conf-change-not-ready': { brokenCore: brokenRawNode({ confChangeBeforeOwnTermCommit: true }) },
 };
 
 export interface NodeSimOptions {

@@ -14,13 +14,11 @@ export interface RaftBugs {
   ackBeforeSync?: boolean;
   /** Propose a membership change while another is still uncommitted (two changes in flight). */
   twoConfChangesInFlight?: boolean;
-  /** Propose a membership change before this leader committed an entry of its term (the single-server bug). */
-  confChangeBeforeOwnTermCommit?: boolean;
 }
 
 /** A RawNode class with `bugs` planted (RawNode itself when none is set). */
 export function brokenRawNode(bugs: RaftBugs = {}): typeof RawNode {
-  if (!bugs.commitPreviousTermByCounting && !bugs.voteWithoutLogCheck && !bugs.ackBeforeSync && !bugs.twoConfChangesInFlight && !bugs.confChangeBeforeOwnTermCommit) return RawNode;
+  if (!bugs.commitPreviousTermByCounting && !bugs.voteWithoutLogCheck && !bugs.ackBeforeSync && !bugs.twoConfChangesInFlight) return RawNode;
   return class BrokenRawNode extends RawNode {
     protected override candidateIsUpToDate(lastLogIndex: number, lastLogTerm: number): boolean {
       return bugs.voteWithoutLogCheck === true || super.candidateIsUpToDate(lastLogIndex, lastLogTerm);
@@ -36,10 +34,7 @@ export function brokenRawNode(bugs: RaftBugs = {}): typeof RawNode {
 
     protected override confChangeBlocked(): 'conf-change-not-ready' | 'conf-change-pending' | undefined {
       const blocked = super.confChangeBlocked();
-      if (bugs.twoConfChangesInFlight === true && blocked === 'conf-change-pending') return undefined;
-      // The base rule checks readiness first: without it, the pending check still applies.
-      if (bugs.confChangeBeforeOwnTermCommit === true && blocked === 'conf-change-not-ready') return this.confChangePending() ? 'conf-change-pending' : undefined;
-      return blocked;
+      return bugs.twoConfChangesInFlight === true && blocked === 'conf-change-pending' ? undefined : blocked;
     }
   };
 }
