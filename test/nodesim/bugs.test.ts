@@ -1,6 +1,7 @@
-// The defects of issue 11 and three broken Raft rules, planted again one at a time (`--bug NAME`): the first
+// The defects of issue 11, three broken Raft rules and broken membership rules, planted again one at a time (`--bug NAME`): the first
 // seed that catches each, searching from seed 1, and the same seed passing without it. If a legitimate change moves a trajectory so
 // that a pinned seed no longer catches its bug, `npm run sim -- --seeds 400 --bug NAME --stop-on-failure`
+// (for a membership rule, on membership seeds only: add `--membership`, then pin a seed that is a multiple of 5)
 // finds the new first seed to pin here.
 import { describe, expect, it } from 'vitest';
 import { runNodeSeed } from './simulation';
@@ -18,6 +19,9 @@ const CAUGHT: Array<{ bug: string; seed: number; by: RegExp }> = [
   { bug: 'vote-without-log-check', seed: 78, by: /^raft: LeaderCompleteness: / },
   // Figure 8 of the Raft paper, on a seed of the figure8 profile (every eighth pair of seeds runs it).
   { bug: 'commit-previous-term-by-counting', seed: 127, by: /^raft: (LeaderCompleteness|StateMachineSafety): / },
+  // Broken membership rules, on the seeds that change membership (every fifth): the sim proposes a second
+  // change right behind the first now and then.
+  { bug: 'two-conf-changes-in-flight', seed: 5, by: /^raft: OneChangeInFlight: / },
 ];
 
 describe('the whole-node simulator catches each planted defect', () => {

@@ -4,6 +4,7 @@
  *   npm run sim -- --seeds 10000        run seeds 1..10000 (--from A: A..A+N-1)
  *   npm run sim -- --seed 42            replay one seed exactly, printing its timeline
  *   options: --nodes 3|5  --profile NAME  --bug NAME  --clients N  --ms FAULTY_MS  --quiet  --stop-on-failure
+ *            --membership / --no-membership (membership changes on every seed / none; default every fifth)
  *            --workers N (split the seeds over N processes)
  *
  * Prints every failure with its seed and what broke, a summary, and the time a seed takes; exits 1 when any
@@ -22,13 +23,14 @@ interface Args {
   profile?: string;
   bug?: string;
   faultyMs?: number;
+  membership?: boolean;
   quiet: boolean;
   stopOnFailure: boolean;
   workers: number;
 }
 
 const USAGE = `usage: npm run sim -- [--seeds N] [--from A] [--seed N] [--nodes 3|5] [--clients N] [--profile NAME]
-                      [--bug NAME] [--ms FAULTY_MS] [--quiet] [--stop-on-failure] [--workers N]
+                      [--bug NAME] [--ms FAULTY_MS] [--[no-]membership] [--quiet] [--stop-on-failure] [--workers N]
 profiles: ${NODE_SIM_PROFILES.map((p) => p.name).join(', ')}
 bugs:     ${Object.keys(PLANTED_BUGS).join(', ')}`;
 
@@ -51,6 +53,8 @@ function parse(argv: string[]): Args {
     else if (flag === '--profile') args.profile = value();
     else if (flag === '--bug') args.bug = value();
     else if (flag === '--workers') args.workers = int(flag, value());
+    else if (flag === '--membership') args.membership = true;
+    else if (flag === '--no-membership') args.membership = false;
     else if (flag === '--quiet') args.quiet = true;
     else if (flag === '--stop-on-failure') args.stopOnFailure = true;
     else throw new Error(`unknown option ${flag}\n${USAGE}`);
@@ -60,12 +64,12 @@ function parse(argv: string[]): Args {
 
 function describe(r: NodeSimResult): string {
   const s = r.stats;
-  return `seed ${r.seed} (${r.nodes} nodes, ${r.profile}): ${s.ops} ops, ${s.grants} grants, ${s.expiries} expiries, ${s.crashes} crashes, ${s.partitions} partitions, ${s.stalls} stalls, ${s.clockSteps} clock steps, ${s.snapshotsInstalled} snapshots installed, ${s.leaderTerms} leader terms, ${s.events} events, ${(s.simulatedMs / 1000).toFixed(1)} s simulated`;
+  return `seed ${r.seed} (${r.nodes} nodes, ${r.profile}): ${s.ops} ops, ${s.grants} grants, ${s.expiries} expiries, ${s.crashes} crashes, ${s.partitions} partitions, ${s.stalls} stalls, ${s.clockSteps} clock steps, ${s.snapshotsInstalled} snapshots installed, ${s.leaderTerms} leader terms, ${s.confChanges} membership changes (${s.confChangesRefused} refused), ${s.events} events, ${(s.simulatedMs / 1000).toFixed(1)} s simulated`;
 }
 
 async function main(): Promise<number> {
   const args = parse(process.argv.slice(2));
-  const base: Omit<NodeSimOptions, 'seed'> = { nodes: args.nodes, clients: args.clients, profile: args.profile, bug: args.bug, faultyMs: args.faultyMs };
+  const base: Omit<NodeSimOptions, 'seed'> = { nodes: args.nodes, clients: args.clients, profile: args.profile, bug: args.bug, faultyMs: args.faultyMs, membership: args.membership };
   if (args.seed !== undefined) {
     const r = await runNodeSeed({ ...base, seed: args.seed, trace: args.quiet ? undefined : (line) => console.log(line) });
     console.log(describe(r));
@@ -79,7 +83,7 @@ async function main(): Promise<number> {
     const r = await runNodeSeed({ ...base, seed });
     if (!r.ok) {
       failures.push(r);
-      console.log(`FAILED ${describe(r)}\n  ${r.violation}\n  replay: npm run sim -- --seed ${seed}${args.bug ? ` --bug ${args.bug}` : ''}`);
+      console.log(`FAILED ${describe(r)}\n  ${r.violation}\n  replay: npm run sim -- --seed ${seed}${args.bug ? ` --bug ${args.bug}` : ''}${args.membership === undefined ? '' : args.membership ? ' --membership' : ' --no-membership'}`);
       if (args.stopOnFailure) break;
     } else if (!args.quiet && (seed - args.from + 1) % 100 === 0) {
       console.log(`${seed - args.from + 1} seeds run, ${failures.length} failed`);

@@ -9,7 +9,11 @@
  *   the entry), applies entry i, or installs a snapshot covering i. The claim's term is the node's term
  *   at that moment; the entry was committed in that term or earlier.
  * - `decided` is the global record index -> the one entry ever claimed committed there.
+ * - Quorums are majorities of the voters of a configuration (learners never count): the configuration in
+ *   force at an entry, or one written after it (a leader commits under the newest configuration in its log).
  */
+import { decodeConfigEntry, type FullConfig } from '../../src/raft/confChange';
+import { quorumSize } from '../../src/raft/quorum';
 import { EntryType, MessageType, type Entry, type Message, type NodeId, type PersistedState } from '../../src/raft/types';
 import type { LogView } from '../../src/storage/memoryStorage';
 import { crc32 } from '../../src/storage/checksum';
@@ -66,8 +70,17 @@ export interface CheckerOptions {
 }
 
 export class Checker {
-  readonly quorum: number;
   readonly durability: boolean;
+  /** Every node that ever ran, first the initial voters; membership changes add more. */
+  readonly ids: NodeId[];
+  /** The voters before any configuration entry (the bootstrap configuration of the first nodes). */
+  private readonly initialVoters: readonly NodeId[];
+  /** Index -> the voter sets of the configuration entries any node wrote there (any term). */
+  private readonly configsWritten = new Map<number, Map<string, readonly NodeId[]>>();
+  /** Members removed by a committed configuration: never a member of a committed one again. */
+  private readonly committedRemoved = new Set<NodeId>();
+  /** Indexes of committed configuration entries already checked. */
+  private readonly committedConfigs = new Set<number>();
   /** term -> the leader of that term (Election Safety, over all history). */
   readonly leaders = new Map<number, NodeId>();
   readonly decided = new Map<number, Decided>();
@@ -87,12 +100,18 @@ export class Checker {
   private readonly snapshots = new Map<number, { crc: number; by: NodeId }>();
 
   constructor(
-    readonly ids: readonly NodeId[],
+    ids: readonly NodeId[],
     private readonly durableOf: (id: NodeId) => LogView,
     opts: CheckerOptions = {},
   ) {
-    this.quorum = Math.floor(ids.length / 2) + 1;
+    this.ids = [...ids];
+    this.initialVoters = [...ids];
     this.durability = opts.durability ?? true;
+  }
+
+  /** A node that joins (a membership change): its disk counts from now on. */
+  addNode(id: NodeId): void {
+    if (!this.ids.includes(id)) this.ids.push(id);
   }
 
   fail(invariant: string, detail: string): never {
@@ -167,6 +186,7 @@ export class Checker {
         this.fail('LogTermOrder', `${id} wrote term ${e.term} at index ${e.index} after term ${prevTerm}`);
       }
       const key = keyOf(e);
+      if (e.type === EntryType.ConfChange) this.configWritten(e);
       const idKey = `${e.index}:${e.term}`;
       const rec = this.entryIds.get(idKey);
       if (rec === undefined) this.entryIds.set(idKey, { key, prevTerm });
@@ -207,6 +227,7 @@ export class Checker {
       const e = log.entry(i);
       if (!e) this.fail('CommitBeyondLog', `${id} claims commit ${commit} but its log ends at ${log.lastIndex}`);
       this.decide(i, e.term, keyOf(e), term, `${id} commit`);
+      this.configCommitted(id, e);
     }
     if (commit > (this.claimedUpTo.get(id) ?? 0)) this.claimedUpTo.set(id, commit);
   }
@@ -233,26 +254,99 @@ export class Checker {
     }
   }
 
-  /** Node `id` (in term `term`, having applied up to `appliedBefore`) applies `e`. */
-  onApply(id: NodeId, term: number, e: Entry, appliedBefore: number): void {
+  /**
+   * Node `id` (in term `term`, having applied up to `appliedBefore`) applies `e`; `voters`: those of the
+   * configuration in force at `e` in its log, and `current` those of the configuration it runs with. The
+   * entry must be durable on a majority of one of them, or of the voters of a configuration some node
+   * wrote after it: the leader that committed it counted under the newest configuration of its log, which
+   * takes effect when appended, before it is written.
+   */
+  onApply(id: NodeId, term: number, e: Entry, appliedBefore: number, voters: readonly NodeId[] = this.initialVoters, current: readonly NodeId[] = voters): void {
     if (e.index !== appliedBefore + 1) {
       this.fail('ApplyOrder', `${id} applied index ${e.index} after ${appliedBefore}`);
     }
     this.decide(e.index, e.term, keyOf(e), term, `${id} apply`);
+    this.configCommitted(id, e);
     if (this.durability) {
-      let holders = 0;
-      for (const n of this.ids) {
+      const held = (n: NodeId): boolean => {
         const dv = this.durableOf(n);
-        if (dv.snapshotIndex >= e.index || dv.term(e.index) === e.term) holders++;
-      }
-      if (holders < this.quorum) {
+        return dv.snapshotIndex >= e.index || dv.term(e.index) === e.term;
+      };
+      const majority = (vs: readonly NodeId[]): boolean => vs.filter(held).length >= quorumSize(vs.length);
+      if (!majority(voters) && !majority(current) && !this.laterConfigs(e.index).some(majority)) {
         this.fail(
           'DurableQuorum',
-          `${id} applied index ${e.index} (term ${e.term}) while only ${holders} of ${this.ids.length} nodes hold it durably`,
+          `${id} applied index ${e.index} (term ${e.term}) while only ${voters.filter(held).length} of its ${voters.length} voters ` +
+            `(${voters.join(',')}) hold it durably, nor a majority of any configuration written after it`,
         );
       }
     }
     if (e.index > this.maxApplied) this.maxApplied = e.index;
+  }
+
+  private laterConfigs(index: number): Array<readonly NodeId[]> {
+    const out: Array<readonly NodeId[]> = [];
+    for (const [i, sets] of this.configsWritten) if (i > index) out.push(...sets.values());
+    return out;
+  }
+
+  private configWritten(e: Entry): void {
+    const c = decodeConfigEntry(e.data);
+    if (typeof c === 'string') return; // the core refuses such an append; nothing to count under
+    const sets = this.configsWritten.get(e.index) ?? new Map<string, readonly NodeId[]>();
+    sets.set(c.voters.join(','), c.voters);
+    this.configsWritten.set(e.index, sets);
+  }
+
+  /** A configuration entry was committed: a member it removed is never a member of a committed one again. */
+  private configCommitted(id: NodeId, e: Entry): void {
+    if (e.type !== EntryType.ConfChange || this.committedConfigs.has(e.index)) return;
+    this.committedConfigs.add(e.index);
+    const c = decodeConfigEntry(e.data);
+    if (typeof c === 'string') this.fail('ConfigEntry', `${id} committed a malformed configuration at ${e.index}: ${c}`);
+    const back = [...c.voters, ...c.learners].filter((m) => this.committedRemoved.has(m));
+    if (back.length > 0) this.fail('RemovedRejoined', `the configuration committed at ${e.index} lists ${back.join(',')}, removed by an earlier one`);
+    for (const r of c.removed) this.committedRemoved.add(r);
+  }
+
+  /**
+   * Node `id` wrote a configuration entry at `index`: it differs from the one before it (`prev`, in force
+   * at index - 1 in the same log) by one server, in one of the three allowed steps.
+   */
+  onConfigEntry(id: NodeId, index: number, prev: FullConfig, next: FullConfig): void {
+    const role = (c: FullConfig, m: NodeId): string => (c.voters.includes(m) ? 'voter' : c.learners.includes(m) ? 'learner' : 'none');
+    const everyone = new Set([...prev.voters, ...prev.learners, ...next.voters, ...next.learners]);
+    const steps = [...everyone].filter((m) => role(prev, m) !== role(next, m)).map((m) => `${m}: ${role(prev, m)} -> ${role(next, m)}`);
+    const allowed = new Set(['none -> learner', 'learner -> voter', 'voter -> none', 'learner -> none']);
+    if (steps.length !== 1 || !allowed.has(steps[0]!.slice(steps[0]!.indexOf(': ') + 2))) {
+      this.fail('SingleServerChange', `${id} wrote a configuration at ${index} that is not one server away from the one before it: ${steps.join('; ') || 'no change'}`);
+    }
+  }
+
+  /** Node `id`, in force with `actual`, whose log (or snapshot) ends with the configuration `expected`. */
+  onNodeConfig(id: NodeId, actual: FullConfig, expected: FullConfig): void {
+    const show = (c: FullConfig): string => `voters ${c.voters.join(',')} learners ${c.learners.join(',') || '-'} removed ${c.removed.join(',') || '-'}`;
+    if (show(actual) !== show(expected)) this.fail('ConfigIsLastEntry', `${id} runs with ${show(actual)}, but its log's last configuration is ${show(expected)}`);
+  }
+
+  /**
+   * A leader's log holds at most one configuration entry above the commit index (its own, or the highest any
+   * node claimed): one change in flight.
+   */
+  onLeaderLog(id: NodeId, term: number, commit: number, log: LogView): void {
+    const pending: number[] = [];
+    for (let i = Math.max(commit, this.maxDecided, log.snapshotIndex) + 1; i <= log.lastIndex; i++) {
+      if (log.entry(i)?.type === EntryType.ConfChange) pending.push(i);
+    }
+    if (pending.length > 1) this.fail('OneChangeInFlight', `${id}, leader of term ${term}, holds uncommitted configuration entries at ${pending.join(', ')}`);
+  }
+
+  /** `id` became leader of `term` with `voters` in force: a majority of them granted it their votes (itself included). */
+  onElected(id: NodeId, term: number, voters: readonly NodeId[]): void {
+    const granted = voters.filter((v) => v === id || this.votes.get(`${v}@${term}`) === id);
+    if (granted.length < quorumSize(voters.length)) {
+      this.fail('ElectionQuorum', `${id} leads term ${term} with the votes of ${granted.join(',') || 'nobody'}, not a majority of its voters ${voters.join(',')}`);
+    }
   }
 
   /**

@@ -8,13 +8,17 @@
  * - takeCommittedEntries(): entries a leader applies early, while a write is in flight;
  * - readIndex(), compact(): reads issued, snapshots taken;
  * - transport.send(): every message leaving the node, knowing which were sent before their write synced;
- * - the disk's writes (SimDisk calls written()): log writes and commit claims.
+ * - the disk's writes (SimDisk calls written()): log writes and commit claims;
+ * - the configurations: each node's in force against the last configuration entry of its written log (or its
+ *   snapshot's, or its bootstrap one), each configuration entry against the one before it, a leader's
+ *   uncommitted changes and its votes against its configuration.
  *
  * A violation is reported, never thrown into the node (where it would look like a storage failure).
  */
 import type { NodeRuntime } from '../../src/node/runtime/nodeRuntime';
 import type { RawNode } from '../../src/raft';
-import { Role, type Entry, type Message, type PersistedState } from '../../src/raft/types';
+import { decodeConfigEntry, fullConfig, type FullConfig } from '../../src/raft/confChange';
+import { EntryType, Role, type Entry, type Message, type PersistedState } from '../../src/raft/types';
 import { crc32 } from '../../src/storage/checksum';
 import type { LogView } from '../../src/storage/memoryStorage';
 import type { PersistBatch } from '../../src/storage/types';
@@ -26,7 +30,12 @@ export class RaftObserver {
   private readonly immediate = new WeakSet<Message>();
   private applied: number;
   private lastLeaderTerm = 0;
+  private electedTerm = 0;
+  /** The last entry and the snapshot a Ready handed out, until the disk has them. */
+  private unwritten: { entry?: Entry; snapshotIndex?: number } = {};
   private core: RawNode | undefined;
+  /** Snapshot index -> the configuration it carries (loaded, taken or installed by this incarnation). */
+  private readonly snapshotConfigs = new Map<number, FullConfig>();
 
   constructor(
     private readonly checker: Checker,
@@ -35,14 +44,38 @@ export class RaftObserver {
     private readonly written: LogView,
     private readonly report: (v: InvariantViolation) => void,
     loaded: PersistedState,
+    /** The configuration of an empty log (the node's file; a joining node's own as a learner). */
+    private readonly bootstrap: FullConfig,
   ) {
     this.applied = loaded.snapshot?.meta.index ?? 0;
+    if (loaded.snapshot) this.snapshotConfigs.set(loaded.snapshot.meta.index, fullConfig(loaded.snapshot.meta.config));
+  }
+
+  /** The configuration in force at `index` of the written log, as this observer reads it (undefined: unknown). */
+  private configAt(index: number): FullConfig | undefined {
+    const log = this.written;
+    for (let i = Math.min(index, log.lastIndex); i > log.snapshotIndex; i--) {
+      const e = log.entry(i);
+      if (e?.type !== EntryType.ConfChange) continue;
+      const c = decodeConfigEntry(e.data);
+      return typeof c === 'string' ? undefined : c;
+    }
+    if (index < log.snapshotIndex) return undefined;
+    return log.snapshotIndex === 0 ? this.bootstrap : this.snapshotConfigs.get(log.snapshotIndex);
   }
 
   /** The disk took a batch (before it syncs). */
   onWrite(batch: PersistBatch): void {
     this.check(() => {
       this.checker.onLogWrite(this.id, this.written, batch.entries);
+      for (const e of batch.entries) {
+        if (e.type !== EntryType.ConfChange) continue;
+        const prev = this.configAt(e.index - 1);
+        const next = decodeConfigEntry(e.data);
+        // A joining node's bootstrap configuration (itself a learner) is its own, not the cluster's at any index.
+        const joinerBootstrap = prev === this.bootstrap && this.bootstrap.learners.includes(this.id);
+        if (prev !== undefined && !joinerBootstrap && typeof next !== 'string') this.checker.onConfigEntry(this.id, e.index, prev, next);
+      }
       const hs = batch.hardState;
       if (hs) this.checker.onCommitClaim(this.id, hs.term, hs.commit, this.written);
     });
@@ -73,6 +106,7 @@ export class RaftObserver {
     const compact = core.compact.bind(core);
     core.compact = (index: number, data: Uint8Array) => {
       const snapshot = compact(index, data);
+      this.snapshotConfigs.set(snapshot.meta.index, fullConfig(snapshot.meta.config));
       this.check(() => this.checker.onSnapshotTaken(this.id, index, crc32(data)));
       return snapshot;
     };
@@ -92,8 +126,16 @@ export class RaftObserver {
     this.check(() => {
       const st = core.basicStatus();
       this.checker.onStatus(this.id, this.incarnation, st);
+      const settled = this.writtenIsCore(st);
+      const expected = settled ? this.configAt(st.lastIndex) : undefined;
+      if (expected !== undefined) this.checker.onNodeConfig(this.id, core.config(), expected);
       if (st.role !== Role.Leader) return;
       this.checker.onLeader(this.id, st.term);
+      if (st.term !== this.electedTerm) {
+        this.electedTerm = st.term;
+        this.checker.onElected(this.id, st.term, core.config().voters);
+      }
+      if (settled) this.checker.onLeaderLog(this.id, st.term, st.commit, this.written);
       // The written log is the core's own only once every entry it holds has been handed to storage.
       if (st.term !== this.lastLeaderTerm && !core.hasReady()) {
         this.lastLeaderTerm = st.term;
@@ -102,10 +144,26 @@ export class RaftObserver {
     });
   }
 
+  /**
+   * The written log is the core's once every entry and snapshot handed out reached the disk and the core
+   * holds no entry it has not persisted (one appended while a Ready is outstanding waits for the next).
+   */
+  private writtenIsCore(st: { lastIndex: number; snapshotIndex: number; stableIndex: number }): boolean {
+    const w = this.written;
+    const { entry, snapshotIndex } = this.unwritten;
+    if (entry !== undefined && w.term(entry.index) === entry.term) this.unwritten.entry = undefined;
+    if (snapshotIndex !== undefined && w.snapshotIndex >= snapshotIndex) this.unwritten.snapshotIndex = undefined;
+    const pending = this.unwritten.entry !== undefined || this.unwritten.snapshotIndex !== undefined;
+    return !pending && !this.core!.hasReady() && st.stableIndex === st.lastIndex && w.lastIndex === st.lastIndex && w.snapshotIndex === st.snapshotIndex;
+  }
+
   private onReady(rd: ReturnType<RawNode['ready']>): void {
+    if (rd.entries.length > 0) this.unwritten.entry = rd.entries.at(-1);
+    if (rd.snapshot) this.unwritten.snapshotIndex = rd.snapshot.meta.index;
     for (const m of rd.messages) this.immediate.add(m);
     for (const rs of rd.readStates) this.checker.onReadState(this.id, hex(rs.context), rs.index);
     if (rd.snapshot) {
+      this.snapshotConfigs.set(rd.snapshot.meta.index, fullConfig(rd.snapshot.meta.config));
       this.checker.onSnapshotInstall(this.id, rd.snapshot.meta, crc32(rd.snapshot.data), this.applied);
       this.applied = rd.snapshot.meta.index;
     }
@@ -116,7 +174,7 @@ export class RaftObserver {
     if (entries.length === 0) return;
     const term = this.core!.basicStatus().term;
     for (const e of entries) {
-      this.checker.onApply(this.id, term, e, this.applied);
+      this.checker.onApply(this.id, term, e, this.applied, this.configAt(e.index)?.voters, this.core!.config().voters);
       this.applied = e.index;
     }
   }
@@ -138,8 +196,8 @@ function hex(bytes: Uint8Array): string {
 /** What SimNode.start takes: an observer for each new incarnation of `node`, all feeding one checker. */
 export function observerFactory(
   checker: Checker,
-  node: { id: string; actor: { incarnation: number }; disk: { storage: { view(which: 'written'): LogView } } },
+  node: { id: string; actor: { incarnation: number }; disk: { storage: { view(which: 'written'): LogView } }; bootstrap: FullConfig },
   report: (v: InvariantViolation) => void,
 ): (loaded: PersistedState) => RaftObserver {
-  return (loaded) => new RaftObserver(checker, node.id, node.actor.incarnation, node.disk.storage.view('written'), report, loaded);
+  return (loaded) => new RaftObserver(checker, node.id, node.actor.incarnation, node.disk.storage.view('written'), report, loaded, node.bootstrap);
 }

@@ -1,11 +1,15 @@
-// Named regressions for the defects of issue 11, on real NodeRuntimes in virtual time (ScriptedCluster).
+// Named regressions for the defects of issue 11 (and of membership, issue 12), on real NodeRuntimes in virtual time (ScriptedCluster).
 // Each runs once as fixed and once with the defect planted again, and must tell the two apart.
 import { describe, expect, it } from 'vitest';
 import type { PlantedBugs } from '../../src/node/runtime/nodeRuntime';
 import { SessionLeases } from '../../src/node/runtime/sessionLeases';
 import { MessageType } from '../../src/raft/types';
+import { Prng } from '../support/prng';
+import type { RaftObserver } from './raftObserver';
 import { header, ScriptedCluster } from './scriptedCluster';
 import { runNodeSeed } from './simulation';
+import { nodeLogger, simConfig, SimNode } from './simNode';
+import { World } from './world';
 
 const TTL = 3_000;
 
@@ -167,5 +171,20 @@ describe('the simulator\'s own checks', () => {
   it('seed 5165: a retried write answered from the dedup table is not a write below the watermark', async () => {
     const r = await runNodeSeed({ seed: 5165, profile: 'mixed' });
     expect(r.violation).toBeUndefined();
+  });
+});
+
+describe('membership: a node started with join bootstraps as a learner of its own configuration', () => {
+  // NodeRuntime spread the Raft defaults (no learners, no addresses) over the bootstrap configuration, so a
+  // joining node ran with a configuration that left it out; the simulator's ConfigIsLastEntry check saw it.
+  it('knows itself as a learner and the members from its file as voters, with their addresses', async () => {
+    const world = new World();
+    const config = simConfig('n4', ['n1', 'n2', 'n3', 'n4'], 10_000, { clusterId: 'c' });
+    const node = new SimNode('n4', world.actor('n4', 1, 0, 1.7e12), config, new Prng(4), () => 1, () => undefined, nodeLogger('n4', undefined));
+    await node.start(() => undefined, () => ({ onWrite: () => undefined, attach: () => undefined }) as unknown as RaftObserver);
+    const c = node.runtime!.driver.config();
+    expect({ voters: c.voters, learners: c.learners }).toEqual({ voters: ['n1', 'n2', 'n3'], learners: ['n4'] });
+    expect(Object.keys(c.addresses).sort()).toEqual(['n1', 'n2', 'n3', 'n4']);
+    node.runtime!.duties.stop();
   });
 });

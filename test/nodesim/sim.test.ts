@@ -1,5 +1,5 @@
 // The whole-node simulation in CI: seeds 1..300 (odd seeds 3 nodes, even seeds 5, cycling through every
-// fault profile), each 30 s of simulated time under faults, then healed. A failure names its seed; replay it
+// fault profile, every fifth seed changing membership), each 30 s of simulated time under faults, then healed. A failure names its seed; replay it
 // with its timeline: `npm run sim -- --seed N`. NODE_SIM_SEEDS scales the run up without editing the file.
 import { describe, expect, it } from 'vitest';
 import { NODE_SIM_PROFILES } from './profiles';
@@ -34,7 +34,7 @@ describe(`whole-node simulation: seeds 1..${SEEDS}, 3 and 5 nodes, ${NODE_SIM_PR
     console.log(`whole-node simulation totals over ${totals.seeds} seeds: ${JSON.stringify(totals)}`);
     expect([...sizes].sort()).toEqual([3, 5]);
     expect(profiles.size).toBe(NODE_SIM_PROFILES.length);
-    for (const k of ['crashes', 'partitions', 'stalls', 'clockSteps', 'snapshotsInstalled', 'expiries']) expect(totals[k], k).toBeGreaterThan(SEEDS / 10);
+    for (const k of ['crashes', 'partitions', 'stalls', 'clockSteps', 'snapshotsInstalled', 'expiries', 'confChanges', 'confChangesRefused']) expect(totals[k], k).toBeGreaterThan(SEEDS / 10);
     expect(totals.grants).toBeGreaterThan(SEEDS * 20);
     expect(totals.leaderTerms).toBeGreaterThan(SEEDS * 2);
     expect(totals.ops).toBeGreaterThan(SEEDS * 100);

@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { CONFIG_DEFAULTS, deriveClusterId, type NodeConfig } from '../../src/node/config';
 import type { Logger } from '../../src/node/logger';
+import { fullConfig, type FullConfig } from '../../src/raft/confChange';
 import type { PersistedState } from '../../src/raft/types';
 import { NodeRuntime, type RuntimeOptions } from '../../src/node/runtime/nodeRuntime';
 import { MemoryPeerTransport } from '../../src/transport/memoryPeerTransport';
@@ -12,8 +13,11 @@ import { seededRandom, type Actor } from './world';
 /** The address clients and leader hints use for a simulated node. */
 export const addressOf = (id: string): string => `${id}.sim:7000`;
 
-/** The configuration every simulated node runs with: the shipped defaults, smaller snapshots. */
-export function simConfig(id: string, ids: readonly string[], snapshotEveryEntries: number): NodeConfig {
+/**
+ * The configuration every simulated node runs with: the shipped defaults, smaller snapshots. A node that
+ * joins a running cluster (`join`) is given the cluster's id and its voters besides itself.
+ */
+export function simConfig(id: string, ids: readonly string[], snapshotEveryEntries: number, join?: { clusterId: string }): NodeConfig {
   const members = Object.fromEntries(ids.map((m) => [m, { client: addressOf(m), peer: `${m}.sim:7100` }]));
   return {
     ...CONFIG_DEFAULTS,
@@ -21,7 +25,8 @@ export function simConfig(id: string, ids: readonly string[], snapshotEveryEntri
     listen: addressOf(id),
     peerListen: `${id}.sim:7100`,
     members,
-    clusterId: deriveClusterId(members),
+    join: join !== undefined,
+    clusterId: join?.clusterId ?? deriveClusterId(members),
     clientCertAuth: false,
     insecure: true,
     dataDir: `/sim/${id}`,
@@ -42,6 +47,8 @@ export class SimNode {
   /** Set when the runtime stopped on its own (a storage or apply failure): always a defect here. */
   fatal: Error | undefined;
   starting = false;
+  /** Removed from the cluster (and stopped, or never to be restarted): no fault touches it again. */
+  retired = false;
 
   constructor(
     readonly id: string,
@@ -56,6 +63,12 @@ export class SimNode {
 
   get up(): boolean {
     return this.runtime !== undefined;
+  }
+
+  /** The configuration of an empty data folder, as the sim gave it (for the Raft checker). */
+  get bootstrap(): FullConfig {
+    const others = Object.keys(this.config.members).filter((m) => !this.config.join || m !== this.id);
+    return fullConfig({ voters: others, learners: this.config.join ? [this.id] : [] });
   }
 
   /**
@@ -84,6 +97,14 @@ export class SimNode {
     this.transport = transport;
     runtime.driver.on('fatal', (err: Error) => (this.fatal ??= err));
     onStarted(runtime);
+  }
+
+  /** A graceful stop, as the server stops once it applied its own removal; the node never starts again. */
+  async retire(): Promise<void> {
+    this.retired = true;
+    const runtime = this.runtime;
+    if (runtime) await runtime.stop();
+    this.crash(this.disk.storage.unsyncedBatches);
   }
 
   /** Power loss: the process is gone, un-synced writes beyond `keep` batches are lost. Returns batches lost. */

@@ -21,6 +21,7 @@ import { CALM, Network } from './network';
 import { CHAOS_EVERY_MS, findNodeSimProfile, profileForSeed, type NodeSimProfile } from './profiles';
 import { SimClient, type ClientEnv, type Delivery, type NodeCall } from './simClient';
 import { Checker } from './raftInvariants';
+import { Membership, membershipForSeed } from './membership';
 import { observerFactory } from './raftObserver';
 import { nodeLogger, simConfig, SimNode } from './simNode';
 import { World } from './world';
@@ -38,6 +39,8 @@ export const PLANTED_BUGS: Readonly<Record<string, PlantedBugs>> = {
   'vote-without-log-check': { brokenCore: brokenRawNode({ voteWithoutLogCheck: true }) },
   'commit-previous-term-by-counting': { brokenCore: brokenRawNode({ commitPreviousTermByCounting: true }) },
   'ack-before-sync': { brokenCore: brokenRawNode({ ackBeforeSync: true }) },
+  // A broken membership rule, on seeds that change membership (membership.ts).
+  'two-conf-changes-in-flight': { brokenCore: brokenRawNode({ twoConfChangesInFlight: true }) },
 };
 
 export interface NodeSimOptions {
@@ -48,6 +51,8 @@ export interface NodeSimOptions {
   bug?: string;
   /** Simulated real time of the faulty phase, ms. */
   faultyMs?: number;
+  /** Membership changes during the faulty phase (default: every fifth seed, membershipForSeed). */
+  membership?: boolean;
   /** Receives the timeline, one line per event worth telling. */
   trace?: (line: string) => void;
 }
@@ -58,7 +63,7 @@ export interface NodeSimResult {
   profile: string;
   ok: boolean;
   violation?: string;
-  stats: { events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number; leaderTerms: number };
+  stats: { events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number; leaderTerms: number; confChanges: number; confChangesRefused: number };
 }
 
 class Violation extends Error {}
@@ -78,12 +83,13 @@ class NodeSimulation implements ClientEnv {
   readonly recorder = new Recorder({ now: () => this.world.now });
   readonly nodes: SimNode[] = [];
   readonly clients: SimClient[] = [];
+  /** Every node that ever ran, in order of creation (clients know them all; removed ones refuse calls). */
   readonly nodeIds: string[];
   readonly locks = ['L0', 'L1'];
   private readonly net: Network;
   private readonly faults: Prng;
   private readonly profile: NodeSimProfile;
-  private readonly faultyMs: number;
+  readonly faultyMs: number;
   private readonly ttlMs = 3_000;
   private violation: string | undefined;
   /** Index -> CRC of the entry every node applied there: the applied logs must agree. */
@@ -98,7 +104,14 @@ class NodeSimulation implements ClientEnv {
   private readonly endedSessions = new Set<string>();
   /** The newest grant of each lock applied anywhere (token, session, real time). */
   private readonly newestGrant = new Map<string, { token: number; session: string; at: number }>();
-  readonly stats: NodeSimResult['stats'] = { events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0, leaderTerms: 0 };
+  readonly stats: NodeSimResult['stats'] = { events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0, leaderTerms: 0, confChanges: 0, confChangesRefused: 0 };
+  private readonly bugs: PlantedBugs | undefined;
+  /** The cluster's size at the start (membership changes add and remove nodes later). */
+  private readonly initialNodes: number;
+  private readonly snapshotEvery: number;
+  private readonly snapshotSliceUnits: number | undefined;
+  /** Adds, promotes and removes members during the faulty phase, when the seed does. */
+  private readonly membership: Membership | undefined;
 
   constructor(private readonly opts: NodeSimOptions) {
     const setup = setupForNodeSeed(opts.seed);
@@ -121,19 +134,19 @@ class NodeSimulation implements ClientEnv {
     const slices = Prng.derive(opts.seed, 'snapshot-slices');
     const snapshotSliceUnits = slices.chance(0.5) ? 1 + slices.int(8) : undefined;
     const slowDisk = clocks.chance(0.5) ? clocks.pick(this.nodeIds) : undefined;
+    this.bugs = bugs;
+    this.initialNodes = size;
+    this.snapshotEvery = snapshotEvery;
+    this.snapshotSliceUnits = snapshotSliceUnits;
     for (const id of this.nodeIds) {
       const actor = this.world.actor(id, rate(), clocks.next() * 1e6, 1.7e12 + clocks.next() * 1e9);
       const disk = Prng.derive(opts.seed, `disk-${id}`);
-      const logLine = opts.trace ? (text: string): void => this.trace(`${id} ${text}`) : undefined;
-      const node = new SimNode(id, actor, simConfig(id, this.nodeIds, snapshotEvery), Prng.derive(opts.seed, `random-${id}`),
-        // Most fsyncs take a few ms, one in ten is slow, and in some runs one node's disk is always slow (a
-        // follower that lags behind the commit index, and so is sent snapshots while it still appends).
-        slowDisk === id ? () => 5 + disk.next() * 40 : () => (disk.chance(0.1) ? 10 + disk.next() * 30 : 0.2 + disk.next() * 4), (from, to, batch) => this.carry(from, to, batch), nodeLogger(id, logLine),
-        { plantedBugs: bugs, raftTuning: this.profile.raftTuning, snapshotSliceUnits });
-      this.nodes.push(node);
-      this.openCalls.set(node, new Set());
+      // Most fsyncs take a few ms, one in ten is slow, and in some runs one node's disk is always slow (a
+      // follower that lags behind the commit index, and so is sent snapshots while it still appends).
+      this.createNode(id, actor, simConfig(id, this.nodeIds, snapshotEvery), slowDisk === id ? () => 5 + disk.next() * 40 : fsyncTimes(disk));
     }
     this.raft = new Checker(this.nodeIds, (id) => this.nodes.find((n) => n.id === id)!.disk.storage.view('durable'));
+    if (opts.membership ?? membershipForSeed(opts.seed)) this.membership = new Membership(this, Prng.derive(opts.seed, 'membership'));
     const clientCount = opts.clients ?? 4;
     for (let i = 0; i < clientCount; i++) {
       const name = `c${i + 1}`;
@@ -141,11 +154,62 @@ class NodeSimulation implements ClientEnv {
     }
   }
 
+  private createNode(id: string, actor: SimNode['actor'], config: SimNode['config'], fsyncMs: () => number): SimNode {
+    const logLine = this.opts.trace ? (text: string): void => this.trace(`${id} ${text}`) : undefined;
+    const node = new SimNode(id, actor, config, Prng.derive(this.opts.seed, `random-${id}`), fsyncMs, (from, to, batch) => this.carry(from, to, batch), nodeLogger(id, logLine),
+      { plantedBugs: this.bugs, raftTuning: this.profile.raftTuning, snapshotSliceUnits: this.snapshotSliceUnits });
+    this.nodes.push(node);
+    this.openCalls.set(node, new Set());
+    return node;
+  }
+
+  /**
+   * A brand-new machine with an empty disk, started in join mode: it knows `voters` and waits to be added.
+   * Its clock and disk come from streams of its own, so that no other consumer moves.
+   */
+  startJoiner(id: string, voters: readonly string[]): SimNode {
+    const clocks = Prng.derive(this.opts.seed, `clocks-${id}`);
+    const rate = 1 + (clocks.next() * 2 - 1) * CLOCK_RATE_BOUND;
+    const actor = this.world.actor(id, rate, clocks.next() * 1e6, 1.7e12 + clocks.next() * 1e9);
+    const config = simConfig(id, [...voters, id], this.snapshotEvery, { clusterId: this.nodes[0]!.config.clusterId });
+    const node = this.createNode(id, actor, config, fsyncTimes(Prng.derive(this.opts.seed, `disk-${id}`)));
+    this.nodeIds.push(id);
+    this.raft.addNode(id);
+    this.startNode(node);
+    return node;
+  }
+
+  /** The nodes not removed from the cluster: faults pick among them. */
+  live(): SimNode[] {
+    return this.nodes.filter((n) => !n.retired);
+  }
+
+  private liveIds(): string[] {
+    return this.live().map((n) => n.id);
+  }
+
+  /** The node leading now (in its own view), if any. */
+  leader(): SimNode | undefined {
+    return this.live().find((n) => n.runtime?.driver.isLeader());
+  }
+
+  /** A removed node stops (as the server does on 'removed'), or is never restarted when it is down. */
+  retire(node: SimNode, why: string): void {
+    if (node.retired) return;
+    this.trace(`MEMBERSHIP ${node.id} retires: ${why}`);
+    void node.retire().then(() => this.resetOpenCalls(node));
+  }
+
+  countChange(committed: boolean): void {
+    if (committed) this.stats.confChanges++;
+    else this.stats.confChangesRefused++;
+  }
+
   trace(line: string): void {
     this.opts.trace?.(`${this.world.now.toFixed(1).padStart(9)} ${line}`);
   }
 
-  private fail(what: string): void {
+  fail(what: string): void {
     this.violation ??= `${what} (at ${this.world.now.toFixed(1)} ms)`;
   }
 
@@ -285,7 +349,9 @@ class NodeSimulation implements ClientEnv {
         this.trace(`FAULT ${node.id} stalls for ${ms} ms right after its election`);
       }
       if (this.world.now < this.faultyMs && this.faults.chance(this.profile.deposeNewLeader ?? 0)) this.deposeSoon(node, term);
+      if (this.world.now < this.faultyMs) this.membership?.elected(node);
     });
+    runtime.driver.once('removed', (index: number) => this.retire(node, `applied its own removal at index ${index}`));
   }
 
   /**
@@ -335,9 +401,10 @@ class NodeSimulation implements ClientEnv {
     const f = this.faults;
     const now = this.world.now;
     if (f.chance(p.partition) && this.net.cutCount() === 0) {
-      const minority = f.shuffle([...this.nodeIds]).slice(0, 1 + f.int(Math.floor(this.nodeIds.length / 2)));
+      const ids = this.liveIds();
+      const minority = f.shuffle([...ids]).slice(0, 1 + f.int(Math.floor(ids.length / 2)));
       const clientsWith = this.clients.filter(() => f.chance(0.5)).map((c) => c.name);
-      const rest = [...this.nodeIds.filter((id) => !minority.includes(id)), ...this.clients.map((c) => c.name).filter((c) => !clientsWith.includes(c))];
+      const rest = [...ids.filter((id) => !minority.includes(id)), ...this.clients.map((c) => c.name).filter((c) => !clientsWith.includes(c))];
       this.net.partition([[...minority, ...clientsWith], rest]);
       this.stats.partitions++;
       let healIn = 300 + f.int(4_000);
@@ -376,7 +443,7 @@ class NodeSimulation implements ClientEnv {
       this.trace(`FAULT ${c.name} stalls for ${ms} ms`);
     }
     if (f.chance(p.clockStep)) {
-      const node = f.pick(this.nodes);
+      const node = f.pick(this.live());
       const step = (f.chance(0.6) ? 1 : -1) * (1_000 + f.int(60_000));
       node.actor.wallOffset += step;
       this.stats.clockSteps++;
@@ -399,13 +466,17 @@ class NodeSimulation implements ClientEnv {
 
   private crash(node: SimNode, keep: number, why: string): void {
     const lost = node.crash(keep);
-    const resets = [...this.openCalls.get(node)!];
-    this.openCalls.get(node)!.clear();
-    for (const reset of resets) reset();
+    this.resetOpenCalls(node);
     this.stats.crashes++;
     const back = 100 + this.faults.int(3_000);
     this.trace(`FAULT ${node.id} crashed ${why} (${lost} un-synced batches lost), restarts in ${back} ms`);
     this.world.at(this.world.now + back, this.sim, () => this.startNode(node));
+  }
+
+  private resetOpenCalls(node: SimNode): void {
+    const resets = [...this.openCalls.get(node)!];
+    this.openCalls.get(node)!.clear();
+    for (const reset of resets) reset();
   }
 
   /**
@@ -422,7 +493,7 @@ class NodeSimulation implements ClientEnv {
       const runtime = node.runtime;
       if (!runtime?.driver.isLeader() || runtime.driver.currentTerm() !== term) return;
       if (this.net.cutCount() === 0 && this.faults.chance(0.3)) {
-        const rest = [...this.nodeIds.filter((id) => id !== node.id), ...this.clients.map((c) => c.name)];
+        const rest = [...this.liveIds().filter((id) => id !== node.id), ...this.clients.map((c) => c.name)];
         this.net.partition([[node.id], rest]);
         this.stats.partitions++;
         const healIn = 200 + this.faults.int(1_500);
@@ -436,15 +507,15 @@ class NodeSimulation implements ClientEnv {
 
   /** A node for a fault: the leader more often than not, since faults there are the ones that matter most. */
   private pickNode(f: Prng): SimNode {
-    const leader = this.nodes.find((n) => n.runtime?.driver.isLeader());
-    return leader && f.chance(0.5) ? leader : f.pick(this.nodes);
+    const leader = this.leader();
+    return leader && f.chance(0.5) ? leader : f.pick(this.live());
   }
 
   /** The simulator's own actor: fault schedule events (never stalled, never crashed). */
   private readonly sim = this.world.actor('sim', 1, 0, 0);
 
   private startNode(node: SimNode): void {
-    if (node.up || node.starting) return;
+    if (node.up || node.starting || node.retired) return;
     void node.start((runtime) => this.watch(node, runtime), observerFactory(this.raft, node, (v) => this.fail(`raft: ${v.message}`)));
     this.trace(`${node.id} starts (incarnation ${node.actor.incarnation})`);
   }
@@ -459,6 +530,7 @@ class NodeSimulation implements ClientEnv {
       this.world.at(this.world.now + CHAOS_EVERY_MS, this.sim, everyChaos);
     };
     this.world.at(1_000, this.sim, everyChaos);
+    this.membership?.schedule();
     // The faulty phase ends with everything healed; the clients stop a little later and close their sessions.
     this.world.at(this.faultyMs, this.sim, () => this.healAll());
     let running = this.clients.length;
@@ -479,7 +551,7 @@ class NodeSimulation implements ClientEnv {
     this.stats.leaderTerms = this.raft.leaders.size;
     this.stats.simulatedMs = Math.round(this.world.now);
     this.stats.ops = this.recorder.history().ops.length;
-    return { seed: this.opts.seed, nodes: this.nodes.length, profile: this.profile.name, ok: !this.violation, violation: this.violation, stats: this.stats };
+    return { seed: this.opts.seed, nodes: this.initialNodes, profile: this.profile.name, ok: !this.violation, violation: this.violation, stats: this.stats };
   }
 
   private healAll(): void {
@@ -487,7 +559,7 @@ class NodeSimulation implements ClientEnv {
     this.net.faults = CALM;
     for (const n of this.nodes) {
       n.actor.stalledUntil = Math.min(n.actor.stalledUntil, this.world.now);
-      if (!n.up && !n.starting) this.startNode(n);
+      this.startNode(n);
     }
     for (const c of this.clients) c.actor.stalledUntil = Math.min(c.actor.stalledUntil, this.world.now);
     this.trace('every fault healed');
@@ -514,8 +586,8 @@ class NodeSimulation implements ClientEnv {
       }
       if (!(await this.step(settleBy))) break;
     }
-    if (!this.converged()) return this.fail('liveness: the nodes did not converge on one applied state after every fault healed');
-    const leader = this.nodes.find((n) => n.runtime?.driver.isLeader())!;
+    if (!this.converged()) return this.fail(`liveness: the nodes did not converge on one applied state after every fault healed: ${this.describeNodes()}`);
+    const leader = this.live().find((n) => n.runtime?.driver.hasAppliedOwnTerm())!;
     const machine = leader.runtime!.app.machine;
     const final = new Map<string, FinalRead>();
     for (const lock of this.locks) {
@@ -528,17 +600,39 @@ class NodeSimulation implements ClientEnv {
     if (!verdict.ok) this.fail(`client history: ${verdict.report.slice(0, 4_000)}`);
   }
 
+  /** Each live node's view, for a liveness failure: role, term, applied index and configuration. */
+  private describeNodes(): string {
+    return this.live().map((n) => {
+      const d = n.runtime?.driver;
+      if (!d) return `${n.id} down`;
+      const st = d.core.basicStatus();
+      const c = d.config();
+      return `${n.id} ${st.role} term ${st.term} applied ${st.applied}/${st.lastIndex} voters ${c.voters.join(',')}${c.learners.length > 0 ? ` learners ${c.learners.join(',')}` : ''}`;
+    }).join('; ');
+  }
+
+  /**
+   * One leader that applied its term, and every member of its configuration up, applied as far, on the same
+   * state. Nodes outside it (removed while down, or never added) are not waited for.
+   */
   private converged(): boolean {
-    const up = this.nodes.filter((n) => n.runtime);
-    if (up.length !== this.nodes.length) return false;
-    const leaders = up.filter((n) => n.runtime!.driver.hasAppliedOwnTerm());
+    const leaders = this.live().filter((n) => n.runtime?.driver.hasAppliedOwnTerm());
     if (leaders.length !== 1) return false;
+    const config = leaders[0]!.runtime!.driver.config();
+    const up = [...config.voters, ...config.learners].map((id) => this.nodes.find((n) => n.id === id)?.runtime);
+    if (up.some((r) => r === undefined)) return false;
+    const runtimes = up as NodeRuntime[];
     // Cheap first: every node applied up to the same index; only then compare whole states.
-    const applied = up.map((n) => n.runtime!.driver.core.basicStatus().applied);
+    const applied = runtimes.map((r) => r.driver.core.basicStatus().applied);
     if (applied.some((a) => a !== applied[0])) return false;
-    const snapshots = up.map((n) => Buffer.from(n.runtime!.app.snapshot()).toString('base64'));
+    const snapshots = runtimes.map((r) => Buffer.from(r.app.snapshot()).toString('base64'));
     return snapshots.every((s) => s === snapshots[0]);
   }
+}
+
+/** Most fsyncs take a few ms, one in ten is slow. */
+function fsyncTimes(disk: Prng): () => number {
+  return () => (disk.chance(0.1) ? 10 + disk.next() * 30 : 0.2 + disk.next() * 4);
 }
 
 function unavailable(message: string): Error & { code: number; details: string } {

@@ -82,12 +82,13 @@ export class NodeRuntime {
     const metrics = opts.metrics ?? new NodeMetrics(config.id, now);
     const driver = await RaftDriver.start<CommandResult>({
       raft: {
+        // The defaults first: they hold empty learners and addresses, which must not replace the bootstrap's.
+        ...RAFT_DEFAULTS,
         id: config.id,
         ...bootstrapConfig(config),
         electionTicks: config.electionTicks,
         heartbeatTicks: config.heartbeatTicks,
         random: () => ports.random.fraction(),
-        ...RAFT_DEFAULTS,
         lazyCommitNotice: true,
         ...opts.raftTuning,
       },
