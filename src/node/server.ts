@@ -93,6 +93,7 @@ export class FenceLockServer {
       selfId: config.id,
       peers: { ...peers, ...config.peerAddresses },
       clusterId: config.clusterId,
+      selfAddress: config.members[config.id]?.peer,
       channelCredentials: (peer) => peerChannelCredentials(certificates, peer),
       authenticatePeers: certificates !== null,
       logger: logger.child({ part: 'transport' }),

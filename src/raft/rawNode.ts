@@ -203,12 +203,27 @@ export class RawNode {
     else this.tickElection();
   }
 
+  /**
+   * Members, and members that just left; the leader we follow in this term, also once our log says it is
+   * removed (it leads until the removal commits, then hands over with TimeoutNow, dissertation §4.2.2); and a
+   * leader of this term or a later one that our log does not name yet. A member that missed the changes
+   * which added today's leader learns them only from that leader (dissertation §4.1: a server accepts
+   * AppendEntries from a leader outside its latest configuration). Only a leader sends these, and no leader
+   * is elected without a majority of its configuration, so this admits no vote and no stranger's campaign;
+   * and a name our log says was removed is heard only as the leader we follow in this term.
+   */
+  private mayHearFrom(m: Message): boolean {
+    if (isMember(this.conf, m.from) || this.departing.has(m.from)) return true;
+    if (m.from === this.leader && m.term === this.term) return true;
+    // A name our log says was removed leads no configuration after that (names are never reused).
+    if (this.conf.removed.includes(m.from)) return false;
+    return (m.type === MessageType.App || m.type === MessageType.Heartbeat || m.type === MessageType.Snap) && m.term >= this.term;
+  }
+
   /** Feeds one message from a peer. Malformed, misaddressed, stale or duplicate input is ignored. */
   step(m: Message): void {
     if (!isWellFormed(m)) return;
-    // Members only; and the leader we follow in this term, also once our log says it is removed: it leads
-    // until the removal commits, then hands over with TimeoutNow (dissertation §4.2.2).
-    if (m.to !== this.id || m.from === this.id || !(isMember(this.conf, m.from) || this.departing.has(m.from) || (m.from === this.leader && m.term === this.term))) return;
+    if (m.to !== this.id || m.from === this.id || !this.mayHearFrom(m)) return;
     // A term we could never move past is never adopted (nor voted on): see RAFT_NUMBER_LIMIT.
     if (!isAdoptableTerm(m.term)) return;
 

@@ -30,6 +30,7 @@ import {
 } from './options';
 import { nodeIdOf } from '../certs/identity';
 import { MessageQueue } from './queue';
+import { ReturnRoutes } from './returnRoutes';
 import { RAFT_PEER_SERVICE, RAFT_PEER_STREAM_PATH, toBuffer } from './service';
 
 // The node creates its grpc.Server with these; re-exported so that one import gives the whole transport.
@@ -68,10 +69,18 @@ export interface GrpcPeerTransportOptions {
    * message on it whose `from` is not that member. Needs the peer listener to require client certificates.
    */
   authenticatePeers?: boolean;
+  /**
+   * This node's peer address as the others reach it, sent on every outgoing stream: a member whose log does
+   * not name this node yet (it missed the change that added it) answers this node's messages there.
+   */
+  selfAddress?: string;
 }
 
 /** Metadata key of the cluster id on peer streams. */
 export const CLUSTER_ID_METADATA = 'fencelock-cluster-id';
+/** Metadata keys of the sender's node id (trusted only without peer certificates) and peer address. */
+export const PEER_ID_METADATA = 'fencelock-peer-id';
+export const PEER_ADDRESS_METADATA = 'fencelock-peer-address';
 
 export interface PeerStats {
   /** The outgoing stream is established (the peer answered with response headers). */
@@ -162,6 +171,10 @@ export class GrpcPeerTransport implements PeerTransport {
   private readonly authenticatePeers: boolean;
   private readonly maxQueuedMessages: number;
   private readonly maxQueuedBytes: number;
+  private readonly selfAddress: string;
+  /** The members given by the constructor or setPeers; `links` also holds return routes. */
+  private members: Record<NodeId, string> = {};
+  private readonly returnRoutes = new ReturnRoutes();
 
   private messageHandler: ((messages: Message[]) => void) | null = null;
   private unreachableHandler: ((peer: NodeId) => void) | null = null;
@@ -190,11 +203,11 @@ export class GrpcPeerTransport implements PeerTransport {
     this.authenticatePeers = opts.authenticatePeers ?? false;
     this.maxQueuedMessages = maxMessages;
     this.maxQueuedBytes = maxQueuedBytes;
+    this.selfAddress = opts.selfAddress ?? '';
     for (const [id, address] of Object.entries(opts.peers)) {
-      if (id === this.selfId) continue;
-      if (!address) throw new Error(`peer ${id} has no address`);
-      this.links.set(id, new PeerLink(id, address, maxMessages, maxQueuedBytes, this.backoffMinMs));
+      if (id !== this.selfId && !address) throw new Error(`peer ${id} has no address`);
     }
+    this.setPeers(opts.peers);
   }
 
   /**
@@ -203,6 +216,14 @@ export class GrpcPeerTransport implements PeerTransport {
    */
   setPeers(peers: Record<NodeId, string>): void {
     if (this.closed) return;
+    this.members = { ...peers };
+    this.returnRoutes.forgetMembers(peers);
+    this.updateLinks();
+  }
+
+  /** Links for the members and the return routes; a member's configured address wins. */
+  private updateLinks(): void {
+    const peers = { ...this.returnRoutes.all(), ...this.members };
     for (const link of [...this.links.values()]) {
       if (peers[link.id] === link.address) continue;
       this.links.delete(link.id);
@@ -371,6 +392,8 @@ export class GrpcPeerTransport implements PeerTransport {
     }
     const metadata = new grpc.Metadata();
     if (this.clusterId) metadata.set(CLUSTER_ID_METADATA, this.clusterId);
+    metadata.set(PEER_ID_METADATA, this.selfId);
+    if (this.selfAddress) metadata.set(PEER_ADDRESS_METADATA, this.selfAddress);
     const call = link.client.makeBidiStreamRequest<Uint8Array, Uint8Array>(
       RAFT_PEER_STREAM_PATH, toBuffer, identity, metadata, {});
     link.call = call;
@@ -572,13 +595,32 @@ export class GrpcPeerTransport implements PeerTransport {
     if (this.clusterId && theirCluster !== this.clusterId) {
       return refuse(grpc.status.PERMISSION_DENIED, `cluster id "${theirCluster}" is not this cluster's ("${this.clusterId}")`, {});
     }
-    if (!this.authenticatePeers) return undefined;
+    const address = String(call.metadata.get(PEER_ADDRESS_METADATA)[0] ?? '');
+    if (!this.authenticatePeers) {
+      // Plaintext runs on loopback only (config.ts): the id a peer claims is all there is to go by.
+      const claimed = String(call.metadata.get(PEER_ID_METADATA)[0] ?? '');
+      if (claimed !== '' && claimed !== this.selfId) this.learnReturnRoute(claimed, address);
+      return undefined;
+    }
     const cert = call.getAuthContext()?.sslPeerCertificate;
     const named = nodeIdOf(cert);
-    if (named === undefined || named === this.selfId || !this.links.has(named)) {
-      return refuse(grpc.status.PERMISSION_DENIED, `certificate names no other member of this cluster (${named ?? 'no node identity'})`, { named });
+    if (named === undefined || named === this.selfId) {
+      return refuse(grpc.status.PERMISSION_DENIED, `certificate names no other node of this cluster (${named ?? 'no node identity'})`, { named });
+    }
+    // A node of this cluster's CA that our log does not name may be the leader of a configuration we have
+    // not learned yet; the core takes only a leader's messages from it (RawNode.mayHearFrom).
+    if (!this.links.has(named) && !this.learnReturnRoute(named, address)) {
+      return refuse(grpc.status.PERMISSION_DENIED, `certificate names ${named}, which is no member here and gave no address to answer at`, { named });
     }
     return named;
+  }
+
+  /** A route back to a node that is not our member; false when it gave no usable address. */
+  private learnReturnRoute(id: NodeId, address: string): boolean {
+    if (this.members[id] !== undefined) return true;
+    if (!this.returnRoutes.remember(id, address)) return false;
+    this.updateLinks();
+    return true;
   }
 
   /** Keeps only the messages whose `from` is the authenticated sender of the stream; warns once per stream. */

@@ -183,3 +183,42 @@ describe('membership changes over real processes, the history checked', () => {
     expect((await cl.members.list()).members.map((m) => m.id)).toEqual(['n1', 'n2']);
   });
 });
+
+describe('a member that missed the changes which added its leader', () => {
+  // Found by the whole-node simulator: a voter down while the cluster replaced every other member came back
+  // knowing none of the new ones. It refused the new leader's peer stream ("certificate names no other
+  // member") and dropped its messages, so it never caught up, and the cluster counted a voter that could
+  // never vote again. Now the leader names its address on the stream and the member answers it there.
+  it('comes back after n1 and n2 were replaced by n4 and n5, and catches up from a leader it never heard of', async () => {
+    const { cluster: c, client: cl } = await startCluster(['n4', 'n5']);
+    await c.kill('n3');
+    for (const id of ['n4', 'n5']) {
+      await addLearner(c, cl, id);
+      await cl.members.promote(id);
+    }
+    for (const id of ['n1', 'n2']) {
+      // A leader asked to remove itself hands over first; the client retries at the new leader.
+      await eventually(async () => ((await cl.members.remove(id).catch(() => undefined)) ? true : undefined), 30_000, `${id} removed`);
+      expect(await exitCodeOf(c, id)).toBe(0);
+    }
+    const holder = await cl.openSession({ ttlMs: 60_000 });
+    const { token } = await holder.acquire('after-the-replacements');
+    const leader = (await cl.status()).leader;
+    expect(['n4', 'n5']).toContain(leader);
+
+    c.start('n3');
+    const back = await eventually(async () => {
+      const st = await cl.status(c.node('n3').address).catch(() => undefined);
+      return st !== undefined && st.leader === leader && st.applied >= token ? st : undefined;
+    }, 30_000, 'n3 to follow the new leader and apply what it missed');
+    expect(back.role).toBe('follower');
+    const list = await cl.members.list();
+    expect(list.members.map((m) => [m.id, m.learner])).toEqual([['n3', false], ['n4', false], ['n5', false]]);
+    expect(list.members.find((m) => m.id === 'n3')!.match).toBeGreaterThanOrEqual(token);
+    // n3 counts again: with n5 gone too, n3 and n4 are the quorum.
+    const other = leader === 'n4' ? 'n5' : 'n4';
+    await c.kill(other);
+    await eventually(async () => ((await holder.acquire('with-n3-in-the-quorum').catch(() => undefined)) ? true : undefined), 30_000, 'a grant with n3 in the quorum');
+    await holder.close();
+  });
+});

@@ -264,3 +264,41 @@ describe('membership: the log decides', () => {
     expect(raw.status().config).toMatchObject({ voters: ['a', 'b'], learners: ['c'], removed: ['d'] });
   });
 });
+
+describe('membership: a member that missed the changes which added its leader', () => {
+  // Found by the whole-node simulator (seed 11 with membership changes): c was cut off while d joined and
+  // became leader; back again, c's log named a, b, c only, and c dropped every message from d as a
+  // stranger's. It never caught up, and the cluster counted a voter that could never vote with it.
+  it('accepts appends from a leader its log does not name yet, catches up and learns the configuration', () => {
+    const net = new Network([...ABC]);
+    net.elect('a');
+    net.isolate('c');
+    net.join('d', ABC);
+    net.cut('c', 'd');
+    change(net, 'a', { type: 'add-learner', node: 'd', address: addr('d') });
+    net.tick(2);
+    change(net, 'a', { type: 'promote', node: 'd' });
+    net.raw('a').transferLeadership('d');
+    net.stabilize();
+    expect(net.leaders()).toEqual(['d']);
+    change(net, 'd', { type: 'remove', node: 'a' });
+    // c, cut off since before d joined, knows a, b and c only.
+    expect(net.raw('c').status().config).toMatchObject({ voters: ABC, learners: [] });
+    net.heal();
+    net.propose('d', 'after');
+    net.tick(20);
+    expect(net.raw('c').status().config).toMatchObject({ voters: ['b', 'c', 'd'], removed: ['a'] });
+    expect(appData(net, 'c')).toContain('after');
+    expect(net.raw('c').status()).toMatchObject({ role: Role.Follower, leader: 'd' });
+  });
+
+  it('still drops votes and pre-votes from a node that is not a member', () => {
+    const net = withLearner();
+    const c = net.raw('c');
+    const term = c.status().term;
+    c.step(msg({ type: MessageType.Vote, from: 'zz', to: 'c', term: term + 5, logTerm: 99, index: 99 }));
+    c.step(msg({ type: MessageType.PreVote, from: 'zz', to: 'c', term: term + 5, logTerm: 99, index: 99 }));
+    expect(c.status().term).toBe(term);
+    expect(drain(c).filter((m) => m.to === 'zz')).toEqual([]);
+  });
+});

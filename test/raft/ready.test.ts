@@ -258,7 +258,10 @@ describe('robustness', () => {
       'App',
       {},
       { ...good, to: 'z' },
-      { ...good, from: 'stranger' },
+      // A node our configuration does not name is heard only as a leader (RawNode.mayHearFrom): not its
+      // answers or votes.
+      { ...msg({ type: MessageType.AppResp, from: 'stranger', to: 'a', term: 2, index: 3 }) },
+      { ...msg({ type: MessageType.Vote, from: 'stranger', to: 'a', term: 2, logTerm: 9, index: 9 }) },
       { ...good, from: 'a' },
       { ...good, type: 99 },
       { ...good, term: -1 },
