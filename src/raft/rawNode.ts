@@ -209,14 +209,13 @@ export class RawNode {
    * leader of this term or a later one that our log does not name yet. A member that missed the changes
    * which added today's leader learns them only from that leader (dissertation §4.1: a server accepts
    * AppendEntries from a leader outside its latest configuration). Only a leader sends these, and no leader
-   * is elected without a majority of its configuration, so this admits no vote and no stranger's campaign;
-   * and a name our log says was removed is heard only as the leader we follow in this term.
+   * is elected without a majority of its configuration, so this admits no vote and no stranger's campaign.
+   * (Not even a name our log says was removed is refused: that entry may be an uncommitted one, which only
+   * the leader it names can truncate.)
    */
   private mayHearFrom(m: Message): boolean {
     if (isMember(this.conf, m.from) || this.departing.has(m.from)) return true;
     if (m.from === this.leader && m.term === this.term) return true;
-    // A name our log says was removed leads no configuration after that (names are never reused).
-    if (this.conf.removed.includes(m.from)) return false;
     return (m.type === MessageType.App || m.type === MessageType.Heartbeat || m.type === MessageType.Snap) && m.term >= this.term;
   }
 

@@ -188,3 +188,15 @@ describe('membership: a node started with join bootstraps as a learner of its ow
     node.runtime!.duties.stop();
   });
 });
+
+describe('membership: a member that missed the changes which added its leader', () => {
+  // Seeds 11, 41 and 54 with membership changes forced on: a voter that fell behind several changes dropped
+  // every message of a leader its log did not name, and the cluster never converged (liveness).
+  for (const seed of [11, 41, 54]) {
+    it(`seed ${seed} with membership changes converges`, async () => {
+      const r = await runNodeSeed({ seed, membership: true });
+      expect(r.violation).toBeUndefined();
+      expect(r.stats.confChanges).toBeGreaterThan(0);
+    });
+  }
+});

@@ -154,12 +154,12 @@ describe('hardening: snapshots received from a peer', () => {
 
   it("a leader's snapshot brings the configuration at its index: the receiver runs with it", () => {
     // Members changed after b's log ended: the snapshot (at 10) says a, b, d vote and c left.
-    const b = offer({ config: { voters: ['a', 'b', 'd'], removed: ['c'], addresses: { a: { client: 'a:1', peer: 'a:2' }, b: { client: 'b:1', peer: 'b:2' }, d: { client: 'd:1', peer: 'd:2' } } } });
+    const b = offer({ config: { voters: ['a', 'b', 'd'], addresses: { a: { client: 'a:1', peer: 'a:2' }, b: { client: 'b:1', peer: 'b:2' }, d: { client: 'd:1', peer: 'd:2' } } } });
     const rd = b.ready();
     b.advance(rd);
     expect(b.status().config.voters).toEqual(['a', 'b', 'd']);
-    // Messages from c, removed, are dropped (even a leader's); d, a new voter, is heard.
-    b.step(msg({ type: MessageType.Heartbeat, from: 'c', to: 'b', term: 5, commit: 10 }));
+    // c, no longer a member, is heard only as a leader: its vote request is dropped; d, a new voter, is heard.
+    b.step(msg({ type: MessageType.Vote, from: 'c', to: 'b', term: 5, logTerm: 3, index: 10 }));
     expect(b.status().term).toBe(3);
     b.step(msg({ type: MessageType.Heartbeat, from: 'd', to: 'b', term: 5, commit: 10 }));
     expect(b.status()).toMatchObject({ term: 5, leader: 'd' });
