@@ -5,8 +5,8 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../integration/harness';
 
-const SCANNED = ['src', 'scripts', 'test', 'docs', 'deploy', 'examples', 'cluster', 'README.md'];
-const TEXT = /\.(ts|js|cjs|mjs|sh|md|json|service|txt|yml|yaml)$|Dockerfile$/;
+const SCANNED = ['src', 'scripts', 'test', 'docs', 'deploy', 'examples', 'cluster', '.ci', 'README.md', '.dependency-cruiser.cjs', 'eslint.config.mjs', 'vitest.config.ts', 'package.json'];
+const TEXT = /\.(ts|js|cjs|mjs|sh|md|json|service|txt|yml|yaml)$|Dockerfile$|^\.ci\/run$/;
 // A path ending in .md, optionally with #anchor; not `forge.md.sha256` (a property chain, not a file).
 const REFERENCE = /([A-Za-z0-9_./-]*[A-Za-z0-9_-]\.md)(#[A-Za-z0-9_-]+)?(?![\w.]*\w\()(?!\.\w)/g;
 // deploy/systemd installs the repository under /opt/fencelock, so its Documentation= links are files of this tree.
