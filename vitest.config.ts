@@ -12,7 +12,7 @@ export default defineConfig({
       },
       {
         // The repository's own documentation checked against the code: references to docs/*.md, the README
-        // against `fencelock --help`, the README's gRPC examples and the local cluster script (real processes).
+        // against `fencelock --help`, the README's gRPC examples against a real cluster: one file at a time.
         test: {
           name: 'docs',
           include: ['test/docs/**/*.test.ts'],
