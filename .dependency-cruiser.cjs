@@ -1,4 +1,4 @@
-/** Architecture rules: arrows point down (see ../shared/DESIGN.md section 2). */
+/** Architecture rules: arrows point down (see docs/architecture.md#layout). */
 module.exports = {
   forbidden: [
     {

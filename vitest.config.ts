@@ -11,6 +11,17 @@ export default defineConfig({
         },
       },
       {
+        // The repository's own documentation checked against the code: references to docs/*.md, the README
+        // against `fencelock --help`, the README's gRPC examples against a real cluster: one file at a time.
+        test: {
+          name: 'docs',
+          include: ['test/docs/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
         // Real processes on fixed loopback ports: one file at a time.
         test: {
           name: 'integration',

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the local image fencelock-node:dev without any registry (see shared/CONTAINERS.md):
+# Builds the local image fencelock-node:dev without any registry (see docs/containers.md#images):
 # a root folder with this machine's node binary, the shared libraries ldd lists for it and for every glibc
 # native addon under node_modules (classic-level and friends), busybox (a static /bin/sh, optional), then
 # `tar | docker import`.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the image for users, fencelock:VERSION (and fencelock:latest), with the app baked in and no
-# registry reached (see shared/CONTAINERS.md and docs/operations.md):
+# registry reached (see docs/containers.md#images and docs/operations.md):
 #   1. the base: this machine's node binary and the libraries it needs, imported once by
 #      scripts/build-image.sh (fencelock-node:dev, rebuilt only when node or its libraries change);
 #   2. a build context: the compiled dist/src, proto/, production node_modules (pruned offline from the

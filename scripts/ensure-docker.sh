@@ -7,7 +7,7 @@
 #   3. Start `dockerd` in the background (log: /tmp/dockerd.log), removing a stale pid file left by a dead
 #      daemon, and wait up to 30 s for `docker info`.
 # Exits non-zero with a clear message when no engine can be had. Safe to run again and again.
-# See shared/CONTAINERS.md for why it is done this way (no systemd, no registry).
+# See docs/containers.md#engine for why it is done this way (no systemd, no registry).
 set -euo pipefail
 
 # dockerd and iptables live in sbin, which a non-login PATH may lack.

@@ -167,7 +167,7 @@ export interface NodeStatus {
 export type EndpointStatus = { endpoint: string; ok: true; status: NodeStatus } | { endpoint: string; ok: false; error: FenceLockError };
 
 export interface OpenSessionOptions {
-  /** Lease length; default 10,000 ms. The server enforces its bounds (default 2,000..300,000). */
+  /** Lease length; default 10,000 ms. The server enforces its bounds (default 3,000..300,000). */
   ttlMs?: number;
   /** Informational name shown by the server, up to 128 bytes. */
   name?: string;

@@ -316,11 +316,16 @@ export class RaftDriver<Result> extends EventEmitter {
   private async transferLeadershipAway(timeoutMs: number): Promise<void> {
     const st = this.core.status();
     // Voters only: a learner cannot be elected.
+    // Only a voter being replicated to: a peer whose stream ended (a stopping or dead node, reported
+    // unreachable and back in probe) cannot take over, and waiting for it would only delay this stop.
     const candidates = Object.entries(st.progress ?? {})
-      .filter(([id]) => id !== this.id && st.config.voters.includes(id))
+      .filter(([id, pr]) => id !== this.id && st.config.voters.includes(id) && pr.state === 'replicate')
       .sort((a, b) => b[1].match - a[1].match);
     const target = candidates[0]?.[0];
-    if (target === undefined) return;
+    if (target === undefined) {
+      this.opts.logger.info('no voter is being replicated to: stopping without a leadership transfer');
+      return;
+    }
     this.opts.logger.info({ target }, 'transferring leadership before shutdown');
     this.core.transferLeadership(target);
     this.schedule();

@@ -165,8 +165,10 @@ export class FenceLockServer {
   async stop(): Promise<void> {
     await this.runtime.stop();
     this.dialled.close();
-    await Promise.all([shutdown(this.server), shutdown(this.peerServer), this.metricsListener?.close()]);
+    // Peer streams end with OK before the peer server goes (else it cancels them after its grace): the
+    // peers then log a stop, not a broken link.
     await this.transport.close();
+    await Promise.all([shutdown(this.server), shutdown(this.peerServer), this.metricsListener?.close()]);
     await this.storage.close();
     this.logger.info('fencelock node stopped');
   }

@@ -13,7 +13,7 @@ import { isSessionId, isWellFormed, utf8ByteLength } from './text';
 export type { AuthChange, AuthChangeOp } from './auth/changes';
 
 /**
- * Request identity for de-duplication (DESIGN.md 1.4). A retry carries the same clientId and requestId and
+ * Request identity for de-duplication (docs/architecture.md#promises, promise 4). A retry carries the same clientId and requestId and
  * gets the stored result of the first application; it never applies twice.
  *
  * - `clientId`: 1..MAX_CLIENT_ID_BYTES bytes, stable for one client process. The empty string means "not

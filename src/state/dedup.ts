@@ -1,4 +1,4 @@
-// Request de-duplication (DESIGN.md 1.4): the result of every applied request, keyed by (caller, clientId,
+// Request de-duplication (docs/architecture.md#promises, promise 4): the result of every applied request, keyed by (caller, clientId,
 // requestId), so a retry gets the original answer and never applies twice — refusals included. Records are
 // per identity (docs/auth.md "Retry records per identity"): another caller's requests can never see, replay
 // or evict them. Caller '' (the node, old logs) is one more identity, with the behaviour it always had.

@@ -1,4 +1,4 @@
-// The fencing decision for a Write, as one pure function (DESIGN.md 1.2 and section 3).
+// The fencing decision for a Write, as one pure function (docs/architecture.md#promises, promise 2; docs/architecture.md#fenced-writes).
 //
 // Accept only if, when the entry is applied, `sessionId` holds `lock` under exactly `token` and no touched
 // key has a watermark above `token`. Otherwise refuse with the first of these that holds (the README's

@@ -1,4 +1,4 @@
-// fencelock's replicated state machine (DESIGN.md sections 1 and 3): sessions, locks with FIFO waiters,
+// fencelock's replicated state machine (docs/architecture.md#promises and #decisions): sessions, locks with FIFO waiters,
 // the fenced key-value store and the request-dedup table. Pure and deterministic: apply(index, command).
 //
 // Caveats for the node:

@@ -22,7 +22,7 @@ export const MAX_CLIENT_ID_BYTES = 128;
 
 /** Session ids: 128 random bits chosen by the leader, as 32 lowercase hex characters. */
 export const SESSION_ID_HEX_CHARS = 32;
-/** Session TTL bounds. The minimum must stay well above the election timeout (DESIGN.md section 3). */
+/** Session TTL bounds. The minimum must stay well above the election timeout (docs/architecture.md#sessions-and-expiry). */
 export const MIN_SESSION_TTL_MS = 3_000;
 export const MAX_SESSION_TTL_MS = 24 * 60 * 60 * 1000;
 /** Upper bound of the informational wait timeout carried by Acquire. */

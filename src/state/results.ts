@@ -74,7 +74,7 @@ export const Reason = Object.freeze({
 
 export type Reason = (typeof Reason)[keyof typeof Reason];
 
-/** The reasons a fenced write is refused for (DESIGN.md section 3). */
+/** The reasons a fenced write is refused for (docs/architecture.md#fenced-writes). */
 export type WriteRefusalReason =
   | typeof Reason.STALE_TOKEN
   | typeof Reason.LOCK_NOT_HELD

@@ -420,7 +420,7 @@ export class GrpcPeerTransport implements PeerTransport {
     });
     call.on('data', noop); // PeerAck: nothing to do, but keep the readable side flowing
     call.on('error', (err: grpc.ServiceError) => this.onStreamEnd(link, call, `${err.code ?? ''} ${err.details ?? err.message}`));
-    call.on('status', (status: grpc.StatusObject) => this.onStreamEnd(link, call, `${status.code} ${status.details}`));
+    call.on('status', (status: grpc.StatusObject) => this.onStreamEnd(link, call, `${status.code} ${status.details}`, status.code === grpc.status.OK));
   }
 
   private onConnectTimeout(link: PeerLink, call: PeerCall): void {
@@ -438,7 +438,8 @@ export class GrpcPeerTransport implements PeerTransport {
     if (stuck) client?.close();
   }
 
-  private onStreamEnd(link: PeerLink, call: PeerCall, why: string): void {
+  /** `clean`: the peer ended the stream with OK, which it does only when it stops (close() below). */
+  private onStreamEnd(link: PeerLink, call: PeerCall, why: string, clean = false): void {
     if (link.call !== call) return; // already handled (error and status both fire), or a stale stream
     link.call = null;
     link.clearTimer();
@@ -450,7 +451,9 @@ export class GrpcPeerTransport implements PeerTransport {
     if (this.closed || link.state === 'closed') return;
 
     if (wasConnected && Date.now() - link.connectedAt >= HEALTHY_STREAM_MS) link.backoffMs = this.backoffMinMs;
-    if (wasConnected) {
+    if (wasConnected && clean) {
+      this.logger.debug({ peer: link.id, address: link.address }, 'peer ended its stream (it is stopping)');
+    } else if (wasConnected) {
       this.logger.warn({ peer: link.id, address: link.address, why }, 'peer stream broke');
     } else {
       this.logger.debug({ peer: link.id, address: link.address, why }, 'peer stream could not be opened');

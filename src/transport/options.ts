@@ -1,6 +1,6 @@
 // gRPC channel and server options for the Raft peer links, and the transport's limits.
 //
-// Why these values (see ../../../shared/CONTAINERS.md): grpc-js with default options kept using a dead
+// Why these values (docs/containers.md#reconnects): grpc-js with default options kept using a dead
 // HTTP/2 connection for minutes after a peer came back at a new address. Keepalive every ~2 s (also
 // without calls), a short DNS re-resolution interval and a short reconnect backoff bring recovery to a
 // few seconds. The server side must accept those pings, or a strict server answers with GOAWAY

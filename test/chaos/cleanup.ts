@@ -1,5 +1,5 @@
 // Removes containers and networks left behind by chaos runs that crashed (no reaper runs here: see
-// shared/CONTAINERS.md). Everything the harness creates carries org.testcontainers=true plus
+// docs/containers.md#testcontainers). Everything the harness creates carries org.testcontainers=true plus
 // fencelock.chaos.pid = the pid of the process that created it; a leftover is one whose process is gone.
 //
 //   import { removeLeftovers } from './cleanup'; await removeLeftovers();

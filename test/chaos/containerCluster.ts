@@ -1,6 +1,6 @@
 // A fencelock cluster in Docker containers, for chaos tests: real network namespaces, real partitions.
 //
-// Layout (see shared/CONTAINERS.md for why):
+// Layout (see docs/containers.md#testcontainers for why):
 // - one user-defined bridge network `raft-<random>` (sorts after "bridge"); every container sits on it only,
 //   with its node id as network alias (n1, n2, ...);
 // - image fencelock-node:dev (scripts/build-image.sh: node + libraries, no app); the built project is

@@ -1,5 +1,5 @@
 // Imported (for its side effect) before anything that loads testcontainers: the settings this machine needs
-// (see shared/CONTAINERS.md). The reaper image cannot be pulled, so Ryuk is off and every test removes what it
+// (see docs/containers.md#testcontainers). The reaper image cannot be pulled, so Ryuk is off and every test removes what it
 // starts; the machine looks like a container to testcontainers, so the host is pinned to 127.0.0.1.
 // The vitest 'chaos' project sets the same variables; this covers compiled scripts (cleanup CLI) too.
 process.env.TESTCONTAINERS_RYUK_DISABLED = 'true';

@@ -1,4 +1,4 @@
-// Chaos scenarios against a containerized cluster (issue 4, DESIGN.md 4.4): each one runs a concurrent,
+// Chaos scenarios against a containerized cluster (issue 4, docs/architecture.md#test-ladder): each one runs a concurrent,
 // recorded workload on every node while a nemesis acts, undoes the faults, requires a leader and a committed
 // fresh write within 10 s, and checks the whole history (linearizability per lock, fencing invariants,
 // nothing acknowledged lost, no answer from a minority side). See scenarioKit.ts for the frame.

@@ -1,4 +1,4 @@
-// The history checker of fencelock (DESIGN.md 4.4): the format (history.ts), the linearizability checker
+// The history checker of fencelock (docs/architecture.md#test-ladder): the format (history.ts), the linearizability checker
 // (linearizability.ts, its header explains the algorithm and the model) and the direct invariants
 // (invariants.ts). `checkHistory` runs both, for the chaos suite.
 import { formatOps, minorityWindows, type FinalRead, type History, type MinorityWindow } from './history';

@@ -8,7 +8,7 @@
 //                   may repeat: an Expire/Close entry hands every lock of the session to its next waiter,
 //                   each with the entry's index.)
 //   stale-write     per lock, no write is accepted under a token below a grant that returned before the write
-//                   was called (the store knew the newer grant: DESIGN.md 1.2).
+//                   was called (the store knew the newer grant: docs/architecture.md#promises, promise 2).
 //   write-token     accepted writes under one (lock, token) all come from one session, the one that was
 //                   granted the token when the history shows the grant.
 //   write-order     no accepted write has a token below an accepted write to the same key that returned

@@ -27,7 +27,7 @@
 // single links and delays name no minority. While a minority window lasts, the runner PROBES every node on
 // the minority side directly (raw gRPC to that one node: no retries, no leader hints followed): a try-lock
 // under a live session and a linearizable get. They are recorded with the node as their endpoint, and the
-// checker's minority-answer invariant requires that none completes ok inside the window (DESIGN.md 1.5).
+// checker's minority-answer invariant requires that none completes ok inside the window (docs/architecture.md#promises, promise 5).
 //
 // History hygiene before checking (sanitize(), each rule weakens the history, so the check stays sound):
 // - Workload operations carry no `endpoint` in the checked history (they are kept in meta.endpoints). The

@@ -30,7 +30,7 @@
 // `holdMs` (doing nothing, like a process in a long GC pause), then write under the token, read, release.
 // The nemesis SIGSTOPs the worker right after the announcement (pause-holder in chaos/clientFaults.ts) for longer
 // than the session TTL: the lease expires, the lock goes to a waiter who writes, and when the holder wakes up
-// its write under the old token must be refused (DESIGN.md 1.2). The write goes through client.write, not
+// its write under the old token must be refused (docs/architecture.md#promises, promise 2). The write goes through client.write, not
 // LockHandle.write, so the client library's own "lease presumed lost" guard does not hide it from the server.
 //
 // Client ids are prefixed with the worker's name (the server's request dedup is keyed by client id), and so

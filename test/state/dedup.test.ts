@@ -1,4 +1,4 @@
-// Retries (DESIGN.md 1.4): the same (clientId, requestId) returns the stored result and never applies twice.
+// Retries (docs/architecture.md#promises, promise 4): the same (clientId, requestId) returns the stored result and never applies twice.
 import { describe, expect, it } from 'vitest';
 import { DEDUP_MAX_CLIENTS, DEDUP_MAX_RESULTS_PER_CLIENT, Reason, type Command } from '../../src/state';
 import { Harness, put, referenceSnapshot, roundTrip, sid } from './harness';

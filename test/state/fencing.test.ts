@@ -1,4 +1,4 @@
-// The fencing matrix (DESIGN.md 1.2): who may write, under which token, and why everyone else is refused.
+// The fencing matrix (docs/architecture.md#promises, promise 2): who may write, under which token, and why everyone else is refused.
 import { describe, expect, it } from 'vitest';
 import { Reason } from '../../src/state';
 import * as L from '../../src/state/limits';

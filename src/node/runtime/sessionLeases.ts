@@ -22,7 +22,7 @@ export interface Renewal {
 
 /**
  * Session deadlines on monotonic time, kept by the leader only and in memory: renewals are not log entries
- * (DESIGN.md 3). Like etcd's lessor, the leases are promoted only once the leader's state includes every
+ * (docs/architecture.md#sessions-and-expiry). Like etcd's lessor, the leases are promoted only once the leader's state includes every
  * committed entry (it applied an entry of its own term), and each deadline then starts from the session's
  * checkpoint plus `extendMs` (an election timeout): a deposed leader may have acknowledged renewals until it
  * noticed, and those must end before this leader expires anyone. Until promoted, nothing is renewed or

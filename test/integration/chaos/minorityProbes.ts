@@ -1,7 +1,7 @@
 // Minority probes: while a partition window lasts, every node on the minority side is asked directly (raw
 // gRPC to that one node: no retries, no leader hints followed) for a try-lock under a live session and a
 // linearizable get. They are recorded with the node as their endpoint; the checker's minority-answer
-// invariant requires that none completes ok inside the window (DESIGN.md 1.5).
+// invariant requires that none completes ok inside the window (docs/architecture.md#promises, promise 5).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FenceLockClient } from '../../../src/client';
 import type { Recorder } from '../../chaos/recorder';
