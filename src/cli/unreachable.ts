@@ -42,7 +42,10 @@ const TLS_WORDS = /SSL|TLS|certificate|handshake|self[- ]signed|Protocol error|E
 export function endpointFate(err: FenceLockError): { fate: EndpointFate; detail: string } {
   const details = err.details ?? '';
   const connecting = /No connection established|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|DNS resolution failed|Waiting for LB pick/.test(details);
-  if (err.code === 'DEADLINE_EXCEEDED' && (connecting || details.startsWith('Deadline exceeded'))) return { fate: 'timed out', detail: 'no answer in time' };
+  // grpc-js names remote_addr once the call went out on a connection: the node is there, only slow to answer.
+  if (err.code === 'DEADLINE_EXCEEDED' && !/remote_addr=/.test(details) && (connecting || details.startsWith('Deadline exceeded'))) {
+    return { fate: 'timed out', detail: 'no answer in time' };
+  }
   if (!connecting) return { fate: 'answered', detail: err.reason ?? err.code };
   const cause = socketCause(details);
   if (/ECONNREFUSED/.test(cause)) return { fate: 'refused', detail: 'connection refused' };

@@ -242,7 +242,7 @@ describe('CLI against a fake cluster', () => {
     expect(stale.err).toContain('FAILED_PRECONDITION');
     const staleJson = await cli(['--json', 'kv', 'put', 'cfg/a', 'x'], env);
     expect(staleJson.code).toBe(EXIT.FENCED);
-    expect(JSON.parse(staleJson.err).error).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'STALE_TOKEN' });
+    expect(JSON.parse(staleJson.out).error).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'STALE_TOKEN' });
   });
 
   it('kv get of a deleted key says so with its lock and watermark (exit 5); kv list --all shows deleted keys, marked', async () => {
@@ -282,7 +282,7 @@ describe('CLI against a fake cluster', () => {
     expect(text.code).toBe(EXIT.FENCED);
     expect(text.err).toContain('belongs to lock "orders"');
     const json = await cli(['--json', 'kv', 'put', 'shared', 'b'], env);
-    expect(JSON.parse(json.err).error).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'WRONG_LOCK', key: 'shared', keyLock: 'orders' });
+    expect(JSON.parse(json.out).error).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'WRONG_LOCK', key: 'shared', keyLock: 'orders' });
   });
 
   it('kv put takes the session id from --session-file; the id appears in no output', async () => {
