@@ -199,7 +199,7 @@ Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/las
         const security = resolveClientSecurity(g, io.env);
         const client = clientOptions(g, security);
         const outcome = await runLockCommand(
-          { client, childEnv: security.childEnv, name, command, ttlMs: opts.ttl, waitMs: opts.wait, graceMs: opts.grace, timeoutMs: g.timeout },
+          { client, childEnv: security.childEnv, name, command, ttlMs: opts.ttl, waitMs: opts.wait, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
           io,
         );
         if (g.json === true) io.stdout(`${toJson({ lock: name, token: outcome.token, exitCode: outcome.exitCode })}\n`);
@@ -565,8 +565,12 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
     .argument('<lock>')
     .action(
       action(async (lock: string, _opts: unknown, cmd: Command) =>
-        withClient(cmd, (client, json) =>
-          new Promise<number>((resolve, reject) => {
+        withClient(cmd, async (client, json) => {
+          // The watch itself reconnects forever: first make sure some node answers, or fail within --timeout.
+          await client.status().catch(async (err: unknown) => {
+            throw await explainUnreachable(client, err, globals(cmd).timeout, `watch lock ${JSON.stringify(lock)}`);
+          });
+          return new Promise<number>((resolve, reject) => {
             const stop = (): void => {
               for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) io.signals.off(sig, stop);
               w.cancel();
@@ -581,8 +585,8 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
               },
             });
             for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) io.signals.on(sig, stop);
-          }),
-        ),
+          });
+        }),
       ),
     );
 

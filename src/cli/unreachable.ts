@@ -104,12 +104,13 @@ export function summarize(reports: EndpointReport[], total: number): string {
 /**
  * When `err` is a call that gave up (it carries per-endpoint errors), an UnreachableError saying what
  * each endpoint did; the ids of the nodes that answered come from a status call each. Otherwise `err`.
+ * `what`: the operation to name in place of the call's own ("watch lock ..." for its status probe).
  */
-export async function explainUnreachable(client: FenceLockClient, err: unknown, timeoutMs: number): Promise<unknown> {
+export async function explainUnreachable(client: FenceLockClient, err: unknown, timeoutMs: number, what?: string): Promise<unknown> {
   if (!(err instanceof FenceLockError) || err.endpointErrors === undefined || err.endpointErrors.length === 0) return err;
   if (err.code !== 'UNAVAILABLE' && err.code !== 'DEADLINE_EXCEEDED') return err;
   const reports = await Promise.all(err.endpointErrors.map((e) => report(client, e)));
-  const what = /^(.*?): gave up after /s.exec(err.message)?.[1];
+  what ??= /^(.*?): gave up after /s.exec(err.message)?.[1];
   const advice = reports.some((r) => r.fate === 'answered') ? '' : '. Is the cluster running, and are --endpoints (FENCELOCK_ENDPOINTS) right?';
   const message = `${what !== undefined ? `${what}: ` : ''}${summarize(reports, client.endpoints().length)}; gave up after ${timeoutMs} ms (--timeout)${advice}`;
   return new UnreachableError(message, err, reports);

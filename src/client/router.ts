@@ -290,7 +290,8 @@ export class Router {
     }
   }
 
-  private gaveUp(what: string, attempts: number, totalMs: number, last: FenceLockError | undefined, byEndpoint: Map<string, FenceLockError>): FenceLockError {
+  /** The error of a call that ran out of time: indeterminate, with the last error of each endpoint tried. */
+  gaveUp(what: string, attempts: number, totalMs: number, last: FenceLockError | undefined, byEndpoint: Map<string, FenceLockError>): FenceLockError {
     const code = last?.code ?? 'DEADLINE_EXCEEDED';
     const lastWords = last ? `; last error: ${last.message}` : '';
     return new FenceLockError(code, `${what}: gave up after ${attempts} attempt(s) in ${totalMs} ms${lastWords}`, {

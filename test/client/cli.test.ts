@@ -400,6 +400,17 @@ describe('CLI against a fake cluster', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
+  it('lock --json reports a lost lock once, at the end, as a LOCK_LOST error on stdout', async () => {
+    const { nodes } = await fake();
+    nodes[0]!.keepAliveMode = 'silent';
+    const r = await cli(['--json', 'lock', 'slow-json', '--ttl', '1500', '--grace', '300', '--', process.execPath, '-e', 'setTimeout(() => {}, 20000)'], { FENCELOCK_ENDPOINTS: nodes[0]!.address });
+    expect(r.code).toBe(EXIT.LOCK_LOST);
+    expect(r.err).toBe('');
+    const { error } = JSON.parse(r.out) as { error: { code: string; message: string; exitCode: number } };
+    expect(error).toMatchObject({ code: 'LOCK_LOST', exitCode: EXIT.LOCK_LOST });
+    expect(error.message).toMatch(/^lock "slow-json" \(token \d+\) is presumed lost \(no renewal acknowledged in time\); the command was stopped$/);
+  });
+
   it('lock -- CMD escalates to SIGKILL when CMD ignores SIGTERM', async () => {
     const { nodes } = await fake();
     nodes[0]!.keepAliveMode = 'silent';
