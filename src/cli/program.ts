@@ -131,7 +131,8 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void, opts: {
     insecure: security.insecure,
     token: resolveAuthToken(g, io.env),
     logger: cliLogger(io.env),
-    requestTimeoutMs: Math.min(DEFAULT_REQUEST_TIMEOUT_MS, g.timeout),
+    // A third of the budget per attempt, so that one paused node cannot take all of it from the others.
+    requestTimeoutMs: Math.min(DEFAULT_REQUEST_TIMEOUT_MS, Math.max(250, Math.floor(g.timeout / 3))),
     totalTimeoutMs: g.timeout,
   });
   const withClient = async <T>(cmd: Command, fn: (client: FenceLockClient, json: boolean) => Promise<T>): Promise<T> => {

@@ -73,13 +73,14 @@ function fateWords(fate: EndpointFate, many: boolean): string {
 }
 
 /** The sentence about the endpoints that did not answer. */
-function othersSentence(down: EndpointReport[], total: number): string {
+function othersSentence(down: EndpointReport[], up: number, total: number): string {
   if (down.length === 0) return '';
   const fates = new Set(down.map((r) => r.fate));
   const details = (r: EndpointReport): string => (r.fate === 'tls' || r.fate === 'unreachable' || r.fate === 'unresolved' ? `: ${r.detail}` : '');
   const [only] = fates;
-  if (fates.size === 1 && only !== undefined) {
-    const who = total === 1 ? 'it' : down.length === total ? 'all' : 'the others';
+  // "all" / "the others" only when every endpoint was tried; otherwise name each one.
+  if (fates.size === 1 && only !== undefined && up + down.length === total) {
+    const who = total === 1 ? 'it' : up === 0 ? 'all' : 'the others';
     const causes = [...new Set(down.map(details))].filter((d) => d !== '').join(';');
     return `${who} ${fateWords(only, down.length > 1)} (${down.map((r) => r.endpoint).join(', ')}${causes})`;
   }
@@ -95,7 +96,7 @@ export function summarize(reports: EndpointReport[], total: number): string {
   const head = up.every((r) => r.detail === 'NOT_LEADER') ? 'no leader' : 'no answer in time';
   let text = `${head}: ${up.length} of ${total} node${total === 1 ? '' : 's'} reachable`;
   if (up.length > 0) text += ` (${up.map((r) => r.node ?? r.endpoint).join(', ')})`;
-  const others = othersSentence(down, total);
+  const others = othersSentence(down, up.length, total);
   if (others !== '') text += `; ${others}`;
   if (untried > 0) text += `; ${untried} not tried in time`;
   return text;

@@ -146,6 +146,20 @@ describe('a running cluster', () => {
     const json = JSON.parse((await fencelock(['--endpoints', ep, '--timeout', '1000', '--json', 'describe', 'x'])).stdout) as { error: { endpoints: unknown[] } };
     expect(json.error.endpoints[0]).toEqual({ endpoint: n1, fate: 'answered', node: 'n1', detail: 'NOT_LEADER' });
   });
+
+  it('a paused node (SIGSTOP) did not answer in time, the stopped ones refused: one phrase per endpoint', async () => {
+    cluster.pause('n1');
+    try {
+      const [a, b, c] = cluster.endpoints;
+      const res = await fencelock(['--endpoints', ep, '--timeout', '1500', 'describe', 'x']);
+      expect(res.code).toBe(3);
+      expect(res.stderr).toContain(`no leader: 0 of 3 nodes reachable; ${a} did not answer in time, ${b} refused the connection, ${c} refused the connection;`);
+      // The connection still opening to the paused node does not keep the process alive after the answer.
+      expect(res.ms).toBeLessThan(1_500 + 2_500);
+    } finally {
+      cluster.resume('n1');
+    }
+  });
 });
 
 describe('the command line itself', () => {
