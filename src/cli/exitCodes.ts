@@ -49,9 +49,25 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * A command that failed for a reason of its own, not a call's (the lock was held, CMD could not be run, the
+ * lock was lost while CMD ran): a code for scripts (`LOCK_HELD`, `LOCK_LOST`, `CMD_NOT_FOUND`, ...) and its exit code.
+ */
+export class CommandFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+    this.name = 'CommandFailure';
+  }
+}
+
 /** The exit code for an error from a command. */
 export function exitCodeFor(err: unknown): number {
   if (err instanceof UsageError) return EXIT.USAGE;
+  if (err instanceof CommandFailure) return err.exitCode;
   if (err instanceof FenceLockError) {
     switch (err.code) {
       case 'FAILED_PRECONDITION':

@@ -1,17 +1,17 @@
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { FenceLockClient, isFenceLockError, type Logger, type LockHandle, type Session } from '../client';
-import { EXIT, EXIT_CMD_NOT_EXECUTABLE, EXIT_CMD_NOT_FOUND, UsageError } from './exitCodes';
+import { FenceLockClient, isFenceLockError, type FenceLockClientOptions, type LockHandle, type Session } from '../client';
+import { CommandFailure, EXIT, EXIT_CMD_NOT_EXECUTABLE, EXIT_CMD_NOT_FOUND, UsageError } from './exitCodes';
 import type { CliIO } from './output';
-import { ENV_AUTH_TOKEN, type ClientSecurity } from './security';
+import { ENV_AUTH_TOKEN } from './security';
+import { explainUnreachable } from './unreachable';
 
 export interface LockCommandOptions {
-  endpoints: string[];
-  /** TLS or plaintext, as resolved from the flags and environment; passed on to CMD's environment too. */
-  security: ClientSecurity;
-  /** The bearer token (see resolveAuthToken); passed on to CMD as FENCELOCK_AUTH_TOKEN. */
-  authToken?: string;
+  /** How to connect; its bearer token is passed on to CMD as FENCELOCK_AUTH_TOKEN. */
+  client: FenceLockClientOptions;
+  /** FENCELOCK_CACERT/CERT/KEY/INSECURE for CMD: the TLS or plaintext choice this command connected with. */
+  childEnv: Record<string, string>;
   name: string;
   /** The command and its arguments. */
   command: string[];
@@ -19,7 +19,16 @@ export interface LockCommandOptions {
   waitMs: number;
   /** Between SIGTERM and SIGKILL when the lock is lost. */
   graceMs: number;
-  logger?: Logger;
+  /** The --timeout of the CLI, for the message when no leader is found. */
+  timeoutMs: number;
+  /** --json: the loss of the lock is reported once, at the end, as JSON (no notice on stderr as it happens). */
+  json?: boolean;
+}
+
+/** CMD ran (or was stopped when the lock was lost, reported as text on stderr): its exit code and the token. */
+export interface LockOutcome {
+  exitCode: number;
+  token: bigint;
 }
 
 const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -35,12 +44,13 @@ function signalExitCode(sig: NodeJS.Signals | string): number {
  * FENCELOCK_LOCK, FENCELOCK_SESSION and FENCELOCK_ENDPOINTS (and FENCELOCK_AUTH_TOKEN) in its environment while the session is renewed, and
  * releases when CMD exits. When the lock is presumed lost (no renewal acknowledged for TTL minus the safety
  * margin, or the leader says the session is gone), CMD gets SIGTERM, then SIGKILL after the grace period, and the
- * exit code is EXIT.LOCK_LOST. SIGINT/SIGTERM/SIGHUP are forwarded to CMD. Resolves to the exit code.
+ * exit code is EXIT.LOCK_LOST. SIGINT/SIGTERM/SIGHUP are forwarded to CMD. Resolves to CMD's exit code; a lock
+ * held (--wait 0), a wait interrupted, a CMD that cannot be run (and with --json a lost lock) throw a CommandFailure.
  */
-export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<number> {
+export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<LockOutcome> {
   const [cmd, ...args] = o.command;
   if (cmd === undefined) throw new UsageError('lock: no command to run (fencelock lock NAME -- CMD [ARGS...])');
-  const client = new FenceLockClient({ endpoints: o.endpoints, tls: o.security.tls, insecure: o.security.insecure, token: o.authToken, logger: o.logger });
+  const client = new FenceLockClient(o.client);
   let interrupted: string | undefined;
   const onSignalWhileWaiting = (sig: string): void => {
     // Give up the wait: closing the client closes the session, which removes our place in the queue.
@@ -56,25 +66,22 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
     session = await client.openSession({ ttlMs: o.ttlMs, name: `fencelock lock ${o.name} (pid ${process.pid})` });
     if (o.waitMs === 0) {
       const got = await session.tryAcquire(o.name);
-      if (!got) {
-        io.stderr(`fencelock: lock ${JSON.stringify(o.name)} is held by another session\n`);
-        await client.close();
-        return EXIT.UNAVAILABLE;
-      }
+      if (!got) throw new CommandFailure('LOCK_HELD', `lock ${JSON.stringify(o.name)} is held by another session (--wait 0); CMD was not run`, EXIT.UNAVAILABLE);
       lock = got;
     } else {
       lock = await session.acquire(o.name, { waitTimeoutMs: o.waitMs });
     }
   } catch (err) {
+    const explained = interrupted ? err : await explainUnreachable(client, err, o.timeoutMs);
     await client.close().catch(() => undefined);
-    if (interrupted) return signalExitCode(interrupted);
-    throw err;
+    if (interrupted) throw interruptedWaiting(o.name, interrupted);
+    throw explained;
   } finally {
     for (const [sig, h] of waitHandlers) io.signals.off(sig, h);
   }
   if (interrupted) {
     await client.close().catch(() => undefined);
-    return signalExitCode(interrupted);
+    throw interruptedWaiting(o.name, interrupted);
   }
 
   const env: NodeJS.ProcessEnv = {
@@ -85,14 +92,33 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
     FENCELOCK_ENDPOINTS: client.endpoints().join(','),
   };
   // CMD connects the way we did (a `kv put` inside it included): same CA and client certificate, or plaintext.
-  for (const [k, v] of Object.entries(o.security.childEnv)) {
+  for (const [k, v] of Object.entries(o.childEnv)) {
     if (v === '') delete env[k];
     else env[k] = v;
   }
   // With auth on, a session belongs to the identity that opened it: CMD's writes must come as the same one.
-  if (o.authToken !== undefined) env[ENV_AUTH_TOKEN] = o.authToken;
+  if (o.client.token !== undefined) env[ENV_AUTH_TOKEN] = o.client.token;
+  const outcome = await runHolding(o, io, cmd, args, env, session, lock, client);
+  if (outcome.failure) throw outcome.failure;
+  return { exitCode: outcome.exitCode, token: lock.token };
+}
 
-  return new Promise<number>((resolve) => {
+function interruptedWaiting(name: string, sig: string): CommandFailure {
+  return new CommandFailure('INTERRUPTED', `${sig} while waiting for lock ${JSON.stringify(name)}: gave up the wait; CMD was not run`, signalExitCode(sig));
+}
+
+/** Runs CMD while the lock is held, stops it when the lock is lost, then releases and closes. */
+function runHolding(
+  o: LockCommandOptions,
+  io: CliIO,
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  session: Session,
+  lock: LockHandle,
+  client: FenceLockClient,
+): Promise<{ exitCode: number; failure?: CommandFailure }> {
+  return new Promise((resolve) => {
     let lostWhy: string | undefined;
     let watchTimer: NodeJS.Timeout | undefined;
     let killTimer: NodeJS.Timeout | undefined;
@@ -105,7 +131,7 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
     const lockLost = (why: string): void => {
       if (lostWhy !== undefined || finished) return;
       lostWhy = why;
-      io.stderr(`fencelock: lock ${JSON.stringify(o.name)} (token ${lock.token}) ${why}; stopping the command\n`);
+      if (o.json !== true) io.stderr(`fencelock: lock ${JSON.stringify(o.name)} (token ${lock.token}) ${why}; stopping the command\n`);
       child.kill('SIGTERM');
       killTimer = setTimeout(() => child.kill('SIGKILL'), o.graceMs);
     };
@@ -124,7 +150,7 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
     watch();
     session.onLost((err) => lockLost(`was lost: ${err.message}`));
 
-    const finish = async (exitCode: number): Promise<void> => {
+    const finish = async (exitCode: number, failure?: CommandFailure): Promise<void> => {
       if (finished) return;
       finished = true;
       if (watchTimer) clearTimeout(watchTimer);
@@ -136,8 +162,8 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
           await lock.release();
         } catch (err) {
           if (isFenceLockError(err, 'FAILED_PRECONDITION') || isFenceLockError(err, 'NOT_FOUND')) {
-            lostWhy = 'was no longer held at release';
-            io.stderr(`fencelock: lock ${JSON.stringify(o.name)} ${lostWhy}: ${(err as Error).message}\n`);
+            lostWhy = `was no longer held at release: ${(err as Error).message}`;
+            if (o.json !== true) io.stderr(`fencelock: lock ${JSON.stringify(o.name)} ${lostWhy}\n`);
           } else {
             io.stderr(`fencelock: warning: release failed (${(err as Error).message}); the lock is freed when the session closes or expires\n`);
           }
@@ -150,13 +176,16 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
         io.stderr(`fencelock: warning: closing the session failed (${(err as Error).message}); it expires after ${o.ttlMs} ms\n`);
       }
       await client.close().catch(() => undefined);
-      resolve(lostWhy !== undefined ? EXIT.LOCK_LOST : exitCode);
+      if (lostWhy === undefined) resolve({ exitCode, failure });
+      else if (o.json === true) resolve({ exitCode: EXIT.LOCK_LOST, failure: new CommandFailure('LOCK_LOST', `lock ${JSON.stringify(o.name)} (token ${lock.token}) ${lostWhy}; the command was stopped`, EXIT.LOCK_LOST) });
+      else resolve({ exitCode: EXIT.LOCK_LOST });
     };
 
     child.on('error', (err: NodeJS.ErrnoException) => {
       if (child.pid !== undefined) return; // a failed kill or the like: 'exit' still comes
-      io.stderr(`fencelock: cannot run ${JSON.stringify(cmd)}: ${err.message}\n`);
-      void finish(err.code === 'ENOENT' ? EXIT_CMD_NOT_FOUND : EXIT_CMD_NOT_EXECUTABLE);
+      const notFound = err.code === 'ENOENT';
+      const code = notFound ? EXIT_CMD_NOT_FOUND : EXIT_CMD_NOT_EXECUTABLE;
+      void finish(code, new CommandFailure(notFound ? 'CMD_NOT_FOUND' : 'CMD_NOT_EXECUTABLE', `cannot run ${JSON.stringify(cmd)}: ${err.message}`, code));
     });
     child.on('exit', (code, signal) => {
       void finish(code !== null ? code : signalExitCode(signal ?? 'SIGKILL'));

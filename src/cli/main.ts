@@ -16,6 +16,9 @@ if (require.main === module) {
   }).then(
     (code) => {
       process.exitCode = code;
+      // The answer is out: a connection still opening to a paused node must not keep the process alive
+      // until TCP gives up. Writes to pipes and files are synchronous, so nothing printed is lost.
+      setTimeout(() => process.exit(code), 200).unref();
     },
     (err: unknown) => {
       process.stderr.write(`fencelock: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

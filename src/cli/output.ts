@@ -9,6 +9,8 @@ import {
   type LockEvent,
   type WhoAmI,
 } from '../client';
+import { CommandFailure, exitCodeFor } from './exitCodes';
+import { endpointFate, UnreachableError } from './unreachable';
 
 /** Where a command writes: stdout for results, stderr for diagnostics. */
 export interface CliIO {
@@ -56,7 +58,12 @@ export function humanValue(bytes: Uint8Array): string {
   return text !== undefined ? text : `base64:${Buffer.from(bytes).toString('base64')}`;
 }
 
-export function errorJson(err: unknown): Record<string, unknown> {
+/**
+ * An error as JSON: code, reason, message and the exit code it gives, plus what fencing and quotas add.
+ * `indeterminate` ("it may have happened") only for a command that changes something: of a read it means nothing.
+ */
+export function errorJson(err: unknown, opts: { mutating?: boolean } = {}): Record<string, unknown> {
+  const exitCode = exitCodeFor(err);
   if (err instanceof FenceLockError) {
     return {
       code: err.code,
@@ -65,11 +72,20 @@ export function errorJson(err: unknown): Record<string, unknown> {
       key: err.key ?? null,
       keyLock: err.keyLock ?? null,
       quota: err.quota ?? null,
-      indeterminate: err.indeterminate,
+      ...(opts.mutating === false ? {} : { indeterminate: err.indeterminate }),
+      ...(err instanceof UnreachableError ? { endpoints: err.endpoints } : {}),
       message: err.message,
+      exitCode,
     };
   }
-  return { code: 'USAGE', message: err instanceof Error ? err.message : String(err) };
+  if (err instanceof CommandFailure) return { code: err.code, reason: null, message: err.message, exitCode };
+  return { code: 'USAGE', reason: null, message: err instanceof Error ? err.message : String(err), exitCode };
+}
+
+/** A failed command's report: `fencelock: MESSAGE` on stderr, or with --json `{"error":{...}}` on stdout. */
+export function reportError(io: CliIO, err: unknown, opts: { json: boolean; mutating?: boolean }): void {
+  if (opts.json) io.stdout(`${toJson({ error: errorJson(err, opts) })}\n`);
+  else io.stderr(`fencelock: ${err instanceof Error ? err.message : String(err)}\n`);
 }
 
 /**
@@ -94,15 +110,22 @@ export function formatStatusTable(rows: EndpointStatus[]): string {
     const cells = [s.id, s.address || r.endpoint, s.role, s.term, s.leader || '-', s.commit, s.applied, lags[i] ?? '-', s.sessions, s.locksHeld, s.waiters];
     return cells.map(String);
   });
-  const notes = rows.flatMap((r) => (r.ok ? [] : [`${r.endpoint}: ${r.error.code}${r.error.details ? ` (${r.error.details})` : ''}`]));
+  const notes = rows.flatMap((r) => (r.ok ? [] : [`${r.endpoint}: ${statusProblem(r.error)}`]));
   const header = ['ID', 'ADDRESS', 'ROLE', 'TERM', 'LEADER', 'COMMIT', 'APPLIED', 'LAG', 'SESSIONS', 'LOCKS', 'WAITERS'];
   return table(header, body) + (notes.length > 0 ? '\n' + notes.join('\n') + '\n' : '');
+}
+
+/** Why a node gave no status: its refusal, or the connection's fate without grpc-js's wording. */
+function statusProblem(err: FenceLockError): string {
+  const { fate, detail } = endpointFate(err);
+  if (fate === 'answered') return `${err.code}${err.details ? ` (${err.details})` : ''}`;
+  return fate === 'tls' ? `TLS handshake failed (${detail})` : detail;
 }
 
 /** `lag`: the node's applied index behind the leader's commit (null without a leader's answer). */
 export function statusJson(rows: EndpointStatus[]): unknown[] {
   const lags = statusLags(rows);
-  return rows.map((r, i) => (r.ok ? { endpoint: r.endpoint, ok: true, ...r.status, lag: lags[i] } : { endpoint: r.endpoint, ok: false, error: errorJson(r.error) }));
+  return rows.map((r, i) => (r.ok ? { endpoint: r.endpoint, ok: true, ...r.status, lag: lags[i] } : { endpoint: r.endpoint, ok: false, error: { ...errorJson(r.error, { mutating: false }), message: `${r.endpoint}: ${statusProblem(r.error)}` } }));
 }
 
 /** `label: value` lines, the values aligned. */
@@ -150,8 +173,24 @@ export function formatDescription(d: LockDescription): string {
     if (d.grantedAtMs > 0) lines.push(['granted at', new Date(d.grantedAtMs).toISOString()]);
   }
   lines.push(['waiters', d.waiters.length === 0 ? '0' : `${d.waiters.length} (${d.waiters.join(', ')})`]);
-  lines.push(['latest token', d.latestToken === 0n ? '0 (never granted)' : d.latestToken.toString()]);
+  lines.push(['latest token', hasRecord(d) ? d.latestToken.toString() : NO_RECORD]);
   return fields(lines);
+}
+
+/**
+ * Whether the server keeps a record of the lock. It forgets a lock's record as soon as the lock is free, has
+ * no waiters and owns no keys (src/state/locks.ts, bounded memory), and with it the lock's last token; it
+ * answers such a lock like one never granted (latest token 0), so the two cannot be told apart.
+ */
+export function hasRecord(d: LockDescription): boolean {
+  return d.held || d.waiters.length > 0 || d.latestToken > 0n;
+}
+
+const NO_RECORD = 'none kept: no record of this lock (never granted, or free, without waiters or keys, and forgotten; its last token is not kept)';
+
+/** `describe --json`: the description and `recorded` (false: no record kept, latestToken 0 means "not known"). */
+export function descriptionJson(d: LockDescription): Record<string, unknown> {
+  return { ...d, recorded: hasRecord(d) };
 }
 
 export function formatEvent(ev: LockEvent): string {

@@ -1,6 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import pino from 'pino';
 import {
+  DEFAULT_REQUEST_TIMEOUT_MS,
   AUTH_PERMISSIONS,
   AUTH_QUOTA_NAMES,
   DEFAULT_TTL_MS,
@@ -11,16 +12,18 @@ import {
   silentLogger,
   type AuthChangeResult,
   type AuthPermission,
+  type FenceLockClientOptions,
   type Logger,
 } from '../client';
 import { EXIT, EXIT_CODES_HELP, exitCodeFor, UsageError } from './exitCodes';
+import { isReadOnly, lockDashDashHint, wantsJson } from './invocation';
 import { runLockCommand } from './lockCommand';
 import { addMemberCommands } from './memberCommand';
 import { addSnapshotCommands } from './snapshotCommand';
 import { addProxyCommand } from './proxyCommand';
 import {
   type CliIO,
-  errorJson,
+  descriptionJson,
   formatAuthListing,
   formatDescription,
   formatEvent,
@@ -31,16 +34,26 @@ import {
   keyJson,
   keyTable,
   notFoundMessage,
+  reportError,
   statusJson,
   toJson,
 } from './output';
 import { DEFAULT_ENDPOINTS, parseNonNegativeInt, parsePositiveInt, resolveEndpoints, resolveFencing } from './parse';
 import { ENV_AUTH_TOKEN, resolveAuthToken, resolveClientSecurity, type AuthTokenFlags, type SecurityFlags } from './security';
+import { explainUnreachable } from './unreachable';
+import { packageVersion } from './version';
 
 interface GlobalOpts extends SecurityFlags, AuthTokenFlags {
   endpoints?: string;
   json?: boolean;
+  timeout: number;
 }
+
+/** The CLI's budget for one call, retries included: short, so that a stopped cluster fails fast. */
+export const DEFAULT_CLI_TIMEOUT_MS = 3_000;
+
+const RUN_HELP = `Running it: from a clone, after \`npm install && npm run build\`, as \`npx fencelock ...\` (the package's
+bin) or \`node dist/src/cli/main.js ...\`; \`npm link\` puts \`fencelock\` itself on PATH.`;
 
 /** A node or client name in a certificate identity (urn:fencelock:node:NAME). */
 const CERT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
@@ -81,13 +94,19 @@ function cliLogger(env: NodeJS.ProcessEnv): Logger {
  * Builds the `fencelock` command. Every action stores its exit code through `setExit`; nothing here calls
  * process.exit, so tests can run commands in-process.
  */
-export function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
+export function buildProgram(io: CliIO, setExit: (code: number) => void, opts: { json?: boolean; usageHint?: string } = {}): Command {
   const program = new Command();
   program
     .name('fencelock')
     .description('fencelock: a distributed lock service with fencing tokens')
+    .version(packageVersion(), '-V, --version', 'print the version of fencelock')
     .option('--endpoints <list>', 'comma-separated host:port of cluster nodes (env FENCELOCK_ENDPOINTS)')
-    .option('--json', 'machine-readable output (one JSON document, or one per line for watch)')
+    .option('--json', 'machine-readable output on stdout, errors included: one JSON document ({"error":{...}} on failure), or one per line for watch')
+    .addOption(
+      new Option('--timeout <ms>', 'give up a call (finding the leader, retries included) after this long')
+        .argParser(argParser((t) => parsePositiveInt(t, '--timeout')))
+        .default(DEFAULT_CLI_TIMEOUT_MS),
+    )
     .option('--cacert <file>', 'CA certificate (PEM) the nodes must present a certificate from (env FENCELOCK_CACERT)')
     .option('--cert <file>', 'client certificate (PEM) to present; needs --key (env FENCELOCK_CERT)')
     .option('--key <file>', 'private key (PEM) of --cert (env FENCELOCK_KEY)')
@@ -95,19 +114,34 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
     .option('--auth-token-file <file>', `file holding a bearer token (flt_<id>_<secret>) to send with every call (env ${ENV_AUTH_TOKEN})`)
     .option('--auth-token <token>', `bearer token to send with every call; visible in ps: prefer env ${ENV_AUTH_TOKEN} or --auth-token-file`)
     .exitOverride()
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    // With --json, runCli reports a usage error as JSON on stdout instead.
+    .configureOutput({
+      writeOut: io.stdout,
+      writeErr: opts.json === true ? () => undefined : io.stderr,
+      outputError: (text, write) => write(usageMessage(text, opts.usageHint)),
+    })
     .showHelpAfterError('(run with --help for usage)')
-    .addHelpText('after', `\n${EXIT_CODES_HELP}\n\n${ENV_HELP}\n`);
+    .addHelpText('after', `\n${RUN_HELP}\n\n${EXIT_CODES_HELP}\n\n${ENV_HELP}\n`);
 
   const globals = (cmd: Command): GlobalOpts => cmd.optsWithGlobals<GlobalOpts>();
+  /** What every command connects with; `security` when the caller needs it too (lock passes it on to CMD). */
+  const clientOptions = (g: GlobalOpts, security = resolveClientSecurity(g, io.env)): FenceLockClientOptions => ({
+    endpoints: resolveEndpoints(g.endpoints, io.env),
+    tls: security.tls,
+    insecure: security.insecure,
+    token: resolveAuthToken(g, io.env),
+    logger: cliLogger(io.env),
+    // A third of the budget per attempt, so that one paused node cannot take all of it from the others.
+    requestTimeoutMs: Math.min(DEFAULT_REQUEST_TIMEOUT_MS, Math.max(250, Math.floor(g.timeout / 3))),
+    totalTimeoutMs: g.timeout,
+  });
   const withClient = async <T>(cmd: Command, fn: (client: FenceLockClient, json: boolean) => Promise<T>): Promise<T> => {
     const g = globals(cmd);
-    const endpoints = resolveEndpoints(g.endpoints, io.env);
-    const { tls, insecure } = resolveClientSecurity(g, io.env);
-    const token = resolveAuthToken(g, io.env);
-    const client = new FenceLockClient({ endpoints, tls, insecure, token, logger: cliLogger(io.env) });
+    const client = new FenceLockClient(clientOptions(g));
     try {
       return await fn(client, g.json === true);
+    } catch (err) {
+      throw await explainUnreachable(client, err, g.timeout);
     } finally {
       await client.close();
     }
@@ -120,9 +154,7 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
       try {
         setExit(await fn(...args));
       } catch (err) {
-        const json = globals(cmd).json === true;
-        const message = err instanceof Error ? err.message : String(err);
-        io.stderr(json ? `${toJson({ error: errorJson(err) })}\n` : `fencelock: ${message}\n`);
+        reportError(io, err, { json: globals(cmd).json === true, mutating: !isReadOnly(cmd) });
         setExit(exitCodeFor(err));
       }
     };
@@ -165,21 +197,14 @@ Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/las
     .action(
       action(async (name: string, command: string[], opts: { ttl: number; wait: number; grace: number }, cmd: Command) => {
         const g = globals(cmd);
-        const endpoints = resolveEndpoints(g.endpoints, io.env);
-        return runLockCommand(
-          {
-            endpoints,
-            security: resolveClientSecurity(g, io.env),
-            authToken: resolveAuthToken(g, io.env),
-            name,
-            command,
-            ttlMs: opts.ttl,
-            waitMs: opts.wait,
-            graceMs: opts.grace,
-            logger: cliLogger(io.env),
-          },
+        const security = resolveClientSecurity(g, io.env);
+        const client = clientOptions(g, security);
+        const outcome = await runLockCommand(
+          { client, childEnv: security.childEnv, name, command, ttlMs: opts.ttl, waitMs: opts.wait, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
           io,
         );
+        if (g.json === true) io.stdout(`${toJson({ lock: name, token: outcome.token, exitCode: outcome.exitCode })}\n`);
+        return outcome.exitCode;
       }),
     );
 
@@ -529,7 +554,7 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
       action(async (lock: string, _opts: unknown, cmd: Command) =>
         withClient(cmd, async (client, json) => {
           const d = await client.describe(lock);
-          io.stdout(json ? `${toJson(d)}\n` : formatDescription(d));
+          io.stdout(json ? `${toJson(descriptionJson(d))}\n` : formatDescription(d));
           return EXIT.OK;
         }),
       ),
@@ -541,8 +566,12 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
     .argument('<lock>')
     .action(
       action(async (lock: string, _opts: unknown, cmd: Command) =>
-        withClient(cmd, (client, json) =>
-          new Promise<number>((resolve, reject) => {
+        withClient(cmd, async (client, json) => {
+          // The watch itself reconnects forever: first make sure some node answers, or fail within --timeout.
+          await client.status().catch(async (err: unknown) => {
+            throw await explainUnreachable(client, err, globals(cmd).timeout, `watch lock ${JSON.stringify(lock)}`);
+          });
+          return new Promise<number>((resolve, reject) => {
             const stop = (): void => {
               for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) io.signals.off(sig, stop);
               w.cancel();
@@ -557,25 +586,41 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
               },
             });
             for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) io.signals.on(sig, stop);
-          }),
-        ),
+          });
+        }),
       ),
     );
 
   return program;
 }
 
+/** Commander's "error: unknown option '-l'\n", with the `--` hint of `lock` when it applies. */
+function usageMessage(text: string, hint: string | undefined): string {
+  if (hint === undefined || !text.startsWith('error: unknown option')) return text;
+  return `${text.trimEnd()}\n${hint}\n`;
+}
+
 /** Runs the CLI with arguments (without node and script) and resolves to the exit code. */
 export async function runCli(args: string[], io: CliIO): Promise<number> {
   let code: number = EXIT.OK;
-  const program = buildProgram(io, (c) => {
-    code = c;
-  });
+  const json = wantsJson(args);
+  const usageHint = lockDashDashHint(args);
+  const program = buildProgram(
+    io,
+    (c) => {
+      code = c;
+    },
+    { json, usageHint },
+  );
   try {
     await program.parseAsync(args, { from: 'user' });
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
-    io.stderr(`fencelock: ${err instanceof Error ? err.message : String(err)}\n`);
+    if (err instanceof CommanderError) {
+      if (err.exitCode === 0) return EXIT.OK;
+      if (json) reportError(io, new UsageError(usageMessage(err.message, usageHint).replace(/^error: /, '').trimEnd()), { json });
+      return EXIT.USAGE;
+    }
+    reportError(io, err, { json });
     return exitCodeFor(err);
   }
   return code;

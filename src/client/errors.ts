@@ -29,6 +29,12 @@ export type FenceLockErrorCode =
   | 'DATA_LOSS'
   | 'UNAUTHENTICATED';
 
+/** One endpoint's part in a call that gave up: the last error it gave during that call. */
+export interface EndpointError {
+  endpoint: string;
+  error: FenceLockError;
+}
+
 export interface FenceLockErrorInit {
   /**
    * Machine-readable cause from the `fencelock-reason` metadata (WRONG_LOCK, STALE_TOKEN, UNKNOWN_SESSION,
@@ -52,6 +58,11 @@ export interface FenceLockErrorInit {
    * operation may or may not have taken effect. Retrying it as a new request may apply it twice.
    */
   indeterminate?: boolean;
+  /**
+   * With a call that gave up after retries: the last error of each endpoint it tried (configured order), so
+   * a caller can say which nodes answered and why the others did not (refused, timed out, TLS).
+   */
+  endpointErrors?: readonly EndpointError[];
   cause?: unknown;
 }
 
@@ -71,6 +82,7 @@ export class FenceLockError extends Error {
   readonly leader?: string;
   readonly details?: string;
   readonly indeterminate: boolean;
+  readonly endpointErrors?: readonly EndpointError[];
 
   constructor(code: FenceLockErrorCode, message: string, init: FenceLockErrorInit = {}) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -84,6 +96,7 @@ export class FenceLockError extends Error {
     if (init.quota !== undefined) this.quota = init.quota;
     if (init.leader !== undefined) this.leader = init.leader;
     if (init.details !== undefined) this.details = init.details;
+    if (init.endpointErrors !== undefined) this.endpointErrors = init.endpointErrors;
   }
 }
 

@@ -11,6 +11,7 @@ export {
   META_KEY_LOCK,
   META_QUOTA,
   type FenceLockErrorCode,
+  type EndpointError,
 } from './errors';
 export { type Logger, silentLogger } from './logger';
 export {

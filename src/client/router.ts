@@ -248,10 +248,11 @@ export class Router {
     // Whether an attempt may have reached a leader: all but a node's NOT_LEADER refusal may have.
     let maybeProposed = false;
     let last: FenceLockError | undefined;
+    const byEndpoint = new Map<string, FenceLockError>();
     for (;;) {
       if (this.closed) throw new FenceLockError('CANCELLED', `${opts.what}: the fencelock client is closed`);
       const remaining = deadline - monotonicNow();
-      if (remaining <= 0) throw this.gaveUp(opts.what, attempts, totalTimeoutMs, last);
+      if (remaining <= 0) throw this.gaveUp(opts.what, attempts, totalTimeoutMs, last, byEndpoint);
       const address = this.current();
       const timeout = Math.min(attemptTimeoutMs, remaining);
       const attemptStart = monotonicNow();
@@ -274,6 +275,7 @@ export class Router {
         // the error given up with stays the last one a node or connection actually gave.
         const cutByBudget = err.code === 'DEADLINE_EXCEEDED' && timeout < attemptTimeoutMs && last !== undefined;
         if (!cutByBudget) last = err;
+        if (!cutByBudget || !byEndpoint.has(address)) byEndpoint.set(address, err);
         // Follow a leader hint at once, but not forever: hints that go round in circles get the backoff.
         if (err.code === 'UNAVAILABLE' && err.leader && err.leader !== address && hintsInARow <= this.endpoints.length && this.noteLeader(err.leader)) {
           hintsInARow++;
@@ -288,7 +290,8 @@ export class Router {
     }
   }
 
-  private gaveUp(what: string, attempts: number, totalMs: number, last: FenceLockError | undefined): FenceLockError {
+  /** The error of a call that ran out of time: indeterminate, with the last error of each endpoint tried. */
+  gaveUp(what: string, attempts: number, totalMs: number, last: FenceLockError | undefined, byEndpoint: Map<string, FenceLockError>): FenceLockError {
     const code = last?.code ?? 'DEADLINE_EXCEEDED';
     const lastWords = last ? `; last error: ${last.message}` : '';
     return new FenceLockError(code, `${what}: gave up after ${attempts} attempt(s) in ${totalMs} ms${lastWords}`, {
@@ -296,6 +299,10 @@ export class Router {
       leader: last?.leader,
       details: last?.details,
       indeterminate: true,
+      endpointErrors: this.endpoints.flatMap((endpoint) => {
+        const error = byEndpoint.get(endpoint);
+        return error === undefined ? [] : [{ endpoint, error }];
+      }),
       cause: last,
     });
   }

@@ -35,14 +35,19 @@ export async function streamSnapshot(router: Router, sink: SnapshotSink, totalTi
   const deadline = monotonicNow() + totalTimeoutMs;
   let backoff = 0;
   let hints = 0;
+  let attempts = 0;
+  const byEndpoint = new Map<string, FenceLockError>();
   for (;;) {
     const address = router.current();
     const attempt = new SnapshotAttempt(router, address, sink);
+    attempts++;
     try {
       return await attempt.run();
     } catch (raw) {
       const err = raw instanceof FenceLockError ? raw : toFenceLockError(raw, `snapshot (via ${address})`);
-      if (attempt.started || err.code !== 'UNAVAILABLE' || monotonicNow() >= deadline || router.isClosed()) throw err;
+      if (attempt.started || err.code !== 'UNAVAILABLE' || router.isClosed()) throw err;
+      byEndpoint.set(address, err);
+      if (monotonicNow() >= deadline) throw router.gaveUp('snapshot', attempts, totalTimeoutMs, err, byEndpoint);
       if (err.leader && err.leader !== address && hints <= router.knownEndpoints().length && router.noteLeader(err.leader)) {
         hints++;
         continue;

@@ -111,7 +111,7 @@ describe('the bearer token of the CLI', () => {
     expect(bad).toMatchObject({ code: EXIT.USAGE, out: '' });
     expect(bad.err).toMatch(/^fencelock: FENCELOCK_AUTH_TOKEN: the token contains whitespace/);
     const badJson = await cli(['--json', 'auth', 'list', '--auth-token', `x${TOKEN}`]);
-    expect(JSON.parse(badJson.err).error).toMatchObject({ code: 'USAGE' });
+    expect(JSON.parse(badJson.out).error).toMatchObject({ code: 'USAGE' });
     expect(srv.calls).toHaveLength(4);
   });
 
@@ -265,11 +265,11 @@ describe('fencelock auth', () => {
     srv.fail('RoleAdd', { code: grpc.status.PERMISSION_DENIED, details: 'identity "alice" lacks admin', metadata: { 'fencelock-reason': 'PERMISSION_DENIED' } });
     const denied = await cli(['--json', 'auth', 'role', 'add', 'x']);
     expect(denied.code).toBe(EXIT.PERMISSION_DENIED);
-    expect(JSON.parse(denied.err).error).toMatchObject({ code: 'PERMISSION_DENIED', reason: 'PERMISSION_DENIED', quota: null });
+    expect(JSON.parse(denied.out).error).toMatchObject({ code: 'PERMISSION_DENIED', reason: 'PERMISSION_DENIED', quota: null });
     srv.fail('Move', { code: grpc.status.RESOURCE_EXHAUSTED, details: 'over quota', metadata: { 'fencelock-reason': 'QUOTA_EXCEEDED', 'fencelock-quota': 'keys' } });
     const quota = await cli(['--json', 'kv', 'move', '--prefix', 'a/', '--to', 'l']);
     expect(quota.code).toBe(EXIT.LIMIT);
-    expect(JSON.parse(quota.err).error).toMatchObject({ code: 'RESOURCE_EXHAUSTED', reason: 'QUOTA_EXCEEDED', quota: 'keys' });
+    expect(JSON.parse(quota.out).error).toMatchObject({ code: 'RESOURCE_EXHAUSTED', reason: 'QUOTA_EXCEEDED', quota: 'keys' });
     // A node that refuses the Pipeline stream itself: kv get says UNAUTHENTICATED (exit 6) at once.
     const strict = await AuthServer.start({ requireToken: TOKEN });
     cleanups.push(() => strict.stop());

@@ -242,7 +242,7 @@ describe('CLI against a fake cluster', () => {
     expect(stale.err).toContain('FAILED_PRECONDITION');
     const staleJson = await cli(['--json', 'kv', 'put', 'cfg/a', 'x'], env);
     expect(staleJson.code).toBe(EXIT.FENCED);
-    expect(JSON.parse(staleJson.err).error).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'STALE_TOKEN' });
+    expect(JSON.parse(staleJson.out).error).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'STALE_TOKEN' });
   });
 
   it('kv get of a deleted key says so with its lock and watermark (exit 5); kv list --all shows deleted keys, marked', async () => {
@@ -282,7 +282,7 @@ describe('CLI against a fake cluster', () => {
     expect(text.code).toBe(EXIT.FENCED);
     expect(text.err).toContain('belongs to lock "orders"');
     const json = await cli(['--json', 'kv', 'put', 'shared', 'b'], env);
-    expect(JSON.parse(json.err).error).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'WRONG_LOCK', key: 'shared', keyLock: 'orders' });
+    expect(JSON.parse(json.out).error).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'WRONG_LOCK', key: 'shared', keyLock: 'orders' });
   });
 
   it('kv put takes the session id from --session-file; the id appears in no output', async () => {
@@ -398,6 +398,17 @@ describe('CLI against a fake cluster', () => {
     expect(r.code).toBe(EXIT.LOCK_LOST);
     expect(r.err).toContain('presumed lost');
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('lock --json reports a lost lock once, at the end, as a LOCK_LOST error on stdout', async () => {
+    const { nodes } = await fake();
+    nodes[0]!.keepAliveMode = 'silent';
+    const r = await cli(['--json', 'lock', 'slow-json', '--ttl', '1500', '--grace', '300', '--', process.execPath, '-e', 'setTimeout(() => {}, 20000)'], { FENCELOCK_ENDPOINTS: nodes[0]!.address });
+    expect(r.code).toBe(EXIT.LOCK_LOST);
+    expect(r.err).toBe('');
+    const { error } = JSON.parse(r.out) as { error: { code: string; message: string; exitCode: number } };
+    expect(error).toMatchObject({ code: 'LOCK_LOST', exitCode: EXIT.LOCK_LOST });
+    expect(error.message).toMatch(/^lock "slow-json" \(token \d+\) is presumed lost \(no renewal acknowledged in time\); the command was stopped$/);
   });
 
   it('lock -- CMD escalates to SIGKILL when CMD ignores SIGTERM', async () => {

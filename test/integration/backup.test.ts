@@ -134,7 +134,7 @@ describe('backup and restore', () => {
       expect(res.stderr, what).toMatch(/checksum mismatch: the file is damaged/);
       const asJson = await cli(['--json', 'snapshot', 'status', bad]);
       expect(asJson.code).toBe(1);
-      expect(JSON.parse(asJson.stderr).error.message).toMatch(/checksum mismatch/);
+      expect(JSON.parse(asJson.stdout).error.message).toMatch(/checksum mismatch/);
     }
     const truncated = path.join(cluster.dir, 'truncated.flb');
     writeFileSync(truncated, bytes.subarray(0, bytes.length - 10));

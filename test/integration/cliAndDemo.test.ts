@@ -89,8 +89,8 @@ describe('the fencelock CLI', () => {
     const billing = await session.acquire('cli-billing');
     const moved = await runNode([CLI, '--endpoints', ep, '--json', 'kv', 'put', 'cli-own/1', 'mine', ...fenced('cli-billing', billing.token.toString())]);
     expect(moved.code).toBe(2);
-    expect(JSON.parse(moved.stderr).error).toMatchObject({ reason: 'WRONG_LOCK', key: 'cli-own/1', keyLock: 'cli-orders', watermark: billing.token.toString() });
-    expect(JSON.parse(moved.stderr).error.message).toContain('key "cli-own/1" belongs to lock "cli-orders"');
+    expect(JSON.parse(moved.stdout).error).toMatchObject({ reason: 'WRONG_LOCK', key: 'cli-own/1', keyLock: 'cli-orders', watermark: billing.token.toString() });
+    expect(JSON.parse(moved.stdout).error.message).toContain('key "cli-own/1" belongs to lock "cli-orders"');
     await session.close();
   });
 
