@@ -7,7 +7,7 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeF
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Client } from 'node-zookeeper-client';
-import { exited, freePort, logTail, sleep, waitExit } from './processes';
+import { exited, freePort, killOnExit, logTail, sleep, terminate } from './processes';
 import type { BenchTarget, BenchWorker } from './target';
 import { fourLetterWord, serverMode } from './zookeeper/fourLetterWord';
 import { connect, mkdirp, ZookeeperWorker, ZNODE_ROOTS } from './zookeeper/worker';
@@ -81,30 +81,14 @@ export async function startZookeeperEnsemble(opts: { dataRoot?: string } = {}): 
     return server;
   });
 
-  // process.exit() and uncaught errors skip stop(); the servers must not outlive the benchmark.
-  const killOnExit = (): void => {
-    for (const s of servers) if (!exited(s.child)) s.child.kill('SIGKILL');
-    try {
-      rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // best effort: a server may still be writing while it dies
-    }
-  };
-  process.on('exit', killOnExit);
-
+  const removeExitHook = killOnExit(servers.map((s) => s.child), dir);
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    for (const s of servers) if (!exited(s.child)) s.child.kill('SIGTERM');
-    await Promise.all(
-      servers.map(async (s) => {
-        if (await waitExit(s.child, 5_000)) return;
-        s.child.kill('SIGKILL');
-        await waitExit(s.child, 3_000);
-      }),
-    );
-    process.removeListener('exit', killOnExit);
+    // A JVM's shutdown takes longer than a node process's: more grace before SIGKILL.
+    await terminate(servers.map((s) => s.child), 5_000);
+    removeExitHook();
     rmSync(dir, { recursive: true, force: true });
   };
 
