@@ -54,8 +54,13 @@ function zooCfg(dataDir: string, clientPort: number, quorum: Array<{ quorumPort:
   ].join('\n');
 }
 
+export interface ZookeeperTarget extends BenchTarget {
+  /** host:port of the leader's client port, which every worker connects to. */
+  readonly leaderAddress: string;
+}
+
 /** Starts a fresh local 3-server ZooKeeper ensemble and waits until all serve and a write succeeds. */
-export async function startZookeeperEnsemble(opts: { dataRoot?: string } = {}): Promise<BenchTarget> {
+export async function startZookeeperEnsemble(opts: { dataRoot?: string } = {}): Promise<ZookeeperTarget> {
   const installed = zookeeperAvailable();
   if (!installed) throw new Error('ZooKeeper is not installed (bash scripts/ensure-zookeeper.sh, or apt-get install zookeeper)');
   const dir = mkdtempSync(path.join(opts.dataRoot ?? os.tmpdir(), 'fencelock-bench-zk-'));
@@ -101,11 +106,13 @@ export async function startZookeeperEnsemble(opts: { dataRoot?: string } = {}): 
     throw new Error(`ZooKeeper ensemble did not become ready: ${(e as Error).message}\n${tails}`);
   }
 
+  const leaderAddress = `127.0.0.1:${leaderPort}`;
   return {
     name: 'zookeeper',
     pids: servers.map((s) => s.child.pid!),
+    leaderAddress,
     // Every worker talks to the leader, like etcd's: a follower would forward each write to it, an extra hop.
-    newWorker: async (_index: number): Promise<BenchWorker> => ZookeeperWorker.open(`127.0.0.1:${leaderPort}`),
+    newWorker: async (_index: number): Promise<BenchWorker> => ZookeeperWorker.open(leaderAddress),
     stop,
   };
 }
