@@ -53,8 +53,8 @@ export default defineConfig({
         },
       },
       {
-        // The side-by-side benchmark, briefly: local fencelock and etcd clusters. The global setup installs
-        // Debian's etcd-server when missing. Runs its processes on loopback like the integration tests.
+        // The side-by-side benchmark, briefly: local fencelock and etcd clusters and a ZooKeeper ensemble. The
+        // global setup installs Debian's etcd-server and zookeeper when missing. Runs its processes on loopback like the integration tests.
         test: {
           name: 'bench',
           include: ['test/bench/**/*.test.ts'],

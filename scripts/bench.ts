@@ -1,19 +1,22 @@
-// Side-by-side benchmark: the same workloads against a fresh local 3-node fencelock cluster and a local
-// 3-member etcd 3.4 cluster (when etcd is installed), both fsync on, both driven from this one Node.js process.
-// Each runs with TLS (both systems' default) and, with --tls both (the default), also in plaintext as a second
-// cluster (<system>-plain), so each row shows fencelock/etcd with TLS, fencelock/etcd in plaintext and what TLS
-// costs each system. fencelock also runs with auth on (fencelock-auth, TLS only; --auth both, the default), every
-// client its own user with a bearer token, so each row shows what auth costs and fencelock-auth/etcd. Systems
-// alternate within each row, so slow drift of the machine (other load, thermals) hits all alike.
+// Side-by-side benchmark: the same workloads against a fresh local 3-node fencelock cluster, a local 3-member
+// etcd 3.4 cluster and a local 3-server ZooKeeper 3.8 ensemble (each peer when installed), all fsync on, all
+// driven from this one Node.js process. fencelock and etcd run with TLS (both systems' default) and, with
+// --tls both (the default), also in plaintext as a second cluster (<system>-plain), so each row shows what TLS
+// costs each; ZooKeeper runs in plaintext only (its client has no TLS). fencelock also runs with auth on
+// (fencelock-auth, TLS only; --auth both, the default), every client its own user with a bearer token, so each
+// row shows what auth costs. Each fencelock system is set against the best peer of the row (etcd or
+// zookeeper; etcd-plain or zookeeper for fencelock-plain). Systems alternate within each row, so slow drift of
+// the machine (other load, thermals) hits all alike.
 //
 //   npm run bench -- [--seconds 10] [--warmup 2] [--start-warmup 6] [--rounds 1] [--workloads cycles-distinct,cycles-hot,...]
-//                    [--clients 1,8,64] [--systems fencelock,etcd] [--tls on|off|both] [--auth on|off|both] [--json FILE] [--data-root DIR]
+//                    [--clients 1,8,64] [--systems fencelock,etcd,zookeeper] [--tls on|off|both] [--auth on|off|both] [--json FILE] [--data-root DIR]
 import { execFileSync } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { etcdAvailable, startEtcdCluster } from './bench/etcdTarget';
 import { startFencelockCluster } from './bench/fencelockTarget';
+import { startZookeeperEnsemble, zookeeperAvailable } from './bench/zookeeperTarget';
 import { compareRow, renderTable, summarize, writeJson, type RowResult } from './bench/report';
 import { errorMessage, runRow, WORKLOADS, type Measurement, type Workload } from './bench/runner';
 import {
@@ -80,14 +83,14 @@ function parseFlags(argv: string[]): Flags {
   };
   const program = new Command()
     .name('bench')
-    .description('fencelock vs etcd: lock cycles, fenced writes and linearizable reads on local 3-node clusters')
+    .description('fencelock vs etcd and ZooKeeper: lock cycles, fenced writes and linearizable reads on local 3-node clusters')
     .option('--seconds <n>', 'measured seconds per row and system', numberAtLeast(0.1, false), 10)
     .option('--warmup <n>', 'unrecorded seconds before each measurement', numberAtLeast(0, false), 2)
     .option('--start-warmup <n>', 'unrecorded seconds of every workload at the most clients, once per system before the first row', numberAtLeast(0, false), 6)
     .option('--rounds <n>', 'times each row runs per system; the table shows medians', numberAtLeast(1, true), 1)
     .option('--workloads <list>', 'comma-separated workloads', list(workloadByName), [...WORKLOADS])
     .option('--clients <list>', 'comma-separated client counts', list(numberAtLeast(1, true)), [1, 8, 64])
-    .option('--systems <list>', 'comma-separated systems, each measured as --tls says (default: fencelock, and etcd when installed)', list(systemByName))
+    .option('--systems <list>', 'comma-separated systems, each measured as --tls says, zookeeper always in plaintext (default: fencelock, and etcd and zookeeper when installed)', list(systemByName))
     .option('--tls <mode>', 'on: TLS only; off: plaintext only (systems named <system>-plain); both: each system both ways, with the TLS cost', tlsMode, 'both')
     .option(
       '--auth <mode>',
@@ -107,6 +110,14 @@ function parseFlags(argv: string[]): Flags {
 function etcdVersion(bin: string): string | undefined {
   try {
     return /etcd Version:\s*(\S+)/.exec(execFileSync(bin, ['--version'], { encoding: 'utf8' }))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+function zookeeperVersion(): string | undefined {
+  try {
+    return execFileSync('dpkg-query', ['-W', '-f=${Version}', 'zookeeper'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
   } catch {
     return undefined;
   }
@@ -157,16 +168,19 @@ async function main(): Promise<number> {
   const flags = parseFlags(process.argv);
   const startedAt = new Date();
   const etcdBin = etcdAvailable();
-  const bases: SystemName[] = flags.systems ?? (etcdBin ? ['fencelock', 'etcd'] : ['fencelock']);
+  const zookeeper = zookeeperAvailable();
+  const installed: Record<SystemName, boolean> = { fencelock: true, etcd: etcdBin !== undefined, zookeeper: zookeeper !== undefined };
+  const bases: SystemName[] = flags.systems ?? SYSTEMS.filter((s) => installed[s]);
   const variants: SystemVariant[] = systemVariants(bases, flags.tls, flags.auth);
   if (flags.auth === 'both' && flags.tls === 'off' && bases.includes('fencelock')) console.log('fencelock-auth is not measured: auth only with TLS (--tls on or both).');
   const systems = variants.map((v) => v.name);
   const failures: Record<string, string> = {};
 
-  if (!etcdBin && (flags.systems === undefined || bases.includes('etcd'))) {
-    const rest = bases.includes('fencelock') ? '; running fencelock alone' : '';
-    console.log(`etcd is not installed (to compare with it: apt-get install etcd-server)${rest}.`);
-    for (const v of variants) if (v.base === 'etcd') failures[v.name] = 'etcd is not installed';
+  const howToInstall: Record<SystemName, string> = { fencelock: '', etcd: 'apt-get install etcd-server', zookeeper: 'bash scripts/ensure-zookeeper.sh' };
+  for (const peer of ['etcd', 'zookeeper'] as const) {
+    if (installed[peer] || (flags.systems !== undefined && !bases.includes(peer))) continue;
+    console.log(`${peer} is not installed (to compare with it: ${howToInstall[peer]}); measuring without it.`);
+    for (const v of variants) if (v.base === peer) failures[v.name] = `${peer} is not installed`;
   }
 
   process.on('SIGINT', onSignal);
@@ -177,7 +191,8 @@ async function main(): Promise<number> {
     try {
       console.log(`starting ${system} (3 members, ${tls ? 'TLS' : 'plaintext'}${auth ? ', auth on' : ''}, data under ${flags.dataRoot}) ...`);
       const opts = { dataRoot: flags.dataRoot, tls, auth };
-      const target = base === 'fencelock' ? await startFencelockCluster(opts) : await startEtcdCluster(opts);
+      const target =
+        base === 'fencelock' ? await startFencelockCluster(opts) : base === 'etcd' ? await startEtcdCluster(opts) : await startZookeeperEnsemble(opts);
       running.set(system, target);
       for (const w of flags.workloads) await w.seed?.(target);
     } catch (e) {
@@ -238,7 +253,8 @@ async function main(): Promise<number> {
   console.log('');
   console.log(
     `3-node clusters, fsync on, ${flags.tls === 'both' ? 'TLS and plaintext' : flags.tls === 'on' ? 'TLS' : 'plaintext'}` +
-      `${measured.some((s) => variants.find((v) => v.name === s)?.auth) ? ', fencelock-auth with auth on' : ''}; ${flags.seconds} s per row after ${flags.warmup} s warm-up` +
+      `${measured.some((s) => variants.find((v) => v.name === s)?.auth) ? ', fencelock-auth with auth on' : ''}` +
+      `${measured.includes('zookeeper') && flags.tls !== 'off' ? ', zookeeper in plaintext' : ''}; ${flags.seconds} s per row after ${flags.warmup} s warm-up` +
       (flags.rounds > 1 ? `; medians of ${flags.rounds} rounds` : '') +
       `; ${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}`,
   );
@@ -255,6 +271,7 @@ async function main(): Promise<number> {
       os: `${os.type()} ${os.release()} ${os.arch()}`,
       node: process.version,
       etcd: etcdBin ? etcdVersion(etcdBin) : undefined,
+      zookeeper: zookeeper ? zookeeperVersion() : undefined,
       fencelock: gitRevision(),
     },
     flags: { ...flags, workloads: flags.workloads.map((w) => w.name), systems: bases },

@@ -10,7 +10,7 @@ import { accessSync, closeSync, constants, existsSync, mkdtempSync, openSync, re
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateDevCerts } from '../../src/certs/generate';
-import { exited, freePort, logTail, sleep, waitExit } from './processes';
+import { exited, freePort, killOnExit, logTail, sleep, terminate } from './processes';
 import type { BenchTarget, BenchWorker } from './target';
 
 const MEMBERS = 3;
@@ -312,28 +312,9 @@ export async function startEtcdCluster(opts: { dataRoot?: string; tls?: boolean 
     return member;
   });
 
-  // process.exit() and uncaught errors skip stop(); the members must not outlive the benchmark.
-  const killOnExit = (): void => {
-    for (const m of members) if (!exited(m.child)) m.child.kill('SIGKILL');
-    try {
-      rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // best effort: a member may still be writing while it dies
-    }
-  };
-  process.on('exit', killOnExit);
+  const removeExitHook = killOnExit(members.map((m) => m.child), dir);
 
   const probes = new Map(members.map((m) => [m.clientAddress, newClient(m.clientAddress, security.credentials)]));
-  const terminate = async (group: Member[]): Promise<void> => {
-    for (const m of group) if (!exited(m.child)) m.child.kill('SIGTERM');
-    await Promise.all(
-      group.map(async (m) => {
-        if (await waitExit(m.child, 3_000)) return;
-        m.child.kill('SIGKILL');
-        await waitExit(m.child, 3_000);
-      }),
-    );
-  };
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -342,9 +323,9 @@ export async function startEtcdCluster(opts: { dataRoot?: string; tls?: boolean 
     // the followers are stopping too; with no follower left it exits at once. So: followers first, then the leader.
     const leader = await findLeader(members, probes).catch(() => undefined);
     for (const c of probes.values()) c.close();
-    await terminate(members.filter((m) => m.clientAddress !== leader));
-    await terminate(members);
-    process.removeListener('exit', killOnExit);
+    await terminate(members.filter((m) => m.clientAddress !== leader).map((m) => m.child));
+    await terminate(members.map((m) => m.child));
+    removeExitHook();
     rmSync(dir, { recursive: true, force: true });
   };
 

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateDevCerts } from '../../src/certs/generate';
 import { FenceLockClient, isFenceLockError, type EndpointStatus, type FenceLockClientOptions, type LockHandle, type Session } from '../../src/client';
-import { exited, freePort, logTail, sleep, waitExit } from './processes';
+import { exited, freePort, killOnExit, logTail, sleep, terminate } from './processes';
 import { BENCH_NAME_PREFIX } from './runner';
 import { variantName } from './systems';
 import type { BenchTarget, BenchWorker } from './target';
@@ -177,12 +177,7 @@ async function startCluster(dataRoot: string | undefined, tls: boolean, auth: bo
     return { id, logFile, child };
   });
 
-  // process.exit() and uncaught errors skip stop(); the nodes must not outlive the benchmark.
-  const killOnExit = (): void => {
-    for (const n of nodes) if (!exited(n.child)) n.child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  };
-  process.on('exit', killOnExit);
+  const removeExitHook = killOnExit(nodes.map((n) => n.child), dir);
 
   // The readiness probe; with auth it stays open as the admin that issues the workers' tokens.
   const probe = new FenceLockClient({ endpoints, ...secure.admin });
@@ -191,15 +186,8 @@ async function startCluster(dataRoot: string | undefined, tls: boolean, auth: bo
     if (stopped) return;
     stopped = true;
     await probe.close().catch(() => undefined);
-    for (const n of nodes) if (!exited(n.child)) n.child.kill('SIGTERM');
-    await Promise.all(
-      nodes.map(async (n) => {
-        if (await waitExit(n.child, 3_000)) return;
-        n.child.kill('SIGKILL');
-        await waitExit(n.child, 3_000);
-      }),
-    );
-    process.removeListener('exit', killOnExit);
+    await terminate(nodes.map((n) => n.child));
+    removeExitHook();
     rmSync(dir, { recursive: true, force: true });
   };
 

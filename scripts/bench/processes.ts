@@ -1,6 +1,6 @@
-// What both benchmark targets need to run a cluster of child processes: ports, exits, log tails.
+// What the benchmark targets need to run a cluster of child processes: ports, exits, stopping, log tails.
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import * as net from 'node:net';
 
 /** A port free on 127.0.0.1 right now (another process may still take it before it is bound). */
@@ -33,6 +33,35 @@ export function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
       resolve(true);
     });
   });
+}
+
+/** SIGTERM to every child still running, then SIGKILL to those still running after `graceMs`; waits for their exits. */
+export async function terminate(children: ChildProcess[], graceMs = 3_000): Promise<void> {
+  for (const c of children) if (!exited(c)) c.kill('SIGTERM');
+  await Promise.all(
+    children.map(async (c) => {
+      if (await waitExit(c, graceMs)) return;
+      c.kill('SIGKILL');
+      await waitExit(c, 3_000);
+    }),
+  );
+}
+
+/**
+ * process.exit() and uncaught errors skip a target's stop(), and its servers must not outlive the benchmark:
+ * on exit, SIGKILL every child still running and remove `dir`. Returns what removes the hook (for stop()).
+ */
+export function killOnExit(children: ChildProcess[], dir: string): () => void {
+  const hook = (): void => {
+    for (const c of children) if (!exited(c)) c.kill('SIGKILL');
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // best effort: a server may still be writing while it dies
+    }
+  };
+  process.on('exit', hook);
+  return () => process.removeListener('exit', hook);
 }
 
 /** The last lines of a log file, for an error message that says why a process did not come up. */

@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Measurement } from './runner';
-import { BASE_SYSTEMS, variantName, type BaseSystem } from './systems';
+import { BASE_SYSTEMS, hasTlsVariant, peerSystems, variantName, type BaseSystem } from './systems';
 
 /** One round of one row on one system: measured, or the reason the row could not be set up. */
 export type RoundResult = Measurement | { failed: string };
@@ -60,10 +60,19 @@ function ratio(a: number | undefined, b: number | undefined): number | undefined
   return a / b;
 }
 
-export interface Ratios {
-  /** fencelock ops/s / etcd ops/s: above 1 favours fencelock. */
+/** A peer's figure that was the best of its row. */
+export interface PeerFigure {
+  system: string;
+  value: number;
+}
+
+/** One fencelock system against the best of its peers in one row. */
+export interface VersusBestPeer {
+  /** The peer with the most ops/s and the one with the lowest p50 (not necessarily the same). */
+  bestPeer: { opsPerSec?: PeerFigure; p50?: PeerFigure };
+  /** fencelock ops/s / the best peer's ops/s: above 1 favours fencelock. */
   opsPerSec?: number;
-  /** fencelock p50 / etcd p50: below 1 favours fencelock. */
+  /** fencelock p50 / the best peer's p50: below 1 favours fencelock. */
   p50?: number;
 }
 
@@ -85,11 +94,16 @@ export interface AuthCost {
 const AUTH_SYSTEM = variantName('fencelock', true, true);
 const NO_AUTH_SYSTEM = variantName('fencelock', true);
 
+/** The fencelock systems compared with their peers, each with the peers of its own transport. */
+const COMPARED: ReadonlyArray<{ system: string; peers: string[] }> = [
+  { system: NO_AUTH_SYSTEM, peers: peerSystems(true) },
+  { system: AUTH_SYSTEM, peers: peerSystems(true) },
+  { system: variantName('fencelock', false), peers: peerSystems(false) },
+];
+
 export interface RowComparison {
-  /** fencelock against etcd, both with TLS and both plaintext (where both were measured). */
-  fencelockVsEtcd: { tls?: Ratios; plain?: Ratios };
-  /** fencelock with auth on against etcd, both with TLS (where both were measured). */
-  fencelockAuthVsEtcd?: Ratios;
+  /** Per fencelock system (fencelock, fencelock-auth, fencelock-plain) with at least one of its peers measured. */
+  vsBestPeer: Record<string, VersusBestPeer>;
   /** Per system measured both ways. */
   tlsCost: Partial<Record<BaseSystem, TlsCost>>;
   /** fencelock with auth against fencelock without, both with TLS (where both were measured). */
@@ -98,19 +112,43 @@ export interface RowComparison {
 
 const round3 = (v: number | undefined): number | undefined => (v === undefined ? undefined : Math.round(v * 1000) / 1000);
 
+/** The peer whose `value` is best (highest with `higher`, else lowest), among the peers measured. */
+function best(summaries: Record<string, Summary | undefined>, peers: string[], value: (s: Summary) => number, higher: boolean): PeerFigure | undefined {
+  let found: PeerFigure | undefined;
+  for (const system of peers) {
+    const s = summaries[system];
+    if (!s || !Number.isFinite(value(s))) continue;
+    if (!found || (higher ? value(s) > found.value : value(s) < found.value)) found = { system, value: value(s) };
+  }
+  return found;
+}
+
+/** `system` against the best of `peers`, or undefined when it or every peer is missing. */
+export function versusBestPeer(summaries: Record<string, Summary | undefined>, system: string, peers: string[]): VersusBestPeer | undefined {
+  const own = summaries[system];
+  const ops = best(summaries, peers, (s) => s.opsPerSec, true);
+  const p50 = best(summaries, peers, (s) => s.p50Ms, false);
+  if (!own || (!ops && !p50)) return undefined;
+  return {
+    bestPeer: { opsPerSec: ops, p50 },
+    opsPerSec: round3(ratio(own.opsPerSec, ops?.value)),
+    p50: round3(ratio(own.p50Ms, p50?.value)),
+  };
+}
+
 /** The ratios of one row, from the summaries of its systems (keyed by system name). */
 export function compareRow(summaries: Record<string, Summary | undefined>): RowComparison {
-  const versus = (fl: Summary | undefined, etcd: Summary | undefined): Ratios | undefined => {
-    if (!fl || !etcd) return undefined;
-    return { opsPerSec: round3(ratio(fl.opsPerSec, etcd.opsPerSec)), p50: round3(ratio(fl.p50Ms, etcd.p50Ms)) };
-  };
-  const vs = (tls: boolean): Ratios | undefined => versus(summaries[variantName('fencelock', tls)], summaries[variantName('etcd', tls)]);
   const pct = (a: number, b: number): number | undefined => {
     const r = ratio(a, b);
     return r === undefined ? undefined : Math.round(r * 1000) / 10;
   };
+  const vsBestPeer: Record<string, VersusBestPeer> = {};
+  for (const { system, peers } of COMPARED) {
+    const v = versusBestPeer(summaries, system, peers);
+    if (v) vsBestPeer[system] = v;
+  }
   const tlsCost: Partial<Record<BaseSystem, TlsCost>> = {};
-  for (const base of BASE_SYSTEMS) {
+  for (const base of BASE_SYSTEMS.filter(hasTlsVariant)) {
     const withTls = summaries[variantName(base, true)];
     const plain = summaries[variantName(base, false)];
     if (!withTls || !plain) continue;
@@ -119,8 +157,7 @@ export function compareRow(summaries: Record<string, Summary | undefined>): RowC
   const withAuth = summaries[AUTH_SYSTEM];
   const noAuth = summaries[NO_AUTH_SYSTEM];
   return {
-    fencelockVsEtcd: { tls: vs(true), plain: vs(false) },
-    fencelockAuthVsEtcd: versus(withAuth, summaries[variantName('etcd', true)]),
+    vsBestPeer,
     tlsCost,
     authCost: withAuth && noAuth ? { opsPerSecPct: pct(withAuth.opsPerSec, noAuth.opsPerSec), p50Pct: pct(withAuth.p50Ms, noAuth.p50Ms) } : undefined,
   };
@@ -138,6 +175,11 @@ function formatPct(pct: number | undefined): string {
 function formatRatio(r: number | undefined): string {
   if (r === undefined) return '-';
   return `${r < 10 ? r.toFixed(1) : r.toFixed(0)}x`;
+}
+
+/** "2.1x etcd": a ratio and the peer it is taken against. */
+function formatVersus(r: number | undefined, peer: PeerFigure | undefined): string {
+  return r === undefined || peer === undefined ? '-' : `${formatRatio(r)} ${peer.system}`;
 }
 
 interface Column {
@@ -181,12 +223,9 @@ export function renderTable(rows: RowResult[], systems: string[]): string {
   const summaries = rows.map((r) => Object.fromEntries(systems.map((s) => [s, summarize(r.systems[s] ?? [])])));
   const withErrors = new Set(systems.filter((s) => summaries.some((row) => (row[s]?.errors ?? 0) > 0)));
   const has = (base: BaseSystem, tls: boolean): boolean => systems.includes(variantName(base, tls));
-  // fencelock/etcd with TLS and/or plaintext; the mode is named only when both are there.
-  const versus = [true, false].filter((tls) => has('fencelock', tls) && has('etcd', tls));
-  const authVersus = systems.includes(AUTH_SYSTEM) && has('etcd', true);
-  // The mode is named when both are there, or when a plaintext comparison sits next to fencelock-auth's (TLS).
-  const versusGroup = (tls: boolean): string => (versus.length > 1 || (authVersus && !tls) ? `fencelock/etcd ${tls ? 'TLS' : 'plain'}` : 'fencelock/etcd');
-  const costed = BASE_SYSTEMS.filter((b) => has(b, true) && has(b, false));
+  // Each fencelock system measured next to at least one of its peers, against the best of them.
+  const compared = COMPARED.filter((c) => systems.includes(c.system) && c.peers.some((p) => systems.includes(p)));
+  const costed = BASE_SYSTEMS.filter((b) => hasTlsVariant(b) && has(b, true) && has(b, false));
   const authCosted = systems.includes(AUTH_SYSTEM) && systems.includes(NO_AUTH_SYSTEM);
 
   const columns: Column[] = [{ header: 'workload', alignLeft: true }, { header: 'clients' }];
@@ -194,14 +233,7 @@ export function renderTable(rows: RowResult[], systems: string[]): string {
     for (const header of ['ops/s', 'p50 ms', 'p99 ms', 'srv CPU', 'cli CPU']) columns.push({ header, group: s });
     if (withErrors.has(s)) columns.push({ header: 'errors', group: s });
   }
-  // fencelock/etcd with TLS, fencelock-auth/etcd (TLS too), then fencelock/etcd in plaintext.
-  const comparisons: Array<'tls' | 'auth' | 'plain'> = [
-    ...(versus.includes(true) ? (['tls'] as const) : []),
-    ...(authVersus ? (['auth'] as const) : []),
-    ...(versus.includes(false) ? (['plain'] as const) : []),
-  ];
-  const comparisonGroup = (c: 'tls' | 'auth' | 'plain'): string => (c === 'auth' ? `${AUTH_SYSTEM}/etcd` : versusGroup(c === 'tls'));
-  for (const c of comparisons) for (const header of ['ops/s', 'p50']) columns.push({ header, group: comparisonGroup(c) });
+  for (const c of compared) for (const header of ['ops/s', 'p50']) columns.push({ header, group: `${c.system}/best peer` });
   for (const base of costed) columns.push({ header: base, group: 'TLS cost' });
   if (authCosted) for (const header of ['ops/s', 'p50']) columns.push({ header, group: 'auth cost' });
 
@@ -223,9 +255,9 @@ export function renderTable(rows: RowResult[], systems: string[]): string {
       if (withErrors.has(s)) cells.push(sum ? String(sum.errors) : '-');
     }
     const comparison = compareRow(summaries[i]);
-    for (const c of comparisons) {
-      const ratios = c === 'auth' ? comparison.fencelockAuthVsEtcd : comparison.fencelockVsEtcd[c];
-      cells.push(formatRatio(ratios?.opsPerSec), formatRatio(ratios?.p50));
+    for (const c of compared) {
+      const v = comparison.vsBestPeer[c.system];
+      cells.push(formatVersus(v?.opsPerSec, v?.bestPeer.opsPerSec), formatVersus(v?.p50, v?.bestPeer.p50));
     }
     for (const base of costed) cells.push(formatPct(comparison.tlsCost[base]?.opsPerSecPct));
     if (authCosted) cells.push(formatPct(comparison.authCost?.opsPerSecPct), formatPct(comparison.authCost?.p50Pct));
@@ -236,7 +268,13 @@ export function renderTable(rows: RowResult[], systems: string[]): string {
     "srv CPU: the system's 3 server processes; cli CPU: this process (the clients); % of one core.",
     ...(systems.some((s) => s.endsWith('-plain')) ? ['<system>: TLS (clients verify the servers, mutual TLS between members); <system>-plain: no TLS anywhere.'] : []),
     ...(systems.includes(AUTH_SYSTEM) ? [`${AUTH_SYSTEM}: fencelock with TLS and auth on, every client its own user (bearer token, a role with prefix rules).`] : []),
-    ...(versus.length > 0 || authVersus ? [`${authVersus ? `fencelock/etcd, ${AUTH_SYSTEM}/etcd` : 'fencelock/etcd'}: ops/s above 1x and p50 below 1x favour fencelock.`] : []),
+    ...(systems.includes('zookeeper') ? ['zookeeper: plaintext, its own default (the client used here, node-zookeeper-client, has no TLS).'] : []),
+    ...(compared.length > 0
+      ? [
+          '<fencelock system>/best peer: its ops/s over the most ops/s of a peer in the row, its p50 over the lowest peer p50, each naming that peer;',
+          `  the peers are ${peerSystems(true).join(' and ')} (for ${variantName('fencelock', false)}: ${peerSystems(false).join(' and ')}). Ops/s above 1x and p50 below 1x favour fencelock.`,
+        ]
+      : []),
     ...(costed.length > 0 ? ["TLS cost: the system's ops/s with TLS as % of its ops/s in plaintext (100% = TLS costs no throughput)."] : []),
     ...(authCosted ? [`auth cost: ${AUTH_SYSTEM}'s ops/s and p50 as % of ${NO_AUTH_SYSTEM}'s (100% = auth costs nothing; ops/s below and p50 above 100% are its cost).`] : []),
   ];

@@ -1,8 +1,9 @@
-// `npm run bench` end to end, short: both systems start with TLS and in plaintext (--tls both), and fencelock also
-// with auth on (--auth both, fencelock-auth: five clusters); every workload runs on all five without errors (so
-// every worker's own user may do what the workloads do, and no quota stops them), the table and the JSON record
-// (with the fencelock/etcd and fencelock-auth/etcd ratios, the TLS cost and the auth cost) come out, and nothing
-// is left running. Rows are shorter than with two clusters, so the test takes about as long as it did then.
+// `npm run bench` end to end, short: fencelock and etcd start with TLS and in plaintext (--tls both), fencelock also
+// with auth on (--auth both, fencelock-auth), and a ZooKeeper ensemble in plaintext: six clusters. Every workload
+// runs on all six without errors (so every worker's own user may do what the workloads do, no quota stops them,
+// and ZooKeeper's lock recipe, multi and sync work), the table and the JSON record (each fencelock system against
+// the best peer of the row, the TLS cost and the auth cost) come out, and nothing is left running, no JVM either.
+// Rows are shorter than with two clusters, so the test takes about as long as it did then.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -39,29 +40,28 @@ interface JsonSummary {
 }
 
 describe('npm run bench', () => {
-  it('runs every workload on fencelock and etcd with and without TLS and on fencelock with auth, prints the comparison and writes the JSON record', async () => {
+  it('runs every workload on fencelock and etcd with and without TLS, on fencelock with auth and on zookeeper, prints the comparison and writes the JSON record', async () => {
     const dataRoot = path.join(work, 'data');
     mkdirSync(dataRoot);
     const json = path.join(work, 'results.json');
     const res = await runNode(
       [
         BENCH,
-        ...['--seconds', '0.25', '--warmup', '0.1', '--start-warmup', '0.2', '--clients', '2', '--systems', 'fencelock,etcd', '--tls', 'both', '--auth', 'both'],
+        ...['--seconds', '0.2', '--warmup', '0.1', '--start-warmup', '0.2', '--clients', '2', '--systems', 'fencelock,etcd,zookeeper', '--tls', 'both', '--auth', 'both'],
         ...['--json', json, '--data-root', dataRoot],
       ],
       { cwd: work, timeoutMs: 150_000 },
     );
     expect(res.code, `${res.stdout}\n${res.stderr}`).toBe(0);
     expect(res.stdout).toMatch(/workload\s+clients\s+\|/);
-    expect(res.stdout).toMatch(/fencelock\/etcd TLS/);
-    expect(res.stdout).toMatch(/fencelock\/etcd plain/);
-    expect(res.stdout).toMatch(/fencelock-auth\/etcd/);
-    expect(res.stdout).toMatch(/TLS cost/);
-    expect(res.stdout).toMatch(/auth cost/);
-    expect(res.stdout).toMatch(/\|\s+fencelock\s+\|\s+fencelock-auth\s+\|\s+etcd\s+\|\s+fencelock-plain\s+\|\s+etcd-plain\s+\|/);
+    expect(res.stdout).toMatch(/\|\s+fencelock\/best peer\s+\|\s+fencelock-auth\/best peer\s+\|\s+fencelock-plain\/best peer\s+\|\s+TLS cost\s+\|\s+auth cost$/m);
+    // Every ratio cell names the peer it was taken against.
+    expect(res.stdout).toMatch(/^reads\s+2 \|.*\d+(\.\d)?x (etcd|zookeeper)\s+\d+(\.\d)?x (etcd|zookeeper) \|/m);
+    expect(res.stdout).toMatch(/zookeeper: plaintext/);
+    expect(res.stdout).toMatch(/\|\s+fencelock\s+\|\s+fencelock-auth\s+\|\s+etcd\s+\|\s+zookeeper\s+\|\s+fencelock-plain\s+\|\s+etcd-plain\s+\|/);
 
     const record = JSON.parse(readFileSync(json, 'utf8')) as {
-      machine: { etcd?: string };
+      machine: { etcd?: string; zookeeper?: string };
       flags: { tls: string; auth: string };
       systems: Array<{ name: string; base: string; tls: boolean; auth: boolean }>;
       failedToStart: Record<string, string>;
@@ -69,13 +69,13 @@ describe('npm run bench', () => {
         workload: string;
         clients: number;
         systems: Record<string, { median?: JsonSummary }>;
-        fencelockVsEtcd: { tls?: { opsPerSec?: number; p50?: number }; plain?: { opsPerSec?: number; p50?: number } };
-        fencelockAuthVsEtcd?: { opsPerSec?: number; p50?: number };
+        vsBestPeer: Record<string, { bestPeer: { opsPerSec?: { system: string; value: number }; p50?: { system: string; value: number } }; opsPerSec?: number; p50?: number }>;
         tlsCost: Record<string, { opsPerSecPct?: number; p50Pct?: number } | undefined>;
         authCost?: { opsPerSecPct?: number; p50Pct?: number };
       }>;
     };
     expect(record.machine.etcd).toMatch(/^3\.4\./);
+    expect(record.machine.zookeeper).toMatch(/^3\.8\./);
     expect(record.failedToStart).toEqual({});
     expect(record.flags.tls).toBe('both');
     expect(record.flags.auth).toBe('both');
@@ -83,12 +83,13 @@ describe('npm run bench', () => {
       { name: 'fencelock', base: 'fencelock', tls: true, auth: false },
       { name: 'fencelock-auth', base: 'fencelock', tls: true, auth: true },
       { name: 'etcd', base: 'etcd', tls: true, auth: false },
+      { name: 'zookeeper', base: 'zookeeper', tls: false, auth: false },
       { name: 'fencelock-plain', base: 'fencelock', tls: false, auth: false },
       { name: 'etcd-plain', base: 'etcd', tls: false, auth: false },
     ]);
     expect(record.rows.map((r) => r.workload).sort()).toEqual(['cycles-distinct', 'cycles-hot', 'fenced-writes', 'reads']);
     for (const row of record.rows) {
-      for (const system of ['fencelock', 'fencelock-auth', 'etcd', 'fencelock-plain', 'etcd-plain']) {
+      for (const system of ['fencelock', 'fencelock-auth', 'etcd', 'zookeeper', 'fencelock-plain', 'etcd-plain']) {
         const m = row.systems[system]?.median;
         expect(m, `${row.workload} on ${system}`).toBeDefined();
         expect(m!.errors, `${row.workload} on ${system}: errors`).toBe(0);
@@ -97,21 +98,28 @@ describe('npm run bench', () => {
         expect(m!.p99Ms).toBeGreaterThanOrEqual(m!.p50Ms);
         expect(m!.serverCpuPct).toBeGreaterThan(0);
       }
-      for (const mode of ['tls', 'plain'] as const) {
-        const ratios = row.fencelockVsEtcd[mode];
-        expect(ratios?.opsPerSec, `${row.workload}: fencelock/etcd ${mode} ops/s`).toBeGreaterThan(0);
-        expect(ratios?.p50, `${row.workload}: fencelock/etcd ${mode} p50`).toBeGreaterThan(0);
+      const peersOf = { fencelock: ['etcd', 'zookeeper'], 'fencelock-auth': ['etcd', 'zookeeper'], 'fencelock-plain': ['etcd-plain', 'zookeeper'] };
+      for (const [system, peers] of Object.entries(peersOf)) {
+        const v = row.vsBestPeer[system];
+        const own = row.systems[system]!.median!;
+        const best = { ops: Math.max(...peers.map((p) => row.systems[p]!.median!.opsPerSec)), p50: Math.min(...peers.map((p) => row.systems[p]!.median!.p50Ms)) };
+        expect(peers, `${row.workload}: best ops/s peer of ${system}`).toContain(v?.bestPeer.opsPerSec?.system);
+        expect(peers, `${row.workload}: best p50 peer of ${system}`).toContain(v?.bestPeer.p50?.system);
+        expect(v!.bestPeer.opsPerSec!.value).toBe(best.ops);
+        expect(v!.bestPeer.p50!.value).toBe(best.p50);
+        expect(v!.opsPerSec, `${row.workload}: ${system}/best peer ops/s`).toBeCloseTo(own.opsPerSec / best.ops, 2);
+        expect(v!.p50, `${row.workload}: ${system}/best peer p50`).toBeCloseTo(own.p50Ms / best.p50, 2);
       }
+      expect(row.tlsCost.zookeeper, `${row.workload}: zookeeper runs in plaintext only`).toBeUndefined();
       for (const system of ['fencelock', 'etcd']) {
         expect(row.tlsCost[system]?.opsPerSecPct, `${row.workload}: TLS cost of ${system}`).toBeGreaterThan(0);
         expect(row.tlsCost[system]?.p50Pct, `${row.workload}: TLS p50 of ${system}`).toBeGreaterThan(0);
       }
-      expect(row.fencelockAuthVsEtcd?.opsPerSec, `${row.workload}: fencelock-auth/etcd ops/s`).toBeGreaterThan(0);
-      expect(row.fencelockAuthVsEtcd?.p50, `${row.workload}: fencelock-auth/etcd p50`).toBeGreaterThan(0);
       expect(row.authCost?.opsPerSecPct, `${row.workload}: auth cost`).toBeGreaterThan(0);
       expect(row.authCost?.p50Pct, `${row.workload}: auth p50`).toBeGreaterThan(0);
     }
-    // Both clusters were stopped and their data removed.
+    // Every cluster (the ZooKeeper JVMs too: their command lines name their zoo.cfg under the data root) was
+    // stopped and its data removed.
     expect(processesMentioning(dataRoot)).toEqual([]);
     expect(readdirSync(dataRoot)).toEqual([]);
   });
@@ -120,6 +128,9 @@ describe('npm run bench', () => {
     const res = await runNode([BENCH, '--workloads', 'cycles-distinct,nope'], { cwd: work, timeoutMs: 30_000 });
     expect(res.code).not.toBe(0);
     expect(res.stderr).toMatch(/unknown workload nope/);
+    const system = await runNode([BENCH, '--systems', 'fencelock,zk'], { cwd: work, timeoutMs: 30_000 });
+    expect(system.code).not.toBe(0);
+    expect(system.stderr).toMatch(/unknown system zk \(known: fencelock, etcd, zookeeper\)/);
     const tls = await runNode([BENCH, '--tls', 'sometimes'], { cwd: work, timeoutMs: 30_000 });
     expect(tls.code).not.toBe(0);
     expect(tls.stderr).toMatch(/--tls <mode>.*needs one of on, off, both/);
