@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { MAX_CLIENT_ID_BYTES } from '../protocol/limits';
 import { AuthClient, bearerInterceptor, checkAuthToken } from './auth';
 import { MembersClient } from './members';
 import { monotonicNow } from './clock';
@@ -122,8 +123,7 @@ export class FenceLockClient implements SessionHost {
     this.logger = opts.logger ?? silentLogger;
     const clientId = opts.clientId ?? randomBytes(16).toString('hex');
     const idBytes = Buffer.byteLength(clientId, 'utf8');
-    // The server's bound (MAX_CLIENT_ID_BYTES in src/state/limits.ts).
-    if (idBytes < 1 || idBytes > 128) throw new FenceLockError('INVALID_ARGUMENT', `clientId must be 1..128 bytes, got ${idBytes}`);
+    if (idBytes < 1 || idBytes > MAX_CLIENT_ID_BYTES) throw new FenceLockError('INVALID_ARGUMENT', `clientId must be 1..${MAX_CLIENT_ID_BYTES} bytes (UTF-8), got ${idBytes}`);
     this.requestTimeoutMs = positiveInt('requestTimeoutMs', opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
     this.totalTimeoutMs = positiveInt('totalTimeoutMs', opts.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS);
     // The token is checked first and then kept only in the interceptor's closure: never a field, never logged.

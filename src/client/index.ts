@@ -48,3 +48,5 @@ export {
   type ResolvedCredentials,
 } from './credentials';
 export type * from './types';
+export * as protocol from '../protocol';
+export { type FenceLockReason, isFenceLockReason } from './errors';
