@@ -5,38 +5,10 @@
 // Changing a limit changes how committed entries are applied, so every replica of a cluster must run with
 // the same values: these are constants, not configuration.
 
-import {
-  MAX_LOCK_NAME_BYTES,
-  MAX_KEY_BYTES,
-  MAX_VALUE_BYTES,
-  MAX_OPS_PER_WRITE,
-  MAX_WRITE_BYTES,
-  MAX_CLIENT_NAME_BYTES,
-  MAX_CLIENT_ID_BYTES,
-  SESSION_ID_HEX_CHARS,
-  MIN_SESSION_TTL_MS,
-  MAX_SESSION_TTL_MS,
-  MAX_WAIT_TIMEOUT_MS,
-  MAX_LIST_LIMIT,
-  MAX_MOVE_KEYS,
-} from '../protocol/limits';
-
 // The limits a client can check before sending live in the protocol leaf module (one source for both sides).
-export {
-  MAX_LOCK_NAME_BYTES,
-  MAX_KEY_BYTES,
-  MAX_VALUE_BYTES,
-  MAX_OPS_PER_WRITE,
-  MAX_WRITE_BYTES,
-  MAX_CLIENT_NAME_BYTES,
-  MAX_CLIENT_ID_BYTES,
-  SESSION_ID_HEX_CHARS,
-  MIN_SESSION_TTL_MS,
-  MAX_SESSION_TTL_MS,
-  MAX_WAIT_TIMEOUT_MS,
-  MAX_LIST_LIMIT,
-  MAX_MOVE_KEYS,
-};
+import * as api from '../protocol/limits';
+import { MAX_KEY_BYTES } from '../protocol/limits';
+export * from '../protocol/limits';
 
 /** Open sessions at once. Beyond: OpenSession is refused with TOO_MANY_SESSIONS. */
 export const MAX_SESSIONS = 100_000;
@@ -125,17 +97,7 @@ export const DEFAULT_QUOTAS = Object.freeze({
 
 /** All limits as one read-only record, e.g. for a status page. */
 export const LIMITS = Object.freeze({
-  MAX_LOCK_NAME_BYTES,
-  MAX_KEY_BYTES,
-  MAX_VALUE_BYTES,
-  MAX_OPS_PER_WRITE,
-  MAX_WRITE_BYTES,
-  MAX_CLIENT_NAME_BYTES,
-  MAX_CLIENT_ID_BYTES,
-  SESSION_ID_HEX_CHARS,
-  MIN_SESSION_TTL_MS,
-  MAX_SESSION_TTL_MS,
-  MAX_WAIT_TIMEOUT_MS,
+  ...api,
   MAX_SESSIONS,
   MAX_SESSIONS_PER_EXPIRY,
   MAX_CHECKPOINTS_PER_ENTRY,
@@ -144,7 +106,6 @@ export const LIMITS = Object.freeze({
   MAX_LOCKS_PER_SESSION,
   MAX_KEYS,
   MAX_STORE_BYTES,
-  MAX_LIST_LIMIT,
   DEDUP_MAX_RESULTS_PER_CLIENT,
   DEDUP_MAX_CLIENTS,
   DEDUP_MAX_RESULTS,
@@ -160,5 +121,4 @@ export const LIMITS = Object.freeze({
   MAX_TOKENS,
   MAX_TOKENS_PER_USER,
   MAX_QUOTA_VALUE,
-  MAX_MOVE_KEYS,
 });
