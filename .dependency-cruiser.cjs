@@ -34,6 +34,27 @@ module.exports = {
       to: { path: '^src/(node|storage|transport|raft|state)/' },
     },
     {
+      name: 'client-is-self-contained',
+      comment: 'The client package (packages/client) ships src/client and src/protocol only: nothing else of src/.',
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: { path: '^src/', pathNot: '^src/(client|protocol)/' },
+    },
+    {
+      name: 'client-uses-only-grpc-packages',
+      comment: 'The client package depends on @grpc/grpc-js and @grpc/proto-loader alone (no LevelDB, pino, ...).',
+      severity: 'error',
+      from: { path: '^src/(client|protocol)/' },
+      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'], pathNot: 'node_modules/@grpc/(grpc-js|proto-loader)/' },
+    },
+    {
+      name: 'protocol-is-a-leaf',
+      comment: 'src/protocol is what client and server share: it imports nothing of either.',
+      severity: 'error',
+      from: { path: '^src/protocol/' },
+      to: { path: '^src/', pathNot: '^src/protocol/' },
+    },
+    {
       name: 'cli-uses-client-not-internals',
       severity: 'error',
       from: { path: '^src/cli/' },

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { MAX_CLIENT_ID_BYTES } from '../protocol/limits';
 import { AuthClient, bearerInterceptor, checkAuthToken } from './auth';
 import { MembersClient } from './members';
 import { monotonicNow } from './clock';
@@ -16,6 +17,7 @@ import { neverProposed, RequestIds, Router, type CallOptions } from './router';
 import { streamSnapshot, type SnapshotInfo, type SnapshotSink } from './snapshot';
 import { DEFAULT_TTL_MS, LockHandle, Session, type SessionHost } from './session';
 import type {
+  CloseOptions,
   EndpointStatus,
   FenceLockClientOptions,
   GetOptions,
@@ -41,6 +43,8 @@ import type { MethodDesc } from './proto';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 2_000;
 export const DEFAULT_TOTAL_TIMEOUT_MS = 10_000;
+/** How long close() waits for the cluster to confirm the sessions' close, unless told otherwise. */
+export const DEFAULT_CLOSE_TIMEOUT_MS = 2_000;
 
 function isLoopback(endpoint: string): boolean {
   const host = endpoint.slice(0, endpoint.lastIndexOf(':')).replace(/^\[|\]$/g, '');
@@ -122,8 +126,7 @@ export class FenceLockClient implements SessionHost {
     this.logger = opts.logger ?? silentLogger;
     const clientId = opts.clientId ?? randomBytes(16).toString('hex');
     const idBytes = Buffer.byteLength(clientId, 'utf8');
-    // The server's bound (MAX_CLIENT_ID_BYTES in src/state/limits.ts).
-    if (idBytes < 1 || idBytes > 128) throw new FenceLockError('INVALID_ARGUMENT', `clientId must be 1..128 bytes, got ${idBytes}`);
+    if (idBytes < 1 || idBytes > MAX_CLIENT_ID_BYTES) throw new FenceLockError('INVALID_ARGUMENT', `clientId must be 1..${MAX_CLIENT_ID_BYTES} bytes (UTF-8), got ${idBytes}`);
     this.requestTimeoutMs = positiveInt('requestTimeoutMs', opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
     this.totalTimeoutMs = positiveInt('totalTimeoutMs', opts.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS);
     // The token is checked first and then kept only in the interceptor's closure: never a field, never logged.
@@ -194,8 +197,11 @@ export class FenceLockClient implements SessionHost {
    * Runs fn while holding the lock: opens (or reuses) a session with this TTL, acquires (blocking), runs fn with
    * the fencing token, and releases in finally. fn's own error wins over a release error. When a release cannot
    * be confirmed, the shared session is abandoned so the server frees the lock when its lease runs out.
+   * `signal` (lock.signal) aborts when this client presumes the lock lost: fn should stop its work then (pass
+   * it to fetch, pg, timers, ...), because the lock may be handed to someone else soon. withLock does not
+   * interrupt fn by itself.
    */
-  async withLock<T>(name: string, fn: (token: bigint, lock: LockHandle) => Promise<T>, opts: WithLockOptions = {}): Promise<T> {
+  async withLock<T>(name: string, fn: (token: bigint, lock: LockHandle, signal: AbortSignal) => Promise<T>, opts: WithLockOptions = {}): Promise<T> {
     const ttl = positiveInt('ttlMs', opts.ttlMs ?? DEFAULT_TTL_MS);
     let lock: LockHandle;
     for (let attempt = 1; ; attempt++) {
@@ -211,7 +217,7 @@ export class FenceLockClient implements SessionHost {
     }
     let result: T;
     try {
-      result = await fn(lock.token, lock);
+      result = await fn(lock.token, lock, lock.signal);
     } catch (fnErr) {
       await this.releaseForWithLock(lock).catch((relErr: unknown) => {
         this.logger.warn({ err: relErr, lock: name }, 'fencelock: release after a failed withLock body failed');
@@ -475,17 +481,36 @@ export class FenceLockClient implements SessionHost {
     );
   }
 
-  /** Closes every session this client opened (releasing their locks), stops watches and closes the channels. */
-  close(): Promise<void> {
-    if (!this.closing) this.closing = this.doClose();
+  /**
+   * Closes every session this client opened (releasing their locks), stops watches and closes the channels.
+   * Waits at most `timeoutMs` (default 2 s) for the cluster to confirm the sessions' close; a session it did
+   * not confirm (the cluster is unreachable) expires on the server after its TTL. Idempotent: a second call
+   * returns the first one's promise.
+   */
+  close(opts: CloseOptions = {}): Promise<void> {
+    if (!this.closing) {
+      const timeoutMs = opts.timeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS;
+      if (!Number.isInteger(timeoutMs) || timeoutMs < 0) {
+        return Promise.reject(new FenceLockError('INVALID_ARGUMENT', `close: timeoutMs must be a non-negative integer, got ${timeoutMs}`));
+      }
+      this.closing = this.doClose(timeoutMs);
+    }
     return this.closing;
   }
 
-  private async doClose(): Promise<void> {
+  private async doClose(timeoutMs: number): Promise<void> {
     for (const w of [...this.watchers]) w.cancel();
     for (const t of this.cleanupTimers) clearTimeout(t);
     this.cleanupTimers.clear();
-    await Promise.allSettled([...this.sessions].map((s) => s.close()));
+    const sessions = [...this.sessions];
+    const closed = Promise.allSettled(sessions.map((s) => s.close({ timeoutMs: Math.max(1, timeoutMs) })));
+    if (timeoutMs > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+      const outcome = await Promise.race([closed, waited]);
+      clearTimeout(timer);
+      if (outcome === 'timeout') this.logger.warn({ sessions: sessions.length, timeoutMs }, 'fencelock: close not confirmed in time; unconfirmed sessions expire on the server after their TTL');
+    }
     this.keepalive.close();
     this.router.close();
   }

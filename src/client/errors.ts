@@ -1,14 +1,11 @@
 import * as grpc from '@grpc/grpc-js';
+import { META_KEY, META_KEY_LOCK, META_LEADER, META_QUOTA, META_REASON, META_WATERMARK } from '../protocol/metadata';
+import type { FenceLockReason } from '../protocol/reasons';
 import { parseDecimalUint64 } from './uint64';
 
-/** Response metadata keys of the public API (see proto/fencelock/v1/lock.proto). */
-export const META_LEADER = 'fencelock-leader';
-export const META_REASON = 'fencelock-reason';
-export const META_WATERMARK = 'fencelock-watermark';
-export const META_KEY = 'fencelock-key';
-export const META_KEY_LOCK = 'fencelock-key-lock';
-/** With RESOURCE_EXHAUSTED, reason QUOTA_EXCEEDED: the name of the per-identity quota (docs/auth.md). */
-export const META_QUOTA = 'fencelock-quota';
+// The metadata keys and reasons are shared with the server (src/protocol): re-exported as the client's API.
+export { META_LEADER, META_REASON, META_WATERMARK, META_KEY, META_KEY_LOCK, META_QUOTA } from '../protocol/metadata';
+export { isFenceLockReason, type FenceLockReason } from '../protocol/reasons';
 
 /** gRPC status names; FenceLockError.code is one of them. */
 export type FenceLockErrorCode =
@@ -38,9 +35,10 @@ export interface EndpointError {
 export interface FenceLockErrorInit {
   /**
    * Machine-readable cause from the `fencelock-reason` metadata (WRONG_LOCK, STALE_TOKEN, UNKNOWN_SESSION,
-   * NOT_HOLDER, LOCK_NOT_HELD, ...; for writes see the README's "The fencing rules").
+   * NOT_HOLDER, LOCK_NOT_HELD, ...; for writes see the README's "The fencing rules"). A newer server may send
+   * a reason this version does not list: check with isFenceLockReason() before an exhaustive switch.
    */
-  reason?: string;
+  reason?: FenceLockReason;
   /** The key's current watermark from `fencelock-watermark`, on fencing refusals. */
   watermark?: bigint;
   /** The key a fencing refusal is about, from `fencelock-key` (WRONG_LOCK for a key of another lock). */
@@ -74,7 +72,7 @@ export interface FenceLockErrorInit {
  */
 export class FenceLockError extends Error {
   readonly code: FenceLockErrorCode;
-  readonly reason?: string;
+  readonly reason?: FenceLockReason;
   readonly watermark?: bigint;
   readonly key?: string;
   readonly keyLock?: string;
@@ -144,7 +142,7 @@ export function toFenceLockError(err: unknown, what: string): FenceLockError {
     return new FenceLockError('UNKNOWN', `${what}: ${msg}`, { cause: err });
   }
   const code = statusName(err.code);
-  const reason = metadataString(err.metadata, META_REASON);
+  const reason = metadataString(err.metadata, META_REASON) as FenceLockReason | undefined;
   const watermarkText = metadataString(err.metadata, META_WATERMARK);
   const watermark = watermarkText === undefined ? undefined : parseDecimalUint64(watermarkText);
   const leader = metadataString(err.metadata, META_LEADER);

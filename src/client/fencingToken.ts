@@ -1,6 +1,6 @@
 // A held lock's token in the forms downstream resources take: a bigint for pg parameters and the fencing
-// helpers, a decimal string, and the HTTP headers of the fencing convention (src/fencing/http/headers.ts).
-import { fencingHeaders } from '../fencing/http/headers';
+// helpers, a decimal string, and the HTTP headers of the fencing convention (src/protocol/fencingHeaders.ts).
+import { fencingHeaders } from '../protocol/fencingHeaders';
 
 export interface LockFencing {
   lock: string;

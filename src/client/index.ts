@@ -1,5 +1,5 @@
 /** The fencelock client library. */
-export { FenceLockClient, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_TOTAL_TIMEOUT_MS } from './client';
+export { FenceLockClient, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_TOTAL_TIMEOUT_MS, DEFAULT_CLOSE_TIMEOUT_MS } from './client';
 export { Session, LockHandle, DEFAULT_TTL_MS, DEFAULT_WAIT_TIMEOUT_MS, safetyMarginMs, CLOCK_RATE_BOUND, type AcquireOptions } from './session';
 export {
   FenceLockError,
@@ -49,3 +49,5 @@ export {
   type ResolvedCredentials,
 } from './credentials';
 export type * from './types';
+export * as protocol from '../protocol';
+export { type FenceLockReason, isFenceLockReason } from './errors';

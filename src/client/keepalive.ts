@@ -52,6 +52,10 @@ type Stream = grpc.ClientDuplexStream<WireKeepAliveRequest, WireKeepAliveRespons
  * sure it still leads), so an acknowledgement also retires the renewals of the session sent before it: they
  * will not be answered. An acknowledgement without an id (renewal_id 0, a server older than the field) is
  * matched to the session's oldest unanswered renewal, the earliest it can be for.
+ *
+ * Nothing here keeps a finished process alive: the timers are unref'd, and once every renewal sent is
+ * answered the stream is ended (an open gRPC call holds the process), to be opened again for the next
+ * renewal. A process that forgets close() exits; its sessions then expire on the server after their TTL.
  */
 export class KeepAliveStream {
   private readonly entries = new Map<string, Entry>();
@@ -62,6 +66,8 @@ export class KeepAliveStream {
   private backoff = 0;
   private hintsInARow = 0;
   private closed = false;
+  /** The stream was ended with nothing unanswered (retireIfIdle); the next renewal opens one. */
+  private idle = false;
   /** The last renewal id sent (ids start at 1: 0 means "not set" on the wire). */
   private lastRenewalId = 0;
 
@@ -75,7 +81,7 @@ export class KeepAliveStream {
   add(session: Renewable): void {
     if (this.closed || this.entries.has(session.id)) return;
     const interval = Math.max(1, Math.floor(session.ttlMs / 3));
-    const entry: Entry = { session, pending: new Map(), timer: setInterval(() => this.renew(entry), interval) };
+    const entry: Entry = { session, pending: new Map(), timer: setInterval(() => this.renew(entry), interval).unref() };
     this.entries.set(session.id, entry);
     if (!this.stream && !this.reconnectTimer) this.open();
   }
@@ -115,8 +121,10 @@ export class KeepAliveStream {
     }
   }
 
-  private open(): void {
+  /** Opens the stream; renews every session on it (after a break: the new leader hears from us promptly), or only `first`. */
+  private open(first?: Entry): void {
     this.reconnectTimer = undefined;
+    this.idle = false;
     if (this.closed || this.entries.size === 0 || this.router.isClosed()) return;
     const address = this.router.current();
     let stream: Stream;
@@ -135,13 +143,19 @@ export class KeepAliveStream {
     stream.on('data', (res: WireKeepAliveResponse) => this.onResponse(stream, res));
     stream.on('error', (err: unknown) => this.onBroken(stream, err));
     stream.on('end', () => this.onBroken(stream, undefined));
-    // Renew everything at once on a fresh stream: after a failover the new leader hears from us promptly.
-    for (const entry of this.entries.values()) this.renew(entry);
+    if (first) this.renew(first);
+    else for (const entry of this.entries.values()) this.renew(entry);
   }
 
   private renew(entry: Entry): void {
+    if (this.closed) return;
+    if (this.idle && !this.reconnectTimer) {
+      this.idle = false;
+      this.open(entry);
+      return;
+    }
     const s = this.stream;
-    if (!s || this.closed) return;
+    if (!s) return;
     // Too many unanswered: skip this renewal (see MAX_PENDING). The stall timer is armed, it reopens the stream.
     if (entry.pending.size >= MAX_PENDING) return;
     const renewalId = String(++this.lastRenewalId);
@@ -151,7 +165,22 @@ export class KeepAliveStream {
   }
 
   private armStallTimer(ms: number): void {
-    this.stallTimer = setTimeout(() => this.checkStall(), Math.max(1, ms));
+    this.stallTimer = setTimeout(() => this.checkStall(), Math.max(1, ms)).unref();
+  }
+
+  /**
+   * Every renewal sent on the stream is answered: end it, so that no open call keeps the process alive
+   * between renewals. The next renewal opens a new stream on the same endpoint (the channel stays).
+   */
+  private retireIfIdle(): void {
+    for (const entry of this.entries.values()) if (entry.pending.size > 0) return;
+    const s = this.stream;
+    if (!s) return;
+    this.stream = undefined;
+    this.idle = true;
+    if (this.stallTimer) clearTimeout(this.stallTimer);
+    this.stallTimer = undefined;
+    s.end();
   }
 
   private checkStall(): void {
@@ -190,6 +219,7 @@ export class KeepAliveStream {
     const sentAt = takeSendTime(entry.pending, res.renewalId);
     if (sentAt === undefined) return; // an answer to no renewal we know: its send time is unknown, so it proves nothing
     entry.session.renewed(sentAt, wireToNumber(res.remainingMs));
+    this.retireIfIdle();
   }
 
   private onBroken(stream: Stream, raw: unknown): void {
@@ -242,7 +272,7 @@ export class KeepAliveStream {
       this.backoff = nextBackoff(this.backoff);
       delay = this.backoff;
     }
-    this.reconnectTimer = setTimeout(() => this.open(), delay);
+    this.reconnectTimer = setTimeout(() => this.open(), delay).unref();
   }
 }
 

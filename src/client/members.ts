@@ -1,5 +1,6 @@
 // client.members: membership changes (docs/operations.md). Every change is safe to retry: one already made
 // answers as done, so the router's retries (leader changes, lost answers) never make a change twice.
+import { FenceLockError } from './errors';
 import type { MemberMethods, MethodDesc, WireMemberChangeResponse, WireMemberListResponse } from './proto';
 import { wireToBigInt } from './uint64';
 
@@ -41,6 +42,7 @@ function listing(w: WireMemberListResponse): MemberListing {
 }
 
 function changed(w: WireMemberChangeResponse): MemberChange {
+  if (!w.members) throw new FenceLockError('INTERNAL', `membership change at index ${w.index}: the server's answer lists no members; run \`fencelock member list\``);
   return { index: wireToBigInt(w.index), members: listing(w.members) };
 }
 

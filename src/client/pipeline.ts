@@ -34,8 +34,16 @@ export function pipelineError(code: grpc.status, details: string, metadata: Reco
  * message each way instead of an HTTP/2 stream of its own. When the stream breaks, every call in flight
  * fails UNAVAILABLE: the router retries it with the same request id, so none applies twice.
  */
+/**
+ * How long the stream stays open with no call in flight. An open gRPC call keeps the process alive, so an idle
+ * stream is ended (and opened again by the next call): a process that forgets close() exits this long after
+ * its last call. Shorter than any gap between calls under load, so a busy stream is never reopened.
+ */
+export const PIPELINE_IDLE_MS = 1_000;
+
 export class PipelineLink {
   private stream: grpc.ClientDuplexStream<unknown, WireCallResponse> | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
   private readonly pending = new Map<string, Pending>();
   private nextCallId = 1;
   /** False once the node answered UNIMPLEMENTED (an older server): the router then uses unary calls. */
@@ -54,6 +62,7 @@ export class PipelineLink {
   ) {}
 
   call<Res>(kind: PipelineCall, req: unknown, timeoutMs: number): Promise<Res> {
+    this.stopIdleTimer();
     const stream = this.stream ?? this.open();
     const callId = String(this.nextCallId++);
     // Within what a timer can wait (a longer one fires at once) and what timeout_ms (uint32) can carry.
@@ -70,6 +79,7 @@ export class PipelineLink {
   }
 
   close(): void {
+    this.stopIdleTimer();
     const stream = this.stream;
     this.stream = undefined;
     this.failAll(pipelineError(grpc.status.CANCELLED, 'the fencelock client is closed'));
@@ -108,6 +118,24 @@ export class PipelineLink {
     clearTimeout(p.timer);
     if (res.code === grpc.status.OK) p.resolve(res[p.kind]);
     else p.reject(pipelineError(res.code, res.message, res.metadata));
+    if (this.pending.size === 0) this.armIdleTimer();
+  }
+
+  private armIdleTimer(): void {
+    this.stopIdleTimer();
+    // Unref'd, and harmless so: while it runs, the open stream itself keeps the process alive.
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      const stream = this.stream;
+      if (!stream || this.pending.size > 0) return;
+      this.stream = undefined; // its end is not a break: nothing is in flight on it
+      stream.end();
+    }, PIPELINE_IDLE_MS).unref();
+  }
+
+  private stopIdleTimer(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
   }
 
   private failAll(err: grpc.ServiceError): void {

@@ -42,7 +42,8 @@ export interface WireCloseSessionRequest {
   header: WireRequestHeader;
   sessionId: string;
 }
-export type WireCloseSessionResponse = Record<string, never>;
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- an empty message, as generated
+export type WireCloseSessionResponse = {};
 
 export interface WireAcquireRequest {
   header: WireRequestHeader;
@@ -209,7 +210,8 @@ export interface WireMemberRequest {
 }
 export interface WireMemberChangeResponse {
   index: string;
-  members: WireMemberListResponse;
+  /** A message field: null when the server left it out. */
+  members: WireMemberListResponse | null;
 }
 
 // ----- Auth (docs/auth.md) -----

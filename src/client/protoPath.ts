@@ -6,7 +6,8 @@ const PROTO_DIR = path.join('proto', 'fencelock', 'v1');
 
 /**
  * Finds the folder that contains `proto/fencelock/v1`, walking up from this file's folder, so the same code
- * works from src/client (vitest, ts-node) and from dist/src/client (compiled).
+ * works from src/client (vitest, ts-node), from dist/src/client (compiled) and from the installed package
+ * (node_modules/@fencelock/client/dist/cjs/client, with lock.proto copied into the package's proto/).
  */
 export function findProtoRoot(startDir: string = __dirname): string {
   let dir = path.resolve(startDir);

@@ -54,6 +54,9 @@ export class Session implements Renewable {
   private closed = false;
   private closing: Promise<void> | undefined;
   private lossTimer: NodeJS.Timeout | undefined;
+  private presumeTimer: NodeJS.Timeout | undefined;
+  /** Called once when the session is first presumed lost, lost or closed (LockHandle.signal). */
+  private readonly presumeListeners = new Set<(err: FenceLockError) => void>();
   private readonly lostCallbacks: Array<(err: FenceLockError) => void> = [];
   private readonly held = new Map<string, LockHandle>();
   /**
@@ -114,6 +117,27 @@ export class Session implements Renewable {
     this.lostCallbacks.push(cb);
   }
 
+  /**
+   * @internal Calls cb once, with the cause, when the session is first presumed lost (past presumedLostAt()),
+   * lost or closed. Returns the unsubscribe. The caller checks isPresumedLost() first: cb is not called for a
+   * session presumed lost already.
+   */
+  whenPresumedLost(cb: (err: FenceLockError) => void): () => void {
+    this.presumeListeners.add(cb);
+    return () => this.presumeListeners.delete(cb);
+  }
+
+  /** @internal Why this session's locks are presumed lost now: its loss, its close, or no recent renewal. */
+  presumptionError(): FenceLockError {
+    if (this.lostError) return this.lostError;
+    if (this.closed) return new FenceLockError('CANCELLED', `session ${this.publicId} was closed by this client`, { reason: 'SESSION_CLOSED' });
+    return new FenceLockError(
+      'DEADLINE_EXCEEDED',
+      `session ${this.publicId}: no renewal acknowledged recently enough; its locks are presumed lost (the server may still hold them until their lease ends there)`,
+      { reason: 'PRESUMED_LOST' },
+    );
+  }
+
   /** Blocking acquire: waits in the lock's FIFO queue up to waitTimeoutMs; rejects DEADLINE_EXCEEDED after it. */
   async acquire(lock: string, opts: AcquireOptions = {}): Promise<LockHandle> {
     const wait = opts.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
@@ -143,6 +167,7 @@ export class Session implements Renewable {
     if (!this.closing) {
       this.closed = true;
       this.stopTimers();
+      this.notifyPresumedLost();
       this.host.stopRenewing(this);
       for (const h of this.held.values()) h.markReleased();
       this.held.clear();
@@ -202,7 +227,9 @@ export class Session implements Renewable {
     return handle;
   }
 
+  // Both timers are unref'd: they watch a lease in the background and must not keep a finished process alive.
   private armLossTimer(): void {
+    this.armPresumeTimer();
     if (this.lossTimer) clearTimeout(this.lossTimer);
     const delay = Math.max(0, this.leaseEndsAt - monotonicNow());
     this.lossTimer = setTimeout(() => {
@@ -217,11 +244,33 @@ export class Session implements Renewable {
         this.armLossTimer();
       }
     }, Math.ceil(delay) + 1);
+    this.lossTimer.unref();
+  }
+
+  private armPresumeTimer(): void {
+    if (this.presumeTimer) clearTimeout(this.presumeTimer);
+    const delay = Math.max(0, this.presumedLostAt() - monotonicNow());
+    this.presumeTimer = setTimeout(() => {
+      this.presumeTimer = undefined;
+      if (monotonicNow() >= this.presumedLostAt()) this.notifyPresumedLost();
+      else this.armPresumeTimer();
+    }, Math.ceil(delay) + 1);
+    this.presumeTimer.unref();
+  }
+
+  private notifyPresumedLost(): void {
+    if (this.presumeListeners.size === 0) return;
+    const err = this.presumptionError();
+    const listeners = [...this.presumeListeners];
+    this.presumeListeners.clear();
+    for (const cb of listeners) this.runCallback(cb, err);
   }
 
   private stopTimers(): void {
     if (this.lossTimer) clearTimeout(this.lossTimer);
     this.lossTimer = undefined;
+    if (this.presumeTimer) clearTimeout(this.presumeTimer);
+    this.presumeTimer = undefined;
   }
 
   private markLost(err: FenceLockError): void {
@@ -232,6 +281,7 @@ export class Session implements Renewable {
     this.host.logger.warn({ session: this.publicId, reason: err.reason }, `fencelock: session lost: ${err.message}`);
     const callbacks = this.lostCallbacks.splice(0);
     for (const cb of callbacks) this.runCallback(cb, err);
+    this.notifyPresumedLost();
   }
 
   private runCallback(cb: (err: FenceLockError) => void, err: FenceLockError): void {
@@ -247,6 +297,8 @@ export class Session implements Renewable {
 export class LockHandle {
   private released = false;
   private releasing: Promise<void> | undefined;
+  private aborter: AbortController | undefined;
+  private unsubscribe: (() => void) | undefined;
 
   constructor(
     private readonly host: SessionHost,
@@ -270,6 +322,24 @@ export class LockHandle {
     return this.session.presumedLostAt();
   }
 
+  /**
+   * Aborts, with a FenceLockError as its `reason`, once this client presumes the lock lost: no renewal was
+   * acknowledged recently enough (reason PRESUMED_LOST), the session was lost (KEEPALIVE_TIMEOUT,
+   * SESSION_EXPIRED, ABANDONED, ...) or closed, or the lock was released. "Presumed lost" means this client
+   * stopped being sure, not that the server gave the lock away: the lease may still run on the server, and a
+   * write with the token may still be accepted if it did. Once aborted it stays aborted.
+   */
+  get signal(): AbortSignal {
+    if (!this.aborter) {
+      const aborter = new AbortController();
+      this.aborter = aborter;
+      if (this.released) aborter.abort(this.releasedError());
+      else if (this.session.isPresumedLost()) aborter.abort(this.session.presumptionError());
+      else this.unsubscribe = this.session.whenPresumedLost((err) => aborter.abort(err));
+    }
+    return this.aborter.signal;
+  }
+
   /** True once released, or when the session is lost or presumed lost. */
   isPresumedLost(): boolean {
     return this.released || this.session.isPresumedLost();
@@ -281,13 +351,7 @@ export class LockHandle {
 
   /** A fenced write under this lock's token: the server refuses it if a newer holder exists. */
   write(ops: WriteOp[]): Promise<WriteResult> {
-    if (this.released) {
-      return Promise.reject(
-        new FenceLockError('FAILED_PRECONDITION', `lock ${JSON.stringify(this.name)} (token ${this.token}) was released by this client`, {
-          reason: 'LOCK_NOT_HELD',
-        }),
-      );
-    }
+    if (this.released) return Promise.reject(this.releasedError());
     return this.host.writeFor(this.name, this.token, this.session.id, ops);
   }
 
@@ -312,5 +376,13 @@ export class LockHandle {
   markReleased(): void {
     this.released = true;
     this.session.forget(this);
+    this.unsubscribe?.();
+    this.aborter?.abort(this.releasedError());
+  }
+
+  private releasedError(): FenceLockError {
+    return new FenceLockError('FAILED_PRECONDITION', `lock ${JSON.stringify(this.name)} (token ${this.token}) was released by this client`, {
+      reason: 'LOCK_NOT_HELD',
+    });
   }
 }

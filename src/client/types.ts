@@ -178,6 +178,15 @@ export interface WithLockOptions {
   waitTimeoutMs?: number;
 }
 
+export interface CloseOptions {
+  /**
+   * How long to wait for the cluster to confirm that this client's sessions are closed (default 2,000 ms).
+   * After it the channels close anyway; a session whose close was not confirmed expires on the server when
+   * its lease runs out there, and its locks are released then. 0: do not wait at all.
+   */
+  timeoutMs?: number;
+}
+
 /** What a key move moves: one key, or every key under a prefix (at most 10,000 per call). */
 export type MoveTarget = { key: string } | { prefix: string };
 

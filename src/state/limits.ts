@@ -5,28 +5,10 @@
 // Changing a limit changes how committed entries are applied, so every replica of a cluster must run with
 // the same values: these are constants, not configuration.
 
-/** Lock names: 1..256 UTF-8 bytes. */
-export const MAX_LOCK_NAME_BYTES = 256;
-/** Keys of the fenced store: 1..512 UTF-8 bytes. */
-export const MAX_KEY_BYTES = 512;
-/** One value of the fenced store: up to 64 KiB. */
-export const MAX_VALUE_BYTES = 64 * 1024;
-/** Operations in one fenced write: 1..64. */
-export const MAX_OPS_PER_WRITE = 64;
-/** Summed key and value bytes of one fenced write (keeps one log entry well under 1 MiB). */
-export const MAX_WRITE_BYTES = 512 * 1024;
-/** Client names given at OpenSession (informational, may be empty). */
-export const MAX_CLIENT_NAME_BYTES = 128;
-/** Client ids used for request de-duplication: 1..128 UTF-8 bytes ('' = not de-duplicated). */
-export const MAX_CLIENT_ID_BYTES = 128;
-
-/** Session ids: 128 random bits chosen by the leader, as 32 lowercase hex characters. */
-export const SESSION_ID_HEX_CHARS = 32;
-/** Session TTL bounds. The minimum must stay well above the election timeout (docs/architecture.md#sessions-and-expiry). */
-export const MIN_SESSION_TTL_MS = 3_000;
-export const MAX_SESSION_TTL_MS = 24 * 60 * 60 * 1000;
-/** Upper bound of the informational wait timeout carried by Acquire. */
-export const MAX_WAIT_TIMEOUT_MS = 60 * 60 * 1000;
+// The limits a client can check before sending live in the protocol leaf module (one source for both sides).
+import * as api from '../protocol/limits';
+import { MAX_KEY_BYTES } from '../protocol/limits';
+export * from '../protocol/limits';
 
 /** Open sessions at once. Beyond: OpenSession is refused with TOO_MANY_SESSIONS. */
 export const MAX_SESSIONS = 100_000;
@@ -47,8 +29,6 @@ export const MAX_LOCKS_PER_SESSION = 10_000;
 export const MAX_KEYS = 1_000_000;
 /** Summed key and value bytes of the fenced store, tombstones included. Beyond: STORE_FULL. */
 export const MAX_STORE_BYTES = 256 * 1024 * 1024;
-/** Upper bound on the entries one list() query returns (larger limits are clamped). */
-export const MAX_LIST_LIMIT = 1_000;
 
 /** Request de-duplication: results kept per client (the oldest applied is dropped first). */
 export const DEDUP_MAX_RESULTS_PER_CLIENT = 1_000;
@@ -115,22 +95,9 @@ export const DEFAULT_QUOTAS = Object.freeze({
   calls_in_flight: 131_072,
 });
 
-/** Keys one MoveKeys entry moves at most (the entry's apply time is bounded). Beyond: refused, nothing moves. */
-export const MAX_MOVE_KEYS = 10_000;
-
 /** All limits as one read-only record, e.g. for a status page. */
 export const LIMITS = Object.freeze({
-  MAX_LOCK_NAME_BYTES,
-  MAX_KEY_BYTES,
-  MAX_VALUE_BYTES,
-  MAX_OPS_PER_WRITE,
-  MAX_WRITE_BYTES,
-  MAX_CLIENT_NAME_BYTES,
-  MAX_CLIENT_ID_BYTES,
-  SESSION_ID_HEX_CHARS,
-  MIN_SESSION_TTL_MS,
-  MAX_SESSION_TTL_MS,
-  MAX_WAIT_TIMEOUT_MS,
+  ...api,
   MAX_SESSIONS,
   MAX_SESSIONS_PER_EXPIRY,
   MAX_CHECKPOINTS_PER_ENTRY,
@@ -139,7 +106,6 @@ export const LIMITS = Object.freeze({
   MAX_LOCKS_PER_SESSION,
   MAX_KEYS,
   MAX_STORE_BYTES,
-  MAX_LIST_LIMIT,
   DEDUP_MAX_RESULTS_PER_CLIENT,
   DEDUP_MAX_CLIENTS,
   DEDUP_MAX_RESULTS,
@@ -155,5 +121,4 @@ export const LIMITS = Object.freeze({
   MAX_TOKENS,
   MAX_TOKENS_PER_USER,
   MAX_QUOTA_VALUE,
-  MAX_MOVE_KEYS,
 });

@@ -1,78 +1,9 @@
 // What applying one command yields: a Result (the answer to the proposer, stored for retries) and the
 // LockEvents it caused (for blocked Acquires and watch streams on the node).
 
-/**
- * Why a command was refused. Exact strings; they are part of the replicated state (stored results) and of
- * the API, so never rename one.
- */
-export const Reason = Object.freeze({
-  /**
-   * Write: a newer grant of this lock exists (token < latest token; whichever lock issued it: the lock keeps
-   * only its latest token), or a key has a higher watermark.
-   */
-  STALE_TOKEN: 'STALE_TOKEN',
-  /**
-   * Write: the token is the lock's latest and the session was its holder, but that grant has ended (released,
-   * closed or expired); or the lock's record was forgotten (idle, no keys) and the token is not above gcFloor.
-   */
-  LOCK_NOT_HELD: 'LOCK_NOT_HELD',
-  /** Write: a key belongs to another lock, or the token is above the lock's latest token (cannot be its). */
-  WRONG_LOCK: 'WRONG_LOCK',
-  /** The session is not open (never opened, closed or expired). */
-  UNKNOWN_SESSION: 'UNKNOWN_SESSION',
-  /**
-   * Release: the session does not hold the lock. Write: the session is open and the token is the lock's
-   * latest, but that grant is (or was) another session's.
-   */
-  NOT_HOLDER: 'NOT_HOLDER',
-  /** Release: the session holds the lock, under another token. */
-  WRONG_TOKEN: 'WRONG_TOKEN',
-  /** OpenSession: the leader chose an id that is already open (retry with a fresh id). */
-  SESSION_EXISTS: 'SESSION_EXISTS',
-  /** OpenSession: MAX_SESSIONS reached. */
-  TOO_MANY_SESSIONS: 'TOO_MANY_SESSIONS',
-  /** Acquire: MAX_WAITERS_PER_LOCK reached. */
-  TOO_MANY_WAITERS: 'TOO_MANY_WAITERS',
-  /** Acquire: MAX_LOCKS or MAX_LOCKS_PER_SESSION reached. */
-  TOO_MANY_LOCKS: 'TOO_MANY_LOCKS',
-  /** Write: MAX_KEYS or MAX_STORE_BYTES would be exceeded. */
-  STORE_FULL: 'STORE_FULL',
-  /** The requestId is below what the client acknowledged (ackedBelow) or its result was dropped: not applied. */
-  REQUEST_TOO_OLD: 'REQUEST_TOO_OLD',
-  /** The (clientId, requestId) pair was used before for a command of another type: not applied. */
-  REQUEST_ID_REUSED: 'REQUEST_ID_REUSED',
-  /**
-   * Auth is on and the caller may not do this: it is no user, its token was revoked or is another user's,
-   * or no rule of its roles allows the permission on the name (`subject` says which, see RefusedResult).
-   */
-  PERMISSION_DENIED: 'PERMISSION_DENIED',
-  /** Auth is on and the session was opened by another identity (Close, Acquire, CancelWait, Release, Write). */
-  NOT_SESSION_OWNER: 'NOT_SESSION_OWNER',
-  /** AuthChange: the user (`subject`) exists already. */
-  USER_EXISTS: 'USER_EXISTS',
-  /** AuthChange: the role (`subject`) exists already. */
-  ROLE_EXISTS: 'ROLE_EXISTS',
-  /** AuthChange: no such user (`subject`). */
-  UNKNOWN_USER: 'UNKNOWN_USER',
-  /** AuthChange: no such role (`subject`). */
-  UNKNOWN_ROLE: 'UNKNOWN_ROLE',
-  /** AuthChange: no such token (`subject`: its id). */
-  UNKNOWN_TOKEN: 'UNKNOWN_TOKEN',
-  /** AuthChange token_issue: the leader drew an id in use (`subject`); retry with a fresh one. */
-  TOKEN_EXISTS: 'TOKEN_EXISTS',
-  /** AuthChange: auth is on and no user would hold `admin` afterwards (`subject`: the user or role changed). */
-  LAST_ADMIN: 'LAST_ADMIN',
-  /** AuthChange: a bound of the auth table (`subject`: users, roles, rules, roles_per_user, tokens, tokens_per_user). */
-  AUTH_FULL: 'AUTH_FULL',
-  /** The caller's quota (`subject`: its name, e.g. `sessions`) would be exceeded. */
-  QUOTA_EXCEEDED: 'QUOTA_EXCEEDED',
-  /** MoveKeys: the target lock (`subject`) is held or has waiters. */
-  LOCK_BUSY: 'LOCK_BUSY',
-  /** MoveKeys: more than MAX_MOVE_KEYS keys under the prefix (`subject`); nothing moved. */
-  MOVE_TOO_LARGE: 'MOVE_TOO_LARGE',
-} as const);
-
-export type Reason = (typeof Reason)[keyof typeof Reason];
+// The refusal reasons live in the protocol leaf module, which the client imports too.
+import { Reason } from '../protocol/reasons';
+export { Reason };
 
 /** The reasons a fenced write is refused for (docs/architecture.md#fenced-writes). */
 export type WriteRefusalReason =

@@ -328,6 +328,11 @@ export class FakeNode {
   /** false: acknowledgements carry renewal_id 0, like a server older than the field. */
   echoRenewalId = true;
   readonly heldRenewals: HeldRenewal[] = [];
+  /** Set: every new KeepAlive stream is refused with this, as a real node refuses a revoked token on every call. */
+  keepAliveRefusal: GrpcFailure | undefined;
+  /** KeepAlive streams open now, and the most ever open at once. */
+  openKeepAlives = 0;
+  maxOpenKeepAlives = 0;
   readonly faults: Fault[] = [];
   address = '';
   private server: grpc.Server | undefined;
@@ -455,12 +460,14 @@ export class FakeNode {
 
   private keepAlive(stream: grpc.ServerDuplexStream<WireKeepAliveRequest, WireKeepAliveResponse>): void {
     this.record('KeepAlive', {}, stream);
-    const nl = this.notLeader();
+    const nl = this.notLeader() ?? this.keepAliveRefusal;
     if (nl) {
       stream.emit('error', toServiceError(nl));
       return;
     }
     this.streams.add(stream);
+    this.openKeepAlives++;
+    this.maxOpenKeepAlives = Math.max(this.maxOpenKeepAlives, this.openKeepAlives);
     stream.on('data', (req: WireKeepAliveRequest) => {
       const receivedAt = performance.now();
       this.record('KeepAliveRenewal', req, stream);
@@ -477,8 +484,11 @@ export class FakeNode {
       if (this.keepAliveMode === 'hold') this.heldRenewals.push({ sessionId: req.sessionId, renewalId: req.renewalId, receivedAt, answer });
       else answer();
     });
+    let open = true;
     const done = (): void => {
       this.streams.delete(stream);
+      if (open) this.openKeepAlives--;
+      open = false;
     };
     stream.on('end', () => {
       done();

@@ -1,22 +1,2 @@
-// The HTTP convention for fencing tokens: what a writer sends and what a fenced service answers. Plain
-// constants, so that the client library can build the headers without importing the server-side helpers.
-
-/** The writer's fencing token, decimal (1..2^63-1). */
-export const FENCING_TOKEN_HEADER = 'Fencing-Token';
-/** The lock the token belongs to. */
-export const FENCING_LOCK_HEADER = 'Fencing-Lock';
-/** Optional: the step of the holder's work under this token (default 1); see FencingClaim.step. */
-export const FENCING_STEP_HEADER = 'Fencing-Step';
-/** Optional: names the operation, so that a retry gets the stored response (default `step-<step>`). */
-export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
-/** In a 409 answer: the resource's current watermark. */
-export const FENCING_WATERMARK_HEADER = 'Fencing-Watermark';
-/** `true` on a stored response replayed for a retry. */
-export const FENCING_REPLAYED_HEADER = 'Fencing-Replayed';
-
-/** The request headers for a write under (lock, token), optionally a later step of the same grant. */
-export function fencingHeaders(lock: string, token: bigint, step?: bigint): Record<string, string> {
-  const h: Record<string, string> = { [FENCING_TOKEN_HEADER]: token.toString(), [FENCING_LOCK_HEADER]: lock };
-  if (step !== undefined) h[FENCING_STEP_HEADER] = step.toString();
-  return h;
-}
+// The header names and fencingHeaders() are shared with the client library: one source, in the leaf module.
+export * from '../../protocol/fencingHeaders';

@@ -8,7 +8,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Caller } from '../auth/caller';
 import type { StreamQuotaName } from '../../state/auth/names';
-import { ApiError, QUOTA_METADATA_KEY, REASON_METADATA_KEY } from './errors';
+import { ApiError, QUOTA_METADATA_KEY, reasonMetadata } from './errors';
 import {
   MAX_KEEPALIVES_PER_CONNECTION,
   MAX_PIPELINE_CALLS_PER_CONNECTION,
@@ -61,9 +61,7 @@ export class ConnectionLimits {
     const cap = this.caps[what];
     if (this.count(`connection ${connection}`, what) >= cap) {
       const reason = what === 'Pipeline calls in flight' ? 'TOO_MANY_CALLS' : 'TOO_MANY_STREAMS';
-      throw new ApiError(grpc.status.RESOURCE_EXHAUSTED, `this connection already has ${cap} ${what}, the most one connection may have; ${ADVICE[what]}`, {
-        [REASON_METADATA_KEY]: reason,
-      });
+      throw new ApiError(grpc.status.RESOURCE_EXHAUSTED, `this connection already has ${cap} ${what}, the most one connection may have; ${ADVICE[what]}`, reasonMetadata(reason));
     }
     const quota = IDENTITY_QUOTA[what];
     const identityCap = identity === '' ? undefined : this.identityCap(identity, quota);
@@ -71,7 +69,7 @@ export class ConnectionLimits {
       throw new ApiError(
         grpc.status.RESOURCE_EXHAUSTED,
         `QUOTA_EXCEEDED: ${JSON.stringify(identity)} already has ${identityCap} ${what} over all its connections (quota ${quota}); ${ADVICE[what]}, or an admin raises it for a role with \`fencelock auth role quota ROLE ${quota} VALUE\``,
-        { [REASON_METADATA_KEY]: 'QUOTA_EXCEEDED', [QUOTA_METADATA_KEY]: quota },
+        reasonMetadata('QUOTA_EXCEEDED', { [QUOTA_METADATA_KEY]: quota }),
       );
     }
     const keys = identityCap === undefined ? [`connection ${connection}`] : [`connection ${connection}`, `identity ${identity}`];

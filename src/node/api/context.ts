@@ -12,7 +12,7 @@ import { Access } from '../auth/access';
 import type { Caller } from '../auth/caller';
 import type { NodeMetrics } from '../metrics/nodeMetrics';
 import type { ProposalFailure } from '../metrics/raftMetrics';
-import { ApiError, notLeader, REASON_METADATA_KEY } from './errors';
+import { ApiError, notLeader, reasonMetadata } from './errors';
 
 /** What every API handler needs: the driver, the state, the leader's duties, time and randomness. */
 export class NodeContext {
@@ -44,7 +44,7 @@ export class NodeContext {
   private notServingTokensYet(): ApiError | undefined {
     if (!this.driver.isLeader()) return notLeader(this.leaderAddress());
     if (this.driver.hasAppliedOwnTerm()) return undefined;
-    return new ApiError(grpc.status.UNAVAILABLE, 'this leader was just elected and is catching up; retry shortly', { [REASON_METADATA_KEY]: 'NOT_LEADER' });
+    return new ApiError(grpc.status.UNAVAILABLE, 'this leader was just elected and is catching up; retry shortly', reasonMetadata('NOT_LEADER'));
   }
 
   get machine(): LockApp['machine'] {

@@ -1,13 +1,21 @@
 import * as grpc from '@grpc/grpc-js';
+import { META_LEADER, META_REASON } from '../../protocol/metadata';
+import type { ApiReason, Reason } from '../../protocol/reasons';
 
-export const LEADER_METADATA_KEY = 'fencelock-leader';
-export const REASON_METADATA_KEY = 'fencelock-reason';
-export const WATERMARK_METADATA_KEY = 'fencelock-watermark';
-/** The key a refusal is about, and the lock that key belongs to (WRONG_LOCK), percent-encoded. */
-export const KEY_METADATA_KEY = 'fencelock-key';
-export const KEY_LOCK_METADATA_KEY = 'fencelock-key-lock';
-/** The quota a QUOTA_EXCEEDED refusal names. */
-export const QUOTA_METADATA_KEY = 'fencelock-quota';
+// The metadata keys and reasons are the protocol's (src/protocol), shared with the client; the server's names.
+export {
+  META_LEADER as LEADER_METADATA_KEY,
+  META_REASON as REASON_METADATA_KEY,
+  META_WATERMARK as WATERMARK_METADATA_KEY,
+  META_KEY as KEY_METADATA_KEY,
+  META_KEY_LOCK as KEY_LOCK_METADATA_KEY,
+  META_QUOTA as QUOTA_METADATA_KEY,
+} from '../../protocol/metadata';
+
+/** The metadata of a refusal for `reason`, typed so that the server only sends reasons the protocol lists. */
+export function reasonMetadata(reason: Reason | ApiReason, extra: Record<string, string> = {}): Record<string, string> {
+  return { [META_REASON]: reason, ...extra };
+}
 
 /**
  * Text as a metadata value: gRPC allows only printable ASCII there, and keys and lock names are any UTF-8.
@@ -46,6 +54,6 @@ export const invalidArgument = (field: string, why: string): ApiError =>
 /** A node that does not lead refuses a call before anything of it is proposed: reason NOT_LEADER. */
 export function notLeader(leaderAddress: string | undefined): ApiError {
   return leaderAddress
-    ? new ApiError(grpc.status.UNAVAILABLE, `not the leader; retry at ${leaderAddress}`, { [LEADER_METADATA_KEY]: leaderAddress, [REASON_METADATA_KEY]: 'NOT_LEADER' })
-    : new ApiError(grpc.status.UNAVAILABLE, 'no leader is known (election in progress or this node is cut off); retry shortly', { [REASON_METADATA_KEY]: 'NOT_LEADER' });
+    ? new ApiError(grpc.status.UNAVAILABLE, `not the leader; retry at ${leaderAddress}`, reasonMetadata('NOT_LEADER', { [META_LEADER]: leaderAddress }))
+    : new ApiError(grpc.status.UNAVAILABLE, 'no leader is known (election in progress or this node is cut off); retry shortly', reasonMetadata('NOT_LEADER'));
 }

@@ -1,7 +1,7 @@
 import type { Caller } from '../auth/caller';
 import * as grpc from '@grpc/grpc-js';
 import type { Command, CommandResult, LockEvent } from '../../state';
-import { ApiError, REASON_METADATA_KEY } from './errors';
+import { ApiError, reasonMetadata } from './errors';
 import { toServiceError, type NodeContext } from './context';
 import { publicSessionId } from './publicSessionId';
 import { MAX_WATCH_BACKLOG_EVENTS } from './streamLimits';
@@ -49,7 +49,7 @@ export function lockWatch(ctx: NodeContext, maxBacklog = MAX_WATCH_BACKLOG_EVENT
     // their events are lost to this stream. It ends, saying so, rather than staying open and silent.
     const onRestored = (): void => {
       const message = `lock events up to log index ${ctx.machine.lastApplied} were not sent: this node replaced its state by a snapshot from the leader; call Describe to read the lock's current state, and Watch again for what follows`;
-      end(new ApiError(grpc.status.ABORTED, message, { [REASON_METADATA_KEY]: 'EVENTS_MISSED' }));
+      end(new ApiError(grpc.status.ABORTED, message, reasonMetadata('EVENTS_MISSED')));
     };
     const stillAllowed = (): boolean => {
       try {
@@ -92,7 +92,7 @@ function fellBehind(unsent: number, maxBacklog: number, index: number): ApiError
   return new ApiError(
     grpc.status.RESOURCE_EXHAUSTED,
     `this watch fell ${unsent} events behind (a node keeps at most ${maxBacklog} unsent events per watch); events from log index ${index} on were not sent: read events as they come, call Describe to read the lock's current state, and Watch again`,
-    { [REASON_METADATA_KEY]: 'WATCH_BEHIND' },
+    reasonMetadata('WATCH_BEHIND'),
   );
 }
 

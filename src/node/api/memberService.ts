@@ -5,8 +5,9 @@ import { ConfChangeRefusedError, type ConfChange, type FullConfig } from '../../
 import { isLoopback, isNodeId, MAX_ADDRESS_LENGTH, memberAddressProblem, NODE_ID_RULE } from '../memberAddress';
 import { NodeStoppedError, NotLeaderError, OutcomeUnknownError } from '../raftDriver';
 import { unary, type NodeContext } from './context';
-import { ApiError, invalidArgument, notLeader, REASON_METADATA_KEY } from './errors';
+import { ApiError, invalidArgument, notLeader, reasonMetadata } from './errors';
 import * as v from './validate';
+import type { ApiReason } from '../../protocol/reasons';
 
 interface MemberAddWire {
   id?: string;
@@ -30,7 +31,7 @@ function address(field: string, value: unknown): string {
   return a;
 }
 
-const refused = (why: string, reason: string): ApiError => new ApiError(grpc.status.FAILED_PRECONDITION, why, { [REASON_METADATA_KEY]: reason });
+const refused = (why: string, reason: ApiReason): ApiError => new ApiError(grpc.status.FAILED_PRECONDITION, why, reasonMetadata(reason));
 
 export function memberService(ctx: NodeContext): grpc.UntypedServiceImplementation {
   const { driver } = ctx;
@@ -108,10 +109,10 @@ function changeError(ctx: NodeContext, err: unknown): unknown {
   if (err instanceof ConfChangeRefusedError) return refused(err.why, /behind/.test(err.why) ? 'LEARNER_BEHIND' : 'MEMBERSHIP_REFUSED');
   if (err instanceof NotLeaderError) {
     if (/conf-change-pending/.test(err.message)) {
-      return new ApiError(grpc.status.UNAVAILABLE, 'another membership change is in progress; retry shortly', { [REASON_METADATA_KEY]: 'CHANGE_IN_PROGRESS' });
+      return new ApiError(grpc.status.UNAVAILABLE, 'another membership change is in progress; retry shortly', reasonMetadata('CHANGE_IN_PROGRESS'));
     }
     if (/conf-change-not-ready/.test(err.message)) {
-      return new ApiError(grpc.status.UNAVAILABLE, 'this leader was just elected and is catching up; retry shortly', { [REASON_METADATA_KEY]: 'NOT_LEADER' });
+      return new ApiError(grpc.status.UNAVAILABLE, 'this leader was just elected and is catching up; retry shortly', reasonMetadata('NOT_LEADER'));
     }
     return notLeader(ctx.leaderAddress());
   }

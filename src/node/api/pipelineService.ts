@@ -5,7 +5,7 @@ import type { Logger } from '../logger';
 import type { ApiMetrics, CallDone } from '../metrics/apiMetrics';
 import { writeOrPause } from './backpressure';
 import type { ConnectionLimits } from './connectionLimits';
-import { ApiError, REASON_METADATA_KEY } from './errors';
+import { ApiError, reasonMetadata } from './errors';
 import { toServiceError, type Handler } from './context';
 import { MAX_CALLS_IN_FLIGHT_PER_STREAM } from './streamLimits';
 
@@ -141,7 +141,7 @@ class PipelineStream {
     throw new ApiError(
       grpc.status.RESOURCE_EXHAUSTED,
       `more than ${this.maxInFlight} calls in flight on one stream (${this.inFlight.size} waiting for their outcome, ${this.stream.writableLength} answered but not yet read by the client); read the answers and wait for some before sending more`,
-      { [REASON_METADATA_KEY]: 'TOO_MANY_CALLS' },
+      reasonMetadata('TOO_MANY_CALLS'),
     );
   }
 

@@ -2,7 +2,7 @@
 // checks made before proposing or reading. The state machine checks mutations again when it applies them.
 import * as grpc from '@grpc/grpc-js';
 import type { LockStateMachine, Permission } from '../../state';
-import { ApiError, REASON_METADATA_KEY } from '../api/errors';
+import { ApiError, reasonMetadata } from '../api/errors';
 import type { NodeConfig } from '../config';
 import { credentialsOf, identify, NO_CALLER, UnknownTokenError, type Caller, type IdentifiableCall } from './caller';
 
@@ -85,7 +85,7 @@ export class Access {
     const owner = this.machine().auth.sessionOwner(sessionId);
     if (owner === undefined) return; // unknown sessions get their own answer
     const identity = this.checkedIdentity(caller);
-    if (identity !== undefined && owner !== identity) throw new ApiError(grpc.status.PERMISSION_DENIED, `${describe(identity)} did not open this session; only its owner may use it`, { [REASON_METADATA_KEY]: 'NOT_SESSION_OWNER' });
+    if (identity !== undefined && owner !== identity) throw new ApiError(grpc.status.PERMISSION_DENIED, `${describe(identity)} did not open this session; only its owner may use it`, reasonMetadata('NOT_SESSION_OWNER'));
   }
 
   /**
@@ -114,4 +114,4 @@ export class Access {
 
 const describe = (identity: string): string => `identity ${JSON.stringify(identity)}`;
 
-const denied = (why: string): ApiError => new ApiError(grpc.status.PERMISSION_DENIED, why, { [REASON_METADATA_KEY]: 'PERMISSION_DENIED' });
+const denied = (why: string): ApiError => new ApiError(grpc.status.PERMISSION_DENIED, why, reasonMetadata('PERMISSION_DENIED'));

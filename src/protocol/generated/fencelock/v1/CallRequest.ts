@@ -1,0 +1,39 @@
+// Original file: proto/fencelock/v1/lock.proto
+
+import type { AcquireRequest as _fencelock_v1_AcquireRequest, AcquireRequest__Output as _fencelock_v1_AcquireRequest__Output } from '../../fencelock/v1/AcquireRequest';
+import type { ReleaseRequest as _fencelock_v1_ReleaseRequest, ReleaseRequest__Output as _fencelock_v1_ReleaseRequest__Output } from '../../fencelock/v1/ReleaseRequest';
+import type { WriteRequest as _fencelock_v1_WriteRequest, WriteRequest__Output as _fencelock_v1_WriteRequest__Output } from '../../fencelock/v1/WriteRequest';
+import type { GetRequest as _fencelock_v1_GetRequest, GetRequest__Output as _fencelock_v1_GetRequest__Output } from '../../fencelock/v1/GetRequest';
+import type { Long } from '@grpc/proto-loader';
+
+export interface CallRequest {
+  /**
+   * chosen by the client, unique among its calls in flight on this stream
+   */
+  'callId'?: (number | string | Long);
+  /**
+   * the call's deadline, as a unary call's; 0 = none
+   */
+  'timeoutMs'?: (number);
+  'acquire'?: (_fencelock_v1_AcquireRequest | null);
+  'release'?: (_fencelock_v1_ReleaseRequest | null);
+  'write'?: (_fencelock_v1_WriteRequest | null);
+  'get'?: (_fencelock_v1_GetRequest | null);
+  'call'?: "acquire"|"release"|"write"|"get";
+}
+
+export interface CallRequest__Output {
+  /**
+   * chosen by the client, unique among its calls in flight on this stream
+   */
+  'callId': (string);
+  /**
+   * the call's deadline, as a unary call's; 0 = none
+   */
+  'timeoutMs': (number);
+  'acquire'?: (_fencelock_v1_AcquireRequest__Output | null);
+  'release'?: (_fencelock_v1_ReleaseRequest__Output | null);
+  'write'?: (_fencelock_v1_WriteRequest__Output | null);
+  'get'?: (_fencelock_v1_GetRequest__Output | null);
+  'call'?: "acquire"|"release"|"write"|"get";
+}

@@ -1,0 +1,49 @@
+// Original file: proto/fencelock/v1/lock.proto
+
+import type { AcquireResponse as _fencelock_v1_AcquireResponse, AcquireResponse__Output as _fencelock_v1_AcquireResponse__Output } from '../../fencelock/v1/AcquireResponse';
+import type { ReleaseResponse as _fencelock_v1_ReleaseResponse, ReleaseResponse__Output as _fencelock_v1_ReleaseResponse__Output } from '../../fencelock/v1/ReleaseResponse';
+import type { WriteResponse as _fencelock_v1_WriteResponse, WriteResponse__Output as _fencelock_v1_WriteResponse__Output } from '../../fencelock/v1/WriteResponse';
+import type { GetResponse as _fencelock_v1_GetResponse, GetResponse__Output as _fencelock_v1_GetResponse__Output } from '../../fencelock/v1/GetResponse';
+import type { Long } from '@grpc/proto-loader';
+
+export interface CallResponse {
+  'callId'?: (number | string | Long);
+  /**
+   * a gRPC status code; 0 (OK) with the result set
+   */
+  'code'?: (number);
+  /**
+   * the status message when code != 0
+   */
+  'message'?: (string);
+  /**
+   * fencelock-leader, -reason, -watermark, -key, -key-lock
+   */
+  'metadata'?: ({[key: string]: string});
+  'acquire'?: (_fencelock_v1_AcquireResponse | null);
+  'release'?: (_fencelock_v1_ReleaseResponse | null);
+  'write'?: (_fencelock_v1_WriteResponse | null);
+  'get'?: (_fencelock_v1_GetResponse | null);
+  'result'?: "acquire"|"release"|"write"|"get";
+}
+
+export interface CallResponse__Output {
+  'callId': (string);
+  /**
+   * a gRPC status code; 0 (OK) with the result set
+   */
+  'code': (number);
+  /**
+   * the status message when code != 0
+   */
+  'message': (string);
+  /**
+   * fencelock-leader, -reason, -watermark, -key, -key-lock
+   */
+  'metadata': ({[key: string]: string});
+  'acquire'?: (_fencelock_v1_AcquireResponse__Output | null);
+  'release'?: (_fencelock_v1_ReleaseResponse__Output | null);
+  'write'?: (_fencelock_v1_WriteResponse__Output | null);
+  'get'?: (_fencelock_v1_GetResponse__Output | null);
+  'result'?: "acquire"|"release"|"write"|"get";
+}

@@ -1,0 +1,49 @@
+// Original file: proto/fencelock/v1/lock.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface DescribeResponse {
+  'held'?: (boolean);
+  /**
+   * public handle
+   */
+  'holderSession'?: (string);
+  'token'?: (number | string | Long);
+  /**
+   * leader's clock when the granting entry was proposed
+   */
+  'grantedAtMs'?: (number | string | Long);
+  /**
+   * public handles, FIFO order
+   */
+  'waiters'?: (string)[];
+  /**
+   * Highest token issued for this lock. 0 when the lock is unknown: never granted, or idle (not held, no
+   * waiters) and owning no keys, whose record the server may forget. Keys pin their lock's record, so a
+   * key's watermark never goes back.
+   */
+  'latestToken'?: (number | string | Long);
+}
+
+export interface DescribeResponse__Output {
+  'held': (boolean);
+  /**
+   * public handle
+   */
+  'holderSession': (string);
+  'token': (string);
+  /**
+   * leader's clock when the granting entry was proposed
+   */
+  'grantedAtMs': (string);
+  /**
+   * public handles, FIFO order
+   */
+  'waiters': (string)[];
+  /**
+   * Highest token issued for this lock. 0 when the lock is unknown: never granted, or idle (not held, no
+   * waiters) and owning no keys, whose record the server may forget. Keys pin their lock's record, so a
+   * key's watermark never goes back.
+   */
+  'latestToken': (string);
+}

@@ -1,0 +1,43 @@
+// Original file: proto/fencelock/v1/lock.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+/**
+ * At most one response per request, none while the leader is not sure it still leads (the lease is then
+ * not extended).
+ */
+export interface KeepAliveResponse {
+  'sessionId'?: (string);
+  /**
+   * false: the session is unknown or has expired; it cannot come back
+   */
+  'alive'?: (boolean);
+  /**
+   * time left on the leader's deadline after this renewal
+   */
+  'remainingMs'?: (number | string | Long);
+  /**
+   * the request's renewal_id (0 from servers older than the field)
+   */
+  'renewalId'?: (number | string | Long);
+}
+
+/**
+ * At most one response per request, none while the leader is not sure it still leads (the lease is then
+ * not extended).
+ */
+export interface KeepAliveResponse__Output {
+  'sessionId': (string);
+  /**
+   * false: the session is unknown or has expired; it cannot come back
+   */
+  'alive': (boolean);
+  /**
+   * time left on the leader's deadline after this renewal
+   */
+  'remainingMs': (string);
+  /**
+   * the request's renewal_id (0 from servers older than the field)
+   */
+  'renewalId': (string);
+}

@@ -1,0 +1,80 @@
+// Original file: proto/fencelock/v1/lock.proto
+
+import type * as grpc from '@grpc/grpc-js'
+import type { MethodDefinition } from '@grpc/proto-loader'
+import type { AcquireRequest as _fencelock_v1_AcquireRequest, AcquireRequest__Output as _fencelock_v1_AcquireRequest__Output } from '../../fencelock/v1/AcquireRequest';
+import type { AcquireResponse as _fencelock_v1_AcquireResponse, AcquireResponse__Output as _fencelock_v1_AcquireResponse__Output } from '../../fencelock/v1/AcquireResponse';
+import type { DescribeRequest as _fencelock_v1_DescribeRequest, DescribeRequest__Output as _fencelock_v1_DescribeRequest__Output } from '../../fencelock/v1/DescribeRequest';
+import type { DescribeResponse as _fencelock_v1_DescribeResponse, DescribeResponse__Output as _fencelock_v1_DescribeResponse__Output } from '../../fencelock/v1/DescribeResponse';
+import type { LockEvent as _fencelock_v1_LockEvent, LockEvent__Output as _fencelock_v1_LockEvent__Output } from '../../fencelock/v1/LockEvent';
+import type { ReleaseRequest as _fencelock_v1_ReleaseRequest, ReleaseRequest__Output as _fencelock_v1_ReleaseRequest__Output } from '../../fencelock/v1/ReleaseRequest';
+import type { ReleaseResponse as _fencelock_v1_ReleaseResponse, ReleaseResponse__Output as _fencelock_v1_ReleaseResponse__Output } from '../../fencelock/v1/ReleaseResponse';
+import type { WatchRequest as _fencelock_v1_WatchRequest, WatchRequest__Output as _fencelock_v1_WatchRequest__Output } from '../../fencelock/v1/WatchRequest';
+
+export interface LockClient extends grpc.Client {
+  Acquire(argument: _fencelock_v1_AcquireRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  Acquire(argument: _fencelock_v1_AcquireRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  Acquire(argument: _fencelock_v1_AcquireRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  Acquire(argument: _fencelock_v1_AcquireRequest, callback: grpc.requestCallback<_fencelock_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  acquire(argument: _fencelock_v1_AcquireRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  acquire(argument: _fencelock_v1_AcquireRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  acquire(argument: _fencelock_v1_AcquireRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  acquire(argument: _fencelock_v1_AcquireRequest, callback: grpc.requestCallback<_fencelock_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  
+  Describe(argument: _fencelock_v1_DescribeRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  Describe(argument: _fencelock_v1_DescribeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  Describe(argument: _fencelock_v1_DescribeRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  Describe(argument: _fencelock_v1_DescribeRequest, callback: grpc.requestCallback<_fencelock_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  describe(argument: _fencelock_v1_DescribeRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  describe(argument: _fencelock_v1_DescribeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  describe(argument: _fencelock_v1_DescribeRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  describe(argument: _fencelock_v1_DescribeRequest, callback: grpc.requestCallback<_fencelock_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  
+  Release(argument: _fencelock_v1_ReleaseRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
+  Release(argument: _fencelock_v1_ReleaseRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
+  Release(argument: _fencelock_v1_ReleaseRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
+  Release(argument: _fencelock_v1_ReleaseRequest, callback: grpc.requestCallback<_fencelock_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
+  release(argument: _fencelock_v1_ReleaseRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
+  release(argument: _fencelock_v1_ReleaseRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
+  release(argument: _fencelock_v1_ReleaseRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
+  release(argument: _fencelock_v1_ReleaseRequest, callback: grpc.requestCallback<_fencelock_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Served by any node from the entries it applies. A node that installs a snapshot from the leader cannot
+   * send the events of the entries the snapshot covers: it ends the stream with ABORTED, reason EVENTS_MISSED,
+   * naming the log index up to which; call Describe for the lock's current state, then Watch again.
+   */
+  Watch(argument: _fencelock_v1_WatchRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_fencelock_v1_LockEvent__Output>;
+  Watch(argument: _fencelock_v1_WatchRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_fencelock_v1_LockEvent__Output>;
+  /**
+   * Served by any node from the entries it applies. A node that installs a snapshot from the leader cannot
+   * send the events of the entries the snapshot covers: it ends the stream with ABORTED, reason EVENTS_MISSED,
+   * naming the log index up to which; call Describe for the lock's current state, then Watch again.
+   */
+  watch(argument: _fencelock_v1_WatchRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_fencelock_v1_LockEvent__Output>;
+  watch(argument: _fencelock_v1_WatchRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_fencelock_v1_LockEvent__Output>;
+  
+}
+
+export interface LockHandlers extends grpc.UntypedServiceImplementation {
+  Acquire: grpc.handleUnaryCall<_fencelock_v1_AcquireRequest__Output, _fencelock_v1_AcquireResponse>;
+  
+  Describe: grpc.handleUnaryCall<_fencelock_v1_DescribeRequest__Output, _fencelock_v1_DescribeResponse>;
+  
+  Release: grpc.handleUnaryCall<_fencelock_v1_ReleaseRequest__Output, _fencelock_v1_ReleaseResponse>;
+  
+  /**
+   * Served by any node from the entries it applies. A node that installs a snapshot from the leader cannot
+   * send the events of the entries the snapshot covers: it ends the stream with ABORTED, reason EVENTS_MISSED,
+   * naming the log index up to which; call Describe for the lock's current state, then Watch again.
+   */
+  Watch: grpc.handleServerStreamingCall<_fencelock_v1_WatchRequest__Output, _fencelock_v1_LockEvent>;
+  
+}
+
+export interface LockDefinition extends grpc.ServiceDefinition {
+  Acquire: MethodDefinition<_fencelock_v1_AcquireRequest, _fencelock_v1_AcquireResponse, _fencelock_v1_AcquireRequest__Output, _fencelock_v1_AcquireResponse__Output>
+  Describe: MethodDefinition<_fencelock_v1_DescribeRequest, _fencelock_v1_DescribeResponse, _fencelock_v1_DescribeRequest__Output, _fencelock_v1_DescribeResponse__Output>
+  Release: MethodDefinition<_fencelock_v1_ReleaseRequest, _fencelock_v1_ReleaseResponse, _fencelock_v1_ReleaseRequest__Output, _fencelock_v1_ReleaseResponse__Output>
+  Watch: MethodDefinition<_fencelock_v1_WatchRequest, _fencelock_v1_LockEvent, _fencelock_v1_WatchRequest__Output, _fencelock_v1_LockEvent__Output>
+}

@@ -1,0 +1,52 @@
+// Original file: proto/fencelock/v1/lock.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+// Original file: proto/fencelock/v1/lock.proto
+
+export const _fencelock_v1_LockEvent_Kind = {
+  KIND_UNSPECIFIED: 'KIND_UNSPECIFIED',
+  GRANTED: 'GRANTED',
+  RELEASED: 'RELEASED',
+  EXPIRED: 'EXPIRED',
+} as const;
+
+export type _fencelock_v1_LockEvent_Kind =
+  | 'KIND_UNSPECIFIED'
+  | 0
+  | 'GRANTED'
+  | 1
+  | 'RELEASED'
+  | 2
+  | 'EXPIRED'
+  | 3
+
+export type _fencelock_v1_LockEvent_Kind__Output = typeof _fencelock_v1_LockEvent_Kind[keyof typeof _fencelock_v1_LockEvent_Kind]
+
+export interface LockEvent {
+  'kind'?: (_fencelock_v1_LockEvent_Kind);
+  'lock'?: (string);
+  /**
+   * public handle
+   */
+  'sessionId'?: (string);
+  'token'?: (number | string | Long);
+  /**
+   * log index of the entry that caused it
+   */
+  'index'?: (number | string | Long);
+}
+
+export interface LockEvent__Output {
+  'kind': (_fencelock_v1_LockEvent_Kind__Output);
+  'lock': (string);
+  /**
+   * public handle
+   */
+  'sessionId': (string);
+  'token': (string);
+  /**
+   * log index of the entry that caused it
+   */
+  'index': (string);
+}

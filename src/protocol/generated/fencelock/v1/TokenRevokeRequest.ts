@@ -1,0 +1,13 @@
+// Original file: proto/fencelock/v1/lock.proto
+
+import type { RequestHeader as _fencelock_v1_RequestHeader, RequestHeader__Output as _fencelock_v1_RequestHeader__Output } from '../../fencelock/v1/RequestHeader';
+
+export interface TokenRevokeRequest {
+  'header'?: (_fencelock_v1_RequestHeader | null);
+  'tokenId'?: (string);
+}
+
+export interface TokenRevokeRequest__Output {
+  'header': (_fencelock_v1_RequestHeader__Output | null);
+  'tokenId': (string);
+}

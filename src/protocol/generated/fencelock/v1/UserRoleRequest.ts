@@ -1,0 +1,15 @@
+// Original file: proto/fencelock/v1/lock.proto
+
+import type { RequestHeader as _fencelock_v1_RequestHeader, RequestHeader__Output as _fencelock_v1_RequestHeader__Output } from '../../fencelock/v1/RequestHeader';
+
+export interface UserRoleRequest {
+  'header'?: (_fencelock_v1_RequestHeader | null);
+  'user'?: (string);
+  'role'?: (string);
+}
+
+export interface UserRoleRequest__Output {
+  'header': (_fencelock_v1_RequestHeader__Output | null);
+  'user': (string);
+  'role': (string);
+}

@@ -1,0 +1,29 @@
+// The limits of the public API that a client can check before it sends a request. The state machine's own
+// limits (src/state/limits.ts) import these, so client and server cannot disagree. Constants, because every
+// replica of a cluster must apply committed entries with the same values.
+
+/** Lock names: 1..256 UTF-8 bytes. */
+export const MAX_LOCK_NAME_BYTES = 256;
+/** Keys of the fenced store: 1..512 UTF-8 bytes. */
+export const MAX_KEY_BYTES = 512;
+/** One value of the fenced store: up to 64 KiB. */
+export const MAX_VALUE_BYTES = 64 * 1024;
+/** Operations in one fenced write: 1..64. */
+export const MAX_OPS_PER_WRITE = 64;
+/** Summed key and value bytes of one fenced write (keeps one log entry well under 1 MiB). */
+export const MAX_WRITE_BYTES = 512 * 1024;
+/** Client names given at OpenSession (informational, may be empty). */
+export const MAX_CLIENT_NAME_BYTES = 128;
+/** Client ids used for request de-duplication: 1..128 UTF-8 bytes ('' = not de-duplicated). */
+export const MAX_CLIENT_ID_BYTES = 128;
+/** Session ids: 128 random bits chosen by the leader, as 32 lowercase hex characters. */
+export const SESSION_ID_HEX_CHARS = 32;
+/** Session TTL bounds. The minimum must stay well above the election timeout (docs/architecture.md#sessions-and-expiry). */
+export const MIN_SESSION_TTL_MS = 3_000;
+export const MAX_SESSION_TTL_MS = 24 * 60 * 60 * 1000;
+/** Upper bound of the informational wait timeout carried by Acquire. */
+export const MAX_WAIT_TIMEOUT_MS = 60 * 60 * 1000;
+/** Upper bound on the entries one list() query returns (larger limits are clamped). */
+export const MAX_LIST_LIMIT = 1_000;
+/** Keys one MoveKeys entry moves at most (the entry's apply time is bounded). Beyond: refused, nothing moves. */
+export const MAX_MOVE_KEYS = 10_000;
