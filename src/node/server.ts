@@ -142,6 +142,8 @@ export class FenceLockServer {
 
     await bind(peerServer, config.peerListen, peerServerCredentials(certificates));
     await bind(server, config.listen, clientServerCredentials(certificates, config.clientCertAuth));
+    // Listening now: tell the peers we are up, so that a leader backing off from this node redials at once.
+    transport.connectAll();
     const metricsListener = await startMetrics(config, metrics, logger);
     const node = new FenceLockServer(config, logger, server, peerServer, certificates, storage, transport, runtime, metricsListener, dialled);
     runtime.driver.on('role', () => health.setStatus('fencelock.v1.Lock', runtime.driver.leaderId() ? 'SERVING' : 'NOT_SERVING'));

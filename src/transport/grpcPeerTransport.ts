@@ -236,6 +236,16 @@ export class GrpcPeerTransport implements PeerTransport {
     }
   }
 
+  /**
+   * Opens the stream to every peer now rather than with the first message. A node that just started has
+   * nothing to say until its election timeout; dialling at once names it to every peer (its stream's
+   * certificate or `fencelock-peer-id`), and a leader backing off from it redials at once (redialEarly).
+   */
+  connectAll(): void {
+    if (this.closed) return;
+    for (const link of this.links.values()) if (link.state === 'idle') this.openStream(link);
+  }
+
   /** Adds the RaftPeer service to the node's server. Create the server with PEER_SERVER_OPTIONS. */
   register(server: grpc.Server): void {
     const handler: grpc.handleBidiStreamingCall<Uint8Array, Uint8Array> = (call) => this.handleInbound(call);
@@ -548,6 +558,9 @@ export class GrpcPeerTransport implements PeerTransport {
     }
     const sender = this.admitInbound(call);
     if (sender === null) return;
+    // A peer that opens a stream is up (typically just restarted): no need to wait for its first message.
+    const named = sender ?? String(call.metadata.get(PEER_ID_METADATA)[0] ?? '');
+    if (named !== '') this.redialEarly(named);
     this.inbound.add(call);
     const forget = (): void => {
       this.inbound.delete(call);

@@ -93,6 +93,24 @@ describe('GrpcPeerTransport with a peer that is down', () => {
     expect(ta.stats().b).toMatchObject({ connected: true, reconnects: 1 });
   });
 
+  it('a peer that restarts and dials at once (connectAll) is redialled at once, before it says anything', async () => {
+    const a = track(new TestNode('a'));
+    const aPort = await a.listen();
+    const bPort = await freePort();
+    const ta = a.start({ b: `127.0.0.1:${bPort}` }, { reconnectBackoffMinMs: 30_000, reconnectBackoffMaxMs: 30_000 });
+    ta.send([appMsg('a', 'b', 1)]);
+    await waitFor('unreachable reported', () => a.unreachable.includes('b'));
+
+    const b = track(new TestNode('b'));
+    await b.listen(bPort);
+    const tb = b.start({ a: `127.0.0.1:${aPort}` });
+    tb.connectAll(); // as a node does once it listens: no message yet
+    ta.send([appMsg('a', 'b', 2)]);
+    await waitFor('a reaches b again without hearing a message from it', () => b.received.length >= 1, 3_000);
+    expect(a.received).toEqual([]);
+    expect(ta.stats().b).toMatchObject({ connected: true, reconnects: 1 });
+  });
+
   it('a peer reachable one way only: hearing from it redials once, then the backoff holds', async () => {
     const a = track(new TestNode('a'));
     const aPort = await a.listen();
