@@ -7,7 +7,7 @@
 
 import { decodeConfigEntry, type FullConfig } from './confChange';
 import { invariant } from './errors';
-import { EntryType, type Entry } from './types';
+import { EntryType, type Entry, type NodeId } from './types';
 
 interface ConfigAt {
   index: number;
@@ -32,6 +32,12 @@ export class Membership {
   /** Index of the newest ConfChange entry in the log, or 0 when it holds none after the snapshot. */
   lastChangeIndex(): number {
     return this.changes.at(-1)?.index ?? 0;
+  }
+
+  /** Members removed by ConfChange entries still in the log (after the snapshot), oldest first. */
+  removedInLog(): NodeId[] {
+    const before = new Set(this.base.removed);
+    return this.current().removed.filter((id) => !before.has(id));
   }
 
   /** The configuration in force at `index` (>= the snapshot's index). */

@@ -564,6 +564,12 @@ export class RawNode {
     this.leader = this.id;
     this.leaderSinceTick = this.ticks;
     for (const v of [...this.conf.voters, ...this.conf.learners, this.id]) this.trackProgress(v);
+    // A member removed by an entry we hold may not know it yet (its leader may have fallen before telling
+    // it the commit): replicate to it as the proposing leader would, until an election timeout after the commit.
+    for (const id of this.membership.removedInLog()) {
+      this.trackProgress(id);
+      this.departing.set(id, Infinity);
+    }
     const self = this.progressOf(this.id);
     self.maybeUpdate(this.log.stable);
     self.becomeReplicate();

@@ -191,26 +191,32 @@ describe('a member that missed the changes which added its leader', () => {
   // never vote again. Now the leader names its address on the stream and the member answers it there.
   it('comes back after n1 and n2 were replaced by n4 and n5, and catches up from a leader it never heard of', async () => {
     const { cluster: c, client: cl } = await startCluster(['n4', 'n5']);
+    const t0 = Date.now();
+    const progress = (what: string): void => out(`[membership] missed-changes: ${what} at ${Date.now() - t0} ms`);
     await c.kill('n3');
     for (const id of ['n4', 'n5']) {
       await addLearner(c, cl, id);
       await cl.members.promote(id);
+      progress(`${id} promoted`);
     }
     for (const id of ['n1', 'n2']) {
       // A leader asked to remove itself hands over first; the client retries at the new leader.
       await eventually(async () => ((await cl.members.remove(id).catch(() => undefined)) ? true : undefined), 30_000, `${id} removed`);
       expect(await exitCodeOf(c, id)).toBe(0);
+      progress(`${id} removed and exited`);
     }
     const holder = await cl.openSession({ ttlMs: 60_000 });
     const { token } = await holder.acquire('after-the-replacements');
     const leader = (await cl.status()).leader;
     expect(['n4', 'n5']).toContain(leader);
 
+    progress(`leader ${leader}; restarting n3`);
     c.start('n3');
     const back = await eventually(async () => {
       const st = await cl.status(c.node('n3').address).catch(() => undefined);
       return st !== undefined && st.leader === leader && st.applied >= token ? st : undefined;
     }, 30_000, 'n3 to follow the new leader and apply what it missed');
+    progress('n3 follows the new leader');
     expect(back.role).toBe('follower');
     const list = await cl.members.list();
     expect(list.members.map((m) => [m.id, m.learner])).toEqual([['n3', false], ['n4', false], ['n5', false]]);

@@ -184,6 +184,32 @@ describe('membership: remove', () => {
     expect(() => net.raw('a').proposeConfChange({ type: 'add-learner', node: 'c', address: addr('c') })).toThrow(/c was removed from this cluster; add the new machine under a new name/);
   });
 
+  // Found by the real-process membership test under load: the leader that proposed a removal lost its
+  // leadership before the commit; the next leader tracked only the members of the new configuration, so the
+  // removed node never heard the commit and ran on, campaigning in vain, instead of stopping.
+  it('a removed follower still learns of its removal when the leader changes before the removal commits', () => {
+    const net = new Network(['a', 'b', 'c', 'd']);
+    net.elect('a');
+    net.cut('a', 'c');
+    for (const id of ['b', 'd']) net.cut(id, 'a', true); // b and d get the change; a hears no acks
+    net.raw('a').proposeConfChange({ type: 'remove', node: 'c' });
+    net.stabilize();
+    expect(net.raw('b').status().config.voters).toEqual(['a', 'b', 'd']);
+    expect(net.raw('a').confChangePending()).toBe(true);
+    net.crash('a');
+    net.heal();
+    const removal = net.raw('b').status().lastIndex;
+    net.tick(30, ['b', 'c', 'd']);
+    const [leader] = net.leaders().filter((id) => id !== 'a');
+    expect(['b', 'd']).toContain(leader);
+    expect(net.raw(leader!).status().commit).toBeGreaterThan(removal);
+    expect(net.raw('c').status().config.removed).toEqual(['c']);
+    expect(net.n('c').appliedIndex).toBeGreaterThanOrEqual(removal);
+    // As with the leader that proposed it: an election timeout after the commit, c is replicated no more.
+    net.tick(12, ['b', 'c', 'd']);
+    expect(Object.keys(net.raw(leader!).status().progress).sort()).toEqual(['a', 'b', 'd']);
+  });
+
   it('a leader that removes itself leads until the removal commits, not counting itself, then hands over at once', () => {
     const net = new Network([...ABC]);
     net.elect('a');
