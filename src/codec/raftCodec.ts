@@ -45,6 +45,7 @@ const HardStateProto = raftProtoRoot.lookupType('fencelock.v1.HardState');
 const SnapshotMetaProto = raftProtoRoot.lookupType('fencelock.v1.SnapshotMeta');
 const StoredSnapshotProto = raftProtoRoot.lookupType('fencelock.v1.StoredSnapshot');
 const SnapshotManifestProto = raftProtoRoot.lookupType('fencelock.v1.SnapshotManifest');
+const LogSegmentProto = raftProtoRoot.lookupType('fencelock.v1.LogSegment');
 const MessageProto = raftProtoRoot.lookupType('fencelock.v1.Message');
 const MessageBatchProto = raftProtoRoot.lookupType('fencelock.v1.MessageBatch');
 
@@ -304,6 +305,17 @@ export function encodeEntry(entry: Entry): Uint8Array {
 
 export function decodeEntry(bytes: Uint8Array): Entry {
   return entryFromProto(decode(EntryProto, bytes, 'Entry'), 'entry');
+}
+
+/** Consecutive entries as one record (LevelStorage's value for one persisted batch). */
+export function encodeLogSegment(entries: readonly Entry[]): Uint8Array {
+  return encode(LogSegmentProto, { entries: entries.map((e, i) => entryToProto(e, `entries[${i}]`)) });
+}
+
+export function decodeLogSegment(bytes: Uint8Array): Entry[] {
+  const m = decode(LogSegmentProto, bytes, 'LogSegment');
+  const list = Array.isArray(m.entries) ? (m.entries as Decoded[]) : [];
+  return list.map((e, i) => entryFromProto(e, `entries[${i}]`));
 }
 
 export function encodeHardState(hs: HardState): Uint8Array {

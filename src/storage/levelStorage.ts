@@ -1,17 +1,22 @@
 /**
  * Durable Raft storage on LevelDB (`level` v10 / classic-level): one atomic, fsynced batch per call.
  *
- * Key layout (keys and values are raw bytes):
+ * Key layout (keys and values are raw bytes), format "fencelock-raft-v2":
  *
- *   0x00                      format marker, value = UTF-8 "fencelock-raft-v1" (written once at creation)
+ *   0x00                      format marker, value = UTF-8 "fencelock-raft-v2" (written once at creation)
  *   0x01                      hard state:        frame(HardState)
- *   0x02 + uint64 BE index    log entry:         frame(Entry)      (big-endian: iteration is in index order)
  *   0x03                      snapshot manifest: frame(SnapshotManifest{meta, dataLength, chunkCount})
  *   0x04 + uint32 BE chunk    snapshot data:     frame(chunk)      (chunks of SNAPSHOT_CHUNK_BYTES)
+ *   0x05 + uint64 BE index    log segment:       frame(LogSegment) (the entries of one persisted batch, from
+ *                                                                    that index on; see ./segments.ts)
  *
  * frame(x) = crc32(x) as uint32 BE followed by x (the protobuf encoding of proto/fencelock/v1/raft.proto
  * records, or raw snapshot bytes). LevelDB does not verify block checksums on reads by default, so the
- * checksum is what turns a flipped bit into a StorageCorruptError instead of a wrong entry.
+ * checksum is what turns a flipped bit into a StorageCorruptError instead of a wrong entry. Big-endian
+ * indexes make iteration follow the log.
+ *
+ * Format "fencelock-raft-v1" kept one value per entry (0x02 + uint64 BE index); a v1 store is converted to
+ * v2 when it is opened, in one synced batch (./migrateV1.ts), so a node upgraded in place keeps its log.
  *
  * Semantics of persist/saveSnapshot: see ./logic.ts (shared with MemoryStorage). All calls (load included)
  * run one at a time in call order, so batches land in order. A failed write poisons the instance
@@ -22,16 +27,18 @@ import * as path from 'path';
 import { Level } from 'level';
 import {
   CodecError,
-  decodeEntry,
   decodeHardState,
+  decodeLogSegment,
   decodeSnapshotManifest,
-  encodeEntry,
   encodeHardState,
+  encodeLogSegment,
   encodeSnapshotManifest,
 } from '../codec/raftCodec';
 import type { Entry, HardState, PersistedState, Snapshot } from '../raft/types';
 import { frame, unframe } from './checksum';
 import { StorageFailedError, StorageLockedError } from './errors';
+import { migrateV1Store, V1_FORMAT_MARKER } from './migrateV1';
+import { planSegments, segmentOf, type SegmentRef } from './segments';
 import {
   checkEntries,
   checkHardState,
@@ -47,35 +54,36 @@ import {
 } from './logic';
 import { StorageCorruptError, type PersistBatch, type RaftStorage } from './types';
 
-export const FORMAT_MARKER = 'fencelock-raft-v1';
+export const FORMAT_MARKER = 'fencelock-raft-v2';
 /** Snapshot data is stored in chunks of this size (LevelDB handles large values poorly). */
 export const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
 
 const P_MARKER = 0x00;
 const P_HARD_STATE = 0x01;
-const P_ENTRY = 0x02;
 const P_SNAPSHOT_MANIFEST = 0x03;
 const P_SNAPSHOT_CHUNK = 0x04;
+const P_SEGMENT = 0x05;
 
 const KEY_MARKER = Uint8Array.of(P_MARKER);
 const KEY_HARD_STATE = Uint8Array.of(P_HARD_STATE);
 const KEY_SNAPSHOT_MANIFEST = Uint8Array.of(P_SNAPSHOT_MANIFEST);
 const MARKER_VALUE = new TextEncoder().encode(FORMAT_MARKER);
-const ENTRY_KEY_LENGTH = 9;
+const SEGMENT_KEY_LENGTH = 9;
 const CHUNK_KEY_LENGTH = 5;
 
 /** Files LevelDB may leave behind when it was interrupted before creating a database (no data possible). */
 const PRE_CREATION_FILES = new Set(['LOCK', 'LOG', 'LOG.old']);
 
-export function entryKey(index: number): Uint8Array {
-  const key = Buffer.allocUnsafe(ENTRY_KEY_LENGTH);
-  key[0] = P_ENTRY;
+/** Key of the segment whose first entry is `index`. */
+export function segmentKey(index: number): Uint8Array {
+  const key = Buffer.allocUnsafe(SEGMENT_KEY_LENGTH);
+  key[0] = P_SEGMENT;
   key.writeUInt32BE(Math.floor(index / 0x1_0000_0000), 1);
   key.writeUInt32BE(index >>> 0, 5);
   return key;
 }
 
-function entryKeyIndex(key: Uint8Array): number {
+function segmentKeyIndex(key: Uint8Array): number {
   const b = Buffer.from(key.buffer, key.byteOffset, key.byteLength);
   return b.readUInt32BE(1) * 0x1_0000_0000 + b.readUInt32BE(5);
 }
@@ -93,20 +101,20 @@ function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-/** An entry captured at call time: its encoded value is fixed before the call returns. */
-interface PreparedEntry {
-  index: number;
-  term: number;
-  value: Uint8Array;
+/** The entries of one persist, captured at call time, and their segment value when all of them are stored. */
+interface PreparedEntries {
+  entries: Entry[];
+  value: Uint8Array | undefined;
 }
 
 type Db = Level<Uint8Array, Uint8Array>;
-type BatchOp =
-  | { type: 'put'; key: Uint8Array; value: Uint8Array }
-  | { type: 'del'; key: Uint8Array };
+type PutOp = { type: 'put'; key: Uint8Array; value: Uint8Array };
+type BatchOp = PutOp | { type: 'del'; key: Uint8Array };
 
 export class LevelStorage implements RaftStorage {
   private state: LogState = emptyLogState();
+  /** The stored segments, ascending (see ./segments.ts). */
+  private segments: SegmentRef[] = [];
   /** Chunks of the stored snapshot (to delete the surplus when a smaller snapshot replaces it). */
   private chunkCount = 0;
   /** The stored state has been read and verified since open (required before any write). */
@@ -158,6 +166,8 @@ export class LevelStorage implements RaftStorage {
           );
         }
         await db.put(KEY_MARKER, MARKER_VALUE, { sync: true });
+      } else if (Buffer.from(marker).toString('utf8') === V1_FORMAT_MARKER) {
+        await migrateV1Store(db, abs, { marker: { key: KEY_MARKER, value: MARKER_VALUE }, segment: segmentPut });
       } else if (!bytesEqual(marker, MARKER_VALUE)) {
         throw new StorageCorruptError(
           `${abs}: unsupported storage format marker "${Buffer.from(marker).toString('utf8')}", expected "${FORMAT_MARKER}"`,
@@ -176,14 +186,15 @@ export class LevelStorage implements RaftStorage {
 
   persist(batch: PersistBatch): Promise<void> {
     // Capture and encode now: the caller may reuse its arrays once this returns; the write happens later.
-    let entries: PreparedEntry[];
+    let prepared: PreparedEntries;
     let hardState: HardState | undefined;
     let snapshot: Snapshot | undefined;
     try {
       checkEntries(batch.entries);
       if (batch.snapshot) checkSnapshot(batch.snapshot, 'batch.snapshot');
       if (batch.hardState) checkHardState(batch.hardState);
-      entries = batch.entries.map((e) => ({ index: e.index, term: e.term, value: frame(encodeEntry(e)) }));
+      const entries = batch.entries.map((e) => ({ index: e.index, term: e.term, type: e.type, data: e.data }));
+      prepared = { entries, value: entries.length > 0 ? segmentValue(entries) : undefined };
       hardState = batch.hardState ? { ...batch.hardState } : undefined;
       snapshot = batch.snapshot;
     } catch (err) {
@@ -192,10 +203,13 @@ export class LevelStorage implements RaftStorage {
     const snapshotOps = snapshot ? this.snapshotValues(snapshot) : undefined;
     return this.enqueue(async () => {
       await this.ensureVerified();
+      const { entries } = prepared;
       const needed = termsNeededForPersist(this.state, { entries, snapshot });
       const terms = await this.fetchTerms(needed);
       const plan = planPersist(this.state, { entries, snapshot, hardState }, (i) => lookup(terms, i));
-      await this.write(plan, plan.puts, snapshotOps);
+      // Entries at or below a snapshot in the same batch are skipped: their segment is encoded again.
+      const value = plan.puts.length === entries.length ? prepared.value : undefined;
+      await this.write(plan, { cutFrom: cutFromOf(plan, this.state), dropAll: snapshot !== undefined }, value, snapshotOps);
     });
   }
 
@@ -212,7 +226,7 @@ export class LevelStorage implements RaftStorage {
       const inside = s > this.state.snapIndex && s < this.state.lastIndex;
       const terms = await this.fetchTerms(inside ? [s] : []);
       const plan = planSaveSnapshot(this.state, snapshot, (i) => lookup(terms, i));
-      await this.write(plan, [], snapshotOps);
+      await this.write(plan, { cutFrom: Infinity, dropAll: false }, undefined, snapshotOps);
     });
   }
 
@@ -259,17 +273,30 @@ export class LevelStorage implements RaftStorage {
     return { chunks, manifest };
   }
 
-  /** Executes a plan as one synced batch, then adopts its resulting state. */
+  /**
+   * Executes a plan as one synced batch, then adopts its resulting state. The plan's puts become one
+   * segment (`putValue`: their encoding, when already made); `cut` says which stored segments go.
+   */
   private async write(
-    plan: Plan<PreparedEntry>,
-    puts: PreparedEntry[],
+    plan: Plan<Entry>,
+    cut: { cutFrom: number; dropAll: boolean },
+    putValue: Uint8Array | undefined,
     snapshotOps: { chunks: Uint8Array[]; manifest: Uint8Array } | undefined,
   ): Promise<void> {
-    const ops: BatchOp[] = [];
-    for (const [from, to] of plan.deletes) {
-      for (let i = from; i <= to; i++) ops.push({ type: 'del', key: entryKey(i) });
+    const changes = planSegments(this.segments, plan.next.snapIndex, cut.cutFrom, cut.dropAll);
+    const ops: BatchOp[] = changes.deletes.map((first) => ({ type: 'del', key: segmentKey(first) }));
+    if (changes.truncate) {
+      const { segment, keepBelow } = changes.truncate;
+      const kept = (await this.readSegment(segment)).filter((e) => e.index < keepBelow);
+      ops.push(segmentPut(kept));
     }
-    for (const e of puts) ops.push({ type: 'put', key: entryKey(e.index), value: e.value });
+    const segments = changes.kept;
+    const head = plan.puts[0];
+    const tail = plan.puts.at(-1);
+    if (head !== undefined && tail !== undefined) {
+      ops.push({ type: 'put', key: segmentKey(head.index), value: putValue ?? segmentValue(plan.puts) });
+      segments.push({ first: head.index, last: tail.index });
+    }
     if (plan.hardState) ops.push({ type: 'put', key: KEY_HARD_STATE, value: frame(encodeHardState(plan.hardState)) });
     let chunkCount = this.chunkCount;
     if (plan.snapshot && snapshotOps) {
@@ -279,27 +306,38 @@ export class LevelStorage implements RaftStorage {
       ops.push({ type: 'put', key: KEY_SNAPSHOT_MANIFEST, value: manifest }); // last: describes the chunks above
       chunkCount = chunks.length;
     }
-    if (ops.length === 0) {
-      this.state = plan.next;
-      return;
-    }
-    try {
-      await this.db.batch(ops, { sync: true });
-    } catch (err) {
-      this.failure = err as Error;
-      throw new StorageFailedError(`storage at ${this.dir}: synced write failed: ${(err as Error).message}`, { cause: err });
+    if (ops.length > 0) {
+      try {
+        await this.db.batch(ops, { sync: true });
+      } catch (err) {
+        this.failure = err as Error;
+        throw new StorageFailedError(`storage at ${this.dir}: synced write failed: ${(err as Error).message}`, { cause: err });
+      }
     }
     this.state = plan.next;
+    this.segments = segments;
     this.chunkCount = chunkCount;
+  }
+
+  /** The entries of a stored segment. */
+  private async readSegment(segment: SegmentRef): Promise<Entry[]> {
+    const value = await this.db.get(segmentKey(segment.first));
+    if (value === undefined) throw this.corrupt(`the segment of entries ${segment.first}..${segment.last} is missing`);
+    const entries = this.decodeSegment(segment.first, value);
+    const last = entries.at(-1)?.index;
+    if (last !== segment.last) throw this.corrupt(`the segment from ${segment.first} ends at ${last}, expected ${segment.last}`);
+    return entries;
   }
 
   /** Terms of stored entries (used only in the rare truncation/snapshot cases). */
   private async fetchTerms(indexes: number[]): Promise<Map<number, number>> {
     const terms = new Map<number, number>();
     for (const i of indexes) {
-      const value = await this.db.get(entryKey(i));
-      if (value === undefined) throw this.corrupt(`entry ${i} is missing (log should hold ${this.state.snapIndex + 1}..${this.state.lastIndex})`);
-      terms.set(i, this.decodeEntryValue(i, value).term);
+      const segment = segmentOf(this.segments, i);
+      if (segment === undefined) throw this.corrupt(`no segment holds entry ${i} (log should hold ${this.state.snapIndex + 1}..${this.state.lastIndex})`);
+      const entry = (await this.readSegment(segment)).find((e) => e.index === i);
+      if (entry === undefined) throw this.corrupt(`entry ${i} is missing from its segment`);
+      terms.set(i, entry.term);
     }
     return terms;
   }
@@ -319,10 +357,37 @@ export class LevelStorage implements RaftStorage {
     }
   }
 
-  private decodeEntryValue(index: number, value: Uint8Array): Entry {
-    const e = this.decodeFramed(`entry ${index}`, value, decodeEntry);
-    if (e.index !== index) throw this.corrupt(`entry stored under index ${index} says index ${e.index}`);
-    return e;
+  /** Decodes a segment stored under `first`: non-empty, contiguous, starting at `first`. */
+  private decodeSegment(first: number, value: Uint8Array): Entry[] {
+    const what = `segment ${first}`;
+    const entries = this.decodeFramed(what, value, decodeLogSegment);
+    if (entries.length === 0) throw this.corrupt(`${what} holds no entries`);
+    let expected = first;
+    for (const e of entries) {
+      if (e.index !== expected) throw this.corrupt(`${what} holds entry ${e.index} where entry ${expected} belongs`);
+      expected++;
+    }
+    return entries;
+  }
+
+  /**
+   * The entries after the snapshot, from the stored segments in key order. A segment may straddle the
+   * snapshot index (compaction keeps it); one wholly at or below it should have been deleted with it.
+   */
+  private liveEntries(stored: Entry[][], snapIndex: number): { entries: Entry[]; segments: SegmentRef[] } {
+    const entries: Entry[] = [];
+    const segments: SegmentRef[] = [];
+    for (const segment of stored) {
+      const first = segment[0];
+      const last = segment.at(-1);
+      if (first === undefined || last === undefined) continue; // decodeSegment refuses empty ones
+      if (last.index <= snapIndex) {
+        throw this.corrupt(`segment ${first.index}..${last.index} lies wholly at or below the snapshot at ${snapIndex}`);
+      }
+      segments.push({ first: first.index, last: last.index });
+      for (const e of segment) if (e.index > snapIndex) entries.push(e);
+    }
+    return { entries, segments };
   }
 
   /** Reads and verifies everything in one pass over the key space; adopts the verified bounds. */
@@ -330,13 +395,12 @@ export class LevelStorage implements RaftStorage {
     let hardState: HardState = { ...EMPTY_HARD_STATE };
     let manifest: ReturnType<typeof decodeSnapshotManifest> | undefined;
     const chunks: Uint8Array[] = [];
-    const entries: Entry[] = [];
+    const stored: Entry[][] = [];
     let sawMarker = false;
     for await (const [key, value] of this.db.iterator()) {
       const prefix = key[0];
-      if (prefix === P_ENTRY && key.length === ENTRY_KEY_LENGTH) {
-        const index = entryKeyIndex(key);
-        entries.push(this.decodeEntryValue(index, value));
+      if (prefix === P_SEGMENT && key.length === SEGMENT_KEY_LENGTH) {
+        stored.push(this.decodeSegment(segmentKeyIndex(key), value));
       } else if (prefix === P_SNAPSHOT_CHUNK && key.length === CHUNK_KEY_LENGTH) {
         const n = Buffer.from(key.buffer, key.byteOffset, key.byteLength).readUInt32BE(1);
         if (n !== chunks.length) throw this.corrupt(`snapshot chunk ${n} found where chunk ${chunks.length} was expected`);
@@ -374,12 +438,35 @@ export class LevelStorage implements RaftStorage {
       throw this.corrupt(`${chunks.length} snapshot data chunks without a snapshot manifest`);
     }
 
+    const { entries, segments } = this.liveEntries(stored, snapshot?.meta.index ?? 0);
     const loaded: PersistedState = { hardState, snapshot, entries };
     this.state = verifyPersistedState(loaded, `corrupt Raft storage at ${this.dir}`);
+    this.segments = segments;
     this.chunkCount = chunks.length;
     this.verified = true;
     return loaded;
   }
+}
+
+/** The segment value of consecutive entries. */
+function segmentValue(entries: readonly Entry[]): Uint8Array {
+  return frame(encodeLogSegment(entries));
+}
+
+function segmentPut(entries: readonly Entry[]): PutOp {
+  const first = entries[0];
+  if (first === undefined) throw new Error('internal: an empty segment');
+  return { type: 'put', key: segmentKey(first.index), value: segmentValue(entries) };
+}
+
+/**
+ * The first index whose stored entry a persist replaces (its first entry) or truncates (a suffix deleted by
+ * the plan); Infinity when it only appends.
+ */
+function cutFromOf(plan: Plan<Entry>, before: LogState): number {
+  let cut = plan.puts[0]?.index ?? Infinity;
+  for (const [from] of plan.deletes) if (from > before.snapIndex) cut = Math.min(cut, from);
+  return cut;
 }
 
 function lookup(terms: Map<number, number>, index: number): number {

@@ -2,10 +2,11 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Level } from 'level';
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeEntry, encodeHardState } from '../../src/codec/raftCodec';
+import { encodeEntry, encodeHardState, encodeLogSegment } from '../../src/codec/raftCodec';
 import { frame } from '../../src/storage/checksum';
 import { StorageFailedError, StorageLockedError } from '../../src/storage/errors';
-import { entryKey, FORMAT_MARKER, LevelStorage } from '../../src/storage/levelStorage';
+import { FORMAT_MARKER, LevelStorage, segmentKey } from '../../src/storage/levelStorage';
+import { V1_FORMAT_MARKER, v1EntryKey } from '../../src/storage/migrateV1';
 import { StorageCorruptError, type RaftStorage } from '../../src/storage/types';
 import { runStorageContract } from './contract';
 import { ent, ents, snap, TempDirs } from './helpers';
@@ -42,15 +43,33 @@ async function tamper(dir: string, fn: (db: Level<Uint8Array, Uint8Array>) => Pr
   }
 }
 
-/** A closed store in a fresh temp dir holding hard state (2, n1, 3), snapshot at 2 and entries 3..6. */
+/**
+ * A closed store in a fresh temp dir holding hard state (2, n1, 3), snapshot at 2 and entries 3..6, as the
+ * segments 3..3 and 4..6 (the segment 1..2 went with the compaction).
+ */
 async function populated(): Promise<string> {
   const dir = path.join(temps.make(), 'node');
   const s = await LevelStorage.open(dir);
-  await s.persist({ hardState: hs(2, 'n1', 3), entries: [...ents(1, 3, 1), ...ents(4, 6, 2)] });
+  await s.persist({ hardState: hs(1, 'n1', 0), entries: ents(1, 2, 1) });
+  await s.persist({ entries: ents(3, 3, 1) });
+  await s.persist({ hardState: hs(2, 'n1', 3), entries: ents(4, 6, 2) });
   await s.saveSnapshot(snap(2, 1));
   await s.close();
   return dir;
 }
+
+/** A segment value as LevelStorage writes it. */
+const segment = (entries: ReturnType<typeof ents>): Uint8Array => frame(encodeLogSegment(entries));
+
+/** The keys of a closed store, hex, in order. */
+async function storedKeys(dir: string): Promise<string[]> {
+  const keys: string[] = [];
+  await tamper(dir, async (db) => {
+    for await (const key of db.keys()) keys.push(Buffer.from(key).toString('hex'));
+  });
+  return keys;
+}
+const segmentKeysHex = (keys: string[]): string[] => keys.filter((k) => k.startsWith('05'));
 
 async function expectCorrupt(dir: string, pattern: RegExp): Promise<void> {
   let err: unknown;
@@ -118,7 +137,7 @@ describe('LevelStorage: opening', () => {
     const db = new Level(dir);
     await db.put('some', 'data');
     await db.close();
-    await expect(LevelStorage.open(dir)).rejects.toThrow(/without the "fencelock-raft-v1" marker/);
+    await expect(LevelStorage.open(dir)).rejects.toThrow(/without the "fencelock-raft-v2" marker/);
   });
 
   it('refuses an unknown format marker', async () => {
@@ -148,59 +167,83 @@ describe('LevelStorage: corruption is detected on load', () => {
     const dir = await populated();
     await tamper(dir, (db) => db.del(Uint8Array.of(0)));
     await expect(LevelStorage.open(dir)).rejects.toBeInstanceOf(StorageCorruptError);
-    await expect(LevelStorage.open(dir)).rejects.toThrow(/without the "fencelock-raft-v1" marker holds data/);
+    await expect(LevelStorage.open(dir)).rejects.toThrow(/without the "fencelock-raft-v2" marker holds data/);
   });
 
-  it('a garbage entry value', async () => {
+  it('a garbage segment value', async () => {
     const dir = await populated();
-    await tamper(dir, (db) => db.put(entryKey(4), Uint8Array.of(0xff, 0xff, 0xff, 0xff, 0xff, 0xff)));
-    await expectCorrupt(dir, /entry 4: checksum mismatch/);
+    await tamper(dir, (db) => db.put(segmentKey(4), Uint8Array.of(0xff, 0xff, 0xff, 0xff, 0xff, 0xff)));
+    await expectCorrupt(dir, /segment 4: checksum mismatch/);
   });
 
-  it('a flipped bit in an entry', async () => {
+  it('a flipped bit in a segment', async () => {
     const dir = await populated();
     await tamper(dir, async (db) => {
-      const v = (await db.get(entryKey(5)))!.slice();
+      const v = (await db.get(segmentKey(4)))!.slice();
       v[v.length - 1]! ^= 0x01;
-      await db.put(entryKey(5), v);
+      await db.put(segmentKey(4), v);
     });
-    await expectCorrupt(dir, /entry 5: checksum mismatch/);
+    await expectCorrupt(dir, /segment 4: checksum mismatch/);
   });
 
-  it('an entry value that checksums but does not decode', async () => {
+  it('a segment value that checksums but does not decode', async () => {
     const dir = await populated();
-    await tamper(dir, (db) => db.put(entryKey(4), frame(Uint8Array.of(0x0a, 0xff, 0xff))));
-    await expectCorrupt(dir, /entry 4: cannot decode Entry/);
+    await tamper(dir, (db) => db.put(segmentKey(4), frame(Uint8Array.of(0x0a, 0xff, 0xff))));
+    await expectCorrupt(dir, /segment 4: cannot decode LogSegment/);
   });
 
-  it('an entry stored under the wrong index', async () => {
+  it('an empty segment', async () => {
     const dir = await populated();
-    await tamper(dir, (db) => db.put(entryKey(4), frame(encodeEntry(ent(5, 2)))));
-    await expectCorrupt(dir, /stored under index 4 says index 5/);
+    await tamper(dir, (db) => db.put(segmentKey(4), segment([])));
+    await expectCorrupt(dir, /segment 4 holds no entries/);
+  });
+
+  it('a segment stored under the wrong index, and one with a hole', async () => {
+    const dir = await populated();
+    await tamper(dir, (db) => db.put(segmentKey(4), segment(ents(5, 6, 2))));
+    await expectCorrupt(dir, /segment 4 holds entry 5 where entry 4 belongs/);
+    const dir2 = await populated();
+    await tamper(dir2, (db) => db.put(segmentKey(4), segment([ent(4, 2), ent(6, 2)])));
+    await expectCorrupt(dir2, /segment 4 holds entry 6 where entry 5 belongs/);
   });
 
   it('a gap in the entries', async () => {
     const dir = await populated();
-    await tamper(dir, (db) => db.del(entryKey(5)));
-    await expectCorrupt(dir, /not contiguous: 4 is followed by 6/);
+    await tamper(dir, async (db) => {
+      await db.del(segmentKey(4));
+      await db.put(segmentKey(5), segment(ents(5, 6, 2)));
+    });
+    await expectCorrupt(dir, /not contiguous: 3 is followed by 5/);
+  });
+
+  it('overlapping segments', async () => {
+    const dir = await populated();
+    await tamper(dir, (db) => db.put(segmentKey(3), segment([ent(3, 1), ent(4, 2)])));
+    await expectCorrupt(dir, /not contiguous: 4 is followed by 4/);
   });
 
   it('entries not starting right after the snapshot', async () => {
     const dir = await populated();
-    await tamper(dir, (db) => db.del(entryKey(3)));
+    await tamper(dir, (db) => db.del(segmentKey(3)));
     await expectCorrupt(dir, /first entry is 4, expected 3/);
   });
 
-  it('an entry left below the snapshot', async () => {
+  it('a segment left wholly below the snapshot', async () => {
     const dir = await populated();
-    await tamper(dir, (db) => db.put(entryKey(2), frame(encodeEntry(ent(2, 1)))));
-    await expectCorrupt(dir, /first entry is 2, expected 3/);
+    await tamper(dir, (db) => db.put(segmentKey(1), segment(ents(1, 2, 1))));
+    await expectCorrupt(dir, /segment 1..2 lies wholly at or below the snapshot at 2/);
   });
 
   it('decreasing terms', async () => {
     const dir = await populated();
-    await tamper(dir, (db) => db.put(entryKey(6), frame(encodeEntry(ent(6, 1)))));
+    await tamper(dir, (db) => db.put(segmentKey(4), segment([ent(4, 2), ent(5, 2), ent(6, 1)])));
     await expectCorrupt(dir, /terms decrease: term 1 at 6 after term 2 at 5/);
+  });
+
+  it('an entry key of the old format in a converted store', async () => {
+    const dir = await populated();
+    await tamper(dir, (db) => db.put(v1EntryKey(7), frame(encodeEntry(ent(7, 2)))));
+    await expectCorrupt(dir, /unexpected key 020000000000000007/);
   });
 
   it('a commit beyond the last index', async () => {
@@ -226,7 +269,7 @@ describe('LevelStorage: corruption is detected on load', () => {
 
   it('a corrupt store is also refused by a write before any load', async () => {
     const dir = await populated();
-    await tamper(dir, (db) => db.del(entryKey(5)));
+    await tamper(dir, (db) => db.del(segmentKey(3)));
     const s = await LevelStorage.open(dir);
     await expect(s.persist({ entries: ents(7, 7, 2) })).rejects.toBeInstanceOf(StorageCorruptError);
     await s.close();
@@ -266,7 +309,7 @@ describe('LevelStorage: lifecycle', () => {
     await again.close();
   });
 
-  it('each persist is one synced LevelDB batch', async () => {
+  it('each persist is one synced LevelDB batch, its entries one value', async () => {
     const dir = temps.make();
     const s = await LevelStorage.open(dir);
     const db = (s as unknown as { db: { batch: (ops: unknown[], opts: unknown) => Promise<void> } }).db;
@@ -276,14 +319,108 @@ describe('LevelStorage: lifecycle', () => {
       calls.push({ ops: ops.length, opts });
       return realBatch(ops, opts);
     };
-    await s.persist({ hardState: hs(1, '', 0), entries: ents(1, 5, 1) });
-    await s.persist({ hardState: hs(2, '', 0), entries: ents(2, 3, 2) }); // 2 puts + 2 dels + hard state
-    await s.saveSnapshot(snap(2, 2));
+    await s.persist({ hardState: hs(1, '', 0), entries: ents(1, 5, 1) }); // segment 1..5 + hard state
+    await s.persist({ hardState: hs(2, '', 0), entries: ents(2, 3, 2) }); // 1..5 rewritten as 1..1, segment 2..3, hard state
+    await s.saveSnapshot(snap(2, 2)); // del 1..1, chunk, manifest (2..3 straddles: kept)
     expect(calls).toEqual([
-      { ops: 6, opts: { sync: true } },
-      { ops: 5, opts: { sync: true } },
-      { ops: 4, opts: { sync: true } }, // del 1, del 2, chunk, manifest
+      { ops: 2, opts: { sync: true } },
+      { ops: 3, opts: { sync: true } },
+      { ops: 3, opts: { sync: true } },
     ]);
     await s.close();
+    expect(segmentKeysHex(await storedKeys(dir))).toEqual([Buffer.from(segmentKey(2)).toString('hex')]);
+    const again = await LevelStorage.open(dir);
+    expect(await again.load()).toEqual({ hardState: hs(2, '', 0), snapshot: snap(2, 2), entries: [ent(3, 2)] });
+    await again.close();
+  });
+});
+
+describe('LevelStorage: segments', () => {
+  it('a conflict inside a segment keeps the entries before it and replaces the rest, across restarts', async () => {
+    const dir = temps.make();
+    let s = await LevelStorage.open(dir);
+    await s.persist({ hardState: hs(1, '', 2), entries: ents(1, 4, 1) });
+    await s.persist({ entries: ents(5, 8, 1) });
+    await s.persist({ hardState: hs(2, '', 2), entries: ents(3, 4, 2) }); // 1..4 keeps 1..2; 5..8 goes
+    await s.close();
+    expect(segmentKeysHex(await storedKeys(dir))).toEqual([1, 3].map((i) => Buffer.from(segmentKey(i)).toString('hex')));
+    s = await LevelStorage.open(dir);
+    expect((await s.load()).entries).toEqual([...ents(1, 2, 1), ...ents(3, 4, 2)]);
+    await s.persist({ entries: ents(5, 5, 2) });
+    await s.close();
+    s = await LevelStorage.open(dir);
+    expect((await s.load()).entries).toEqual([...ents(1, 2, 1), ...ents(3, 5, 2)]);
+    await s.close();
+  });
+
+  it('compacts inside a segment (the term is read from it), then past it', async () => {
+    const dir = temps.make();
+    let s = await LevelStorage.open(dir);
+    await s.persist({ hardState: hs(3, '', 6), entries: [...ents(1, 3, 1), ...ents(4, 6, 3)] });
+    await expect(s.saveSnapshot(snap(4, 2))).rejects.toThrow(/snapshot at index 4 has term 2 but the log has term 3 there/);
+    await s.saveSnapshot(snap(4, 3));
+    await s.close();
+    s = await LevelStorage.open(dir);
+    expect(await s.load()).toEqual({ hardState: hs(3, '', 6), snapshot: snap(4, 3), entries: ents(5, 6, 3) });
+    await s.persist({ entries: ents(7, 7, 3) });
+    await s.saveSnapshot(snap(6, 3));
+    await s.close();
+    expect(segmentKeysHex(await storedKeys(dir))).toEqual([Buffer.from(segmentKey(7)).toString('hex')]);
+    s = await LevelStorage.open(dir);
+    expect(await s.load()).toEqual({ hardState: hs(3, '', 6), snapshot: snap(6, 3), entries: [ent(7, 3)] });
+    await s.close();
+  });
+
+  it('a snapshot from the leader replaces every segment', async () => {
+    const dir = temps.make();
+    const s = await LevelStorage.open(dir);
+    await s.persist({ hardState: hs(1, '', 0), entries: ents(1, 2, 1) });
+    await s.persist({ entries: ents(3, 4, 1) });
+    await s.persist({ hardState: hs(2, '', 9), snapshot: snap(9, 2), entries: ents(10, 11, 2) });
+    await s.close();
+    expect(segmentKeysHex(await storedKeys(dir))).toEqual([Buffer.from(segmentKey(10)).toString('hex')]);
+    const again = await LevelStorage.open(dir);
+    expect(await again.load()).toEqual({ hardState: hs(2, '', 9), snapshot: snap(9, 2), entries: ents(10, 11, 2) });
+    await again.close();
+  });
+});
+
+describe('LevelStorage: a store of format v1 (one value per entry)', () => {
+  /** Writes a v1 store by hand: marker, hard state, snapshot at 2 (as v1 wrote it) and entries 3..`last`. */
+  async function v1Store(last: number): Promise<string> {
+    const dir = await populated(); // a current store, for its snapshot keys; its log is replaced below
+    await tamper(dir, async (db) => {
+      for (const k of [3, 4]) await db.del(segmentKey(k));
+      await db.put(Uint8Array.of(0), new TextEncoder().encode(V1_FORMAT_MARKER));
+      for (let i = 3; i <= last; i++) await db.put(v1EntryKey(i), frame(encodeEntry(ent(i, i < 4 ? 1 : 2))));
+    });
+    return dir;
+  }
+
+  it('is converted when opened: same state, the new marker, segments instead of entry keys', async () => {
+    const dir = await v1Store(2_500);
+    const s = await LevelStorage.open(dir);
+    const loaded = await s.load();
+    expect(loaded.hardState).toEqual(hs(2, 'n1', 3));
+    expect(loaded.snapshot).toEqual(snap(2, 1));
+    expect(loaded.entries).toEqual([ent(3, 1), ...ents(4, 2_500, 2)]);
+    await s.persist({ entries: ents(2_501, 2_501, 2) });
+    await s.close();
+    const keys = await storedKeys(dir);
+    expect(keys.filter((k) => k.startsWith('02'))).toEqual([]);
+    expect(segmentKeysHex(keys)).toEqual([3, 1_027, 2_051, 2_501].map((i) => Buffer.from(segmentKey(i)).toString('hex')));
+    await tamper(dir, async (db) => expect(new TextDecoder().decode(await db.get(Uint8Array.of(0)))).toBe(FORMAT_MARKER));
+    const again = await LevelStorage.open(dir);
+    expect((await again.load()).entries.at(-1)).toEqual(ent(2_501, 2));
+    await again.close();
+  });
+
+  it('with a damaged entry is refused and left as it was', async () => {
+    const dir = await v1Store(6);
+    await tamper(dir, (db) => db.put(v1EntryKey(5), Uint8Array.of(1, 2, 3, 4, 5, 6)));
+    const before = await storedKeys(dir);
+    await expect(LevelStorage.open(dir)).rejects.toThrow(/format fencelock-raft-v1.*entry 5: checksum mismatch/);
+    expect(await storedKeys(dir)).toEqual(before);
+    await tamper(dir, async (db) => expect(new TextDecoder().decode(await db.get(Uint8Array.of(0)))).toBe(V1_FORMAT_MARKER));
   });
 });

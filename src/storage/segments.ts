@@ -1,0 +1,65 @@
+/**
+ * Where LevelStorage's log entries are: one segment (a LevelDB value holding consecutive entries) per
+ * persisted batch, keyed by its first index. A batch then costs one LevelDB operation whatever its number of
+ * entries; per-entry operations cost about 10 µs of CPU each in the Ready loop (docs/performance.md).
+ *
+ * Segments are ascending and contiguous. The first may begin at or below the snapshot index: a compaction
+ * deletes only the segments that lie wholly at or below it, and the entries of a straddling one that the
+ * snapshot covers are skipped when the log is read back. This module only plans; LevelStorage executes.
+ */
+
+/** One stored segment: the inclusive range of indexes it holds. */
+export interface SegmentRef {
+  first: number;
+  last: number;
+}
+
+/** What one write does to the segments, in terms of the segments stored before it. */
+export interface SegmentChanges {
+  /** Segments to delete (by their first index). */
+  deletes: number[];
+  /** A segment that keeps only its entries below `keepBelow`: LevelStorage rewrites it under the same key. */
+  truncate?: { segment: SegmentRef; keepBelow: number };
+  /** The segments after the write (before the new segment, if any, is appended). */
+  kept: SegmentRef[];
+}
+
+/**
+ * Plans the segment changes of one write.
+ * - `snapIndex`: the snapshot index after the write: segments wholly at or below it go.
+ * - `cutFrom`: the first index whose stored entry the write replaces or truncates (Infinity: none). Segments
+ *   from it on go; one that straddles it keeps its entries below it.
+ * - `dropAll`: the write installs a snapshot from the leader, which replaces every stored entry.
+ */
+export function planSegments(segments: readonly SegmentRef[], snapIndex: number, cutFrom: number, dropAll: boolean): SegmentChanges {
+  const deletes: number[] = [];
+  const kept: SegmentRef[] = [];
+  let truncate: SegmentChanges['truncate'];
+  for (const seg of segments) {
+    // A straddler cut down to entries the snapshot covers goes too.
+    if (dropAll || seg.last <= snapIndex || seg.first >= cutFrom || cutFrom - 1 <= snapIndex) {
+      deletes.push(seg.first);
+    } else if (seg.last >= cutFrom) {
+      truncate = { segment: seg, keepBelow: cutFrom };
+      kept.push({ first: seg.first, last: cutFrom - 1 });
+    } else {
+      kept.push(seg);
+    }
+  }
+  return { deletes, truncate, kept };
+}
+
+/** The segment holding `index`, by binary search (segments are ascending and contiguous). */
+export function segmentOf(segments: readonly SegmentRef[], index: number): SegmentRef | undefined {
+  let lo = 0;
+  let hi = segments.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const seg = segments[mid];
+    if (seg === undefined) return undefined;
+    if (index < seg.first) hi = mid - 1;
+    else if (index > seg.last) lo = mid + 1;
+    else return seg;
+  }
+  return undefined;
+}
