@@ -25,28 +25,37 @@ export interface SegmentChanges {
 }
 
 /**
- * Plans the segment changes of one write.
+ * Plans the segment changes of one write. Only the ends of the list can change, so only they are visited: an
+ * append (the usual write) costs nothing here, however many segments the log holds.
  * - `snapIndex`: the snapshot index after the write: segments wholly at or below it go.
  * - `cutFrom`: the first index whose stored entry the write replaces or truncates (Infinity: none). Segments
- *   from it on go; one that straddles it keeps its entries below it.
+ *   from it on go; one that straddles it keeps its entries below it, unless the snapshot covers them all.
  * - `dropAll`: the write installs a snapshot from the leader, which replaces every stored entry.
+ * `segments` is taken over: the result's `kept` is that same array, changed.
  */
-export function planSegments(segments: readonly SegmentRef[], snapIndex: number, cutFrom: number, dropAll: boolean): SegmentChanges {
+export function planSegments(segments: SegmentRef[], snapIndex: number, cutFrom: number, dropAll: boolean): SegmentChanges {
+  if (dropAll) return { deletes: segments.map((seg) => seg.first), kept: [] };
   const deletes: number[] = [];
-  const kept: SegmentRef[] = [];
   let truncate: SegmentChanges['truncate'];
-  for (const seg of segments) {
-    // A straddler cut down to entries the snapshot covers goes too.
-    if (dropAll || seg.last <= snapIndex || seg.first >= cutFrom || cutFrom - 1 <= snapIndex) {
+  let back = segments.length;
+  while (back > 0) {
+    const seg = segments[back - 1];
+    if (seg === undefined || seg.last < cutFrom) break;
+    // Wholly replaced, or a straddler that would keep only entries the snapshot covers: it goes.
+    if (seg.first >= cutFrom || cutFrom - 1 <= snapIndex) {
       deletes.push(seg.first);
-    } else if (seg.last >= cutFrom) {
-      truncate = { segment: seg, keepBelow: cutFrom };
-      kept.push({ first: seg.first, last: cutFrom - 1 });
-    } else {
-      kept.push(seg);
+      back--;
+      continue;
     }
+    truncate = { segment: seg, keepBelow: cutFrom };
+    segments[back - 1] = { first: seg.first, last: cutFrom - 1 };
+    break;
   }
-  return { deletes, truncate, kept };
+  segments.length = back;
+  let front = 0;
+  for (let seg = segments[0]; seg !== undefined && seg.last <= snapIndex; seg = segments[++front]) deletes.push(seg.first);
+  if (front > 0) segments.splice(0, front);
+  return { deletes, truncate, kept: segments };
 }
 
 /** The segment holding `index`, by binary search (segments are ascending and contiguous). */
