@@ -36,6 +36,8 @@ export interface CatchupOptions {
   locks: number;
   locksPerSession: number;
   snapshotEvery: number;
+  /** Each node dials its peers once it listens, as the server does (false: the A/B baseline without it). */
+  connectAll: boolean;
   log: (line: string) => void;
 }
 
@@ -143,6 +145,8 @@ export async function runCatchupBench(opts: CatchupOptions): Promise<Record<stri
     await new Promise<void>((resolve, reject) =>
       server.bindAsync(members[id], grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
     );
+    // As the server does once it listens: a leader backing off from a restarted node redials it at once.
+    if (opts.connectAll) transport.connectAll();
     const storage = new MeasuredStorage(await LevelStorage.open(path.join(dir, id)));
     const app = new MeasuredLockApp();
     const driver = await RaftDriver.start<CommandResult>({
