@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient, FenceLockError, type SnapshotInfo } from '../../src/client';
 import { DEFAULT_BUMP } from '../../src/codec/backupFile';
 import { eventually, LocalCluster, PROJECT_ROOT, runNode, testCredentials } from './harness';
+import { out } from './chaos/checked';
 import { v1 } from './rawClient';
 
 const CLI = path.join(PROJECT_ROOT, 'dist/src/cli/main.js');
@@ -241,6 +242,11 @@ describe('backup and restore', () => {
         expect(t).toBeGreaterThan(maxSeen);
         expect(t).toBeGreaterThan(BigInt(backupIndex + DEFAULT_BUMP));
       }
+      out(
+        `[restore] backup at index ${backupIndex}; ${seen.length} tokens seen before the disaster, the highest ${maxSeen} ` +
+          `(${seen.filter((t) => t > BigInt(backupIndex)).length} issued after the backup); restored with bump ${DEFAULT_BUMP}: ` +
+          `first new tokens ${newOrders.token} and ${newHeld.token}`,
+      );
       await newOrders.write([{ put: 'orders/a', value: 'restored' }]);
       expect(text((await fresh.get('orders/a')).value)).toBe('restored');
       // And now the old holder's token is below the new grant: STALE_TOKEN.
