@@ -37,6 +37,7 @@ import {
 import type { Entry, HardState, PersistedState, Snapshot } from '../raft/types';
 import { frame, unframe } from './checksum';
 import { StorageFailedError, StorageLockedError } from './errors';
+import { indexKey, indexOfKey, INDEX_KEY_LENGTH } from './keys';
 import { migrateV1Store, V1_FORMAT_MARKER } from './migrateV1';
 import { planSegments, segmentOf, type SegmentRef } from './segments';
 import {
@@ -68,7 +69,6 @@ const KEY_MARKER = Uint8Array.of(P_MARKER);
 const KEY_HARD_STATE = Uint8Array.of(P_HARD_STATE);
 const KEY_SNAPSHOT_MANIFEST = Uint8Array.of(P_SNAPSHOT_MANIFEST);
 const MARKER_VALUE = new TextEncoder().encode(FORMAT_MARKER);
-const SEGMENT_KEY_LENGTH = 9;
 const CHUNK_KEY_LENGTH = 5;
 
 /** Files LevelDB may leave behind when it was interrupted before creating a database (no data possible). */
@@ -76,16 +76,7 @@ const PRE_CREATION_FILES = new Set(['LOCK', 'LOG', 'LOG.old']);
 
 /** Key of the segment whose first entry is `index`. */
 export function segmentKey(index: number): Uint8Array {
-  const key = Buffer.allocUnsafe(SEGMENT_KEY_LENGTH);
-  key[0] = P_SEGMENT;
-  key.writeUInt32BE(Math.floor(index / 0x1_0000_0000), 1);
-  key.writeUInt32BE(index >>> 0, 5);
-  return key;
-}
-
-function segmentKeyIndex(key: Uint8Array): number {
-  const b = Buffer.from(key.buffer, key.byteOffset, key.byteLength);
-  return b.readUInt32BE(1) * 0x1_0000_0000 + b.readUInt32BE(5);
+  return indexKey(P_SEGMENT, index);
 }
 
 function chunkKey(chunk: number): Uint8Array {
@@ -399,8 +390,8 @@ export class LevelStorage implements RaftStorage {
     let sawMarker = false;
     for await (const [key, value] of this.db.iterator()) {
       const prefix = key[0];
-      if (prefix === P_SEGMENT && key.length === SEGMENT_KEY_LENGTH) {
-        stored.push(this.decodeSegment(segmentKeyIndex(key), value));
+      if (prefix === P_SEGMENT && key.length === INDEX_KEY_LENGTH) {
+        stored.push(this.decodeSegment(indexOfKey(key), value));
       } else if (prefix === P_SNAPSHOT_CHUNK && key.length === CHUNK_KEY_LENGTH) {
         const n = Buffer.from(key.buffer, key.byteOffset, key.byteLength).readUInt32BE(1);
         if (n !== chunks.length) throw this.corrupt(`snapshot chunk ${n} found where chunk ${chunks.length} was expected`);

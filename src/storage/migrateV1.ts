@@ -9,12 +9,12 @@ import type { Level } from 'level';
 import { CodecError, decodeEntry } from '../codec/raftCodec';
 import type { Entry } from '../raft/types';
 import { unframe } from './checksum';
+import { indexKey, indexOfKey, INDEX_KEY_LENGTH } from './keys';
 import { StorageCorruptError } from './types';
 
 export const V1_FORMAT_MARKER = 'fencelock-raft-v1';
 
 const V1_ENTRY_PREFIX = 0x02;
-const V1_ENTRY_KEY_LENGTH = 9;
 /** Entries per segment written by the conversion (a value of a few hundred KiB at most). */
 const ENTRIES_PER_SEGMENT = 1_024;
 
@@ -29,11 +29,7 @@ export interface CurrentFormat {
 
 /** The v1 key of entry `index` (tests write v1 stores with it). */
 export function v1EntryKey(index: number): Uint8Array {
-  const key = Buffer.allocUnsafe(V1_ENTRY_KEY_LENGTH);
-  key[0] = V1_ENTRY_PREFIX;
-  key.writeUInt32BE(Math.floor(index / 0x1_0000_0000), 1);
-  key.writeUInt32BE(index >>> 0, 5);
-  return key;
+  return indexKey(V1_ENTRY_PREFIX, index);
 }
 
 export async function migrateV1Store(db: Level<Uint8Array, Uint8Array>, dir: string, current: CurrentFormat): Promise<void> {
@@ -47,9 +43,8 @@ export async function migrateV1Store(db: Level<Uint8Array, Uint8Array>, dir: str
   const gte = Uint8Array.of(V1_ENTRY_PREFIX);
   const lt = Uint8Array.of(V1_ENTRY_PREFIX + 1);
   for await (const [key, value] of db.iterator({ gte, lt })) {
-    if (key.length !== V1_ENTRY_KEY_LENGTH) throw corrupt(`unexpected key ${Buffer.from(key).toString('hex')}`);
-    const k = Buffer.from(key.buffer, key.byteOffset, key.byteLength);
-    const index = k.readUInt32BE(1) * 0x1_0000_0000 + k.readUInt32BE(5);
+    if (key.length !== INDEX_KEY_LENGTH) throw corrupt(`unexpected key ${Buffer.from(key).toString('hex')}`);
+    const index = indexOfKey(key);
     const entry = decodeV1Entry(index, value, corrupt);
     const prev = run.at(-1);
     // A gap (which the load refuses anyway) or a full run starts a new segment.
