@@ -49,3 +49,60 @@ describe('command codec, key moves', () => {
     }
   });
 });
+
+describe('command codec, every command and the uint64 edges', () => {
+  it('round-trips every kind of command, large safe integers included', () => {
+    const big = Number.MAX_SAFE_INTEGER;
+    const withAck = { ...meta, requestId: big, now: 2 ** 41 + 5, ackedBelow: 2 ** 33 };
+    const commands: Command[] = [
+      { type: 'OpenSession', ...withAck, sessionId: sid(1), ttlMs: 10_000, clientName: 'app' },
+      { type: 'CloseSession', ...withAck, sessionId: sid(1) },
+      { type: 'ExpireSession', now: 9, sessionIds: [sid(1), sid(2)] },
+      { type: 'CheckpointLeases', now: 9, leases: [{ sessionId: sid(1), remainingMs: 2 ** 35 }] },
+      { type: 'Acquire', ...withAck, lock: 'orders', sessionId: sid(1), tryOnly: true, waitTimeoutMs: 0 },
+      { type: 'CancelWait', ...withAck, lock: 'orders', sessionId: sid(1) },
+      { type: 'Release', ...withAck, lock: 'orders', sessionId: sid(1), token: 2 ** 47 },
+      {
+        type: 'Write',
+        ...withAck,
+        lock: 'orders',
+        sessionId: sid(1),
+        token: 2 ** 47 + 1,
+        ops: [
+          { type: 'put', key: 'orders/a', value: new TextEncoder().encode('x') },
+          { type: 'put', key: 'orders/empty', value: new Uint8Array(0) },
+          { type: 'delete', key: 'orders/b' },
+        ],
+      },
+    ];
+    for (const c of commands) {
+      const decoded = decodeCommand(encodeCommand(c));
+      // Values are Uint8Arrays (views of the entry: a Buffer, or a fresh empty array for an empty value).
+      if (decoded.type === 'Write') {
+        for (const op of decoded.ops) if (op.type === 'put') expect(op.value).toBeInstanceOf(Uint8Array);
+        decoded.ops = decoded.ops.map((op) => (op.type === 'put' ? { ...op, value: new Uint8Array(op.value) } : op));
+      }
+      expect(decoded, c.type).toEqual(c);
+    }
+  });
+
+  it('refuses a uint64 beyond 2^53 as undecodable instead of rounding it', () => {
+    // Command{ request_id (field 2, varint) = 2^53 + 1 }: nine bytes of varint.
+    let v = 2n ** 53n + 1n;
+    const varint: number[] = [];
+    while (v >= 0x80n) {
+      varint.push(Number(v & 0x7fn) | 0x80);
+      v >>= 7n;
+    }
+    varint.push(Number(v));
+    const bytes = Uint8Array.from([0x10, ...varint, 0x5a, 0x00]); // request_id, then an empty close_session (field 11)
+    const decoded = decodeCommand(bytes);
+    expect(decoded.type).toBe('Undecodable');
+    expect((decoded as { error: string }).error).toMatch(/out of range: 9007199254740993/);
+  });
+
+  it('says so for bytes that are no command', () => {
+    expect(decodeCommand(Uint8Array.of(0xff, 0xff, 0xff)).type).toBe('Undecodable');
+    expect(decodeCommand(new Uint8Array(0))).toEqual({ type: 'Undecodable', error: 'entry carries no command' });
+  });
+});
