@@ -8,11 +8,21 @@ const CommandType = root.lookupType('fencelock.v1.state.Command');
 
 type Wire = Record<string, unknown>;
 
+/** A uint64 field as a number: protobufjs decodes it to a Long (or a number); beyond 2^53 it is refused. */
 function num(v: unknown): number {
   if (v === undefined || v === null) return 0;
-  const n = typeof v === 'number' ? v : Number(String(v));
+  const n = isLong(v) ? (v.high >>> 0) * 0x1_0000_0000 + (v.low >>> 0) : typeof v === 'number' ? v : Number(String(v));
   if (!Number.isSafeInteger(n)) throw new Error(`command field out of range: ${String(v)}`);
   return n;
+}
+
+function isLong(v: unknown): v is { low: number; high: number } {
+  return typeof v === 'object' && v !== null && typeof (v as { low?: unknown }).low === 'number' && typeof (v as { high?: unknown }).high === 'number';
+}
+
+/** A decoded bytes field: unset ones are an empty array on protobufjs' message prototype. */
+function bytes(v: unknown): Uint8Array {
+  return v instanceof Uint8Array ? v : new Uint8Array(0);
 }
 
 export function encodeCommand(c: Command): Uint8Array {
@@ -108,10 +118,12 @@ function decodeAuthChange(b: Wire): AuthChange {
  * Decodes an entry's command. Bytes that are not a command decode to a value that the state machine's own
  * validation refuses, so a bad entry yields an `invalid` result on every replica instead of a crash.
  */
-export function decodeCommand(bytes: Uint8Array): Command | { type: 'Undecodable'; error: string } {
+export function decodeCommand(data: Uint8Array): Command | { type: 'Undecodable'; error: string } {
   let w: Wire;
   try {
-    w = CommandType.toObject(CommandType.decode(bytes), { longs: String, bytes: Uint8Array, defaults: false, oneofs: true }) as Wire;
+    // The decoded message itself, not toObject(): unset fields read as their defaults ('', 0, false, []),
+    // oneofs name their set member, uint64s are Longs (num() converts them), bytes are views of `data`.
+    w = CommandType.decode(data) as unknown as Wire;
   } catch (err) {
     return { type: 'Undecodable', error: (err as Error).message };
   }
@@ -158,7 +170,7 @@ export function decodeCommand(bytes: Uint8Array): Command | { type: 'Undecodable
           (op): WriteOp =>
             op.delete === true
               ? { type: 'delete', key: (op.key as string) ?? '' }
-              : { type: 'put', key: (op.key as string) ?? '', value: (op.value as Uint8Array) ?? new Uint8Array(0) },
+              : { type: 'put', key: (op.key as string) ?? '', value: bytes(op.value) },
         );
         return { type: 'Write', ...withAck, lock: s('lock'), sessionId: s('sessionId'), token: num(b.token), ops };
       }
