@@ -37,16 +37,18 @@ interface Node {
  * Starts a fresh local 3-node fencelock cluster and waits until a session can be opened on it. With `auth`
  * (needs TLS), also until auth is on, and sets up the workers' role.
  */
-export async function startFencelockCluster(opts: { dataRoot?: string; tls?: boolean; auth?: boolean } = {}): Promise<BenchTarget> {
+export async function startFencelockCluster(
+  opts: { dataRoot?: string; tls?: boolean; auth?: boolean; /** The node entry point to run (another build, for A/B). */ nodeMain?: string } = {},
+): Promise<BenchTarget> {
   const tls = opts.tls ?? true;
   const auth = opts.auth ?? false;
   if (auth && !tls) throw new Error('fencelock with auth needs TLS: its admin is named by the client certificate');
   try {
-    return await startCluster(opts.dataRoot, tls, auth);
+    return await startCluster(opts.dataRoot, tls, auth, opts.nodeMain ?? NODE_MAIN);
   } catch (e) {
     // Free ports are picked before the nodes bind them; on a busy machine another process can win one.
     console.error(`${(e as Error).message.split('\n')[0]}; retrying once with fresh ports`);
-    return startCluster(opts.dataRoot, tls, auth);
+    return startCluster(opts.dataRoot, tls, auth, opts.nodeMain ?? NODE_MAIN);
   }
 }
 
@@ -156,7 +158,7 @@ class WorkerIdentities {
   }
 }
 
-async function startCluster(dataRoot: string | undefined, tls: boolean, auth: boolean): Promise<BenchTarget> {
+async function startCluster(dataRoot: string | undefined, tls: boolean, auth: boolean, nodeMain: string): Promise<BenchTarget> {
   const dir = mkdtempSync(path.join(dataRoot ?? os.tmpdir(), 'fencelock-bench-fl-'));
   const ports: number[] = [];
   for (const _ of [...NODE_IDS, ...NODE_IDS]) ports.push(await freePort());
@@ -172,7 +174,7 @@ async function startCluster(dataRoot: string | undefined, tls: boolean, auth: bo
     writeFileSync(configFile, JSON.stringify(config));
     const logFile = path.join(dir, `${id}.log`);
     const fd = openSync(logFile, 'a');
-    const child = spawn(process.execPath, [NODE_MAIN, '--config', configFile], { stdio: ['ignore', fd, fd] });
+    const child = spawn(process.execPath, [nodeMain, '--config', configFile], { stdio: ['ignore', fd, fd] });
     closeSync(fd); // the child holds its own copy of the descriptor
     return { id, logFile, child };
   });
