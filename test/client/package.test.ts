@@ -82,6 +82,7 @@ describe('the @fencelock/client package', () => {
       expect(run.code, `${file}: ${run.stderr}`).toBe(0);
       const m = /wrote invoices\/last-run under token (\d+)/.exec(run.stdout);
       expect(m, `${file} printed: ${run.stdout}`).not.toBeNull();
+      process.stdout.write(`[package] node ${file} (installed from ${packed.filename}): ${run.stdout.trim()}\n`);
       tokens.push(BigInt(m![1]!));
     }
     expect(tokens[1]).toBeGreaterThan(tokens[0]!);
