@@ -167,6 +167,8 @@ function onSignal(signal: NodeJS.Signals): void {
 async function main(): Promise<number> {
   const flags = parseFlags(process.argv);
   const startedAt = new Date();
+  // The build measured is the one checked out now, not when the run ends (a commit may land meanwhile).
+  const revision = gitRevision();
   const etcdBin = etcdAvailable();
   const zookeeper = zookeeperAvailable();
   const installed: Record<SystemName, boolean> = { fencelock: true, etcd: etcdBin !== undefined, zookeeper: zookeeper !== undefined };
@@ -272,7 +274,7 @@ async function main(): Promise<number> {
       node: process.version,
       etcd: etcdBin ? etcdVersion(etcdBin) : undefined,
       zookeeper: zookeeper ? zookeeperVersion() : undefined,
-      fencelock: gitRevision(),
+      fencelock: revision,
     },
     flags: { ...flags, workloads: flags.workloads.map((w) => w.name), systems: bases },
     systems: variants,
