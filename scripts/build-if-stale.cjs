@@ -9,6 +9,7 @@
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
+const { markBinExecutable } = require('./mark-bin-executable.cjs');
 
 const ROOT = path.resolve(__dirname, '..');
 const STAMP = path.join(ROOT, 'dist', '.build-stamp');
@@ -43,5 +44,6 @@ const started = new Date();
 console.error('build: sources changed since the last build, running tsc -p tsconfig.json ...');
 const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'inherit' });
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+markBinExecutable();
 fs.writeFileSync(STAMP, '');
 fs.utimesSync(STAMP, started, started);

@@ -2,7 +2,7 @@
 // command's own --help) shows is named there. Read from the built CLI's help, so a new command or flag
 // without a README line fails here.
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -92,6 +92,9 @@ describe('the README lists every command and flag of the CLI', () => {
     const pkg = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
     expect(Object.keys(pkg.bin)).toEqual(['fencelock']);
     expect(section).toMatch(/npx fencelock/);
+    // Regression: tsc writes dist/src/cli/main.js without the x bit; a clone whose path npx had linked before
+    // ran it as it was ("Permission denied"). The build marks it executable.
+    expect(statSync(path.join(PROJECT_ROOT, pkg.bin.fencelock!)).mode & 0o111).toBe(0o111);
     // What the README promises: from the checkout, npx runs this package's own bin, offline.
     const npx = await run('npx', ['--offline', 'fencelock', '--help'], { cwd: PROJECT_ROOT, env: { ...process.env, NO_COLOR: '1' } });
     expect(npx.stdout).toBe(await help([]));
