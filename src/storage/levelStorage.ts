@@ -39,7 +39,7 @@ import { frame, unframe } from './checksum';
 import { StorageFailedError, StorageLockedError } from './errors';
 import { indexKey, indexOfKey, INDEX_KEY_LENGTH } from './keys';
 import { migrateV1Store, V1_FORMAT_MARKER } from './migrateV1';
-import { planSegments, segmentOf, type SegmentRef } from './segments';
+import { applySegments, planSegments, segmentOf, type SegmentRef } from './segments';
 import {
   checkEntries,
   checkHardState,
@@ -281,12 +281,10 @@ export class LevelStorage implements RaftStorage {
       const kept = (await this.readSegment(segment)).filter((e) => e.index < keepBelow);
       ops.push(segmentPut(kept));
     }
-    const segments = changes.kept;
     const head = plan.puts[0];
     const tail = plan.puts.at(-1);
     if (head !== undefined && tail !== undefined) {
       ops.push({ type: 'put', key: segmentKey(head.index), value: putValue ?? segmentValue(plan.puts) });
-      segments.push({ first: head.index, last: tail.index });
     }
     if (plan.hardState) ops.push({ type: 'put', key: KEY_HARD_STATE, value: frame(encodeHardState(plan.hardState)) });
     let chunkCount = this.chunkCount;
@@ -306,7 +304,8 @@ export class LevelStorage implements RaftStorage {
       }
     }
     this.state = plan.next;
-    this.segments = segments;
+    applySegments(this.segments, changes);
+    if (head !== undefined && tail !== undefined) this.segments.push({ first: head.index, last: tail.index });
     this.chunkCount = chunkCount;
   }
 

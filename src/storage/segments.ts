@@ -20,42 +20,45 @@ export interface SegmentChanges {
   deletes: number[];
   /** A segment that keeps only its entries below `keepBelow`: LevelStorage rewrites it under the same key. */
   truncate?: { segment: SegmentRef; keepBelow: number };
-  /** The segments after the write (before the new segment, if any, is appended). */
-  kept: SegmentRef[];
+  /** The segments at positions front..back-1 stay (the last of them cut down when `truncate` is set). */
+  front: number;
+  back: number;
 }
 
 /**
- * Plans the segment changes of one write. Only the ends of the list can change, so only they are visited: an
- * append (the usual write) costs nothing here, however many segments the log holds.
+ * Plans the segment changes of one write, changing nothing: LevelStorage applies them (applySegments) once
+ * the write is durable. Only the ends of the list can change, so only they are visited: an append (the usual
+ * write) costs nothing here, however many segments the log holds.
  * - `snapIndex`: the snapshot index after the write: segments wholly at or below it go.
  * - `cutFrom`: the first index whose stored entry the write replaces or truncates (Infinity: none). Segments
  *   from it on go; one that straddles it keeps its entries below it, unless the snapshot covers them all.
  * - `dropAll`: the write installs a snapshot from the leader, which replaces every stored entry.
- * `segments` is taken over: the result's `kept` is that same array, changed.
  */
-export function planSegments(segments: SegmentRef[], snapIndex: number, cutFrom: number, dropAll: boolean): SegmentChanges {
-  if (dropAll) return { deletes: segments.map((seg) => seg.first), kept: [] };
+export function planSegments(segments: readonly SegmentRef[], snapIndex: number, cutFrom: number, dropAll: boolean): SegmentChanges {
+  if (dropAll) return { deletes: segments.map((seg) => seg.first), front: 0, back: 0 };
   const deletes: number[] = [];
   let truncate: SegmentChanges['truncate'];
   let back = segments.length;
-  while (back > 0) {
-    const seg = segments[back - 1];
-    if (seg === undefined || seg.last < cutFrom) break;
+  for (let seg = segments[back - 1]; seg !== undefined && seg.last >= cutFrom; seg = segments[back - 1]) {
     // Wholly replaced, or a straddler that would keep only entries the snapshot covers: it goes.
-    if (seg.first >= cutFrom || cutFrom - 1 <= snapIndex) {
-      deletes.push(seg.first);
-      back--;
-      continue;
+    if (seg.first < cutFrom && cutFrom - 1 > snapIndex) {
+      truncate = { segment: seg, keepBelow: cutFrom };
+      break;
     }
-    truncate = { segment: seg, keepBelow: cutFrom };
-    segments[back - 1] = { first: seg.first, last: cutFrom - 1 };
-    break;
+    deletes.push(seg.first);
+    back--;
   }
-  segments.length = back;
   let front = 0;
-  for (let seg = segments[0]; seg !== undefined && seg.last <= snapIndex; seg = segments[++front]) deletes.push(seg.first);
+  for (let seg = segments[0]; front < back && seg !== undefined && seg.last <= snapIndex; seg = segments[++front]) deletes.push(seg.first);
+  return { deletes, truncate, front, back };
+}
+
+/** Makes `segments` what `changes` leave of it (in place; only its ends move). */
+export function applySegments(segments: SegmentRef[], changes: SegmentChanges): void {
+  const { truncate, front, back } = changes;
+  if (truncate !== undefined) segments[back - 1] = { first: truncate.segment.first, last: truncate.keepBelow - 1 };
+  segments.length = back;
   if (front > 0) segments.splice(0, front);
-  return { deletes, truncate, kept: segments };
 }
 
 /** The segment holding `index`, by binary search (segments are ascending and contiguous). */
