@@ -331,6 +331,26 @@ export class Scenario {
     return this.now() - since;
   }
 
+  /**
+   * Waits until more than `count` operations were answered ok after `since` (recorder clock); returns the ms
+   * from `since`. Throws after timeoutMs. For "this side serves" checks: a fixed window is wrong there, because
+   * locks held by sessions whose clients were stranded on the minority stay held until their leases end, and
+   * every client that draws such a lock waits on it meanwhile.
+   */
+  async waitOkOps(since: number, count: number, timeoutMs = 15_000): Promise<number> {
+    let seen = 0;
+    await this.cluster.waitUntil(
+      `more than ${count} ok operations after ${since.toFixed(0)} (saw ${seen})`,
+      () => {
+        seen = this.recorder.operations().filter((o) => o.outcome === 'ok' && o.ret !== undefined && o.ret > since).length;
+        return seen > count;
+      },
+      timeoutMs,
+      25,
+    );
+    return this.now() - since;
+  }
+
   /** Sets the step-down time of the last failover (an isolated leader's own view). */
   stepDown(ms: number): void {
     const last = this.failovers[this.failovers.length - 1];

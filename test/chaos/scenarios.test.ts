@@ -205,13 +205,14 @@ describe('chaos scenarios (containers, recorded workload, history checker)', () 
           await waitNoLeaderAmong(s, minority);
           const t = s.now();
           if (!withLeader) await s.waitServed(t);
+          const servedMs = await s.waitOkOps(t, 10);
+          s.note(`split #${i + 1}: the majority side ${side.join(',')} answered 10 operations ok within ${Math.round(servedMs)} ms`);
           await s.sleep(700);
           const leaderNow = await s.leader(majority);
           // Not asserted: the leader keeps its place only if the follower it gains answers within an election
           // timeout of losing the one it had (the peer connection must reconnect first); otherwise
           // check-quorum makes it step down and the majority side elects again. Both are correct.
           if (!withLeader) s.note(`split #${i + 1}: ${leaderNow.id === cur.id ? `${cur.id} kept the lead` : `leadership moved ${cur.id}@${cur.term} -> ${leaderNow.id}@${leaderNow.term}`}`);
-          expect(okBetween(s, t, s.now()), `the majority side ${side.join(',')} served`).toBeGreaterThan(10);
         }
         s.endMinority();
         await cluster.heal();
