@@ -11,7 +11,7 @@ type Wire = Record<string, unknown>;
 /** A uint64 field as a number: protobufjs decodes it to a Long (or a number); beyond 2^53 it is refused. */
 function num(v: unknown): number {
   if (v === undefined || v === null) return 0;
-  const n = isLong(v) ? (v.high >>> 0) * 0x1_0000_0000 + (v.low >>> 0) : typeof v === 'number' ? v : Number(String(v));
+  const n = isLong(v) ? (v.high >>> 0) * 0x1_0000_0000 + (v.low >>> 0) : typeof v === 'number' ? v : NaN;
   if (!Number.isSafeInteger(n)) throw new Error(`command field out of range: ${String(v)}`);
   return n;
 }
