@@ -25,6 +25,7 @@ export async function serve(configPath: string, overrides: { join?: boolean } = 
 /** What runUntilStopped needs of a node: its driver's 'fatal' event and a graceful stop. */
 export interface StoppableNode {
   driver: Pick<EventEmitter, 'once'>;
+  onRemovedByMember(handler: (by: string) => void): void;
   stop(): Promise<void>;
 }
 
@@ -46,6 +47,10 @@ export async function runUntilStopped(node: StoppableNode, logger: Logger, signa
     signals.once('SIGINT', () => onSignal('SIGINT'));
     node.driver.once('removed', (index: number) => {
       logger.warn({ index }, 'this node was removed from the cluster; stopping (its data folder can be deleted)');
+      onSignal('removed');
+    });
+    node.onRemovedByMember((by) => {
+      logger.warn({ by }, `member ${by} says this node was removed from the cluster while it was away; stopping (its data folder can be deleted)`);
       onSignal('removed');
     });
     node.driver.once('fatal', (err: Error) => {

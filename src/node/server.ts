@@ -108,6 +108,8 @@ export class FenceLockServer {
     const syncPeers = (): void => dialled.set(runtime.context.members.peerDialAddresses());
     syncPeers();
     runtime.driver.on('config', syncPeers);
+    // A node that the committed configuration removed is told so when it dials in (transport/removalNotice.ts).
+    transport.answerRemovedMembers((id) => !runtime.driver.core.confChangePending() && runtime.driver.config().removed.includes(id));
     const health = new HealthImplementation({ '': 'SERVING', 'fencelock.v1.Lock': 'NOT_SERVING' });
 
     const pkgDef = protoLoader.loadSync([protoFile('fencelock/v1/lock.proto'), healthProtoPath], LOADER_OPTIONS);
@@ -150,6 +152,14 @@ export class FenceLockServer {
     logger.info({ listen: config.listen, peerListen: config.peerListen, metricsListen: config.metricsListen, tls: certificates !== null, clientCertAuth: config.clientCertAuth,
       clusterId: config.clusterId, members: config.members, dataDir: config.dataDir }, 'fencelock node started');
     return node;
+  }
+
+  /**
+   * Called once if a member answers this node's peer stream that its committed configuration removed this
+   * node: the way a node removed while it was down or cut off learns of it (it never sees the commit).
+   */
+  onRemovedByMember(handler: (by: string) => void): void {
+    this.transport.onRemoved(handler);
   }
 
   /** Rereads the TLS files (SIGHUP): new connections get the new certificates; a bad file keeps the old ones. */

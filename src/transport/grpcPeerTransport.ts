@@ -31,6 +31,7 @@ import {
 import { nodeIdOf } from '../certs/identity';
 import { MessageQueue } from './queue';
 import { ReturnRoutes } from './returnRoutes';
+import { isRemovalNotice, removedRefusal } from './removalNotice';
 import { RAFT_PEER_SERVICE, RAFT_PEER_STREAM_PATH, toBuffer } from './service';
 
 // The node creates its grpc.Server with these; re-exported so that one import gives the whole transport.
@@ -178,6 +179,10 @@ export class GrpcPeerTransport implements PeerTransport {
 
   private messageHandler: ((messages: Message[]) => void) | null = null;
   private unreachableHandler: ((peer: NodeId) => void) | null = null;
+  /** Whether this node's committed configuration removed `id` (set by the node; see removalNotice.ts). */
+  private removedByCommittedConfig: (id: NodeId) => boolean = () => false;
+  private removedHandler: ((by: NodeId) => void) | null = null;
+  private removalNoticed = false;
 
   /** Peers with queued messages since the last flush. */
   private readonly dirty = new Set<PeerLink>();
@@ -260,6 +265,16 @@ export class GrpcPeerTransport implements PeerTransport {
   /** Called when a stream to a peer breaks or cannot be opened while messages wait for it. */
   onUnreachable(handler: (peer: NodeId) => void): void {
     this.unreachableHandler = handler;
+  }
+
+  /** Streams from a node `check` names are refused with the removal notice (removalNotice.ts). */
+  answerRemovedMembers(check: (id: NodeId) => boolean): void {
+    this.removedByCommittedConfig = check;
+  }
+
+  /** Called once, with the member that said so, when a member answers that this node was removed. */
+  onRemoved(handler: (by: NodeId) => void): void {
+    this.removedHandler = handler;
   }
 
   /**
@@ -429,8 +444,21 @@ export class GrpcPeerTransport implements PeerTransport {
       this.flushLink(link);
     });
     call.on('data', noop); // PeerAck: nothing to do, but keep the readable side flowing
-    call.on('error', (err: grpc.ServiceError) => this.onStreamEnd(link, call, `${err.code ?? ''} ${err.details ?? err.message}`));
-    call.on('status', (status: grpc.StatusObject) => this.onStreamEnd(link, call, `${status.code} ${status.details}`, status.code === grpc.status.OK));
+    call.on('error', (err: grpc.ServiceError) => {
+      this.noticeRemoval(link, err.code, err.metadata);
+      this.onStreamEnd(link, call, `${err.code ?? ''} ${err.details ?? err.message}`);
+    });
+    call.on('status', (status: grpc.StatusObject) => {
+      this.noticeRemoval(link, status.code, status.metadata);
+      this.onStreamEnd(link, call, `${status.code} ${status.details}`, status.code === grpc.status.OK);
+    });
+  }
+
+  /** A member's answer that this node was removed reaches the node once (it stops). */
+  private noticeRemoval(link: PeerLink, code: grpc.status | undefined, metadata: grpc.Metadata | undefined): void {
+    if (this.removalNoticed || !isRemovalNotice(this.selfId, code, metadata)) return;
+    this.removalNoticed = true;
+    this.removedHandler?.(link.id);
   }
 
   private onConnectTimeout(link: PeerLink, call: PeerCall): void {
@@ -581,6 +609,13 @@ export class GrpcPeerTransport implements PeerTransport {
     let spoofed = 0;
     const onData = (buf: Buffer): void => {
       if (this.closed) return;
+      // A stream opened while its node was a member outlives the node's removal (a paused or cut-off node
+      // keeps its connection): once the node is no longer dialled, it is told, as at admission.
+      if (named !== '' && !Object.hasOwn(this.members, named) && this.refusedAsRemoved(call, named)) {
+        call.removeListener('data', onData);
+        forget();
+        return;
+      }
       let messages: Message[];
       try {
         messages = decodeMessageBatch(buf);
@@ -615,6 +650,7 @@ export class GrpcPeerTransport implements PeerTransport {
     if (!this.authenticatePeers) {
       // Plaintext runs on loopback only (config.ts): the id a peer claims is all there is to go by.
       const claimed = String(call.metadata.get(PEER_ID_METADATA)[0] ?? '');
+      if (claimed !== '' && this.refusedAsRemoved(call, claimed)) return null;
       if (claimed !== '' && claimed !== this.selfId) this.learnReturnRoute(claimed, address);
       return undefined;
     }
@@ -623,12 +659,21 @@ export class GrpcPeerTransport implements PeerTransport {
     if (named === undefined || named === this.selfId) {
       return refuse(grpc.status.PERMISSION_DENIED, `certificate names no other node of this cluster (${named ?? 'no node identity'})`, { named });
     }
+    if (this.refusedAsRemoved(call, named)) return null;
     // A node of this cluster's CA that our log does not name may be the leader of a configuration we have
     // not learned yet; the core takes only a leader's messages from it (RawNode.mayHearFrom).
     if (!this.links.has(named) && !this.learnReturnRoute(named, address)) {
       return refuse(grpc.status.PERMISSION_DENIED, `certificate names ${named}, which is no member here and gave no address to answer at`, { named });
     }
     return named;
+  }
+
+  /** Ends the stream of a node our committed configuration removed, telling it so; false for any other node. */
+  private refusedAsRemoved(call: InboundCall, id: NodeId): boolean {
+    if (!this.removedByCommittedConfig(id)) return false;
+    this.logger.warn({ peer: call.getPeer(), removed: id }, 'a removed node dialled in: telling it that it was removed');
+    call.emit('error', removedRefusal(id, this.selfId));
+    return true;
   }
 
   /** A route back to a node that is not our member; false when it gave no usable address. */

@@ -7,7 +7,9 @@
 // Leader hints never add endpoints to a client, so a client reaches a member added later only if it knew the
 // address before: the new nodes are made (addNode: ports, certificate, join config) before the run starts and
 // every client is given every address, as an operator would list the replacement machine's.
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FenceLockClient } from '../../src/client';
 import { checkedChaos, out } from './chaos/checked';
@@ -226,5 +228,66 @@ describe('a member that missed the changes which added its leader', () => {
     await c.kill(other);
     await eventually(async () => ((await holder.acquire('with-n3-in-the-quorum').catch(() => undefined)) ? true : undefined), 30_000, 'a grant with n3 in the quorum');
     await holder.close();
+  });
+});
+
+describe('a member removed while it was away', () => {
+  // It never sees the commit of its removal: before, it ran on for ever, campaigning in vain and logging the
+  // members' refusals. Now any member it reaches tells it (src/transport/removalNotice.ts) and it stops.
+
+  /** The exit code of `id`, which must exit within `ms`. */
+  async function exitWithin(c: LocalCluster, id: string, ms: number): Promise<number | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${id} still runs ${ms} ms later: nobody told it that it was removed`)), ms);
+    });
+    try {
+      return await Promise.race([exitCodeOf(c, id), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  function logOf(c: LocalCluster, id: string): string[] {
+    return readFileSync(path.join(c.dir, 'cluster.log'), 'utf8').split('\n').filter((l) => l.startsWith(`[${id}] `));
+  }
+
+  /** Removes follower `id` (down or paused) with the other two up; returns the leader and its term after. */
+  async function removeAway(c: LocalCluster, cl: FenceLockClient, id: string): Promise<{ leader: string; term: bigint }> {
+    await eventually(async () => ((await cl.members.remove(id).catch(() => undefined)) ? true : undefined), 30_000, `${id} removed`);
+    const st = await cl.status();
+    return { leader: st.leader, term: BigInt(st.term) };
+  }
+
+  it('removed while down: restarted later, a member tells it and it stops by itself (exit 0); the leader does not move', async () => {
+    const { cluster: c, client: cl } = await startCluster();
+    const leader = (await cl.status()).leader;
+    const away = ['n1', 'n2', 'n3'].find((id) => id !== leader)!;
+    await c.kill(away);
+    const before = await removeAway(c, cl, away);
+    const t0 = Date.now();
+    c.start(away);
+    expect(await exitWithin(c, away, 20_000)).toBe(0);
+    out(`[membership] removed while down: ${away} restarted, was told and stopped ${Date.now() - t0} ms later`);
+    expect(logOf(c, away).some((l) => /member n\d says this node was removed/.test(l)), `${away}'s log names the member that told it`).toBe(true);
+    const after = await cl.status();
+    expect(`${after.leader}@${after.term}`, 'the leader and term did not move').toBe(`${before.leader}@${before.term}`);
+  });
+
+  it('removed while paused past the linger window: on resume, its open stream is answered with the notice and it stops', async () => {
+    const { cluster: c, client: cl } = await startCluster();
+    const leader = (await cl.status()).leader;
+    const away = ['n1', 'n2', 'n3'].find((id) => id !== leader)!;
+    c.pause(away);
+    const before = await removeAway(c, cl, away);
+    // The leader stops dialling a removed member ten election timeouts (5 s here) after the change.
+    await sleep(6_500);
+    const t0 = Date.now();
+    c.resume(away);
+    expect(await exitWithin(c, away, 20_000)).toBe(0);
+    out(`[membership] removed while paused: ${away} resumed, was told and stopped ${Date.now() - t0} ms later`);
+    expect(logOf(c, away).some((l) => /member n\d says this node was removed/.test(l)), `${away}'s log names the member that told it`).toBe(true);
+    const after = await cl.status();
+    expect(`${after.leader}@${after.term}`, 'the leader and term did not move').toBe(`${before.leader}@${before.term}`);
   });
 });

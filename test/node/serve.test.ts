@@ -10,8 +10,21 @@ function capture(): { logger: pino.Logger; lines: () => Array<Record<string, unk
   return { logger: pino({ level: 'info' }, sink), lines: () => out.join('').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>) };
 }
 
-function fakeNode(): { driver: EventEmitter; stop(): Promise<void>; stopped: number } {
-  const node = { driver: new EventEmitter(), stopped: 0, stop: async () => void node.stopped++ };
+interface FakeNode {
+  driver: EventEmitter;
+  removedBy?: (by: string) => void;
+  onRemovedByMember(handler: (by: string) => void): void;
+  stop(): Promise<void>;
+  stopped: number;
+}
+
+function fakeNode(): FakeNode {
+  const node: FakeNode = {
+    driver: new EventEmitter(),
+    stopped: 0,
+    onRemovedByMember: (handler) => void (node.removedBy = handler),
+    stop: async () => void node.stopped++,
+  };
   return node;
 }
 
@@ -36,5 +49,15 @@ describe('node exit status', () => {
     signals.emit('SIGTERM');
     expect(await done).toBe(0);
     expect(node.stopped).toBe(1);
+  });
+
+  it('a member saying this node was removed stops it gracefully, exit 0, naming the member', async () => {
+    const node = fakeNode();
+    const { logger, lines } = capture();
+    const done = runUntilStopped(node, logger, new EventEmitter());
+    node.removedBy!('n2');
+    expect(await done).toBe(0);
+    expect(node.stopped).toBe(1);
+    expect(lines().find((l) => l.by === 'n2')?.msg).toMatch(/member n2 says this node was removed/);
   });
 });
