@@ -252,6 +252,14 @@ describe('a member removed while it was away', () => {
     return readFileSync(path.join(c.dir, 'cluster.log'), 'utf8').split('\n').filter((l) => l.startsWith(`[${id}] `));
   }
 
+  /** `id` exits 0 within 20 s, its log naming the member that told it; the leader and term did not move. */
+  async function expectToldAndStopped(c: LocalCluster, cl: FenceLockClient, id: string, before: { leader: string; term: bigint }): Promise<void> {
+    expect(await exitWithin(c, id, 20_000)).toBe(0);
+    expect(logOf(c, id).some((l) => /member n\d says this node was removed/.test(l)), `${id}'s log names the member that told it`).toBe(true);
+    const after = await cl.status();
+    expect(`${after.leader}@${after.term}`, 'the leader and term did not move').toBe(`${before.leader}@${before.term}`);
+  }
+
   /** Removes follower `id` (down or paused) with the other two up; returns the leader and its term after. */
   async function removeAway(c: LocalCluster, cl: FenceLockClient, id: string): Promise<{ leader: string; term: bigint }> {
     await eventually(async () => ((await cl.members.remove(id).catch(() => undefined)) ? true : undefined), 30_000, `${id} removed`);
@@ -267,11 +275,8 @@ describe('a member removed while it was away', () => {
     const before = await removeAway(c, cl, away);
     const t0 = Date.now();
     c.start(away);
-    expect(await exitWithin(c, away, 20_000)).toBe(0);
+    await expectToldAndStopped(c, cl, away, before);
     out(`[membership] removed while down: ${away} restarted, was told and stopped ${Date.now() - t0} ms later`);
-    expect(logOf(c, away).some((l) => /member n\d says this node was removed/.test(l)), `${away}'s log names the member that told it`).toBe(true);
-    const after = await cl.status();
-    expect(`${after.leader}@${after.term}`, 'the leader and term did not move').toBe(`${before.leader}@${before.term}`);
   });
 
   it('removed while paused past the linger window: on resume, its open stream is answered with the notice and it stops', async () => {
@@ -284,10 +289,7 @@ describe('a member removed while it was away', () => {
     await sleep(6_500);
     const t0 = Date.now();
     c.resume(away);
-    expect(await exitWithin(c, away, 20_000)).toBe(0);
+    await expectToldAndStopped(c, cl, away, before);
     out(`[membership] removed while paused: ${away} resumed, was told and stopped ${Date.now() - t0} ms later`);
-    expect(logOf(c, away).some((l) => /member n\d says this node was removed/.test(l)), `${away}'s log names the member that told it`).toBe(true);
-    const after = await cl.status();
-    expect(`${after.leader}@${after.term}`, 'the leader and term did not move').toBe(`${before.leader}@${before.term}`);
   });
 });

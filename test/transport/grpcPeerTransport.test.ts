@@ -2,19 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { makeMessage } from '../../src/raft/messages';
 import { MessageType, type Message } from '../../src/raft/types';
 import { GrpcPeerTransport } from '../../src/transport/grpcPeerTransport';
-import { TestNode, appMsg, nextTurn, seq, waitFor } from './helpers';
+import { TestNode, appMsg, loopbackNodes, nextTurn, seq, waitFor } from './helpers';
 
-const started: TestNode[] = [];
-async function node(id: string): Promise<{ n: TestNode; addr: string }> {
-  const n = new TestNode(id);
-  started.push(n);
-  const port = await n.listen();
-  return { n, addr: `127.0.0.1:${port}` };
-}
+const { node, stopAll } = loopbackNodes();
 
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((n) => n.stop()));
-});
+afterEach(stopAll);
 
 describe('GrpcPeerTransport', () => {
   it('two transports exchange batches, messages arrive intact', async () => {

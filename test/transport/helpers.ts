@@ -91,6 +91,22 @@ export class TestNode {
   }
 }
 
+/** Starts TestNodes on loopback ports for one test file; call stopAll in afterEach. */
+export function loopbackNodes(): { node(id: NodeId): Promise<{ n: TestNode; addr: string }>; stopAll(): Promise<void> } {
+  const started: TestNode[] = [];
+  return {
+    async node(id) {
+      const n = new TestNode(id);
+      started.push(n);
+      const port = await n.listen();
+      return { n, addr: `127.0.0.1:${port}` };
+    },
+    async stopAll() {
+      await Promise.all(started.splice(0).map((n) => n.stop()));
+    },
+  };
+}
+
 export async function waitFor(what: string, cond: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!cond()) {

@@ -1,19 +1,11 @@
 // A node removed while it was away learns it from any member it reaches (src/transport/removalNotice.ts):
 // on a new stream, and on a stream opened while it was still a member. Two real transports on loopback.
 import { afterEach, describe, expect, it } from 'vitest';
-import { TestNode, appMsg, sleep, waitFor } from './helpers';
+import { appMsg, loopbackNodes, sleep, waitFor } from './helpers';
 
-const started: TestNode[] = [];
-async function node(id: string): Promise<{ n: TestNode; addr: string }> {
-  const n = new TestNode(id);
-  started.push(n);
-  const port = await n.listen();
-  return { n, addr: `127.0.0.1:${port}` };
-}
+const { node, stopAll } = loopbackNodes();
 
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((n) => n.stop()));
-});
+afterEach(stopAll);
 
 describe('a removed node is told so by a member', () => {
   it('on a new stream: the member refuses it with the notice, and the node hears it once, naming the member', async () => {
