@@ -108,8 +108,6 @@ export class FenceLockServer {
     const syncPeers = (): void => dialled.set(runtime.context.members.peerDialAddresses());
     syncPeers();
     runtime.driver.on('config', syncPeers);
-    // A node that the committed configuration removed is told so when it dials in (transport/removalNotice.ts).
-    transport.answerRemovedMembers((id) => !runtime.driver.core.confChangePending() && runtime.driver.config().removed.includes(id));
     const health = new HealthImplementation({ '': 'SERVING', 'fencelock.v1.Lock': 'NOT_SERVING' });
 
     const pkgDef = protoLoader.loadSync([protoFile('fencelock/v1/lock.proto'), healthProtoPath], LOADER_OPTIONS);

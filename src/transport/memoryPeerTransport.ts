@@ -6,6 +6,8 @@ import type { PeerTransport } from './peerTransport';
 export interface MemoryNetwork {
   /** A batch from `from` to `to`, in the wire encoding, handed to the network. */
   carry(from: NodeId, to: NodeId, batch: Uint8Array): void;
+  /** Member `by` refuses `to` as removed (the gRPC transport's removal notice): the network carries the answer. */
+  tellRemoved?(by: NodeId, to: NodeId): void;
 }
 
 /**
@@ -16,6 +18,9 @@ export interface MemoryNetwork {
 export class MemoryPeerTransport implements PeerTransport {
   private handler: ((messages: Message[]) => void) | undefined;
   private unreachable: ((peer: NodeId) => void) | undefined;
+  private removedByCommittedConfig: (id: NodeId) => boolean = () => false;
+  private removedHandler: ((by: NodeId) => void) | undefined;
+  private removalNoticed = false;
   private closed = false;
 
   constructor(
@@ -42,9 +47,34 @@ export class MemoryPeerTransport implements PeerTransport {
     this.unreachable = handler;
   }
 
+  answerRemovedMembers(check: (id: NodeId) => boolean): void {
+    this.removedByCommittedConfig = check;
+  }
+
+  onRemoved(handler: (by: NodeId) => void): void {
+    this.removedHandler = handler;
+  }
+
+  /**
+   * `from` opened a stream to this node (the gRPC transport keeps one to every configured peer, redialling
+   * while it is broken): a node our committed configuration removed is told so. Returns false then.
+   */
+  admit(from: NodeId): boolean {
+    if (this.closed || !this.removedByCommittedConfig(from)) return true;
+    this.network.tellRemoved?.(this.selfId, from);
+    return false;
+  }
+
+  /** Member `by` answered that this node was removed: the handler hears it once. */
+  removedBy(by: NodeId): void {
+    if (this.closed || this.removalNoticed) return;
+    this.removalNoticed = true;
+    this.removedHandler?.(by);
+  }
+
   /** A batch arrived from the network. Like the gRPC transport, only messages from the sending peer pass. */
   deliver(from: NodeId, batch: Uint8Array): void {
-    if (this.closed || !this.handler) return;
+    if (this.closed || !this.handler || !this.admit(from)) return;
     const messages = decodeMessageBatch(batch).filter((m) => m.from === from && m.to === this.selfId);
     if (messages.length > 0) this.handler(messages);
   }

@@ -12,5 +12,9 @@ export interface PeerTransport {
   onUnreachable(handler: (peer: NodeId) => void): void;
   /** The members changed: id -> address of every other member (the simulator's network needs none). */
   setPeers?(peers: Record<NodeId, string>): void;
+  /** Streams from a node `check` names are refused with the removal notice (removalNotice.ts). */
+  answerRemovedMembers?(check: (id: NodeId) => boolean): void;
+  /** Called once, with the member that said so, when a member answers that this node was removed. */
+  onRemoved?(handler: (by: NodeId) => void): void;
   close(): Promise<void>;
 }

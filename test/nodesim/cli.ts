@@ -64,7 +64,7 @@ function parse(argv: string[]): Args {
 
 function describe(r: NodeSimResult): string {
   const s = r.stats;
-  return `seed ${r.seed} (${r.nodes} nodes, ${r.profile}): ${s.ops} ops, ${s.grants} grants, ${s.expiries} expiries, ${s.crashes} crashes, ${s.partitions} partitions, ${s.stalls} stalls, ${s.clockSteps} clock steps, ${s.snapshotsInstalled} snapshots installed, ${s.leaderTerms} leader terms, ${s.confChanges} membership changes (${s.confChangesRefused} refused), ${s.events} events, ${(s.simulatedMs / 1000).toFixed(1)} s simulated`;
+  return `seed ${r.seed} (${r.nodes} nodes, ${r.profile}): ${s.ops} ops, ${s.grants} grants, ${s.expiries} expiries, ${s.crashes} crashes, ${s.partitions} partitions, ${s.stalls} stalls, ${s.clockSteps} clock steps, ${s.snapshotsInstalled} snapshots installed, ${s.leaderTerms} leader terms, ${s.confChanges} membership changes (${s.confChangesRefused} refused), ${s.removalNotices} removal notices, ${s.events} events, ${(s.simulatedMs / 1000).toFixed(1)} s simulated`;
 }
 
 async function main(): Promise<number> {

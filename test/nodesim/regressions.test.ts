@@ -180,7 +180,7 @@ describe('membership: a node started with join bootstraps as a learner of its ow
   it('knows itself as a learner and the members from its file as voters, with their addresses', async () => {
     const world = new World();
     const config = simConfig('n4', ['n1', 'n2', 'n3', 'n4'], 10_000, { clusterId: 'c' });
-    const node = new SimNode('n4', world.actor('n4', 1, 0, 1.7e12), config, new Prng(4), () => 1, () => undefined, nodeLogger('n4', undefined));
+    const node = new SimNode('n4', world.actor('n4', 1, 0, 1.7e12), config, new Prng(4), () => 1, { carry: () => undefined }, nodeLogger('n4', undefined));
     await node.start(() => undefined, () => ({ onWrite: () => undefined, attach: () => undefined }) as unknown as RaftObserver);
     const c = node.runtime!.driver.config();
     expect({ voters: c.voters, learners: c.learners }).toEqual({ voters: ['n1', 'n2', 'n3'], learners: ['n4'] });

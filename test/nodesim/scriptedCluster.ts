@@ -26,7 +26,7 @@ export class ScriptedCluster {
     for (const id of ids) {
       const actor = this.world.actor(id, 1, 0, opts.wallOffset ?? 1.7e12);
       const node: SimNode = new SimNode(id, actor, simConfig(id, ids, opts.snapshotEveryEntries ?? 10_000), Prng.derive(7, id), () => opts.fsyncMs?.(id) ?? 1,
-        (from, to, batch) => this.carry(from, to, batch), nodeLogger(id, undefined), { plantedBugs: bugs });
+        { carry: (from, to, batch) => this.carry(from, to, batch) }, nodeLogger(id, undefined), { plantedBugs: bugs });
       this.nodes.push(node);
     }
     this.checker = new Checker(ids, (id) => this.nodes.find((n) => n.id === id)!.disk.storage.view('durable'));

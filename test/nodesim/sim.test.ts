@@ -34,7 +34,7 @@ describe(`whole-node simulation: seeds 1..${SEEDS}, 3 and 5 nodes, ${NODE_SIM_PR
     console.log(`whole-node simulation totals over ${totals.seeds} seeds: ${JSON.stringify(totals)}`);
     expect([...sizes].sort()).toEqual([3, 5]);
     expect(profiles.size).toBe(NODE_SIM_PROFILES.length);
-    for (const k of ['crashes', 'partitions', 'stalls', 'clockSteps', 'snapshotsInstalled', 'expiries', 'confChanges', 'confChangesRefused']) expect(totals[k], k).toBeGreaterThan(SEEDS / 10);
+    for (const k of ['crashes', 'partitions', 'stalls', 'clockSteps', 'snapshotsInstalled', 'expiries', 'confChanges', 'confChangesRefused', 'removalNotices']) expect(totals[k], k).toBeGreaterThan(SEEDS / 10);
     expect(totals.grants).toBeGreaterThan(SEEDS * 20);
     expect(totals.leaderTerms).toBeGreaterThan(SEEDS * 2);
     expect(totals.ops).toBeGreaterThan(SEEDS * 100);

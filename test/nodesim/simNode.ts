@@ -4,7 +4,7 @@ import type { Logger } from '../../src/node/logger';
 import { fullConfig, type FullConfig } from '../../src/raft/confChange';
 import type { PersistedState } from '../../src/raft/types';
 import { NodeRuntime, type RuntimeOptions } from '../../src/node/runtime/nodeRuntime';
-import { MemoryPeerTransport } from '../../src/transport/memoryPeerTransport';
+import { MemoryPeerTransport, type MemoryNetwork } from '../../src/transport/memoryPeerTransport';
 import type { Prng } from '../support/prng';
 import type { RaftObserver } from './raftObserver';
 import { SimDisk } from './simDisk';
@@ -56,7 +56,7 @@ export class SimNode {
     readonly config: NodeConfig,
     private readonly random: Prng,
     private readonly fsyncMs: () => number,
-    private readonly carry: (from: string, to: string, batch: Uint8Array) => void,
+    private readonly network: MemoryNetwork,
     private readonly logger: Logger,
     private readonly extras: Pick<RuntimeOptions, 'plantedBugs' | 'raftTuning' | 'snapshotSliceUnits'> = {},
   ) {}
@@ -80,7 +80,7 @@ export class SimNode {
     const incarnation = this.actor.incarnation;
     const loaded = this.disk.storage.loadSync();
     const observer = observe(loaded);
-    const transport = new MemoryPeerTransport(this.id, { carry: (from, to, batch) => this.carry(from, to, batch) });
+    const transport = new MemoryPeerTransport(this.id, this.network);
     const runtime = await NodeRuntime.start({
       config: this.config,
       storage: this.disk.forIncarnation(this.actor, this.fsyncMs, (batch) => observer.onWrite(batch)),

@@ -10,6 +10,7 @@ import { CLOCK_RATE_BOUND } from '../../src/client/session';
 import { ApiError } from '../../src/node/api/errors';
 import type { NodeRuntime, PlantedBugs } from '../../src/node/runtime/nodeRuntime';
 import { decodeMessageBatch, encodeMessageBatch } from '../../src/codec/raftCodec';
+import type { FullConfig } from '../../src/raft/confChange';
 import { MessageType, Role } from '../../src/raft/types';
 import type { Command, CommandResult } from '../../src/state';
 import { crc32 } from '../../src/storage/checksum';
@@ -63,10 +64,13 @@ export interface NodeSimResult {
   profile: string;
   ok: boolean;
   violation?: string;
-  stats: { events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number; leaderTerms: number; confChanges: number; confChangesRefused: number };
+  stats: { events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number; leaderTerms: number; confChanges: number; confChangesRefused: number; removalNotices: number };
 }
 
 class Violation extends Error {}
+
+/** How often a node's transport redials its peers (the gRPC transport's backoff tops out at 1 s). */
+const REDIAL_MS = 1_000;
 
 export function setupForNodeSeed(seed: number): { nodes: number; profile: string } {
   const s = Math.abs(Math.trunc(seed));
@@ -104,7 +108,7 @@ class NodeSimulation implements ClientEnv {
   private readonly endedSessions = new Set<string>();
   /** The newest grant of each lock applied anywhere (token, session, real time). */
   private readonly newestGrant = new Map<string, { token: number; session: string; at: number }>();
-  readonly stats: NodeSimResult['stats'] = { events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0, leaderTerms: 0, confChanges: 0, confChangesRefused: 0 };
+  readonly stats: NodeSimResult['stats'] = { events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0, leaderTerms: 0, confChanges: 0, confChangesRefused: 0, removalNotices: 0 };
   private readonly bugs: PlantedBugs | undefined;
   /** The cluster's size at the start (membership changes add and remove nodes later). */
   private readonly initialNodes: number;
@@ -112,6 +116,8 @@ class NodeSimulation implements ClientEnv {
   private readonly snapshotSliceUnits: number | undefined;
   /** Adds, promotes and removes members during the faulty phase, when the seed does. */
   private readonly membership: Membership | undefined;
+  /** Nodes a member told that they were removed, and who told them (checked against the final configuration). */
+  private readonly toldRemoved = new Map<string, string>();
 
   constructor(private readonly opts: NodeSimOptions) {
     const setup = setupForNodeSeed(opts.seed);
@@ -156,7 +162,7 @@ class NodeSimulation implements ClientEnv {
 
   private createNode(id: string, actor: SimNode['actor'], config: SimNode['config'], fsyncMs: () => number): SimNode {
     const logLine = this.opts.trace ? (text: string): void => this.trace(`${id} ${text}`) : undefined;
-    const node = new SimNode(id, actor, config, Prng.derive(this.opts.seed, `random-${id}`), fsyncMs, (from, to, batch) => this.carry(from, to, batch), nodeLogger(id, logLine),
+    const node = new SimNode(id, actor, config, Prng.derive(this.opts.seed, `random-${id}`), fsyncMs, { carry: (from, to, batch) => this.carry(from, to, batch), tellRemoved: (by, to) => this.tellRemoved(by, to) }, nodeLogger(id, logLine),
       { plantedBugs: this.bugs, raftTuning: this.profile.raftTuning, snapshotSliceUnits: this.snapshotSliceUnits });
     this.nodes.push(node);
     this.openCalls.set(node, new Set());
@@ -224,6 +230,33 @@ class NodeSimulation implements ClientEnv {
       batch = encodeMessageBatch(kept);
     }
     for (const d of this.net.delays(from, to, true)) this.world.at(this.world.now + d, target.actor, () => target.transport?.deliver(from, batch));
+  }
+
+  /** Member `by` refused `to`'s stream as removed: the answer crosses the link like a message. */
+  private tellRemoved(by: string, to: string): void {
+    const target = this.nodes.find((n) => n.id === to);
+    if (!target || this.net.isCut(by, to)) return;
+    this.world.at(this.world.now + 1, target.actor, () => target.transport?.removedBy(by));
+  }
+
+  /**
+   * The gRPC transport keeps a stream to every peer of its configuration and redials one that broke; a member
+   * admits each (re)dial, or refuses a node it removed with the removal notice. Modelled as a dial of every
+   * reachable peer every REDIAL_MS (no randomness drawn, so that no other consumer moves).
+   */
+  private redialPeers(node: SimNode): void {
+    const every = (): void => {
+      const driver = node.runtime?.driver;
+      if (!driver || node.retired) return;
+      const c = driver.config();
+      for (const id of [...c.voters, ...c.learners]) {
+        const peer = this.nodes.find((n) => n.id === id);
+        if (!peer || id === node.id || this.net.isCut(node.id, id)) continue;
+        this.world.at(this.world.now + 1, peer.actor, () => peer.transport?.admit(node.id));
+      }
+      this.world.at(this.world.now + REDIAL_MS, node.actor, every);
+    };
+    this.world.at(this.world.now + REDIAL_MS, node.actor, every);
   }
 
   send(client: SimClient, nodeIndex: number, call: NodeCall, timeoutMs: number): Promise<Delivery> {
@@ -352,6 +385,12 @@ class NodeSimulation implements ClientEnv {
       if (this.world.now < this.faultyMs) this.membership?.elected(node);
     });
     runtime.driver.once('removed', (index: number) => this.retire(node, `applied its own removal at index ${index}`));
+    node.transport?.onRemoved((by) => {
+      this.toldRemoved.set(node.id, by);
+      this.stats.removalNotices++;
+      this.retire(node, `told by ${by} that it was removed`);
+    });
+    this.redialPeers(node);
   }
 
   /**
@@ -588,6 +627,7 @@ class NodeSimulation implements ClientEnv {
     }
     if (!this.converged()) return this.fail(`liveness: the nodes did not converge on one applied state after every fault healed: ${this.describeNodes()}`);
     const leader = this.live().find((n) => n.runtime?.driver.hasAppliedOwnTerm())!;
+    this.checkRemovedStopped(leader.runtime!.driver.config());
     const machine = leader.runtime!.app.machine;
     const final = new Map<string, FinalRead>();
     for (const lock of this.locks) {
@@ -598,6 +638,22 @@ class NodeSimulation implements ClientEnv {
     }
     const verdict = checkHistory(this.recorder.history(), { finalState: final, minorityWindows: [] });
     if (!verdict.ok) this.fail(`client history: ${verdict.report.slice(0, 4_000)}`);
+  }
+
+  /**
+   * A node a member told it was removed is not a member at the end (the notice is final); and every node the
+   * final configuration removed has stopped, unless its own configuration names no member left to tell it.
+   */
+  private checkRemovedStopped(final: FullConfig): void {
+    const members = new Set([...final.voters, ...final.learners]);
+    for (const [id, by] of this.toldRemoved) {
+      if (members.has(id)) return this.fail(`${id} was told by ${by} that it was removed, yet the final configuration has it as a member`);
+    }
+    const running = this.live().filter((n) => final.removed.includes(n.id)).filter((n) => {
+      const c = n.runtime?.driver.config();
+      return c !== undefined && [...c.voters, ...c.learners].some((id) => id !== n.id && members.has(id));
+    });
+    if (running.length > 0) this.fail(`liveness: ${running.map((n) => n.id).join(',')} removed by the final configuration still run after every fault healed: no member told them`);
   }
 
   /** Each live node's view, for a liveness failure: role, term, applied index and configuration. */
