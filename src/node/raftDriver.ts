@@ -274,6 +274,14 @@ export class RaftDriver<Result> extends EventEmitter {
     return this.core.config();
   }
 
+  /**
+   * Whether a committed configuration removed `id`. The one in force is committed unless a change is
+   * pending; names are never given again, so the answer never turns back to false.
+   */
+  removedByCommittedConfig(id: NodeId): boolean {
+    return !this.core.confChangePending() && this.core.config().removed.includes(id);
+  }
+
   /** Hands leadership to the most up-to-date other voter; resolves once this node no longer leads (or on time-out). */
   async handOver(timeoutMs: number): Promise<void> {
     if (this.isLeader()) await this.transferLeadershipAway(timeoutMs);

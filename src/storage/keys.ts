@@ -1,3 +1,7 @@
+/** The operations of one LevelDB batch (what LevelStorage and the v1 conversion write). */
+export type PutOp = { type: 'put'; key: Uint8Array; value: Uint8Array };
+export type BatchOp = PutOp | { type: 'del'; key: Uint8Array };
+
 /** LevelDB keys made of a one-byte prefix and a log index as uint64 big-endian, so that iteration follows the log. */
 export const INDEX_KEY_LENGTH = 9;
 

@@ -37,7 +37,7 @@ import {
 import type { Entry, HardState, PersistedState, Snapshot } from '../raft/types';
 import { frame, unframe } from './checksum';
 import { StorageFailedError, StorageLockedError } from './errors';
-import { indexKey, indexOfKey, INDEX_KEY_LENGTH } from './keys';
+import { indexKey, indexOfKey, INDEX_KEY_LENGTH, type BatchOp, type PutOp } from './keys';
 import { migrateV1Store, V1_FORMAT_MARKER } from './migrateV1';
 import { applySegments, planSegments, segmentOf, type SegmentRef } from './segments';
 import {
@@ -99,8 +99,6 @@ interface PreparedEntries {
 }
 
 type Db = Level<Uint8Array, Uint8Array>;
-type PutOp = { type: 'put'; key: Uint8Array; value: Uint8Array };
-type BatchOp = PutOp | { type: 'del'; key: Uint8Array };
 
 export class LevelStorage implements RaftStorage {
   private state: LogState = emptyLogState();

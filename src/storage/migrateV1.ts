@@ -9,7 +9,7 @@ import type { Level } from 'level';
 import { CodecError, decodeEntry } from '../codec/raftCodec';
 import type { Entry } from '../raft/types';
 import { unframe } from './checksum';
-import { indexKey, indexOfKey, INDEX_KEY_LENGTH } from './keys';
+import { indexKey, indexOfKey, INDEX_KEY_LENGTH, type BatchOp, type PutOp } from './keys';
 import { StorageCorruptError } from './types';
 
 export const V1_FORMAT_MARKER = 'fencelock-raft-v1';
@@ -18,13 +18,10 @@ const V1_ENTRY_PREFIX = 0x02;
 /** Entries per segment written by the conversion (a value of a few hundred KiB at most). */
 const ENTRIES_PER_SEGMENT = 1_024;
 
-type Put = { type: 'put'; key: Uint8Array; value: Uint8Array };
-type Op = Put | { type: 'del'; key: Uint8Array };
-
 export interface CurrentFormat {
   marker: { key: Uint8Array; value: Uint8Array };
   /** The put that stores consecutive entries as one segment. */
-  segment: (entries: readonly Entry[]) => Put;
+  segment: (entries: readonly Entry[]) => PutOp;
 }
 
 /** The v1 key of entry `index` (tests write v1 stores with it). */
@@ -34,7 +31,7 @@ export function v1EntryKey(index: number): Uint8Array {
 
 export async function migrateV1Store(db: Level<Uint8Array, Uint8Array>, dir: string, current: CurrentFormat): Promise<void> {
   const corrupt = (msg: string): StorageCorruptError => new StorageCorruptError(`corrupt Raft storage at ${dir} (format ${V1_FORMAT_MARKER}): ${msg}`);
-  const ops: Op[] = [];
+  const ops: BatchOp[] = [];
   let run: Entry[] = [];
   const endRun = (): void => {
     if (run.length > 0) ops.push(current.segment(run));

@@ -31,7 +31,7 @@ import {
 import { nodeIdOf } from '../certs/identity';
 import { MessageQueue } from './queue';
 import { ReturnRoutes } from './returnRoutes';
-import { isRemovalNotice, removedRefusal } from './removalNotice';
+import { isRemovalNotice, RemovalNotices, removedRefusal } from './removalNotice';
 import { RAFT_PEER_SERVICE, RAFT_PEER_STREAM_PATH, toBuffer } from './service';
 
 // The node creates its grpc.Server with these; re-exported so that one import gives the whole transport.
@@ -179,10 +179,7 @@ export class GrpcPeerTransport implements PeerTransport {
 
   private messageHandler: ((messages: Message[]) => void) | null = null;
   private unreachableHandler: ((peer: NodeId) => void) | null = null;
-  /** Whether this node's committed configuration removed `id` (set by the node; see removalNotice.ts). */
-  private removedByCommittedConfig: (id: NodeId) => boolean = () => false;
-  private removedHandler: ((by: NodeId) => void) | null = null;
-  private removalNoticed = false;
+  private readonly removal = new RemovalNotices();
 
   /** Peers with queued messages since the last flush. */
   private readonly dirty = new Set<PeerLink>();
@@ -269,12 +266,12 @@ export class GrpcPeerTransport implements PeerTransport {
 
   /** Streams from a node `check` names are refused with the removal notice (removalNotice.ts). */
   answerRemovedMembers(check: (id: NodeId) => boolean): void {
-    this.removedByCommittedConfig = check;
+    this.removal.answerFor(check);
   }
 
   /** Called once, with the member that said so, when a member answers that this node was removed. */
   onRemoved(handler: (by: NodeId) => void): void {
-    this.removedHandler = handler;
+    this.removal.onRemoved(handler);
   }
 
   /**
@@ -454,11 +451,9 @@ export class GrpcPeerTransport implements PeerTransport {
     });
   }
 
-  /** A member's answer that this node was removed reaches the node once (it stops). */
+  /** A member's answer that this node was removed reaches the node (once; it stops). */
   private noticeRemoval(link: PeerLink, code: grpc.status | undefined, metadata: grpc.Metadata | undefined): void {
-    if (this.removalNoticed || !isRemovalNotice(this.selfId, code, metadata)) return;
-    this.removalNoticed = true;
-    this.removedHandler?.(link.id);
+    if (isRemovalNotice(this.selfId, code, metadata)) this.removal.told(link.id);
   }
 
   private onConnectTimeout(link: PeerLink, call: PeerCall): void {
@@ -670,7 +665,7 @@ export class GrpcPeerTransport implements PeerTransport {
 
   /** Ends the stream of a node our committed configuration removed, telling it so; false for any other node. */
   private refusedAsRemoved(call: InboundCall, id: NodeId): boolean {
-    if (!this.removedByCommittedConfig(id)) return false;
+    if (!this.removal.isRemoved(id)) return false;
     this.logger.warn({ peer: call.getPeer(), removed: id }, 'a removed node dialled in: telling it that it was removed');
     call.emit('error', removedRefusal(id, this.selfId));
     return true;

@@ -1,6 +1,7 @@
 import { decodeMessageBatch, encodeMessageBatch } from '../codec/raftCodec';
 import type { Message, NodeId } from '../raft/types';
 import type { PeerTransport } from './peerTransport';
+import { RemovalNotices } from './removalNotice';
 
 /** Carries encoded batches between nodes; the simulator decides when (and whether) each one arrives. */
 export interface MemoryNetwork {
@@ -18,9 +19,7 @@ export interface MemoryNetwork {
 export class MemoryPeerTransport implements PeerTransport {
   private handler: ((messages: Message[]) => void) | undefined;
   private unreachable: ((peer: NodeId) => void) | undefined;
-  private removedByCommittedConfig: (id: NodeId) => boolean = () => false;
-  private removedHandler: ((by: NodeId) => void) | undefined;
-  private removalNoticed = false;
+  private readonly removal = new RemovalNotices();
   private closed = false;
 
   constructor(
@@ -48,11 +47,11 @@ export class MemoryPeerTransport implements PeerTransport {
   }
 
   answerRemovedMembers(check: (id: NodeId) => boolean): void {
-    this.removedByCommittedConfig = check;
+    this.removal.answerFor(check);
   }
 
   onRemoved(handler: (by: NodeId) => void): void {
-    this.removedHandler = handler;
+    this.removal.onRemoved(handler);
   }
 
   /**
@@ -60,16 +59,14 @@ export class MemoryPeerTransport implements PeerTransport {
    * while it is broken): a node our committed configuration removed is told so. Returns false then.
    */
   admit(from: NodeId): boolean {
-    if (this.closed || !this.removedByCommittedConfig(from)) return true;
+    if (this.closed || !this.removal.isRemoved(from)) return true;
     this.network.tellRemoved?.(this.selfId, from);
     return false;
   }
 
   /** Member `by` answered that this node was removed: the handler hears it once. */
   removedBy(by: NodeId): void {
-    if (this.closed || this.removalNoticed) return;
-    this.removalNoticed = true;
-    this.removedHandler?.(by);
+    if (!this.closed) this.removal.told(by);
   }
 
   /** A batch arrived from the network. Like the gRPC transport, only messages from the sending peer pass. */

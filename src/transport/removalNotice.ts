@@ -21,6 +21,33 @@ export function removedRefusal(id: NodeId, by: NodeId): grpc.StatusObject {
   };
 }
 
+/** A transport's side of the notice: whom it refuses as removed, and whom it tells when it is told (once). */
+export class RemovalNotices {
+  private removed: (id: NodeId) => boolean = () => false;
+  private handler: ((by: NodeId) => void) | undefined;
+  private heard = false;
+
+  /** `check` names the nodes the committed configuration removed (set by the node). */
+  answerFor(check: (id: NodeId) => boolean): void {
+    this.removed = check;
+  }
+
+  onRemoved(handler: (by: NodeId) => void): void {
+    this.handler = handler;
+  }
+
+  isRemoved(id: NodeId): boolean {
+    return this.removed(id);
+  }
+
+  /** Member `by` said this node was removed: the handler hears it the first time. */
+  told(by: NodeId): void {
+    if (this.heard) return;
+    this.heard = true;
+    this.handler?.(by);
+  }
+}
+
 /** Whether a peer stream's end is a member's notice that `selfId` was removed. */
 export function isRemovalNotice(selfId: NodeId, code: grpc.status | undefined, metadata: grpc.Metadata | undefined): boolean {
   return code === grpc.status.FAILED_PRECONDITION && metadata?.get(REMOVED_METADATA)[0] === selfId;

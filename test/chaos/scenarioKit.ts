@@ -318,11 +318,7 @@ export class Scenario {
     await this.cluster.waitUntil(
       `${want} workload clients served after ${since.toFixed(0)} (saw ${seen})`,
       () => {
-        const procs = new Set<string>();
-        for (const o of this.recorder.operations()) {
-          if (o.outcome === 'ok' && o.ret !== undefined && o.ret > since && o.process.startsWith(prefix)) procs.add(o.process);
-        }
-        seen = procs.size;
+        seen = new Set(this.okAfter(since).filter((o) => o.process.startsWith(prefix)).map((o) => o.process)).size;
         return seen >= want;
       },
       timeoutMs,
@@ -342,13 +338,18 @@ export class Scenario {
     await this.cluster.waitUntil(
       `more than ${count} ok operations after ${since.toFixed(0)} (saw ${seen})`,
       () => {
-        seen = this.recorder.operations().filter((o) => o.outcome === 'ok' && o.ret !== undefined && o.ret > since).length;
+        seen = this.okAfter(since).length;
         return seen > count;
       },
       timeoutMs,
       25,
     );
     return this.now() - since;
+  }
+
+  /** The operations answered ok after `since` (recorder clock). */
+  private okAfter(since: number): ReturnType<Recorder['operations']> {
+    return this.recorder.operations().filter((o) => o.outcome === 'ok' && o.ret !== undefined && o.ret > since);
   }
 
   /** Sets the step-down time of the last failover (an isolated leader's own view). */

@@ -104,7 +104,7 @@ export class NodeRuntime {
     });
     metrics.watch(driver, app);
     // A node that the committed configuration removed is told so when it reaches this one (removalNotice.ts).
-    opts.transport.answerRemovedMembers?.((id) => !driver.core.confChangePending() && driver.config().removed.includes(id));
+    opts.transport.answerRemovedMembers?.((id) => driver.removedByCommittedConfig(id));
     // The sweep only runs on a later timer, after the context exists.
     const proposeLeaseCommand = (command: LeaseCommand): Promise<unknown> => context.propose(command);
     const duties = new LeaderDuties(
