@@ -281,7 +281,11 @@ export class LocalCluster implements ClusterControl {
     n.process = child;
     n.paused = false;
     running.add(child);
-    child.once('exit', () => running.delete(child));
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      // Why a node went away is the first question when a test finds it gone.
+      this.logs.write(`[${id}] process exited: code ${code ?? '-'}, signal ${signal ?? '-'}\n`);
+    });
   }
 
   isRunning(id: string): boolean {
