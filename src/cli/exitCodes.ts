@@ -20,6 +20,8 @@ export const EXIT = {
   PERMISSION_DENIED: 7,
   /** RESOURCE_EXHAUSTED: a limit or a quota of the identity is reached (QUOTA_EXCEEDED names the quota). */
   LIMIT: 8,
+  /** `check-resource`: a fencing rule did not hold at the resource checked (the table says which). */
+  CHECK_FAILED: 9,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -38,6 +40,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   6    unauthenticated (auth is on: no identity, or an unknown or revoked token)
   7    permission denied (the identity's roles do not allow it; another identity's session)
   8    a limit or quota reached (RESOURCE_EXHAUSTED; a quota of the identity is named)
+  9    check-resource: a fencing rule did not hold at the resource (the table says which)
   lock -- CMD otherwise exits with CMD's own code (128+N when killed by signal N;
   126/127 when CMD cannot be run / is not found).`;
 

@@ -21,6 +21,7 @@ import { runLockCommand } from './lockCommand';
 import { addMemberCommands } from './memberCommand';
 import { addSnapshotCommands } from './snapshotCommand';
 import { addProxyCommand } from './proxyCommand';
+import { addCheckResourceCommand } from './checkResource/command';
 import {
   type CliIO,
   descriptionJson,
@@ -530,6 +531,7 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
   addMemberCommands(program, io, action, withClient);
 
   addProxyCommand(program, io, action);
+  addCheckResourceCommand(program, io, action, withClient);
 
   program
     .command('status')
