@@ -17,7 +17,7 @@ interface CheckFlags {
   otherLock?: string;
   postgres?: string;
   table?: string;
-  key?: string;
+  row?: string;
   keyColumn: string;
   http?: string;
   method: string;
@@ -28,14 +28,14 @@ interface CheckFlags {
 
 /** The adapter the flags name; the fencing code (and pg) is loaded only when this command runs. */
 async function targetOf(f: CheckFlags): Promise<CheckTarget> {
-  if ((f.postgres === undefined) === (f.http === undefined)) throw new UsageError('check-resource: give one target, --postgres URL (with --table and --key) or --http URL');
+  if ((f.postgres === undefined) === (f.http === undefined)) throw new UsageError('check-resource: give one target, --postgres URL (with --table and --row) or --http URL');
   try {
     if (f.postgres !== undefined) {
-      if (f.table === undefined || f.key === undefined) throw new UsageError('check-resource --postgres: --table and --key name the dedicated row to check');
+      if (f.table === undefined || f.row === undefined) throw new UsageError('check-resource --postgres: --table and --row name the dedicated row to check');
       const { PostgresTarget } = await import('../../fencing/check/postgresTarget');
-      return new PostgresTarget({ url: f.postgres, table: f.table, keyColumn: f.keyColumn, key: f.key });
+      return new PostgresTarget({ url: f.postgres, table: f.table, keyColumn: f.keyColumn, key: f.row });
     }
-    for (const flag of ['table', 'key'] as const) if (f[flag] !== undefined) throw new UsageError(`check-resource: --${flag} is for --postgres, not --http`);
+    for (const flag of ['table', 'row'] as const) if (f[flag] !== undefined) throw new UsageError(`check-resource: --${flag} is for --postgres, not --http`);
     const { HttpTarget } = await import('../../fencing/check/httpTarget');
     return new HttpTarget({ url: f.http ?? '', method: f.method, body: f.body, behind: f.behind });
   } catch (err) {
@@ -51,7 +51,7 @@ export function addCheckResourceCommand(program: Command, io: CliIO, action: Act
     .option('--other-lock <name>', 'the other lock whose token must be refused (default: LOCK/check-other)')
     .option('--postgres <url>', 'PostgreSQL target: connection string (or PG* environment variables, e.g. PGPASSWORD)')
     .option('--table <name>', 'with --postgres: the fenced table (ensureFencingSchema run on it)')
-    .option('--key <value>', 'with --postgres: the key of the dedicated row (it must exist)')
+    .option('--row <key>', 'with --postgres: the key of the dedicated row (it must exist); not --key, which is the TLS key')
     .addOption(new Option('--key-column <name>', 'with --postgres: the primary-key column').default('id'))
     .option('--http <url>', 'HTTP target: the URL of a dedicated resource behind the fencing middleware or fencelock proxy')
     .addOption(new Option('--method <method>', 'with --http: the method of a write').default('POST'))
@@ -68,7 +68,7 @@ LOCK give an older and a newer token; the newer writes (APPLIED); the older is r
 the same operation id is REPLAYED (behind the proxy: STALE_STEP); step 2 is APPLIED; step 2 again and step 1
 are STALE_STEP; a token of --other-lock is WRONG_LOCK; with --include-restore the watermark is raised to
 LOCK's latest token + 1, the holder is then STALE and the next grant APPLIED. See docs/fencing-downstream.md.
-Example: fencelock check-resource --lock check/account --postgres postgres://app@127.0.0.1/app --table account --key 0`,
+Example: fencelock check-resource --lock check/account --postgres postgres://app@127.0.0.1/app --table account --row 0`,
     )
     .action(
       action(async (f: CheckFlags, cmd: Command) => {
