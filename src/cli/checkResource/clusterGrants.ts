@@ -32,10 +32,10 @@ export class ClusterGrants implements Grants {
     return { older: a.token, newer: b.token };
   }
 
+  /** Held until close, so that the token is a current grant of the other lock (a proxy that asks the cluster accepts it as issued). */
   async otherLock(): Promise<{ lock: string; token: bigint }> {
     const s = this.held?.session ?? (await this.session());
     const h = await s.acquire(this.otherLockName, { waitTimeoutMs: this.waitMs });
-    await h.release();
     return { lock: this.otherLockName, token: h.token };
   }
 

@@ -6,7 +6,7 @@ export interface Grants {
   readonly lock: string;
   /** Two grants of the lock in turn (the first released before the second is taken): the newer one stays held. */
   twoGrants(): Promise<{ older: bigint; newer: bigint }>;
-  /** A grant of another lock (released again): its token, which the resource must not compare with the lock's. */
+  /** A grant of another lock: its token, which the resource must not compare with the lock's. */
   otherLock(): Promise<{ lock: string; token: bigint }>;
   /** The latest token the cluster has issued for the lock. */
   latestToken(): Promise<bigint>;
