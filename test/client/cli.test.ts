@@ -157,7 +157,7 @@ describe('CLI parsing (no server)', () => {
   });
 
   it('maps errors to the documented exit codes', () => {
-    expect(EXIT).toEqual({ OK: 0, USAGE: 1, FENCED: 2, UNAVAILABLE: 3, LOCK_LOST: 4, NOT_FOUND: 5, UNAUTHENTICATED: 6, PERMISSION_DENIED: 7, LIMIT: 8 });
+    expect(EXIT).toEqual({ OK: 0, USAGE: 1, FENCED: 2, UNAVAILABLE: 3, LOCK_LOST: 4, NOT_FOUND: 5, UNAUTHENTICATED: 6, PERMISSION_DENIED: 7, LIMIT: 8, CHECK_FAILED: 9 });
     expect(exitCodeFor(new UsageError('x'))).toBe(1);
     expect(exitCodeFor(new FenceLockError('FAILED_PRECONDITION', 'x', { reason: 'STALE_TOKEN' }))).toBe(2);
     expect(exitCodeFor(new FenceLockError('UNAVAILABLE', 'x'))).toBe(3);
@@ -175,6 +175,7 @@ describe('CLI parsing (no server)', () => {
     expect(help.code).toBe(0);
     expect(help.out).toContain('Exit codes:');
     expect(help.out).toMatch(/4 +lock lost while CMD ran/);
+    expect(help.out).toMatch(/9 +check-resource: a fencing rule did not hold/);
     expect((await cli([])).code).toBe(1);
     expect((await cli(['frobnicate'])).code).toBe(1);
     const badTtl = await cli(['lock', '--ttl', 'soon', 'x', '--', 'true']);
