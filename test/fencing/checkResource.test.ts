@@ -3,6 +3,8 @@
 // service behind `fencelock proxy`; and against broken ones, where it must name the rules that did not hold
 // and exit 9.
 import { mkdtempSync, rmSync } from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -171,6 +173,21 @@ describe('check-resource against a broken resource: the rules that did not hold 
       expect(failing(report(res.stdout))).toEqual(['stale-refused', 'retry-replayed', 'same-step-refused', 'lower-step-refused', 'other-lock-refused']);
     } finally {
       await svc.close();
+    }
+  });
+
+  it('a service that drops every write (resets the connection): each write row is an ERROR with the cause, exit 9', async () => {
+    const server = http.createServer((req) => req.socket.destroy());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    try {
+      const res = await checkResource('check/reset', ['--http', `http://127.0.0.1:${(server.address() as AddressInfo).port}/r`]);
+      expect(res.code, res.stderr + res.stdout).toBe(9);
+      const r = report(res.stdout);
+      expect(failing(r)).toEqual(BASE_CHECKS.slice(1));
+      expect(byName(r)['newer-applies']!.observed).toMatch(/^ERROR \(fetch failed: .+\)$/);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
     }
   });
 

@@ -63,16 +63,7 @@ export class HttpTarget implements CheckTarget {
   }
 
   async write(claim: CheckedClaim): Promise<WriteOutcome> {
-    const res = await fetch(this.url, {
-      method: (this.o.method ?? 'POST').toUpperCase(),
-      headers: {
-        ...fencingHeaders(claim.lock, claim.token, claim.step),
-        [IDEMPOTENCY_KEY_HEADER]: claim.operationId,
-        'content-type': this.o.contentType ?? 'application/json',
-      },
-      body: this.o.body ?? '{}',
-      signal: AbortSignal.timeout(this.o.timeoutMs ?? 10_000),
-    });
+    const res = await this.send(claim);
     const text = await res.text();
     if (res.status >= 200 && res.status < 300) {
       return { status: res.headers.get(FENCING_REPLAYED_HEADER) === 'true' ? 'REPLAYED' : 'APPLIED', detail: `HTTP ${res.status}` };
@@ -83,6 +74,25 @@ export class HttpTarget implements CheckTarget {
       return { status: error as WriteOutcome['status'], detail: `HTTP 409${mark === null ? '' : `, watermark ${mark}`}` };
     }
     return { status: 'OTHER', detail: `HTTP ${res.status}${error === undefined ? '' : ` ${error}`}: ${text.slice(0, 200)}` };
+  }
+
+  /** One request; fetch's own error says only "fetch failed", so its cause (ECONNRESET, a timeout) goes into the message. */
+  private async send(claim: CheckedClaim): Promise<Response> {
+    try {
+      return await fetch(this.url, {
+        method: (this.o.method ?? 'POST').toUpperCase(),
+        headers: {
+          ...fencingHeaders(claim.lock, claim.token, claim.step),
+          [IDEMPOTENCY_KEY_HEADER]: claim.operationId,
+          'content-type': this.o.contentType ?? 'application/json',
+        },
+        body: this.o.body ?? '{}',
+        signal: AbortSignal.timeout(this.o.timeoutMs ?? 10_000),
+      });
+    } catch (err) {
+      const cause = (err as { cause?: { message?: string } }).cause?.message;
+      throw new Error(`${(err as Error).message}${cause ? `: ${cause}` : ''}`);
+    }
   }
 
   async close(): Promise<void> {}

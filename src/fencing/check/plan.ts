@@ -66,10 +66,11 @@ export async function runChecks(target: CheckTarget, grants: Grants, opts: Check
 
   rows.push(await writeRow(target, 'newer-applies', 'the newer holder writes: accepted, the watermark becomes its token', claim(newer, 1n, 'check-step-1'), ['APPLIED']));
   rows.push(await writeRow(target, 'stale-refused', 'the older token after the newer one wrote: refused, nothing applied', claim(older, 1n, 'check-stale'), ['STALE']));
-  const replay: WriteStatus[] = target.storesAnswers ? ['REPLAYED'] : ['STALE_STEP'];
-  rows.push(
-    await writeRow(target, 'retry-replayed', 'a retry with the same token and operation id: the first answer again, nothing applied twice', claim(newer, 1n, 'check-step-1'), replay),
-  );
+  // A resource that stores no answers (the proxy) cannot replay one: it refuses the retry, which applies nothing either.
+  const [replay, replayRule]: [WriteStatus[], string] = target.storesAnswers
+    ? [['REPLAYED'], 'the first answer again, nothing applied twice']
+    : [['STALE_STEP'], 'refused (no stored answer to replay), nothing applied twice'];
+  rows.push(await writeRow(target, 'retry-replayed', `a retry with the same token and operation id: ${replayRule}`, claim(newer, 1n, 'check-step-1'), replay));
   rows.push(await writeRow(target, 'higher-step', 'the same token at a higher step: accepted (a later step of one grant)', claim(newer, 2n, 'check-step-2'), ['APPLIED']));
   rows.push(await writeRow(target, 'same-step-refused', 'the same token at the same step, another operation: refused', claim(newer, 2n, 'check-step-2-again'), ['STALE_STEP']));
   rows.push(await writeRow(target, 'lower-step-refused', 'the same token at a lower step: refused', claim(newer, 1n, 'check-step-1-again'), ['STALE_STEP']));
@@ -89,7 +90,10 @@ export async function runChecks(target: CheckTarget, grants: Grants, opts: Check
 async function restoreRows(
   target: CheckTarget,
   raise: (min: bigint) => Promise<void>,
-  grants: Grants, claim: (token: bigint, step: bigint, operationId: string) => CheckedClaim, holder: bigint): Promise<CheckRow[]> {
+  grants: Grants,
+  claim: (token: bigint, step: bigint, operationId: string) => CheckedClaim,
+  holder: bigint,
+): Promise<CheckRow[]> {
   const min = (await grants.latestToken()) + 1n;
   await raise(min);
   const refused = await writeRow(target, 'restore-raise', `after raising the watermark to the latest token + 1 (${min}): the current holder's token is refused`, claim(holder, 3n, 'check-step-3'), [
