@@ -49,7 +49,7 @@ export function addCheckResourceCommand(program: Command, io: CliIO, action: Act
     .description(`play the fencing rules against your own fenced resource with real tokens; exit ${EXIT.CHECK_FAILED} when one did not hold`)
     .requiredOption('--lock <name>', 'a lock used for nothing else: the checks take it twice, and the resource gets bound to it')
     .option('--other-lock <name>', 'the other lock whose token must be refused (default: LOCK/check-other)')
-    .option('--postgres <url>', 'PostgreSQL target: connection string (or PG* environment variables, e.g. PGPASSWORD)')
+    .option('--postgres <url>', 'PostgreSQL target: connection string, without a password (command lines show in ps: set PGPASSWORD)')
     .option('--table <name>', 'with --postgres: the fenced table (ensureFencingSchema run on it)')
     .option('--row <key>', 'with --postgres: the key of the dedicated row (it must exist); not --key, which is the TLS key')
     .addOption(new Option('--key-column <name>', 'with --postgres: the primary-key column').default('id'))
