@@ -9,6 +9,9 @@ import { PROJECT_ROOT } from '../integration/harness';
 
 export const CLI_MAIN = path.join(PROJECT_ROOT, 'dist/src/cli/main.js');
 
+/** For tests of the proxy's own rules with made-up tokens: no cluster to check claims with. */
+export const UNCHECKED = ['--unchecked-claims'];
+
 export interface ProxyProcess {
   url: string;
   child: ChildProcess;
