@@ -57,10 +57,16 @@ describe('fencelock proxy: claims checked against the cluster', () => {
   it('the poisoning attack: a made-up lock or a token the lock never issued (2^63-1) gets 409 WRONG_LOCK and binds nothing; the real holder writes after', async () => {
     const holder = await session.acquire('poison/owner');
     proxy = await checked();
-    for (const forged of [lockFencing('made-up', MAX_FENCING_TOKEN), lockFencing('poison/owner', MAX_FENCING_TOKEN), lockFencing('poison/owner', holder.token + 1n), lockFencing('never-granted', 1n)]) {
-      const r = await post('/victim', forged.headers(), 'forged');
+    const forgeries = [
+      { claim: lockFencing('made-up', MAX_FENCING_TOKEN), why: 'knows no token of lock "made-up"' },
+      { claim: lockFencing('never-granted', 1n), why: 'knows no token of lock "never-granted"' },
+      { claim: lockFencing('poison/owner', MAX_FENCING_TOKEN), why: `has issued no token ${MAX_FENCING_TOKEN} for lock "poison/owner"` },
+      { claim: lockFencing('poison/owner', holder.token + 1n), why: `has issued no token ${holder.token + 1n} for lock "poison/owner"` },
+    ];
+    for (const f of forgeries) {
+      const r = await post('/victim', f.claim.headers(), 'forged');
       expect(r.status).toBe(409);
-      expect(await r.json()).toMatchObject({ error: 'WRONG_LOCK', message: expect.stringContaining('has issued no token') });
+      expect(await r.json()).toMatchObject({ error: 'WRONG_LOCK', message: expect.stringContaining(f.why) });
     }
     expect(stateLines(state)).toEqual([]);
     expect((await post('/victim', holder.fencing.headers(), 'real')).status).toBe(200);

@@ -34,11 +34,14 @@ export class ClusterClaimCheck {
       if ((err as { code?: unknown }).code === 'INVALID_ARGUMENT') return this.wrongLock(claim);
       return { ok: false, status: 503, error: 'CLUSTER_UNAVAILABLE', message: `cannot check the claim with the fencelock cluster (${(err as Error).message}); nothing was forwarded, retry later` };
     }
-    return claim.token <= fresh ? { ok: true } : this.wrongLock(claim);
+    return claim.token <= fresh ? { ok: true } : this.wrongLock(claim, fresh === 0n);
   }
 
-  private wrongLock(claim: CheckedClaim): ClaimVerdict {
-    return { ok: false, status: 409, error: 'WRONG_LOCK', message: `the cluster has issued no token ${claim.token} for lock ${JSON.stringify(claim.lock)}: a claim must carry a token the lock was granted` };
+  private wrongLock(claim: CheckedClaim, unknown = false): ClaimVerdict {
+    // The cluster forgets a lock that is idle and owns no keys (latest token 0): nobody holds it, so no write
+    // under it is due; the refusal says so rather than calling the token made up.
+    const why = unknown ? `the cluster knows no token of lock ${JSON.stringify(claim.lock)} (never granted, or idle and forgotten)` : `the cluster has issued no token ${claim.token} for lock ${JSON.stringify(claim.lock)}`;
+    return { ok: false, status: 409, error: 'WRONG_LOCK', message: `${why}: a claim must carry a token the lock was granted` };
   }
 
   /** One Describe per lock at a time; concurrent claims for the same lock share it. */

@@ -1,4 +1,4 @@
-// The request target the proxy judges must be the one the service will act on (DESIGN.md promise 9). Rather
+// The request target the proxy judges must be the one the service will act on (design promise 9: a resource's identity is the resource's own). Rather
 // than guess how a service normalises a path, the proxy forwards only targets that are already in the one
 // canonical spelling RFC 3986 normalisation cannot change, and refuses every other spelling (400).
 // docs/fencing-downstream.md, "Canonical request targets", states the rule and what the service must agree to.
