@@ -26,13 +26,14 @@ function parseListen(text: string): { host: string; port: number } {
   return { host: text.slice(0, i).replace(/^\[|\]$/g, ''), port: parseNonNegativeInt(text.slice(i + 1), '--listen port', 65_535) };
 }
 
-function resourceRule(f: ProxyFlags): ResourceRule {
+function resourceRule(f: ProxyFlags, caseInsensitive: boolean): ResourceRule {
   if (f.resourceHeader !== undefined && f.resourceSegments !== undefined) throw new UsageError('give --resource-header or --resource-segments, not both');
   if (f.resourceHeader !== undefined) {
+    if (caseInsensitive) throw new UsageError('--case-insensitive-paths is for path resources, not --resource-header');
     if (!/^[A-Za-z0-9-]+$/.test(f.resourceHeader)) throw new UsageError(`--resource-header: ${JSON.stringify(f.resourceHeader)} is not a header name`);
     return { header: f.resourceHeader };
   }
-  return { segments: f.resourceSegments === undefined ? 1 : parseNonNegativeInt(f.resourceSegments, '--resource-segments', 64) };
+  return { segments: f.resourceSegments === undefined ? 1 : parseNonNegativeInt(f.resourceSegments, '--resource-segments', 64), caseInsensitive };
 }
 
 export function addProxyCommand(program: Command, io: CliIO, action: Action, connect: (cmd: Command) => FenceLockClient): void {
@@ -72,7 +73,7 @@ Example: fencelock proxy --listen 127.0.0.1:8080 --target http://127.0.0.1:9000 
           const limits = proxyLimits(f);
           cluster = limits.uncheckedClaims ? undefined : connect(cmd);
           const claims = cluster ?? 'unchecked';
-          proxy = await FencingProxy.start({ target: f.target, stateFile: f.state, resource: resourceRule(f), passMethods, upstreamTimeoutMs, claims, maxResources: limits.maxResources, maxBodyBytes: limits.maxBodyBytes }, host, port);
+          proxy = await FencingProxy.start({ target: f.target, stateFile: f.state, resource: resourceRule(f, limits.caseInsensitivePaths), passMethods, upstreamTimeoutMs, claims, maxResources: limits.maxResources, maxBodyBytes: limits.maxBodyBytes }, host, port);
         } catch (err) {
           await cluster?.close();
           if (err instanceof RangeError || (err as Error).message.includes('Invalid URL')) throw new UsageError((err as Error).message);
@@ -85,7 +86,7 @@ Example: fencelock proxy --listen 127.0.0.1:8080 --target http://127.0.0.1:9000 
         if (proxy.log.droppedTail) io.stderr('fencelock proxy: dropped a torn last record of the watermark log (a request that was never forwarded)\n');
         io.stdout(
           json
-            ? `${toJson({ listening: where, target: f.target, state: f.state, resources: proxy.log.size })}\n`
+            ? `${toJson({ listening: where, target: f.target, state: f.state, resources: proxy.log.size, claims: cluster ? 'checked' : 'unchecked' })}\n`
             : `fencelock proxy listening on ${where}, forwarding to ${f.target}; watermarks of ${proxy.log.size} resources in ${f.state}\n`,
         );
         await new Promise<void>((resolve) => {

@@ -97,7 +97,8 @@ describe('fencelock proxy: only canonical request targets, 413 before closing', 
       '/x\\..\\a', // backslash, as is
       '/a;x/y', // servlet containers strip ";x" from the segment
       '/%7ea', // "~" is unreserved: must be written as itself
-      '/a%3a', // lower-case hex: %3A is the one spelling
+      '/a%3a', // ":" needs no encoding (and hex is upper case): "/a:" is its one spelling
+      '/a%c3%a9', // lower-case hex: "%C3%A9" is the one spelling
       `http://127.0.0.1:${new URL(svc.url).port}/a/x`, // absolute-form
       '*',
     ];
@@ -118,13 +119,27 @@ describe('fencelock proxy: only canonical request targets, 413 before closing', 
   it('with two segments per resource, /a/%62 does not open a second watermark beside /a/b', async () => {
     proxy = await startProxy(svc.url, path.join(dir, 'w.log'), [...UNCHECKED, '--resource-segments', '2']);
     expect((await rawRequest(proxy.url, '/a/b', lockFencing('l', 10n).headers(), 'POST', 'ten')).status).toBe(200);
-    for (const target of ['/a/%62', '/a/%62/c', '/a//b', '/a/./b', '/a/b/../b']) {
+    expect((await rawRequest(proxy.url, '/a/b:c', lockFencing('l', 10n).headers(), 'POST', 'colon')).status).toBe(200);
+    // "%3A" is ":" to a service that decodes the path: a character allowed as itself has no other spelling.
+    for (const target of ['/a/%62', '/a/%62/c', '/a//b', '/a/./b', '/a/b/../b', '/a/b%3Ac', '/a/b%3ac', '/a/%62:c']) {
       expect((await rawRequest(proxy.url, target, lockFencing('l', 5n).headers(), 'POST', 'five')).status, target).toBe(400);
     }
     expect((await rawRequest(proxy.url, '/a/b/c', lockFencing('l', 5n).headers(), 'POST', 'five')).status).toBe(409);
-    // Encoded reserved characters are fine: they are not another spelling of an unreserved one.
-    expect((await rawRequest(proxy.url, '/a/b%20c%3A', lockFencing('l', 5n).headers(), 'POST', 'other')).status).toBe(200);
-    expect(svc.received.map((x) => `${x.path} ${x.body}`)).toEqual(['/a/b ten', '/a/b%20c%3A other']);
+    // Bytes that may not stand as themselves are encoded, upper case: their one spelling.
+    expect((await rawRequest(proxy.url, '/a/b%20c%3F%C3%A9', lockFencing('l', 5n).headers(), 'POST', 'other')).status).toBe(200);
+    expect(svc.received.map((x) => `${x.path} ${x.body}`)).toEqual(['/a/b ten', '/a/b:c colon', '/a/b%20c%3F%C3%A9 other']);
+  });
+
+  it('--case-insensitive-paths (a service that routes as Express does by default): /A/x is the resource /a', async () => {
+    proxy = await startProxy(svc.url, path.join(dir, 'w.log'), [...UNCHECKED, '--case-insensitive-paths']);
+    expect((await rawRequest(proxy.url, '/a/x', lockFencing('l', 10n).headers(), 'POST', 'ten')).status).toBe(200);
+    const r = await rawRequest(proxy.url, '/A/x', lockFencing('l', 5n).headers(), 'POST', 'five');
+    expect(JSON.parse(r.body)).toMatchObject({ error: 'STALE', watermark: '10' });
+    // Non-ASCII letters: the proxy cannot fold their case as the service would, so it refuses them.
+    const e = await rawRequest(proxy.url, '/%C3%89t%C3%A9/x', lockFencing('l', 5n).headers(), 'POST', 'accent');
+    expect(e.status).toBe(400);
+    expect(JSON.parse(e.body)).toMatchObject({ error: 'NO_RESOURCE', message: expect.stringContaining('non-ASCII') });
+    expect(svc.received.map((x) => x.body)).toEqual(['ten']);
   });
 
   it('a body over the limit gets 413, read by the client before the connection closes; nothing is forwarded', async () => {

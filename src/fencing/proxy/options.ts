@@ -8,6 +8,7 @@ export interface ProxyLimitFlags {
   maxResources: string;
   maxBodyBytes: string;
   uncheckedClaims?: boolean;
+  caseInsensitivePaths?: boolean;
 }
 
 export interface ProxyLimits {
@@ -15,12 +16,15 @@ export interface ProxyLimits {
   maxBodyBytes: number;
   /** Claims are not checked against the cluster (see UNCHECKED_CLAIMS_WARNING). */
   uncheckedClaims: boolean;
+  /** The service routes case-insensitively (Express's default): /A and /a are one resource. */
+  caseInsensitivePaths: boolean;
 }
 
 /** The options to declare: flags, help text, default (undefined: a switch). */
 export const PROXY_LIMIT_OPTIONS: { flags: string; description: string; default?: string }[] = [
   { flags: '--max-resources <n>', description: 'keep the watermarks of at most N resources; a write to a new resource beyond them gets 507', default: String(DEFAULT_MAX_RESOURCES) },
   { flags: '--max-body-bytes <n>', description: 'a write with a larger body gets 413 and is not forwarded', default: String(DEFAULT_MAX_BODY_BYTES) },
+  { flags: '--case-insensitive-paths', description: 'the service routes paths case-insensitively (Express\'s default): /A/x and /a/x are one resource' },
   {
     flags: '--unchecked-claims',
     description: 'do not ask the cluster whether it issued a claim\'s token to its lock (for a proxy that cannot reach the cluster; anyone who reaches the proxy can then block a resource for good)',
@@ -37,5 +41,5 @@ function positive(text: string, what: string): number {
 
 /** Throws RangeError with the option's name on a bad value. */
 export function proxyLimits(f: ProxyLimitFlags): ProxyLimits {
-  return { maxResources: positive(f.maxResources, '--max-resources'), maxBodyBytes: positive(f.maxBodyBytes, '--max-body-bytes'), uncheckedClaims: f.uncheckedClaims === true };
+  return { maxResources: positive(f.maxResources, '--max-resources'), maxBodyBytes: positive(f.maxBodyBytes, '--max-body-bytes'), uncheckedClaims: f.uncheckedClaims === true, caseInsensitivePaths: f.caseInsensitivePaths === true };
 }

@@ -15,8 +15,11 @@ import { DEFAULT_MAX_BODY_BYTES } from './options';
 import { canonicalTarget } from './target';
 import { StateFull, WatermarkLog } from './watermarkLog';
 
-/** Which resource a request writes: the first `segments` segments of its path, or the value of a header. */
-export type ResourceRule = { segments: number } | { header: string };
+/**
+ * Which resource a request writes: the first `segments` segments of its path (`caseInsensitive`: compared
+ * without regard to case, for a service that routes so), or the value of a header.
+ */
+export type ResourceRule = { segments: number; caseInsensitive?: boolean } | { header: string };
 
 export interface FencingProxyOptions {
   /** The service, e.g. http://127.0.0.1:9000. */
@@ -52,13 +55,21 @@ function endToEnd(h: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
   return Object.fromEntries(Object.entries(h).filter(([k]) => !HOP_BY_HOP.has(k)));
 }
 
-/** The resource a request writes, from the segments of its canonical path (see target.ts) or a header. */
-export function resourceOf(segments: string[], headers: http.IncomingHttpHeaders, rule: ResourceRule): string | undefined {
+/**
+ * The resource a request writes, from the segments of its canonical path (see target.ts) or a header; a
+ * message when it has none, or none the proxy can key for sure.
+ */
+export function resourceOf(segments: string[], headers: http.IncomingHttpHeaders, rule: ResourceRule): { resource: string } | { problem: string } {
   if ('header' in rule) {
     const v = headers[rule.header.toLowerCase()];
-    return typeof v === 'string' && v !== '' ? v : undefined;
+    return typeof v === 'string' && v !== '' ? { resource: v } : { problem: `the request names no resource (header ${rule.header})` };
   }
-  return `/${segments.slice(0, rule.segments).join('/')}`;
+  const path = `/${segments.slice(0, rule.segments).join('/')}`;
+  if (rule.caseInsensitive !== true) return { resource: path };
+  // Folding the case of a non-ASCII letter the way the service does is more than the proxy can know.
+  if (/%[89A-F]/.test(path)) return { problem: `the resource ${path} has non-ASCII characters, which a proxy with case-insensitive paths refuses` };
+  // Percent-encoding is upper case in a canonical target, so lower-casing maps every spelling to one key.
+  return { resource: path.toLowerCase() };
 }
 
 export class FencingProxy {
@@ -115,8 +126,9 @@ export class FencingProxy {
     if (this.pass.has((req.method ?? '').toUpperCase())) return this.forward(req, res, undefined);
     const parsed = claimFromHeaders(req.headers);
     if (!parsed.ok) return refuse(req, res, parsed.status, parsed.status === 400 ? 'MALFORMED_CLAIM' : 'CLAIM_REQUIRED', parsed.message);
-    const resource = resourceOf(target.segments, req.headers, this.rule);
-    if (resource === undefined) return refuse(req, res, 400, 'NO_RESOURCE', `the request names no resource (header ${'header' in this.rule ? this.rule.header : ''})`);
+    const named = resourceOf(target.segments, req.headers, this.rule);
+    if ('problem' in named) return refuse(req, res, 400, 'NO_RESOURCE', named.problem);
+    const resource = named.resource;
     const claim = parsed.claim;
     // Before anything is recorded: a claim the cluster did not issue must not bind a resource.
     const verdict = this.checker ? await this.checker.check(claim) : { ok: true as const };

@@ -6,10 +6,9 @@
 /** A canonical origin-form target's path segments (none empty; a trailing slash dropped), or why it is not one. */
 export type CanonicalTarget = { ok: true; segments: string[] } | { ok: false; message: string };
 
-// RFC 3986 unreserved characters: percent-encoding one of them is another spelling of the same path.
-const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
-// What a path segment may hold literally: unreserved, sub-delims except ";" (servlet containers strip
-// ";params" from segments), ":" and "@". Everything else must be percent-encoded, and some bytes not even so.
+// What a path segment may hold literally: RFC 3986 unreserved characters, sub-delims except ";" (servlet
+// containers strip ";params" from segments), ":" and "@". A byte that may stand as itself must (a service that
+// decodes the path would read "%3A" and ":" alike); every other byte must be percent-encoded, and some not even so.
 const SEGMENT_CHAR = /^[A-Za-z0-9\-._~!$&'()*+,=:@%]$/;
 // The query is forwarded as is and is not part of the resource; it only has to be plain printable ASCII.
 const QUERY = /^[\x21-\x7e]*$/;
@@ -19,7 +18,7 @@ function encodedByteProblem(hex: string): string | undefined {
   if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return `"%${hex}" is not a percent-encoded byte`;
   if (hex !== hex.toUpperCase()) return `"%${hex}" must be written "%${hex.toUpperCase()}" (percent-encoding is upper case)`;
   const ch = String.fromCharCode(parseInt(hex, 16));
-  if (UNRESERVED.test(ch)) return `"%${hex}" encodes "${ch}", which must be written as itself`;
+  if (ch !== '%' && SEGMENT_CHAR.test(ch)) return `"%${hex}" encodes "${ch}", which must be written as itself`;
   if (ch === '/' || ch === '\\') return `"%${hex}" encodes a path separator: a service decoding it would see other segments`;
   if (ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f) return `"%${hex}" encodes a control character`;
   return undefined;
