@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FenceLockClient, lockFencing, type Session } from '../../src/client';
 import { MAX_FENCING_TOKEN } from '../../src/fencing';
-import { freePorts, LocalCluster } from '../integration/harness';
+import { eventually, freePorts, LocalCluster } from '../integration/harness';
 import { startBlindService, startProxy, type ProxyProcess } from './proxyProcess';
 
 let cluster: LocalCluster;
@@ -120,6 +120,35 @@ describe('fencelock proxy: claims checked against the cluster', () => {
     expect((await post('/r1', holder.fencing.headers(100n), 'again')).status).toBe(409);
     expect(svc.received.filter((x) => x.path === '/r4' || x.body === 'again')).toEqual([]);
     await holder.release();
+  });
+
+  it('a flood of made-up claims puts at most 64 checks in flight at the cluster: the rest get 503 at once', async () => {
+    proxy = await checked(['--timeout', '30000']);
+    // Warm the proxy's connection to the cluster, so that every check below is a Describe in flight.
+    expect((await post('/warm', lockFencing('warm-up', 1n).headers())).status).toBe(409);
+    const node = cluster.nodes[0]!.id;
+    cluster.pause(node);
+    try {
+      // Whichever arrive after the first 64 (connections race) are answered while the cluster is paused.
+      const early: string[] = [];
+      const answers = Array.from({ length: 70 }, (_, i) =>
+        post(`/flood-${i}`, lockFencing(`flood-${i}`, 1n).headers()).then(async (r) => {
+          const body = (await r.json()) as { error: string; message: string };
+          const seen = `${r.status} ${body.error} ${/checking 64 claims/.test(body.message) ? 'busy' : ''}`.trim();
+          early.push(seen);
+          return seen;
+        }),
+      );
+      await eventually(() => early.length >= 6 || undefined, 30_000, 'the six claims beyond the 64 in flight');
+      expect(early).toEqual(Array.from({ length: 6 }, () => '503 CLUSTER_UNAVAILABLE busy'));
+      cluster.resume(node);
+      const all = await Promise.all(answers);
+      expect(all.filter((a) => a === '409 WRONG_LOCK')).toHaveLength(64);
+    } finally {
+      cluster.resume(node);
+    }
+    expect(svc.received).toEqual([]);
+    expect(stateLines(state)).toEqual([]);
   });
 
   it('when the cluster cannot answer, a write gets 503 and is neither recorded nor forwarded', async () => {

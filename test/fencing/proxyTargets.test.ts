@@ -59,6 +59,38 @@ function socketExchange(base: string, head: string, bodyBytes: number, chunked: 
   });
 }
 
+/** Sends a chunked body that never ends until the proxy cuts the connection (or CAP bytes); what came back. */
+function endlessBody(base: string, head: string): Promise<{ answer: string; sent: number; cut: boolean }> {
+  const CAP = 256 << 20;
+  const u = new URL(base);
+  return new Promise((resolve) => {
+    let answer = '';
+    let sent = 0;
+    let done = false;
+    const finish = (cut: boolean): void => {
+      if (done) return;
+      done = true;
+      s.destroy();
+      resolve({ answer, sent, cut });
+    };
+    const chunk = Buffer.concat([Buffer.from(`${(64 << 10).toString(16)}\r\n`), Buffer.alloc(64 << 10, 0x62), Buffer.from('\r\n')]);
+    const s = net.connect(Number(u.port), u.hostname, () => {
+      s.write(head);
+      const pump = (): void => {
+        while (!done && sent < CAP) {
+          sent += chunk.length;
+          if (!s.write(chunk)) return void s.once('drain', pump);
+        }
+        if (sent >= CAP) finish(false);
+      };
+      pump();
+    });
+    s.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+    s.on('error', () => finish(true));
+    s.on('close', () => finish(true));
+  });
+}
+
 describe('fencelock proxy: only canonical request targets, 413 before closing', () => {
   let dir: string;
   let svc: Awaited<ReturnType<typeof startBlindService>>;
@@ -154,6 +186,16 @@ describe('fencelock proxy: only canonical request targets, 413 before closing', 
     // At the limit it passes.
     expect((await rawRequest(proxy.url, '/big', lockFencing('l', 8n).headers(), 'POST', 'y'.repeat(1000))).status).toBe(200);
     expect(svc.received.map((x) => x.body.length)).toEqual([1000]);
+  });
+
+  it('a refused request whose body never ends: the client reads the answer, then the proxy cuts the connection within its bound', async () => {
+    proxy = await startProxy(svc.url, path.join(dir, 'w.log'), UNCHECKED);
+    // No claim: 428 before the body is read; the proxy drops at most 8 MiB (or 5 s) more of it, then cuts.
+    const r = await endlessBody(proxy.url, 'POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n');
+    expect(r.answer).toMatch(/^HTTP\/1\.1 428 /);
+    expect(r.cut).toBe(true);
+    expect(r.sent).toBeLessThan(64 << 20);
+    expect(svc.received).toEqual([]);
   });
 
   it('--unchecked-claims says loudly on stderr what it gives up', async () => {

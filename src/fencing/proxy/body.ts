@@ -6,9 +6,26 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson } from '../http/send';
 
-/** After a 413, at most this much more of the body is read and discarded before the connection is cut. */
+/** After an answer, at most this much more of the body is read and discarded before the connection is cut. */
 const LINGER_BYTES = 8 << 20;
 const LINGER_MS = 5_000;
+
+/**
+ * For a request answered without its body (a refusal, a 413): reads and drops the rest, so that the answer is
+ * not lost to a reset, but no more than LINGER_BYTES or LINGER_MS; then the connection is cut.
+ */
+export function discardRest(req: IncomingMessage): void {
+  if (req.readableEnded) return;
+  let size = 0;
+  const cut = setTimeout(() => req.socket.destroy(), LINGER_MS);
+  cut.unref();
+  req.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size > LINGER_BYTES) req.socket.destroy();
+  });
+  req.once('end', () => clearTimeout(cut));
+  req.resume();
+}
 
 /** The whole body, or undefined once a 413 has been answered (nothing of it is kept). */
 export function readBodyWithin(req: IncomingMessage, res: ServerResponse, maxBytes: number): Promise<Buffer | undefined> {
@@ -22,16 +39,13 @@ export function readBodyWithin(req: IncomingMessage, res: ServerResponse, maxByt
       chunks.length = 0;
       size = 0;
       sendJson(res, 413, { error: 'TOO_LARGE', message: `the request body is over the proxy's limit of ${maxBytes} bytes; nothing was forwarded` });
-      const cut = setTimeout(() => req.socket.destroy(), LINGER_MS);
-      cut.unref();
-      req.once('end', () => clearTimeout(cut));
+      discardRest(req);
       resolve(undefined);
     };
     req.on('data', (c: Buffer) => {
+      if (refused) return;
       size += c.length;
-      if (refused) {
-        if (size > LINGER_BYTES) req.socket.destroy();
-      } else if (size > maxBytes) refuse();
+      if (size > maxBytes) refuse();
       else chunks.push(c);
     });
     req.on('end', () => {

@@ -13,6 +13,8 @@ export type ClaimVerdict = { ok: true } | { ok: false; status: 409; error: 'WRON
 
 /** How many locks' latest tokens are cached (least recently used dropped first); a bound, not a tuning knob. */
 export const CACHED_LOCKS = 10_000;
+/** At most this many Describe calls at once: a flood of made-up claims must not become a flood at the cluster. */
+export const ASKING_AT_MOST = 64;
 
 export class ClusterClaimCheck {
   private readonly latest = new Map<string, bigint>();
@@ -25,6 +27,9 @@ export class ClusterClaimCheck {
     if (cached !== undefined && claim.token <= cached) {
       this.remember(claim.lock, cached);
       return { ok: true };
+    }
+    if (!this.asking.has(claim.lock) && this.asking.size >= ASKING_AT_MOST) {
+      return { ok: false, status: 503, error: 'CLUSTER_UNAVAILABLE', message: `the proxy is checking ${ASKING_AT_MOST} claims with the cluster already; nothing was forwarded, retry later` };
     }
     let fresh: bigint;
     try {

@@ -9,7 +9,7 @@ import { claimFromHeaders, refusalAnswer } from '../http/claim';
 import { sendJson } from '../http/send';
 import type { CheckedClaim } from '../token';
 import { advanced, judge } from '../watermark';
-import { readBodyWithin } from './body';
+import { discardRest, readBodyWithin } from './body';
 import { ClusterClaimCheck, type LockDescriber } from './claimCheck';
 import { DEFAULT_MAX_BODY_BYTES } from './options';
 import { canonicalTarget } from './target';
@@ -42,10 +42,10 @@ export interface FencingProxyOptions {
   upstreamTimeoutMs?: number;
 }
 
-/** Answers a request that is not forwarded; its body is read and dropped so the answer reaches the client. */
+/** Answers a request that is not forwarded; the rest of its body is dropped (bounded) so the answer reaches the client. */
 function refuse(req: http.IncomingMessage, res: http.ServerResponse, status: number, error: string, message: string): void {
-  req.resume();
   sendJson(res, status, { error, message });
+  discardRest(req);
 }
 
 // Hop-by-hop headers (RFC 9110 7.6.1) stay with each connection.
