@@ -530,7 +530,8 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
 
   addMemberCommands(program, io, action, withClient);
 
-  addProxyCommand(program, io, action);
+  // The proxy asks the cluster (the global --endpoints and credentials) which tokens each lock issued.
+  addProxyCommand(program, io, action, (cmd) => new FenceLockClient(clientOptions(globals(cmd))));
   addCheckResourceCommand(program, io, action, withClient);
 
   program

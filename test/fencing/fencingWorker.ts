@@ -8,7 +8,8 @@
 // now), then write the row in 1..3 steps under the token, sometimes sending a step twice (a retry), and
 // release. Writes go over HTTP with the fencing headers (to a fenced service, a proxy, or the test's SQL
 // gateway), or straight to PostgreSQL with fencedUpdate. One JSON line per event on stdout:
-//   {"k":"holding","lock","token"}   {"k":"attempt","row","token","step","retry","outcome"}   {"k":"end"}
+//   {"k":"holding","lock","token"}   {"k":"attempt","row","token","step","retry","outcome"}
+//   {"k":"released","lock","token","held"}   {"k":"end"}
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FenceLockClient, type LockHandle, type Session } from '../../src/client';
@@ -83,9 +84,16 @@ async function main(): Promise<void> {
         if (outcome.startsWith(TRANSPORT_ERROR) && i === sends - 1 && sends < 4) sends++;
       }
     }
-    await lock.release().catch(() => {
-      session = undefined; // lost while frozen: the server has expired it
-    });
+    // A refused release: the lock was lost meanwhile (frozen, or starved of CPU past the lease), and the
+    // server has expired the session.
+    const held = await lock.release().then(
+      () => true,
+      () => {
+        session = undefined;
+        return false;
+      },
+    );
+    emit({ k: 'released', lock: lock.name, token: lock.token.toString(), held });
   }
   emit({ k: 'end' });
   await client.close().catch(() => undefined);

@@ -9,6 +9,9 @@ import { PROJECT_ROOT } from '../integration/harness';
 
 export const CLI_MAIN = path.join(PROJECT_ROOT, 'dist/src/cli/main.js');
 
+/** For tests of the proxy's own rules with made-up tokens: no cluster to check claims with. */
+export const UNCHECKED = ['--unchecked-claims'];
+
 export interface ProxyProcess {
   url: string;
   child: ChildProcess;
@@ -59,8 +62,14 @@ export interface Received {
   end: number;
 }
 
-/** A service that cannot check tokens: it applies (records) whatever reaches it, after `delayMs(req)`. */
-export async function startBlindService(delayMs: (path: string, body: string) => number = () => 0): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
+/**
+ * A service that cannot check tokens: it applies (records) whatever reaches it, after `delayMs(req)`, and
+ * answers `statusOf(path)` (default 200).
+ */
+export async function startBlindService(
+  delayMs: (path: string, body: string) => number = () => 0,
+  statusOf: (path: string) => number = () => 200,
+): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
   const received: Received[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
@@ -69,7 +78,7 @@ export async function startBlindService(delayMs: (path: string, body: string) =>
       const start = performance.now();
       setTimeout(() => {
         received.push({ method: req.method ?? '', path: req.url ?? '', token: req.headers['fencing-token'] as string | undefined, step: req.headers['fencing-step'] as string | undefined, body, start, end: performance.now() });
-        res.writeHead(200, { 'content-type': 'application/json' });
+        res.writeHead(statusOf(req.url ?? ''), { 'content-type': 'application/json' });
         res.end(JSON.stringify({ applied: body }));
       }, delayMs(req.url ?? '', body));
     });

@@ -13,6 +13,11 @@ export interface RunResult {
   /** Tokens granted per lock, as the holders announced them. */
   grants: Map<string, Set<string>>;
   freezes: number;
+  /**
+   * "lock/token" of the grants whose holder lost the lock before it was done: frozen past its lease, or its
+   * release refused (its session expired, e.g. starved of CPU).
+   */
+  lost: Set<string>;
 }
 
 export interface RunOptions {
@@ -26,7 +31,7 @@ export interface RunOptions {
 }
 
 export async function runWorkers(o: RunOptions): Promise<RunResult> {
-  const result: RunResult = { attempts: [], grants: new Map(), freezes: 0 };
+  const result: RunResult = { attempts: [], grants: new Map(), freezes: 0, lost: new Set() };
   const children: ChildProcess[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const errors: string[] = [];
@@ -35,8 +40,9 @@ export async function runWorkers(o: RunOptions): Promise<RunResult> {
     children.push(child);
     let frozen = false;
     readline.createInterface({ input: child.stdout! }).on('line', (line) => {
-      const ev = JSON.parse(line) as { k: string; lock?: string; token?: string; message?: string };
+      const ev = JSON.parse(line) as { k: string; lock?: string; token?: string; message?: string; held?: boolean };
       if (ev.k === 'attempt') result.attempts.push(ev as unknown as Attempt);
+      else if (ev.k === 'released' && ev.held === false) result.lost.add(`${ev.lock}/${ev.token}`);
       else if (ev.k === 'error') errors.push(`w${i}: ${ev.message}`);
       else if (ev.k === 'holding') {
         const set = result.grants.get(ev.lock!) ?? new Set<string>();
@@ -45,6 +51,7 @@ export async function runWorkers(o: RunOptions): Promise<RunResult> {
         if (!frozen && Math.random() < o.freezeChance) {
           frozen = true;
           result.freezes++;
+          result.lost.add(`${ev.lock}/${ev.token}`);
           child.kill('SIGSTOP');
           const t = setTimeout(() => {
             timers.delete(t);
@@ -91,6 +98,8 @@ export interface HistoryStats {
   /** Attempts without an answer (sent again, same step). */
   errors: number;
   freezes: number;
+  /** WRONG_LOCK from the proxy: the token of a holder that lost its lock, which the cluster had forgotten meanwhile. */
+  refusedForgotten: number;
 }
 
 const key = (row: number, token: bigint | string, step: bigint | string): string => `${row}/${token}/${step}`;
@@ -99,9 +108,12 @@ const key = (row: number, token: bigint | string, step: bigint | string): string
  * The checks of a run: per row, accepted (token, step) strictly increase (tokens strictly, except further steps
  * of one grant); every accepted write was announced by a worker that held that row's lock with that token, and
  * is the one APPLIED attempt with its key (a write whose answer was lost may be either); every STALE refusal was
- * justified by a newer accepted token. Returns the figures; throws a description of the first violation.
+ * justified by a newer accepted token. With `forgottenLocks` (the proxy, which asks the cluster whether a lock
+ * issued the token), a WRONG_LOCK refusal is allowed for the grant of a holder that lost its lock (RunResult.lost):
+ * the lock may have gone idle, and the cluster forgets an idle lock that owns no keys (its latest token reads 0).
+ * Returns the figures; throws a description of the first violation.
  */
-export function checkHistory(accepted: Accepted[], run: RunResult, retryOutcome: 'REPLAYED' | 'STALE_STEP'): HistoryStats {
+export function checkHistory(accepted: Accepted[], run: RunResult, retryOutcome: 'REPLAYED' | 'STALE_STEP', opts: { forgottenLocks?: boolean } = {}): HistoryStats {
   const last = new Map<number, Accepted>();
   const newest = new Map<number, bigint>();
   const seen = new Set<string>();
@@ -116,7 +128,7 @@ export function checkHistory(accepted: Accepted[], run: RunResult, retryOutcome:
     seen.add(key(a.row, a.token, a.step));
   }
   const applied = new Set<string>();
-  const stats: HistoryStats = { attempted: run.attempts.length, accepted: accepted.length, replayed: 0, refusedStale: 0, refusedStep: 0, errors: 0, freezes: run.freezes };
+  const stats: HistoryStats = { attempted: run.attempts.length, accepted: accepted.length, replayed: 0, refusedStale: 0, refusedStep: 0, errors: 0, freezes: run.freezes, refusedForgotten: 0 };
   for (const t of run.attempts) {
     const k = key(t.row, t.token, t.step);
     switch (t.outcome) {
@@ -137,6 +149,12 @@ export function checkHistory(accepted: Accepted[], run: RunResult, retryOutcome:
       case 'STALE_STEP':
         stats.refusedStep++;
         if (!t.retry && retryOutcome === 'STALE_STEP') throw new Error(`${t.worker}: first send of ${k} refused STALE_STEP`);
+        break;
+      case 'WRONG_LOCK':
+        if (opts.forgottenLocks !== true) throw new Error(`${t.worker}: unexpected outcome WRONG_LOCK for ${k}`);
+        stats.refusedForgotten++;
+        if (!run.lost.has(`row/${t.row}/${t.token}`)) throw new Error(`${t.worker}: ${k} refused WRONG_LOCK, but its holder still held the lock at its release`);
+        if (!t.retry && seen.has(k)) throw new Error(`${t.worker}: ${k} reported WRONG_LOCK but was applied`);
         break;
       default:
         // Only a request without an answer is allowed to fail: an answered error (a 500) is a bug.

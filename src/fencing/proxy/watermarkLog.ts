@@ -2,8 +2,9 @@
 // request is forwarded. Appending one short line costs one small write and one fsync per request, whatever the
 // number of resources (rewriting a whole snapshot file each time would grow with them). A crash can leave only
 // a torn last line, of a claim that was therefore never forwarded: it is dropped on open. On open the log is
-// also compacted (one line per resource, written to a temp file, fsynced, renamed over, directory fsynced)
-// when it has grown well past its number of resources.
+// compacted (one line per resource, written to a temp file, fsynced, renamed over, directory fsynced) when it
+// has grown well past its number of resources, on open and while running. The number of resources is bounded
+// (maxResources): with the compaction that bounds the file to 2 * maxResources + 64 lines.
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { UNFENCED, type Watermark } from '../watermark';
@@ -29,6 +30,17 @@ function decode(text: string, lineNo: number, file: string): [string, Watermark]
   }
 }
 
+/** The default bound on the number of resources the log keeps. */
+export const DEFAULT_MAX_RESOURCES = 100_000;
+
+/** A claim for a new resource when the log already keeps maxResources: nothing was recorded. */
+export class StateFull extends Error {}
+
+/** Compaction is due once the file holds this many more lines than resources. */
+function compactionDue(lines: number, resources: number): boolean {
+  return lines > 2 * resources + 64;
+}
+
 async function fsyncDir(dir: string): Promise<void> {
   const h = await fsp.open(dir, 'r');
   try {
@@ -40,6 +52,8 @@ async function fsyncDir(dir: string): Promise<void> {
 
 export class WatermarkLog {
   private tail: Promise<void> = Promise.resolve();
+  /** Lines in the file now. */
+  private lines: number;
 
   private constructor(
     readonly file: string,
@@ -47,9 +61,14 @@ export class WatermarkLog {
     private readonly marks: Map<string, Watermark>,
     /** Lines dropped on open: a torn last record of a crash. */
     readonly droppedTail: boolean,
-  ) {}
+    readonly maxResources: number,
+  ) {
+    this.lines = marks.size;
+  }
 
-  static async open(file: string): Promise<WatermarkLog> {
+  /** A log holding more than maxResources resources opens (it was written under a higher bound) but takes no new one. */
+  static async open(file: string, maxResources = DEFAULT_MAX_RESOURCES): Promise<WatermarkLog> {
+    if (!Number.isInteger(maxResources) || maxResources < 1) throw new RangeError(`maxResources must be a positive integer, got ${maxResources}`);
     let text = '';
     try {
       text = await fsp.readFile(file, 'utf8');
@@ -66,9 +85,12 @@ export class WatermarkLog {
       // Records only ever raise a watermark; keep the highest in case of a hand-edited log.
       if (!prev || m.fence > prev.fence || (m.fence === prev.fence && m.step > prev.step)) marks.set(r, m);
     });
-    if (droppedTail || lines.length > 2 * marks.size + 64) await WatermarkLog.rewrite(file, marks);
+    const rewritten = droppedTail || compactionDue(lines.length, marks.size);
+    if (rewritten) await WatermarkLog.rewrite(file, marks);
     const handle = await fsp.open(file, 'a');
-    return new WatermarkLog(file, handle, marks, droppedTail);
+    const log = new WatermarkLog(file, handle, marks, droppedTail, maxResources);
+    if (!rewritten) log.lines = lines.length;
+    return log;
   }
 
   /** Replaces the file by one line per resource: temp file, fsync, rename, fsync of the directory. */
@@ -93,15 +115,35 @@ export class WatermarkLog {
     return this.marks.get(resource) ?? UNFENCED;
   }
 
-  /** Appends and fsyncs the resource's new watermark; resolves once it is durable. Records are written in call order. */
+  /**
+   * Appends and fsyncs the resource's new watermark; resolves once it is durable. Records are written in call
+   * order. A resource not yet kept when maxResources are: StateFull, and nothing is written.
+   */
   record(resource: string, mark: Watermark): Promise<void> {
     const write = this.tail.then(async () => {
+      if (!this.marks.has(resource) && this.marks.size >= this.maxResources) {
+        throw new StateFull(`the proxy keeps the watermarks of at most ${this.maxResources} resources and has that many: nothing was forwarded; raise --max-resources or move resources to a proxy of their own`);
+      }
       await this.handle.write(encode(resource, mark));
       await this.handle.sync();
       this.marks.set(resource, mark);
+      this.lines++;
+      // The record is durable already: a failed compaction leaves the longer file, tried again next record.
+      if (compactionDue(this.lines, this.marks.size)) await this.compact().catch(() => undefined);
     });
     this.tail = write.catch(() => undefined);
     return write;
+  }
+
+  /** Rewrites the file to one line per resource while no record is being written (called inside the tail). */
+  private async compact(): Promise<void> {
+    await this.handle.close();
+    try {
+      await WatermarkLog.rewrite(this.file, this.marks);
+      this.lines = this.marks.size;
+    } finally {
+      this.handle = await fsp.open(this.file, 'a');
+    }
   }
 
   async close(): Promise<void> {
