@@ -11,6 +11,10 @@ export function expectOk<R extends Result>(result: Result): Exclude<R, { status:
   return result;
 }
 
+/** Why the auth tables refuse a change while auth is off, and what to do (docs/auth.md "Bootstrap"). */
+export const AUTH_OFF_TEXT =
+  'auth is off: users, roles and tokens can be made only once auth is on; set "auth": { "enabled": true, "admin": NAME } in every node\'s config and restart them, then make them as NAME (a client certificate from the cluster CA naming urn:fencelock:client:NAME)';
+
 const REFUSAL_TEXT: Record<string, string> = {
   [Reason.STALE_TOKEN]: 'stale token: a newer grant of this lock exists (the token is below its latest), or a key was written under a newer token',
   [Reason.LOCK_NOT_HELD]: 'lock not held: the grant under this token has ended (released, closed or expired) and no newer grant exists yet',
@@ -36,6 +40,7 @@ const REFUSAL_TEXT: Record<string, string> = {
   [Reason.UNKNOWN_ROLE]: 'no such role',
   [Reason.UNKNOWN_TOKEN]: 'no such token',
   [Reason.LAST_ADMIN]: 'this would leave no user with the admin permission',
+  [Reason.AUTH_OFF]: AUTH_OFF_TEXT,
   [Reason.LOCK_BUSY]: 'keys move only to a lock that nobody holds or waits for; release it first',
   [Reason.MOVE_TOO_LARGE]: `a move takes at most ${MAX_MOVE_KEYS} keys; move a longer prefix at a time`,
 };
