@@ -129,7 +129,7 @@ describe('the window before auth is turned on', () => {
     cluster.startAll();
     const leader = await leaderAddress();
     const admin = clientOn(leader, adminCert());
-    await eventually(async () => ((await admin.call('Auth', 'WhoAmI', {}).catch(() => ({}))).authEnabled === true ? true : undefined), 30_000, 'auth on');
+    await eventually(async () => ((await admin.call('Auth', 'WhoAmI', {}).catch((): Obj => ({}))).authEnabled === true ? true : undefined), 30_000, 'auth on');
     const root = { name: 'root', rules: ['LOCK', 'WRITE', 'READ', 'ADMIN'].map((permission) => ({ permission, prefix: '' })), quotas: [] };
     expect(await admin.call('Auth', 'List', {})).toEqual({ authEnabled: true, users: [{ name: ADMIN, roles: ['root'] }], roles: [root], tokens: [] });
 
