@@ -70,8 +70,28 @@ export function refusalError(reason: Reason, watermark: number, key?: string, ow
   if (reason === Reason.QUOTA_EXCEEDED && subject !== undefined) metadata[QUOTA_METADATA_KEY] = subject;
   const about = subject === undefined ? '' : ` (${subjectText(reason, subject)})`;
   const text = `${reason}: ${refusalText(reason, key, owner)}${about}; current watermark ${watermark}`;
-  const code = STATUS_OF[reason] ?? (isResourceExhausted(reason) ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.FAILED_PRECONDITION);
-  return new ApiError(code, text, metadata);
+  return new ApiError(statusOf(reason), text, metadata);
+}
+
+/**
+ * A fenced write's refusal as a caller sees it who may not read what it is about (docs/auth.md
+ * "Refusals"): the reason and the key it sent, but neither the lock that key belongs to nor a watermark,
+ * which would tell it that another lock's key exists, its lock's name, or how far a lock it may not use
+ * has gone.
+ */
+export function withheldRefusalError(reason: Reason, lock: string, key?: string): ApiError {
+  const metadata: Record<string, string> = { [REASON_METADATA_KEY]: reason };
+  if (key !== undefined) metadata[KEY_METADATA_KEY] = metadataText(key);
+  const q = JSON.stringify;
+  const text =
+    reason === Reason.WRONG_LOCK && key !== undefined
+      ? `${reason}: wrong lock: key ${q(key)} belongs to another lock (for good: bound by its first write); which lock, and its watermark, are shown only to a caller that may read the key; use another key`
+      : `${reason}: ${refusalText(reason, key, undefined)}; the watermark is shown only to a caller that may lock ${q(lock)}${key === undefined ? '' : ` or read ${q(key)}`}`;
+  return new ApiError(statusOf(reason), text, metadata);
+}
+
+function statusOf(reason: Reason): grpc.status {
+  return STATUS_OF[reason] ?? (isResourceExhausted(reason) ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.FAILED_PRECONDITION);
 }
 
 function subjectText(reason: Reason, subject: string): string {
