@@ -98,6 +98,15 @@ describe('refusals say only what the caller may know', () => {
     expect(stale.details).not.toContain(String(ownerToken));
   });
 
+  it('a release of a lock the caller may not use (releasing needs no permission) shows no watermark', async () => {
+    const eve = as('eve');
+    const eveSession = await eve.openSession({ ttlMs: 60_000 });
+    const err = await refusal(eve.releaseFor(eveSession, 'vic/owner', ownerToken));
+    expect(err.reason).toBe('NOT_HOLDER');
+    expect(err.watermark).toBeUndefined();
+    expect(err.details).not.toContain(String(ownerToken));
+  });
+
   it('a caller that may read the key is told the owning lock and the watermark, as before', async () => {
     const rita = as('rita');
     const session = await rita.openSession({ ttlMs: 60_000 });
