@@ -22,7 +22,8 @@ cat >"$DIR/node.json" <<'JSON'
   "peerListen": "0.0.0.0:7101",
   "members": { "fl1": { "client": "localhost:7001", "peer": "localhost:7101" } },
   "tls": { "ca": "certs/ca.pem", "cert": "certs/fl1.pem", "key": "certs/fl1-key.pem" },
-  "dataDir": "/var/lib/fencelock"
+  "dataDir": "/var/lib/fencelock",
+  "auth": { "enabled": false }
 }
 JSON
 # The node runs as uid 10001 in the image: the mounted config and keys must be readable by it.

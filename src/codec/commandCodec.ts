@@ -84,6 +84,7 @@ function encodeAuthChange(c: AuthChange): Wire {
     w.value = f.value;
     w.hasValue = true;
   }
+  if (c.version !== undefined && c.version !== 0) w.version = c.version;
   return w;
 }
 
@@ -111,6 +112,8 @@ function decodeAuthChange(b: Wire): AuthChange {
   const change: Record<string, unknown> = { op };
   for (const k of Object.hasOwn(fields, op) ? (fields[op] ?? []) : []) change[k] = s(k);
   if (op === 'role_quota' && b.hasValue === true) change.value = num(b.value);
+  const version = num(b.version);
+  if (version !== 0) change.version = version;
   return change as unknown as AuthChange;
 }
 

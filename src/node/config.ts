@@ -64,7 +64,10 @@ export interface NodeConfig {
    * wait to be added with `fencelock member add`. Only read while the data folder is empty.
    */
   join: boolean;
-  /** Auth (docs/auth.md): on, and the admin the first leader creates when it turns it on. */
+  /**
+   * Auth (docs/auth.md): on, and the admin the first leader creates when it turns it on. Off when absent,
+   * but only on a loopback client listener: elsewhere, running without auth is said in the config.
+   */
   auth: AuthConfig;
 }
 
@@ -207,6 +210,9 @@ export function validateConfig(raw: unknown, origin = 'config'): NodeConfig {
   }
   if (cfg.maxSessionTtlMs < cfg.minSessionTtlMs) fail('maxSessionTtlMs', 'must be >= minSessionTtlMs');
   checkAuth(cfg.auth, fail);
+  if ((raw as Partial<NodeConfig>).auth === undefined && !isLoopback(cfg.listen)) {
+    fail('auth', `is required when the client listener is not on loopback (listen ${cfg.listen}): { "enabled": true, "admin": NAME } (docs/auth.md "Bootstrap"), or { "enabled": false } to serve without auth on purpose`);
+  }
   if (cfg.join && Object.keys(cfg.members).length < 2) fail('join', 'needs the running members in "members" besides this node: it learns the rest from them');
   return cfg;
 }

@@ -60,6 +60,15 @@ async function startMetrics(config: NodeConfig, metrics: NodeMetrics, logger: Lo
   return listener;
 }
 
+/** Running without auth is allowed (loopback development) but never quiet. */
+function warnIfAuthOff(config: NodeConfig, logger: Logger): void {
+  if (config.auth.enabled) return;
+  logger.warn(
+    { listen: config.listen, auth: config.auth },
+    'AUTH IS OFF: any caller that reaches the client listener may take, release and write any lock and key (unless the replicated state has auth on already). Set "auth": { "enabled": true, "admin": NAME } in every node\'s config (docs/auth.md "Bootstrap")',
+  );
+}
+
 /**
  * One fencelock node: the NodeRuntime (Raft, the lock state machine, leader duties, the API's answers) on
  * real time, LevelDB and gRPC, with the public API on the client listener and the Raft peer service on a
@@ -149,6 +158,7 @@ export class FenceLockServer {
     runtime.driver.on('role', () => health.setStatus('fencelock.v1.Lock', runtime.driver.leaderId() ? 'SERVING' : 'NOT_SERVING'));
     logger.info({ listen: config.listen, peerListen: config.peerListen, metricsListen: config.metricsListen, tls: certificates !== null, clientCertAuth: config.clientCertAuth,
       clusterId: config.clusterId, members: config.members, dataDir: config.dataDir }, 'fencelock node started');
+    warnIfAuthOff(config, logger);
     return node;
   }
 

@@ -64,6 +64,11 @@ export const Reason = Object.freeze({
   LAST_ADMIN: 'LAST_ADMIN',
   /** AuthChange: a bound of the auth table (`subject`: users, roles, rules, roles_per_user, tokens, tokens_per_user). */
   AUTH_FULL: 'AUTH_FULL',
+  /**
+   * AuthChange: auth is off, and the auth tables accept no change but `enable` until it is on (`subject`:
+   * the op refused). Auth is turned on by the config (`auth.enabled`, `auth.admin`) of every node.
+   */
+  AUTH_OFF: 'AUTH_OFF',
   /** The caller's quota (`subject`: its name, e.g. `sessions`) would be exceeded. */
   QUOTA_EXCEEDED: 'QUOTA_EXCEEDED',
   /** MoveKeys: the target lock (`subject`) is held or has waiters. */

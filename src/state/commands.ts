@@ -11,6 +11,7 @@ import * as L from './limits';
 import { isSessionId, isWellFormed, utf8ByteLength } from './text';
 
 export type { AuthChange, AuthChangeOp } from './auth/changes';
+export { AUTH_RULES_CLOSED_WHEN_OFF } from './auth/changes';
 
 /**
  * Request identity for de-duplication (docs/architecture.md#promises, promise 4). A retry carries the same clientId and requestId and

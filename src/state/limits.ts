@@ -66,16 +66,17 @@ export const MAX_TOKENS_PER_USER = 100;
 export const MAX_QUOTA_VALUE = 1_000_000_000_000;
 
 /**
- * What one identity may use when none of its roles sets a quota (docs/auth.md "Quotas"). Chosen so that no
- * single identity reaches a global limit above: 10 identities at their defaults fill MAX_SESSIONS.
+ * What one identity may use when none of its roles sets a quota (docs/auth.md "Quotas"). Each default is at
+ * most 1/QUOTA_HEADROOM of every limit the identity shares with others (QUOTA_SHARED_LIMITS), so that no
+ * identity at its defaults fills a resource others need: 10 identities at their defaults fill MAX_SESSIONS.
  */
 export const DEFAULT_QUOTAS = Object.freeze({
   /** Open sessions the identity opened. */
   sessions: 10_000,
   /** Locks its sessions hold. */
   locks: 20_000,
-  /** Queued waits of its sessions. */
-  waiters: 10_000,
+  /** Queued waits of its sessions: a tenth of one lock's queue, which every identity may share. */
+  waiters: 1_000,
   /** Keys of the fenced store it wrote last (tombstones included). */
   keys: 100_000,
   /** Key and value bytes of those keys. */
@@ -93,6 +94,31 @@ export const DEFAULT_QUOTAS = Object.freeze({
   keepalive_streams: 1_024,
   /** Pipeline calls in flight or answered but unsent. */
   calls_in_flight: 131_072,
+});
+
+/** How many times a quota's default fits in each limit it shares with other identities (at least). */
+export const QUOTA_HEADROOM = 10;
+
+/**
+ * The shared limits each quota keeps an identity well below, by the quota: what an identity at that quota
+ * could otherwise fill for everyone. Quotas counted per node listener have no shared limit to fill (the caps
+ * that bound a node are per connection, docs/security.md); an empty list says so.
+ */
+export const QUOTA_SHARED_LIMITS: Readonly<Record<keyof typeof DEFAULT_QUOTAS, ReadonlyArray<{ name: string; value: number }>>> = Object.freeze({
+  sessions: [{ name: 'MAX_SESSIONS', value: MAX_SESSIONS }],
+  // A held lock is a lock record; so is a wait on a lock nobody holds yet.
+  locks: [{ name: 'MAX_LOCKS', value: MAX_LOCKS }],
+  waiters: [
+    { name: 'MAX_WAITERS_PER_LOCK', value: MAX_WAITERS_PER_LOCK },
+    { name: 'MAX_LOCKS', value: MAX_LOCKS },
+  ],
+  keys: [{ name: 'MAX_KEYS', value: MAX_KEYS }],
+  store_bytes: [{ name: 'MAX_STORE_BYTES', value: MAX_STORE_BYTES }],
+  dedup_clients: [{ name: 'DEDUP_MAX_CLIENTS', value: DEDUP_MAX_CLIENTS }],
+  watch_streams: [],
+  pipeline_streams: [],
+  keepalive_streams: [],
+  calls_in_flight: [],
 });
 
 /** All limits as one read-only record, e.g. for a status page. */

@@ -228,7 +228,9 @@ export class ContainerCluster implements ClusterControl {
     process.env.FENCELOCK_CACERT = path.join(certs, 'ca.pem');
     process.env.FENCELOCK_CERT = path.join(certs, 'client.pem');
     process.env.FENCELOCK_KEY = path.join(certs, 'client-key.pem');
-    const knobs = { ...nodeKnobs(opts), ...(opts.authAdmin === undefined ? {} : { auth: { enabled: true, admin: opts.authAdmin } }) };
+    // Listening off loopback (inside the container), a node without auth says so in its config.
+    const auth = opts.authAdmin === undefined ? { enabled: false } : { enabled: true, admin: opts.authAdmin };
+    const knobs = { ...nodeKnobs(opts), auth };
     const nodes: ChaosNode[] = [...ids, ...spares].map((id, i) => {
       const dataDir = path.join(dir, 'data', id);
       mkdirSync(dataDir, { recursive: true });

@@ -81,6 +81,17 @@ describe('node config', () => {
     expect(refusal({ ...base, auth: true })).toMatch(/field "auth" must be/);
   });
 
+  it('auth: a client listener off loopback needs the auth section, so that serving without auth is said in the config', () => {
+    for (const listen of ['0.0.0.0:7001', '[::]:7001', '10.0.0.1:7001', 'fl1.example.net:7001']) {
+      expect(refusal({ ...base, listen }), listen).toMatch(
+        new RegExp(`field "auth" is required when the client listener is not on loopback \\(listen ${listen.replace(/[.[\]]/g, '\\$&')}\\): \\{ "enabled": true, "admin": NAME \\}.*or \\{ "enabled": false \\} to serve without auth on purpose`),
+      );
+      expect(validateConfig({ ...base, listen, auth: { enabled: false } }).auth).toEqual({ enabled: false });
+      expect(validateConfig({ ...base, listen, auth: { enabled: true, admin: 'ops' } }).auth).toEqual({ enabled: true, admin: 'ops' });
+    }
+    for (const listen of ['127.0.0.1:7001', 'localhost:7001', '[::1]:7001']) expect(validateConfig({ ...base, listen }).auth, listen).toEqual({ enabled: false });
+  });
+
   it('refuses misspelt fields instead of ignoring them', () => {
     expect(refusal({ ...base, electonTicks: 10 })).toMatch(/field "electonTicks" is not a known field/);
     expect(refusal({ ...base, loglevel: 'debug' })).toMatch(/field "loglevel" is not a known field/);
@@ -134,7 +145,7 @@ describe('node config', () => {
   });
 
   it('binds every interface but refuses a member address others cannot reach', () => {
-    const bindAll = validateConfig({ ...base, listen: '0.0.0.0:7001', peerListen: '[::]:7101' });
+    const bindAll = validateConfig({ ...base, listen: '0.0.0.0:7001', peerListen: '[::]:7101', auth: { enabled: false } });
     expect(bindAll.listen).toBe('0.0.0.0:7001');
     expect(bindAll.members.n1!.client).toBe('127.0.0.1:7001');
     const at = (n1: object): object => ({ ...base, members: { ...MEMBERS, n1 } });

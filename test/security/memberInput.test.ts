@@ -87,6 +87,63 @@ describe('hostile membership requests over a real connection', () => {
   }
 });
 
+describe('member add of an address a member uses', () => {
+  /** The refusal of adding `req`, with nothing proposed. */
+  async function refusedAdd(req: Record<string, string>): Promise<grpc.ServiceError> {
+    const before = await snapshotOfMembers();
+    const err = (await leader.call('Cluster', 'MemberAdd', req).then(
+      () => undefined,
+      (e: grpc.ServiceError) => e,
+    ))!;
+    expect(err, `${JSON.stringify(req)} was accepted`).toBeDefined();
+    expect(err.code, err.details).toBe(grpc.status.FAILED_PRECONDITION);
+    expect(err.metadata.get('fencelock-reason')).toEqual(['MEMBERSHIP_REFUSED']);
+    expect(await snapshotOfMembers()).toEqual(before);
+    return err;
+  }
+
+  it("refuses another voter's peer and client addresses, naming it", async () => {
+    const n2 = cluster.node('n2');
+    const err = await refusedAdd({ id: 'n9', clientAddress: n2.address, peerAddress: n2.peerAddress });
+    expect(err.details).toBe(`peer_address: ${n2.peerAddress} is the peer address of member n2; a new member needs addresses of its own (remove n2 first if it moved)`);
+  });
+
+  it("refuses another voter's peer address alone (a client address of its own)", async () => {
+    const n3 = cluster.node('n3');
+    const err = await refusedAdd({ id: 'n9', clientAddress: '127.0.0.1:1', peerAddress: n3.peerAddress });
+    expect(err.details).toMatch(new RegExp(`^peer_address: ${n3.peerAddress.replace(/\./g, '\\.')} is the peer address of member n3;`));
+  });
+
+  it("refuses another voter's client address alone, and its client address given as a peer address", async () => {
+    const n1 = cluster.node('n1');
+    expect((await refusedAdd({ id: 'n9', clientAddress: n1.address, peerAddress: '127.0.0.1:2' })).details).toMatch(/^client_address: .* is the client address of member n1;/);
+    expect((await refusedAdd({ id: 'n9', clientAddress: '127.0.0.1:1', peerAddress: n1.address })).details).toMatch(/^peer_address: .* is the client address of member n1;/);
+  });
+
+  it("refuses a learner's addresses too, naming the learner; the learner's own re-add still answers as done", async () => {
+    const learner = { id: 'n8', clientAddress: '127.0.0.1:3', peerAddress: '127.0.0.1:4' };
+    await eventually(async () => leader.call('Cluster', 'MemberAdd', learner).catch(() => undefined), 15_000, 'learner n8 added');
+    try {
+      const err = await refusedAdd({ id: 'n9', clientAddress: '127.0.0.1:5', peerAddress: '127.0.0.1:4' });
+      expect(err.details).toBe('peer_address: 127.0.0.1:4 is the peer address of member n8 (a learner); a new member needs addresses of its own (remove n8 first if it moved)');
+      expect((await leader.call('Cluster', 'MemberAdd', learner)).index).toBe('0');
+    } finally {
+      await eventually(async () => leader.call('Cluster', 'MemberRemove', { id: 'n8' }).catch(() => undefined), 15_000, 'learner n8 removed');
+    }
+  });
+
+  it('refuses a new member whose client and peer addresses are one', async () => {
+    const before = await snapshotOfMembers();
+    const err = await leader.call('Cluster', 'MemberAdd', { id: 'n9', clientAddress: '127.0.0.1:6', peerAddress: '127.0.0.1:6' }).then(
+      () => undefined,
+      (e: grpc.ServiceError) => e,
+    );
+    expect(err?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(err?.details).toMatch(/^peer_address: is the client address too/);
+    expect(await snapshotOfMembers()).toEqual(before);
+  });
+});
+
 describe('fencelock certs node', () => {
   it('refuses to overwrite the certificate of a node that has one, and leaves its files as they were', async () => {
     const dir = cluster.certsDir!;

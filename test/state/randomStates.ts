@@ -1,6 +1,6 @@
 // Seeded random states of the lock state machine, reached by random commands (no vitest here: a script can
 // run it against another build of the machine to compare snapshot bytes).
-import type { AuthChange, Command, LockStateMachine, WriteOp } from '../../src/state';
+import { AUTH_RULES_CLOSED_WHEN_OFF, type AuthChange, type Command, type LockStateMachine, type WriteOp } from '../../src/state';
 import { mulberry32 } from '../support/prng';
 
 const LOCKS = ['a', 'b', 'c', 'é', 'lock/\u{1F600}', 'x'.repeat(60)];
@@ -20,9 +20,18 @@ export interface DriveOptions {
   auth?: boolean;
 }
 
-/** A random auth change among a few users, roles and tokens (many refused: that is covered too). */
+/**
+ * A random auth change among a few users, roles and tokens (many refused: that is covered too); about a quarter
+ * under the current rules (version 1: nothing while auth is off, enable afresh), the rest as an older log's.
+ * The version comes from the same draw, so the random stream is what it was before versions existed.
+ */
 function randomAuthChange(rnd: () => number, pick: <T>(xs: readonly T[]) => T): AuthChange {
   const r = rnd();
+  const change = randomAuthChangeOf(r, rnd, pick);
+  return Math.floor(r * 1e6) % 4 === 1 ? { ...change, version: AUTH_RULES_CLOSED_WHEN_OFF } : change;
+}
+
+function randomAuthChangeOf(r: number, rnd: () => number, pick: <T>(xs: readonly T[]) => T): AuthChange {
   const user = pick(USERS);
   const role = pick(ROLES);
   if (r < 0.08) return { op: 'enable', user };

@@ -118,7 +118,7 @@ describe('snapshot bytes', () => {
     expect(enabled).toBeGreaterThan(5);
     expect(users).toBeGreaterThan(20);
     expect(owned).toBeGreaterThan(20);
-    for (const kind of ['auth_changed', 'keys_moved some', 'refused PERMISSION_DENIED', 'refused NOT_SESSION_OWNER', 'refused QUOTA_EXCEEDED', 'refused LOCK_BUSY']) {
+    for (const kind of ['auth_changed', 'keys_moved some', 'refused PERMISSION_DENIED', 'refused NOT_SESSION_OWNER', 'refused QUOTA_EXCEEDED', 'refused LOCK_BUSY', 'refused AUTH_OFF']) {
       expect(results, kind).toContain(kind);
     }
   });

@@ -1,11 +1,11 @@
 // The Auth service (docs/auth.md): every change is an AuthChange log entry, checked again when applied.
 import * as grpc from '@grpc/grpc-js';
-import type { AuthChange, Permission } from '../../state';
+import { AUTH_RULES_CLOSED_WHEN_OFF, Reason, type AuthChange, type Permission } from '../../state';
 import { isQuotaName, QUOTA_NAMES, type QuotaName } from '../../state/auth/names';
 import { newToken } from '../auth/tokens';
 import { unary, type CallScope, type NodeContext } from './context';
 import { ApiError, invalidArgument } from './errors';
-import { expectOk } from './refusals';
+import { expectOk, refusalError } from './refusals';
 import * as v from './validate';
 
 interface Headed {
@@ -55,7 +55,10 @@ export function authService(ctx: NodeContext): grpc.UntypedServiceImplementation
   const change = async (header: v.WireHeader | undefined, call: CallScope, what: AuthChange): Promise<{ index: string; tokenId?: string }> => {
     const id = v.header(header);
     access.permitAdmin(call.caller);
-    const { index, result } = await ctx.proposeOrRecall({ type: 'AuthChange', ...id, ...access.stamp(call.caller), now: ctx.now(), change: what });
+    // The state machine refuses it too (the entry carries the rule's version); refusing here keeps it out of the log.
+    if (!ctx.machine.auth.authEnabled()) throw refusalError(Reason.AUTH_OFF, 0, undefined, undefined, what.op);
+    const change = { ...what, version: AUTH_RULES_CLOSED_WHEN_OFF };
+    const { index, result } = await ctx.proposeOrRecall({ type: 'AuthChange', ...id, ...access.stamp(call.caller), now: ctx.now(), change });
     const ok = expectOk(result);
     return { index: String(index ?? 0), tokenId: ok.status === 'auth_changed' ? ok.tokenId : undefined };
   };

@@ -5,7 +5,7 @@ import { utf8ByteLength } from '../../state/text';
 import { ApiError, invalidArgument } from './errors';
 import { unary, type CallScope, type Handler, type NodeContext } from './context';
 import { moveKeys } from './moveKeys';
-import { expectOk } from './refusals';
+import { expectOk, withheldRefusalError } from './refusals';
 import * as v from './validate';
 
 interface WireOp {
@@ -79,6 +79,12 @@ export function kvService(ctx: NodeContext): { service: grpc.UntypedServiceImple
     // retry is proposed and answered with its own entry's index, as before.
     const oldWritten = (r: Result): boolean => r.status === 'written' && r.index === undefined;
     const { index, result } = await ctx.proposeOrRecall(command, (r) => !oldWritten(r));
+    // A refusal names a key's lock and a watermark only to a caller that may read that key or lock that
+    // lock (for no key: lock the write's lock); others learn the reason and their own key.
+    if (result.status === 'refused' && (result.owner !== undefined || result.watermark !== 0)) {
+      const mayKnow = result.key !== undefined ? access.may(call.caller, 'read', result.key) || access.may(call.caller, 'lock', result.owner ?? lock) : access.may(call.caller, 'lock', lock);
+      if (!mayKnow) throw withheldRefusalError(result.reason, lock, result.key);
+    }
     const ok = expectOk(result);
     if (ok.status !== 'written') throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
     return { index: String(ok.index ?? index) };

@@ -3,7 +3,7 @@ import type { Command, CommandResult } from '../../state';
 import * as L from '../../state/limits';
 import { ApiError } from './errors';
 import { unary, type CallScope, type Handler, type NodeContext } from './context';
-import { expectOk, refusalError } from './refusals';
+import { expectOk, refusalError, withheldRefusalError } from './refusals';
 import { lockWatch } from './lockWatch';
 import { publicSessionId } from './publicSessionId';
 import * as v from './validate';
@@ -120,6 +120,8 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
     access.permitSession(call.caller, sessionId);
     // The handover is stored with the result, so a retry (recalled, or a duplicate entry) learns it too.
     const { result } = await ctx.proposeOrRecall({ type: 'Release', ...id, ...access.stamp(call.caller), now: ctx.now(), lock, sessionId, token });
+    // Releasing needs no permission, so a refusal shows the lock's watermark only to a caller that may lock it.
+    if (result.status === 'refused' && result.watermark !== 0 && !access.may(call.caller, 'lock', lock)) throw withheldRefusalError(result.reason, lock);
     const ok = expectOk(result);
     if (ok.status !== 'released') throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
     return ok.nextHolder !== undefined && ok.nextToken !== undefined

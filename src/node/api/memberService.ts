@@ -33,6 +33,27 @@ function address(field: string, value: unknown): string {
 
 const refused = (why: string, reason: ApiReason): ApiError => new ApiError(grpc.status.FAILED_PRECONDITION, why, reasonMetadata(reason));
 
+/** Host names compare without case; the rest as written. */
+const sameAddress = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
+
+/**
+ * Refuses addresses a current member (voter or learner) other than `id` uses, as its client or its peer
+ * address: a second name for one machine would count twice toward the quorum (promoted, the phantom's
+ * vote is the real member's, and losing that one node loses two votes).
+ */
+function checkAddressesFree(c: FullConfig, id: string, wanted: { client: string; peer: string }): void {
+  for (const member of [...c.voters, ...c.learners]) {
+    const a = c.addresses[member];
+    if (member === id || a === undefined) continue;
+    for (const [field, value] of [['peer_address', wanted.peer], ['client_address', wanted.client]] as const) {
+      const use = sameAddress(value, a.peer) ? 'peer' : sameAddress(value, a.client) ? 'client' : undefined;
+      if (use !== undefined) {
+        throw refused(`${field}: ${value} is the ${use} address of member ${member}${c.learners.includes(member) ? ' (a learner)' : ''}; a new member needs addresses of its own (remove ${member} first if it moved)`, 'MEMBERSHIP_REFUSED');
+      }
+    }
+  }
+}
+
 export function memberService(ctx: NodeContext): grpc.UntypedServiceImplementation {
   const { driver } = ctx;
 
@@ -80,6 +101,9 @@ export function memberService(ctx: NodeContext): grpc.UntypedServiceImplementati
       if (ctx.config.insecure && !(isLoopback(client) && isLoopback(peer))) {
         throw invalidArgument('peer_address', 'this cluster runs without TLS ("insecure"), so its members must be on loopback');
       }
+      if (sameAddress(client, peer)) throw invalidArgument('peer_address', `is the client address too (${peer}); a member has a peer listener apart from its client listener`);
+      ctx.requireLeader();
+      checkAddressesFree(driver.config(), id, { client, peer });
       return changeMembers({ type: 'add-learner', node: id, address: { client, peer } }, (c) => {
         const known = c.addresses[id];
         return c.learners.includes(id) && known?.client === client && known.peer === peer;

@@ -11,6 +11,10 @@ export function expectOk<R extends Result>(result: Result): Exclude<R, { status:
   return result;
 }
 
+/** Why the auth tables refuse a change while auth is off, and what to do (docs/auth.md "Bootstrap"). */
+export const AUTH_OFF_TEXT =
+  'auth is off: users, roles and tokens can be made only once auth is on; set "auth": { "enabled": true, "admin": NAME } in every node\'s config and restart them, then make them as NAME (a client certificate from the cluster CA naming urn:fencelock:client:NAME)';
+
 const REFUSAL_TEXT: Record<string, string> = {
   [Reason.STALE_TOKEN]: 'stale token: a newer grant of this lock exists (the token is below its latest), or a key was written under a newer token',
   [Reason.LOCK_NOT_HELD]: 'lock not held: the grant under this token has ended (released, closed or expired) and no newer grant exists yet',
@@ -36,6 +40,7 @@ const REFUSAL_TEXT: Record<string, string> = {
   [Reason.UNKNOWN_ROLE]: 'no such role',
   [Reason.UNKNOWN_TOKEN]: 'no such token',
   [Reason.LAST_ADMIN]: 'this would leave no user with the admin permission',
+  [Reason.AUTH_OFF]: AUTH_OFF_TEXT,
   [Reason.LOCK_BUSY]: 'keys move only to a lock that nobody holds or waits for; release it first',
   [Reason.MOVE_TOO_LARGE]: `a move takes at most ${MAX_MOVE_KEYS} keys; move a longer prefix at a time`,
 };
@@ -65,8 +70,28 @@ export function refusalError(reason: Reason, watermark: number, key?: string, ow
   if (reason === Reason.QUOTA_EXCEEDED && subject !== undefined) metadata[QUOTA_METADATA_KEY] = subject;
   const about = subject === undefined ? '' : ` (${subjectText(reason, subject)})`;
   const text = `${reason}: ${refusalText(reason, key, owner)}${about}; current watermark ${watermark}`;
-  const code = STATUS_OF[reason] ?? (isResourceExhausted(reason) ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.FAILED_PRECONDITION);
-  return new ApiError(code, text, metadata);
+  return new ApiError(statusOf(reason), text, metadata);
+}
+
+/**
+ * A fenced write's refusal as a caller sees it who may not read what it is about (docs/auth.md
+ * "Refusals"): the reason and the key it sent, but neither the lock that key belongs to nor a watermark,
+ * which would tell it that another lock's key exists, its lock's name, or how far a lock it may not use
+ * has gone.
+ */
+export function withheldRefusalError(reason: Reason, lock: string, key?: string): ApiError {
+  const metadata: Record<string, string> = { [REASON_METADATA_KEY]: reason };
+  if (key !== undefined) metadata[KEY_METADATA_KEY] = metadataText(key);
+  const q = JSON.stringify;
+  const text =
+    reason === Reason.WRONG_LOCK && key !== undefined
+      ? `${reason}: wrong lock: key ${q(key)} belongs to another lock (for good: bound by its first write); which lock, and its watermark, are shown only to a caller that may read the key; use another key`
+      : `${reason}: ${refusalText(reason, key, undefined)}; the watermark is shown only to a caller that may lock ${q(lock)}${key === undefined ? '' : ` or read ${q(key)}`}`;
+  return new ApiError(statusOf(reason), text, metadata);
+}
+
+function statusOf(reason: Reason): grpc.status {
+  return STATUS_OF[reason] ?? (isResourceExhausted(reason) ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.FAILED_PRECONDITION);
 }
 
 function subjectText(reason: Reason, subject: string): string {

@@ -59,6 +59,12 @@ export class Access {
     throw denied(`${describe(identity)} may not ${permission} ${JSON.stringify(name)}: no role of it has a ${permission} rule whose prefix matches; an admin grants one with \`fencelock auth grant ROLE ${permission} PREFIX\``);
   }
 
+  /** Whether `caller` may `permission` on `name` (always with auth off): for what a refusal may tell it. */
+  may(caller: Caller | undefined, permission: Permission, name: string): boolean {
+    const identity = this.checkedIdentity(caller);
+    return identity === undefined || this.machine().auth.authorize(identity, permission, name);
+  }
+
   /** List needs a read rule covering the whole listed prefix. */
   permitList(caller: Caller | undefined, prefix: string): void {
     const identity = this.checkedIdentity(caller);

@@ -1,13 +1,17 @@
 // Applying an AuthChange to the auth table: refusals (nothing changes) or `auth_changed`. Who may send one
-// is checked before (access.ts): with auth on, an admin; with auth off, anyone, so that users and roles can
-// be prepared before auth is enabled.
+// is checked before (access.ts): with auth on, an admin.
+//
+// While auth is off the tables accept no change but `enable`, which builds them afresh (docs/auth.md
+// "Bootstrap"): nothing an unauthenticated caller did can hold a right afterwards, nor keep enable from
+// succeeding. Entries written before that rule (no `version`) are applied as they were then (anyone could
+// prepare users and roles while auth was off; enable adopted them), so an old log replays to the same state.
 //
 // A change that already holds (granting a role a user has, revoking a rule a role lacks...) succeeds and
 // changes nothing: a retried or repeated admin command gives the same table.
 import * as L from '../limits';
 import { Reason, refusedAbout, type Result } from '../results';
 import type { AuthTable, RoleRecord, Rule, UserRecord } from './authTable';
-import type { AuthChange } from './changes';
+import { AUTH_RULES_CLOSED_WHEN_OFF, type AuthChange } from './changes';
 import { PERMISSIONS } from './names';
 import { roleIsAdmin } from './permissions';
 
@@ -17,6 +21,30 @@ export const ROOT_ROLE = 'root';
 const CHANGED: Result = { status: 'auth_changed' };
 
 export function applyAuthChange(t: AuthTable, c: AuthChange): Result {
+  if ((c.version ?? 0) >= AUTH_RULES_CLOSED_WHEN_OFF) {
+    if (c.op === 'enable') return enableAfresh(t, c.user);
+    if (!t.enabled) return refusedAbout(Reason.AUTH_OFF, c.op);
+  }
+  return applyLegacy(t, c);
+}
+
+/**
+ * Turns auth on with tables that hold only role `root` (every permission on every name) and `user` holding
+ * it: whatever an older log left in them while auth was off (users, roles, tokens, quotas) is dropped, so
+ * no name made then is adopted with its roles or tokens, and no bound can be full. Once on, a no-op.
+ */
+function enableAfresh(t: AuthTable, user: string): Result {
+  if (t.enabled) return CHANGED;
+  t.clear();
+  const root = t.addRole(ROOT_ROLE);
+  for (const perm of PERMISSIONS) t.addRule(root, { perm, prefix: '' });
+  t.grantRole(t.addUser(user), ROOT_ROLE);
+  t.enabled = true;
+  return CHANGED;
+}
+
+/** The rules of entries written before AUTH_RULES_CLOSED_WHEN_OFF. */
+function applyLegacy(t: AuthTable, c: AuthChange): Result {
   switch (c.op) {
     case 'enable':
       return enable(t, c.user);
@@ -66,8 +94,8 @@ export function applyAuthChange(t: AuthTable, c: AuthChange): Result {
 }
 
 /**
- * Turns auth on: role `root` (made or completed) with every permission on every name, held by `user` (made
- * if needed). Once on, a no-op: the first leader that sees auth off proposes it, a later one may again.
+ * Legacy enable: role `root` (made or completed) with every permission on every name, held by `user` (made
+ * if needed, else adopted). Once on, a no-op: the first leader that sees auth off proposes it, a later one may again.
  */
 function enable(t: AuthTable, user: string): Result {
   if (t.enabled) return CHANGED;

@@ -72,6 +72,13 @@ export class AuthTable {
     return { enabled: this.enabled, users, roles, tokens };
   }
 
+  /** Empties the tables (users, roles, tokens); `enabled` stays as it is. */
+  clear(): void {
+    this.users.clear();
+    this.roles.clear();
+    this.tokens.clear();
+  }
+
   addUser(name: string): UserRecord {
     const u: UserRecord = { name, roles: [], tokens: new Set() };
     this.users.set(name, u);

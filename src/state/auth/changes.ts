@@ -12,7 +12,21 @@ import { isPermission, isQuotaName, isRoleName, isTokenHash, isTokenId, isUserNa
  *   prefix ''); `role_quota` sets a role's quota (`value` absent: unset it);
  * - a token is issued with the id and SHA-256 of its secret the leader drew (the secret is never logged).
  */
-export type AuthChange =
+export type AuthChange = AuthChangeBody & {
+  /**
+   * The rules the entry is applied under (AUTH_RULES_*). Absent or 0: entries written before
+   * AUTH_RULES_CLOSED_WHEN_OFF, applied as then, so that replaying an old log gives the same state.
+   */
+  version?: number;
+};
+
+/**
+ * Rules since which the auth tables accept no change while auth is off, and `enable` builds them afresh
+ * (docs/auth.md "Bootstrap"). Every node stamps it on the AuthChange entries it proposes.
+ */
+export const AUTH_RULES_CLOSED_WHEN_OFF = 1;
+
+type AuthChangeBody =
   | { op: 'enable'; user: string }
   | { op: 'user_add'; user: string }
   | { op: 'user_delete'; user: string }
@@ -26,7 +40,7 @@ export type AuthChange =
   | { op: 'token_issue'; user: string; tokenId: string; tokenHash: string }
   | { op: 'token_revoke'; tokenId: string };
 
-export type AuthChangeOp = AuthChange['op'];
+export type AuthChangeOp = AuthChangeBody['op'];
 
 export const AUTH_CHANGE_OPS: readonly AuthChangeOp[] = Object.freeze([
   'enable',
@@ -80,6 +94,7 @@ function checkQuota(quota: unknown, value: unknown): string | null {
 /** Full validation of the `change` of an AuthChange command: a message, or null when valid. Never throws. */
 export function checkAuthChange(v: unknown): string | null {
   if (!isRecord(v)) return 'change must be an object';
+  if (v.version !== undefined && v.version !== 0 && v.version !== AUTH_RULES_CLOSED_WHEN_OFF) return `version must be 0 or ${AUTH_RULES_CLOSED_WHEN_OFF}`;
   switch (v.op) {
     case 'enable':
     case 'user_add':
