@@ -17,3 +17,5 @@ export { FencingProxy, type FencingProxyOptions, type ResourceRule } from './pro
 export { WatermarkLog } from './proxy/watermarkLog';
 /** MariaDB/MySQL (mysql2): `mysqlFencing.fencedUpdate(...)`, same shape as the PostgreSQL helpers above. */
 export * as mysqlFencing from './mysql';
+/** Redis (ioredis or any client with eval/evalsha): `redisFencing.fencedSet(...)`. */
+export * as redisFencing from './redis';
