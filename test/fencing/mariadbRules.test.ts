@@ -168,6 +168,24 @@ describe('MariaDB: what is its own', () => {
     expect((await fencedUpdate(d.db, { table: 'account', key: 1, set: { balance: 1 } }, { lock: LOCK, token: 42n })).status).toBe('APPLIED');
   });
 
+  it('the schema: a nullable or default-less fence column becomes BIGINT NOT NULL DEFAULT 0 (NULLs 0); one of another type is refused with what to run', async () => {
+    await d.sql('CREATE TABLE a (id INT PRIMARY KEY, v INT, fence BIGINT NULL, fence_step BIGINT NOT NULL)');
+    await d.sql('INSERT INTO a (id, v, fence, fence_step) VALUES (1, 0, NULL, 0), (2, 0, 7, 0)');
+    await ensureFencingSchema(d.db, ['a']);
+    expect(await d.sql('SELECT id, fence FROM a ORDER BY id')).toEqual([
+      { id: 1, fence: '0' },
+      { id: 2, fence: '7' },
+    ]);
+    const cols = await d.sql("SELECT COLUMN_NAME AS c, IS_NULLABLE AS nullable, COLUMN_DEFAULT AS def FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'a' AND COLUMN_NAME IN ('fence', 'fence_step') ORDER BY c");
+    expect(cols).toEqual([
+      { c: 'fence', nullable: 'NO', def: '0' },
+      { c: 'fence_step', nullable: 'NO', def: '0' },
+    ]);
+    expect((await fencedUpdate(d.db, { table: 'a', key: 1, set: { v: 1 } }, { lock: LOCK, token: 1n })).status).toBe('APPLIED');
+    await d.sql('CREATE TABLE b (id INT PRIMARY KEY, fence VARCHAR(20))');
+    await expect(ensureFencingSchema(d.db, ['b'])).rejects.toThrow(/b\.fence is VARCHAR; it must be BIGINT NOT NULL DEFAULT 0: ALTER TABLE b MODIFY fence BIGINT NOT NULL DEFAULT 0/);
+  });
+
   it('the schema: BIGINT NOT NULL DEFAULT 0 columns, idempotent; a key that is not the whole primary key is refused', async () => {
     await d.sql('CREATE TABLE pair (a INT, b INT, PRIMARY KEY (a, b))');
     await d.sql('CREATE TABLE nokey (id INT)');

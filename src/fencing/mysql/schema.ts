@@ -41,14 +41,40 @@ function tableRef(t: FencedTable): { table: string; keyColumn: string } {
   return typeof t === 'string' ? { table: t, keyColumn: 'id' } : { table: t.table, keyColumn: t.keyColumn ?? 'id' };
 }
 
-async function existingColumns(tx: MysqlSession, table: string): Promise<Set<string>> {
+interface ExistingColumn {
+  dataType: string;
+  nullable: boolean;
+  def: string | null;
+}
+
+async function existingColumns(tx: MysqlSession, table: string): Promise<Map<string, ExistingColumn>> {
   const { schema, name } = splitTable(table);
-  const rows = await tx.query('SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?', [schema ?? null, name]);
-  return new Set(rows.map((r) => (r as { name: string }).name.toLowerCase()));
+  const rows = await tx.query(
+    'SELECT COLUMN_NAME AS name, DATA_TYPE AS dataType, IS_NULLABLE AS nullable, COLUMN_DEFAULT AS def FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?',
+    [schema ?? null, name],
+  );
+  return new Map(rows.map((r) => [String(r.name).toLowerCase(), { dataType: String(r.dataType).toLowerCase(), nullable: r.nullable === 'YES', def: r.def === null ? null : String(r.def) }]));
+}
+
+/**
+ * A watermark column the table already has must be BIGINT NOT NULL DEFAULT 0: a NULL watermark never compares
+ * below a token (and is no number to judge). A nullable or default-less BIGINT column is brought to it (NULLs
+ * become 0); a column of another type is refused with the statement to run.
+ */
+async function fixWatermarkColumn(tx: MysqlSession, table: string, column: string, have: ExistingColumn): Promise<void> {
+  const target = 'BIGINT NOT NULL DEFAULT 0';
+  if (have.dataType !== 'bigint') {
+    throw new RangeError(`fencing: ${table}.${column} is ${have.dataType.toUpperCase()}; it must be ${target}: ALTER TABLE ${table} MODIFY ${column} ${target} (after checking its values fit)`);
+  }
+  if (!have.nullable && have.def === '0') return;
+  await tx.execute(`UPDATE ${ident(table)} SET ${ident(column)} = 0 WHERE ${ident(column)} IS NULL`);
+  await tx.execute(`ALTER TABLE ${ident(table)} MODIFY ${ident(column)} ${target}`);
 }
 
 /** The tombstone table: the key column exactly as the fenced table has it (type, charset, collation), and the watermark. */
 export function tombstoneTableSql(table: string, k: KeyColumn): string {
+  const name = /^[A-Za-z0-9_]+$/;
+  if ((k.charset && !name.test(k.charset)) || (k.collation && !name.test(k.collation))) throw new RangeError(`fencing: unexpected character set ${k.charset} or collation ${k.collation}`);
   const collate = k.charset && k.collation ? ` CHARACTER SET ${k.charset} COLLATE ${k.collation}` : '';
   return `CREATE TABLE IF NOT EXISTS ${ident(tombstoneTable(table))} (
     ${ident(k.column)} ${k.columnType}${collate} NOT NULL PRIMARY KEY,
@@ -62,6 +88,10 @@ export async function ensureFencingSchema(db: MysqlDatabase, tables: readonly Fe
     for (const t of tables.map(tableRef)) {
       const k = await readKeyColumn(tx, t.table, t.keyColumn);
       const have = await existingColumns(tx, t.table);
+      for (const c of [FENCE_COLUMN, FENCE_STEP_COLUMN]) {
+        const existing = have.get(c);
+        if (existing) await fixWatermarkColumn(tx, t.table, c, existing);
+      }
       const columns: Array<[string, string]> = [
         [FENCE_COLUMN, `BIGINT NOT NULL DEFAULT 0 CHECK (${FENCE_COLUMN} >= 0)`],
         [FENCE_LOCK_COLUMN, `${LOCK_TYPE} NULL`],
