@@ -100,6 +100,26 @@ describe('MariaDB: what is its own', () => {
     expect(await d.sql('SELECT * FROM fencing_tomb_doc')).toEqual([]);
   });
 
+  it('without strict mode, a key MariaDB would truncate on insert cannot re-create a deleted row: the change is rolled back', async () => {
+    await d.sql('CREATE TABLE doc (name VARCHAR(8) PRIMARY KEY, body TEXT)');
+    await ensureFencingSchema(d.db, [{ table: 'doc', keyColumn: 'name' }]);
+    // A pool whose sessions truncate over-long strings with a warning instead of refusing them.
+    const lax = d.pool2(2);
+    lax.on('connection', (conn) => void conn.query("SET SESSION sql_mode = ''"));
+    const db = mysqlPoolDatabase(lax);
+    try {
+      const put = (key: string, token: bigint) => fencedUpsert(db, { table: 'doc', keyColumn: 'name', key, values: { body: key } }, { lock: LOCK, token, operationId: key });
+      expect((await put('abcdefgh', 10n)).status).toBe('APPLIED');
+      expect((await fencedDelete(db, { table: 'doc', keyColumn: 'name', key: 'abcdefgh' }, { lock: LOCK, token: 11n })).status).toBe('APPLIED');
+      // 'abcdefghXYZ' finds no row and no tombstone, but MariaDB would store it as 'abcdefgh', the deleted row.
+      await expect(put('abcdefghXYZ', 5n)).rejects.toThrow(/vanished inside its own transaction/);
+      expect(await d.sql('SELECT * FROM doc')).toEqual([]);
+      expect(await put('abcdefgh', 5n)).toEqual({ status: 'STALE', watermark: 11n, lock: LOCK });
+    } finally {
+      await lax.end();
+    }
+  });
+
   it('under a binary collation, keys differing in case are different rows, as MariaDB keeps them', async () => {
     await d.sql('CREATE TABLE doc (name VARCHAR(40) COLLATE utf8mb4_bin PRIMARY KEY, body TEXT)');
     await ensureFencingSchema(d.db, [{ table: 'doc', keyColumn: 'name' }]);

@@ -277,6 +277,8 @@ export async function fencedUpsert(db: MysqlDatabase, target: RowTarget & { valu
       ctx.c.step.toString(),
     ]);
     await ctx.tx.execute(`DELETE FROM ${ident(ctx.tomb)} WHERE ${ctx.where}`, [ctx.key]);
+    // Read back by the key as given: if MariaDB stored another key (a non-strict sql_mode truncates an
+    // over-long key, maybe onto a deleted row's), this throws and the insert is rolled back.
     const row = await rereadRow(ctx);
     return { result: row, resource: resourceOf(ctx, row[ctx.k.column]) };
   });
