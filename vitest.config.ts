@@ -65,9 +65,9 @@ export default defineConfig({
         },
       },
       {
-        // Fencing downstream resources (src/fencing): every rule against PGlite and a real PostgreSQL server,
-        // which the global setup starts (installing Debian's postgresql when missing); real fencelock clusters
-        // for the concurrency tests. One file at a time.
+        // Fencing downstream resources (src/fencing): every rule against PGlite and real PostgreSQL, MariaDB and
+        // Redis servers, which the global setup starts (installing Debian's postgresql, mariadb-server and
+        // redis-server when missing); real fencelock clusters for the concurrency tests. One file at a time.
         test: {
           name: 'fencing',
           include: ['test/fencing/**/*.test.ts'],

@@ -15,3 +15,7 @@ export { claimFromHeaders } from './http/claim';
 export { fencedHttpHandler, type FencedHttpOptions, type FencedRequest, type FencedResponse } from './http/middleware';
 export { FencingProxy, type FencingProxyOptions, type ResourceRule } from './proxy/proxy';
 export { WatermarkLog } from './proxy/watermarkLog';
+/** MariaDB/MySQL (mysql2): `mysqlFencing.fencedUpdate(...)`, same shape as the PostgreSQL helpers above. */
+export * as mysqlFencing from './mysql';
+/** Redis (ioredis or any client with eval/evalsha): `redisFencing.fencedSet(...)`. */
+export * as redisFencing from './redis';

@@ -7,14 +7,17 @@
 // Until its time is up: take the lock of a random row, announce it, wait a moment (the test may freeze it
 // now), then write the row in 1..3 steps under the token, sometimes sending a step twice (a retry), and
 // release. Writes go over HTTP with the fencing headers (to a fenced service, a proxy, or the test's SQL
-// gateway), or straight to PostgreSQL with fencedUpdate. One JSON line per event on stdout:
+// gateway), or straight to PostgreSQL or MariaDB with fencedUpdate, or to Redis with its fencing script. One JSON
+// line per event on stdout:
 //   {"k":"holding","lock","token"}   {"k":"attempt","row","token","step","retry","outcome"}
 //   {"k":"released","lock","token","held"}   {"k":"end"}
 import pg from 'pg';
+import mysql from 'mysql2/promise';
+import { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FenceLockClient, type LockHandle, type Session } from '../../src/client';
 import { TRANSPORT_ERROR, type Attempt, type WorkerConfig } from './workerProtocol';
-import { fencedUpdate, FENCING_REPLAYED_HEADER, IDEMPOTENCY_KEY_HEADER, pgPoolDatabase, type SqlDatabase } from '../../src/fencing';
+import { fencedUpdate, FENCING_REPLAYED_HEADER, IDEMPOTENCY_KEY_HEADER, mysqlFencing, pgPoolDatabase, redisFencing, type SqlDatabase } from '../../src/fencing';
 
 const emit = (o: object): void => void process.stdout.write(`${JSON.stringify(o)}\n`);
 const rnd = (n: number): number => Math.floor(Math.random() * n);
@@ -53,11 +56,53 @@ function pgWriter(db: SqlDatabase, name: string): Write {
   };
 }
 
+function mysqlWriter(db: mysqlFencing.MysqlDatabase, name: string): Write {
+  return async (row, lock, step, opId, balance) => {
+    const c = lock.fencing.claim(step, opId);
+    const o = await mysqlFencing.fencedUpdate(db, { table: 'account', key: row, set: { balance } }, c, {
+      alongside: async (tx) => {
+        await tx.execute('INSERT INTO audit (account, lock_name, token, step, balance, writer) VALUES (?, ?, CAST(? AS SIGNED), CAST(? AS SIGNED), ?, ?)', [row, c.lock, c.token.toString(), step.toString(), balance, name]);
+      },
+    });
+    return o.status;
+  };
+}
+
+function redisWriter(redis: Redis, prefix: string, name: string): Write {
+  return async (row, lock, step, opId, balance) => {
+    const c = lock.fencing.claim(step, opId);
+    const o = await redisFencing.fencedUpdate(redis, { key: `${prefix}row:${row}`, value: String(balance) }, c, {
+      outbox: { stream: `${prefix}audit`, fields: { row: String(row), balance: String(balance), writer: name } },
+    });
+    return o.status;
+  };
+}
+
+/** The writer for the target, and what to close at the end. */
+function writerFor(cfg: WorkerConfig): { write: Write; close(): Promise<void> } {
+  const t = cfg.target;
+  switch (t.kind) {
+    case 'pg': {
+      const pool = new pg.Pool({ connectionString: t.url, max: 2 });
+      return { write: pgWriter(pgPoolDatabase(pool), cfg.name), close: () => pool.end() };
+    }
+    case 'mysql': {
+      const pool = mysql.createPool({ uri: t.url, connectionLimit: 2 });
+      return { write: mysqlWriter(mysqlFencing.mysqlPoolDatabase(pool), cfg.name), close: () => pool.end() };
+    }
+    case 'redis': {
+      const redis = new Redis(t.url);
+      return { write: redisWriter(redis, t.prefix, cfg.name), close: async () => void (await redis.quit()) };
+    }
+    case 'http':
+      return { write: httpWriter(t.url, cfg.name), close: async () => undefined };
+  }
+}
+
 async function main(): Promise<void> {
   const cfg = JSON.parse(process.argv[2] ?? '') as WorkerConfig;
   const client = new FenceLockClient({ endpoints: cfg.endpoints, clientId: `fw-${cfg.name}-${process.pid}` });
-  const pool = cfg.target.kind === 'pg' ? new pg.Pool({ connectionString: cfg.target.url, max: 2 }) : undefined;
-  const write = pool ? pgWriter(pgPoolDatabase(pool), cfg.name) : httpWriter(cfg.target.url, cfg.name);
+  const { write, close } = writerFor(cfg);
   const until = Date.now() + cfg.durationMs;
   let session: Session | undefined;
   while (Date.now() < until) {
@@ -97,7 +142,7 @@ async function main(): Promise<void> {
   }
   emit({ k: 'end' });
   await client.close().catch(() => undefined);
-  await pool?.end();
+  await close();
   process.exit(0);
 }
 

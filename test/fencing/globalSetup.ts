@@ -1,5 +1,5 @@
-// Global setup of the vitest 'fencing' project: a real PostgreSQL server for the tests to run every rule
-// against (besides PGlite). scripts/ensure-postgres.sh installs Debian's postgresql when missing; this initdb's
+// Global setup of the vitest 'fencing' project: real PostgreSQL, MariaDB and Redis servers for the tests to run
+// every rule against (besides PGlite); MariaDB and Redis are started by ./daemons.ts the same way. scripts/ensure-postgres.sh installs Debian's postgresql when missing; this initdb's
 // a temporary cluster and starts `postgres` on 127.0.0.1 and a free port, as the `postgres` system user when
 // run as root (postgres refuses to run as root). Fails loudly, never skips. Teardown stops it and removes it.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -9,11 +9,16 @@ import * as path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { freePorts } from '../integration/harness';
+import { runEnsureScript, startMariaDb, startRedis, type Daemon } from './daemons';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** The temporary server's superuser URL. */
     postgresUrl: string;
+    /** The temporary MariaDB server's root URL (test/fencing/daemons.ts). */
+    mariadbUrl: string;
+    /** The temporary Redis server's URL. */
+    redisUrl: string;
   }
 }
 
@@ -98,5 +103,24 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw err;
   }
   project.provide('postgresUrl', url);
-  return stop;
+  const others: Daemon[] = [];
+  const stopAll = async (): Promise<void> => {
+    await Promise.all(others.map((d) => d.stop()));
+    await stop();
+  };
+  try {
+    runEnsureScript('ensure-mariadb.sh', 'MariaDB');
+    runEnsureScript('ensure-redis.sh', 'Redis');
+    const started = await Promise.allSettled([startMariaDb(), startRedis()]);
+    for (const s of started) if (s.status === 'fulfilled') others.push(s.value);
+    const failed = started.find((s) => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    const [mariadb, redis] = others as [Daemon, Daemon];
+    project.provide('mariadbUrl', mariadb.url);
+    project.provide('redisUrl', redis.url);
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+  return stopAll;
 }

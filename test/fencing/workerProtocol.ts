@@ -6,8 +6,12 @@ export interface WorkerConfig {
   rows: number;
   durationMs: number;
   ttlMs: number;
-  /** Where writes go: POST <url>/accounts/<row>, or fencedUpdate on the account table of a PostgreSQL URL. */
-  target: { kind: 'http'; url: string } | { kind: 'pg'; url: string };
+  /**
+   * Where writes go: POST <url>/accounts/<row>; fencedUpdate on the account table of a PostgreSQL or MariaDB URL
+   * (audit rows alongside); or redisFencing.fencedUpdate of `<prefix>row:<row>` (audit entries in the stream
+   * `<prefix>audit`).
+   */
+  target: { kind: 'http'; url: string } | { kind: 'pg'; url: string } | { kind: 'mysql'; url: string } | { kind: 'redis'; url: string; prefix: string };
 }
 
 /** A worker's record of one write attempt. */
