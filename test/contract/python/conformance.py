@@ -57,7 +57,10 @@ class Checks:
             print(f'ok   {name}: {detail}', flush=True)
         except Exception as err:  # any failure, also an unexpected RPC error, is this check's failure
             self.failed += 1
-            text = f'{err.code().name} {err.details()}' if isinstance(err, grpc.RpcError) else f'{type(err).__name__}: {err}'
+            if isinstance(err, grpc.RpcError):
+                text = f'unexpected {err.code().name}: {err.details()}'
+            else:
+                text = str(err) if isinstance(err, Failed) else f'{type(err).__name__}: {err}'
             print(f'FAIL {name}: {text}', flush=True)
 
 
@@ -159,6 +162,13 @@ def pipeline_outcome(answer):
     return ('error', answer.code, answer.message, dict(answer.metadata))
 
 
+def read(path):
+    if not path:
+        return None
+    with open(path, 'rb') as f:
+        return f.read()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--proto-dir', required=True)
@@ -169,11 +179,7 @@ def main():
     args = ap.parse_args()
 
     stubs_dir, pb, pb_grpc = generate_stubs(args.proto_dir)
-    with open(args.cacert, 'rb') as f:
-        ca = f.read()
-    key = open(args.key, 'rb').read() if args.key else None
-    cert = open(args.cert, 'rb').read() if args.cert else None
-    creds = grpc.ssl_channel_credentials(root_certificates=ca, private_key=key, certificate_chain=cert)
+    creds = grpc.ssl_channel_credentials(root_certificates=read(args.cacert), private_key=read(args.key), certificate_chain=read(args.cert))
     client_id = 'py-' + secrets.token_hex(8)
     clients = [Client(pb, pb_grpc, a, creds, client_id) for a in args.addresses]
     checks = Checks()
