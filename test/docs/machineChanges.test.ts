@@ -28,7 +28,7 @@ function readmeTestingSection(): string {
 
 describe('what npm test does to the machine is said', () => {
   it('finds the packages the ensure scripts install', () => {
-    expect(installedPackages()).toEqual(expect.arrayContaining(['docker.io', 'etcd-server', 'mariadb-server', 'postgresql', 'redis-server', 'zookeeper']));
+    expect(installedPackages()).toEqual(expect.arrayContaining(['docker.io', 'etcd-server', 'mariadb-server', 'postgresql', 'python3-grpc-tools', 'python3-grpcio', 'redis-server', 'zookeeper']));
   });
 
   it('the warning scripts/test.sh prints before it starts names every one of them', () => {

@@ -7,6 +7,7 @@ import type { Caller } from '../auth/caller';
 import { expectOk } from './refusals';
 import type { RenewalAnswer } from '../runtime/leaderDuties';
 import * as v from './validate';
+import { intToWire } from './wireInt';
 
 interface OpenReq {
   header?: v.WireHeader;
@@ -80,7 +81,13 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
         if (answer === 'no-ack' || call.destroyed) return;
         // The renewal id is echoed: the client credits exactly this renewal's send time. A client that does
         // not read these answers is not read from either, so its renewals cannot pile up answers here.
-        writeOrPause(call, { sessionId: req.sessionId, alive: answer.alive, remainingMs: String(answer.remainingMs), renewalId: req.renewalId ?? '0' });
+        try {
+          const remainingMs = intToWire('remaining_ms', answer.remainingMs);
+          writeOrPause(call, { sessionId: req.sessionId, alive: answer.alive, remainingMs, renewalId: req.renewalId ?? '0' });
+        } catch (err) {
+          // Also reached from a promise (an answer after a checkpoint reset): end the stream, never the node.
+          call.emit('error', toServiceError(logger, 'Session.KeepAlive', err));
+        }
       };
       call.on('data', (req: KeepAliveReq) => {
         try {

@@ -90,9 +90,13 @@ export class SessionLeases {
     return { remainingMs: lease.ttlMs, needsReset: lease.checkpointMs < lease.ttlMs || lease.checkpointing };
   }
 
+  /**
+   * Whole milliseconds left, rounded up: the clock is fractional, and the answer goes to an int64 field. Up,
+   * so that a live lease never reads 0 and one renewed just now reads its TTL, never more.
+   */
   remaining(id: string): number | undefined {
     const lease = this.leases.get(id);
-    return lease ? Math.max(0, lease.deadline - this.clock()) : undefined;
+    return lease ? Math.max(0, Math.ceil(lease.deadline - this.clock())) : undefined;
   }
 
   /** Up to `limit` sessions past their deadline, each handed out once until retryExpire(). */
