@@ -12,6 +12,8 @@ export interface LockCommandOptions {
   client: FenceLockClientOptions;
   /** FENCELOCK_CACERT/CERT/KEY/INSECURE for CMD: the TLS or plaintext choice this command connected with. */
   childEnv: Record<string, string>;
+  /** The CAs trusted and where from (ClientSecurity.trust), for an untrusted server certificate. */
+  trust?: string;
   name: string;
   /** The command and its arguments. */
   command: string[];
@@ -72,7 +74,7 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
       lock = await session.acquire(o.name, { waitTimeoutMs: o.waitMs });
     }
   } catch (err) {
-    const explained = interrupted ? err : await explainUnreachable(client, err, o.timeoutMs);
+    const explained = interrupted ? err : await explainUnreachable(client, err, o.timeoutMs, undefined, o.trust);
     await client.close().catch(() => undefined);
     if (interrupted) throw interruptedWaiting(o.name, interrupted);
     throw explained;

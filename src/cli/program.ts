@@ -137,11 +137,12 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void, opts: {
   });
   const withClient = async <T>(cmd: Command, fn: (client: FenceLockClient, json: boolean) => Promise<T>): Promise<T> => {
     const g = globals(cmd);
-    const client = new FenceLockClient(clientOptions(g));
+    const security = resolveClientSecurity(g, io.env);
+    const client = new FenceLockClient(clientOptions(g, security));
     try {
       return await fn(client, g.json === true);
     } catch (err) {
-      throw await explainUnreachable(client, err, g.timeout);
+      throw await explainUnreachable(client, err, g.timeout, undefined, security.trust);
     } finally {
       await client.close();
     }
@@ -200,7 +201,7 @@ Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/las
         const security = resolveClientSecurity(g, io.env);
         const client = clientOptions(g, security);
         const outcome = await runLockCommand(
-          { client, childEnv: security.childEnv, name, command, ttlMs: opts.ttl, waitMs: opts.wait, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
+          { client, childEnv: security.childEnv, trust: security.trust, name, command, ttlMs: opts.ttl, waitMs: opts.wait, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
           io,
         );
         if (g.json === true) io.stdout(`${toJson({ lock: name, token: outcome.token, exitCode: outcome.exitCode })}\n`);

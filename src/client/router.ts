@@ -4,6 +4,7 @@ import { FenceLockError, toFenceLockError } from './errors';
 import type { Logger } from './logger';
 import { PipelineLink } from './pipeline';
 import { methods, type MethodDesc, type WireRequestHeader } from './proto';
+import { certificateProblem, untrustedCertificateError } from './untrusted';
 
 /**
  * Channel options: notice a dead peer within ~3 s even when idle, and reconnect quickly after a restart. Each
@@ -122,6 +123,8 @@ export class Router {
      * Interceptors, not call credentials: grpc-js refuses call credentials on plaintext channels.
      */
     private readonly interceptors: grpc.Interceptor[] = [],
+    /** Which CAs the credentials trust, in words, for the error of a certificate that fails verification. */
+    private readonly trust: string = 'the configured CA',
   ) {
     this.channelOptions = { ...CHANNEL_OPTIONS, ...channelOptions };
     if (endpoints.length === 0) throw new FenceLockError('INVALID_ARGUMENT', 'at least one endpoint is required');
@@ -262,6 +265,12 @@ export class Router {
       } catch (raw) {
         if (this.closed) throw new FenceLockError('CANCELLED', `${opts.what}: the fencelock client is closed`);
         const err = toFenceLockError(raw, `${opts.what} (via ${address})`);
+        const problem = certificateProblem(err);
+        if (problem !== undefined) {
+          const final = untrustedCertificateError(`${opts.what}`, address, err, problem, this.trust, maybeProposed);
+          if (!maybeProposed) unproposedRefusals.add(final);
+          throw final;
+        }
         const ownDeadlinePassed = monotonicNow() - attemptStart >= timeout - 2;
         const retryable =
           err.code === 'UNAVAILABLE' ||
