@@ -245,6 +245,27 @@ describe('FenceLockClient against a fake cluster', () => {
     expect(local.reason).toBe('LOCK_NOT_HELD');
   });
 
+  it('a release by the holder aborts the signal with reason RELEASED, never PRESUMED_LOST or LOCK_NOT_HELD (not a loss)', async () => {
+    const { nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    let seen: unknown;
+    let inside: AbortSignal | undefined;
+    await c.withLock('rel', async (_token, _lock, signal) => {
+      inside = signal;
+      signal.addEventListener('abort', () => (seen = signal.reason), { once: true });
+      expect(signal.aborted).toBe(false);
+    });
+    expect(inside?.aborted).toBe(true);
+    expect(seen).toBeInstanceOf(FenceLockError);
+    expect((seen as FenceLockError).reason).toBe('RELEASED');
+    // A signal read after the release is born aborted with the same reason; a write still gets the server's word.
+    const s = await c.openSession();
+    const l = await s.acquire('rel2');
+    await l.release();
+    expect((l.signal.reason as FenceLockError).reason).toBe('RELEASED');
+    expect((await rejection(l.write([{ put: 'rel2/k', value: 'v' }]))).reason).toBe('LOCK_NOT_HELD');
+  });
+
   it('WRONG_LOCK names the key and the lock it belongs to (FenceLockError.key, .keyLock, decoded from their metadata)', async () => {
     const { nodes } = await cluster(1);
     const c = client([nodes[0]!.address]);
