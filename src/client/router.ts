@@ -60,6 +60,17 @@ export interface CallOptions {
  */
 const unproposedRefusals = new WeakSet<FenceLockError>();
 
+/**
+ * An attempt whose request never left this process: grpc-js found no connection (refused, unresolved,
+ * unreachable) and failed the call without sending it, or its deadline passed while grpc-js was still
+ * "Waiting for LB pick" (no connection to put the call on).
+ */
+function neverSent(err: FenceLockError): boolean {
+  const details = err.details ?? '';
+  if (err.code === 'DEADLINE_EXCEEDED') return /Waiting for LB pick/.test(details);
+  return err.code === 'UNAVAILABLE' && /No connection established|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|DNS resolution failed/.test(details);
+}
+
 /** True when `err` ended a call whose request had never reached a leader before. */
 export function neverProposed(err: unknown): boolean {
   return err instanceof FenceLockError && unproposedRefusals.has(err);
@@ -255,7 +266,11 @@ export class Router {
     for (;;) {
       if (this.closed) throw new FenceLockError('CANCELLED', `${opts.what}: the fencelock client is closed`);
       const remaining = deadline - monotonicNow();
-      if (remaining <= 0) throw this.gaveUp(opts.what, attempts, totalTimeoutMs, last, byEndpoint);
+      if (remaining <= 0) {
+        const final = this.gaveUp(opts.what, attempts, totalTimeoutMs, last, byEndpoint, maybeProposed);
+        if (!maybeProposed) unproposedRefusals.add(final);
+        throw final;
+      }
       const address = this.current();
       const timeout = Math.min(attemptTimeoutMs, remaining);
       const attemptStart = monotonicNow();
@@ -279,7 +294,7 @@ export class Router {
           if (!maybeProposed) unproposedRefusals.add(err);
           throw err;
         }
-        if (err.reason !== 'NOT_LEADER') maybeProposed = true;
+        if (err.reason !== 'NOT_LEADER' && !neverSent(err)) maybeProposed = true;
         // An attempt cut short by the total budget (not by its own timeout) says nothing about the cluster:
         // the error given up with stays the last one a node or connection actually gave.
         const cutByBudget = err.code === 'DEADLINE_EXCEEDED' && timeout < attemptTimeoutMs && last !== undefined;
@@ -299,15 +314,18 @@ export class Router {
     }
   }
 
-  /** The error of a call that ran out of time: indeterminate, with the last error of each endpoint tried. */
-  gaveUp(what: string, attempts: number, totalMs: number, last: FenceLockError | undefined, byEndpoint: Map<string, FenceLockError>): FenceLockError {
+  /**
+   * The error of a call that ran out of time, with the last error of each endpoint tried. Indeterminate unless
+   * no attempt can have reached a leader (every one refused as NOT_LEADER or never sent): then it did not apply.
+   */
+  gaveUp(what: string, attempts: number, totalMs: number, last: FenceLockError | undefined, byEndpoint: Map<string, FenceLockError>, maybeProposed = true): FenceLockError {
     const code = last?.code ?? 'DEADLINE_EXCEEDED';
     const lastWords = last ? `; last error: ${last.message}` : '';
     return new FenceLockError(code, `${what}: gave up after ${attempts} attempt(s) in ${totalMs} ms${lastWords}`, {
       reason: last?.reason,
       leader: last?.leader,
       details: last?.details,
-      indeterminate: true,
+      indeterminate: maybeProposed,
       endpointErrors: this.endpoints.flatMap((endpoint) => {
         const error = byEndpoint.get(endpoint);
         return error === undefined ? [] : [{ endpoint, error }];
