@@ -157,7 +157,7 @@ describe('CLI parsing (no server)', () => {
   });
 
   it('maps errors to the documented exit codes', () => {
-    expect(EXIT).toEqual({ OK: 0, USAGE: 1, FENCED: 2, UNAVAILABLE: 3, LOCK_LOST: 4, NOT_FOUND: 5, UNAUTHENTICATED: 6, PERMISSION_DENIED: 7, LIMIT: 8 });
+    expect(EXIT).toEqual({ OK: 0, USAGE: 1, FENCED: 2, UNAVAILABLE: 3, LOCK_LOST: 4, NOT_FOUND: 5, UNAUTHENTICATED: 6, PERMISSION_DENIED: 7, LIMIT: 8, BEHIND: 9 });
     expect(exitCodeFor(new UsageError('x'))).toBe(1);
     expect(exitCodeFor(new FenceLockError('FAILED_PRECONDITION', 'x', { reason: 'STALE_TOKEN' }))).toBe(2);
     expect(exitCodeFor(new FenceLockError('UNAVAILABLE', 'x'))).toBe(3);
@@ -232,7 +232,12 @@ describe('CLI against a fake cluster', () => {
 
     const missing = await cli(['kv', 'get', 'cfg/zzz'], env);
     expect(missing).toMatchObject({ code: EXIT.NOT_FOUND, out: '', err: 'fencelock: key "cfg/zzz" not found\n' });
-    expect(JSON.parse((await cli(['--json', 'kv', 'get', 'cfg/zzz'], env)).out)).toEqual({ key: 'cfg/zzz', found: false, deleted: false });
+    // --json: a missing key is an error object like any failure, with the exit code it exits with.
+    const missingJson = await cli(['--json', 'kv', 'get', 'cfg/zzz'], env);
+    expect(missingJson.code).toBe(EXIT.NOT_FOUND);
+    expect(JSON.parse(missingJson.out)).toEqual({
+      error: { code: 'NOT_FOUND', reason: null, watermark: null, key: 'cfg/zzz', keyLock: null, quota: null, message: 'key "cfg/zzz" not found', exitCode: EXIT.NOT_FOUND },
+    });
 
     await lock.release();
     const s2 = await c.openSession();
@@ -257,7 +262,18 @@ describe('CLI against a fake cluster', () => {
     expect(gone).toMatchObject({ code: EXIT.NOT_FOUND, out: '', err: `fencelock: key "orders/1" was deleted; it still belongs to lock "orders" (watermark ${t})\n` });
     const goneJson = await cli(['--json', 'kv', 'get', 'orders/1'], env);
     expect(goneJson.code).toBe(EXIT.NOT_FOUND);
-    expect(JSON.parse(goneJson.out)).toEqual({ key: 'orders/1', found: false, deleted: true, token: t, lock: 'orders' });
+    expect(JSON.parse(goneJson.out)).toEqual({
+      error: {
+        code: 'NOT_FOUND',
+        reason: null,
+        watermark: t,
+        key: 'orders/1',
+        keyLock: 'orders',
+        quota: null,
+        message: `key "orders/1" was deleted; it still belongs to lock "orders" (watermark ${t})`,
+        exitCode: EXIT.NOT_FOUND,
+      },
+    });
 
     expect((await cli(['kv', 'list', 'orders/'], env)).out).toBe(`KEY       LOCK    WATERMARK  VALUE\norders/2  orders  ${t.padEnd(9)}  two\n`);
     const all = await cli(['kv', 'list', 'orders/', '--all'], env);
@@ -463,14 +479,20 @@ describe('CLI against a fake cluster', () => {
     const c = new FenceLockClient({ endpoints: [ep], insecure: true });
     cleanups.push(() => c.close());
     await new Promise((r) => setTimeout(r, 150));
-    const l = await (await c.openSession()).acquire('wl');
+    const holder = await c.openSession();
+    const l = await holder.acquire('wl');
+    const described = JSON.parse((await cli(['describe', 'wl', '--endpoints', ep, '--json'])).out) as Record<string, unknown>;
     await l.release();
     await new Promise((r) => setTimeout(r, 150));
     signals.emit('SIGINT', 'SIGINT');
     const r = await p;
     expect(r.code).toBe(0);
-    const lines = r.out.trim().split('\n').map((x) => JSON.parse(x) as { kind: string; token: string });
+    const lines = r.out.trim().split('\n').map((x) => JSON.parse(x) as { kind: string; token: string; session: string });
     expect(lines.map((x) => x.kind)).toEqual(['GRANTED', 'RELEASED']);
     expect(lines[0]!.token).toBe(l.token.toString());
+    // watch and describe name the session the same way: `session`, its public handle.
+    expect(lines[0]!.session).toBe(holder.publicId);
+    expect(described).toMatchObject({ lock: 'wl', held: true, session: holder.publicId, token: l.token.toString() });
+    expect(described).not.toHaveProperty('holderSession');
   });
 });
