@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as crypto from 'node:crypto';
 import { FenceLockError } from './errors';
+import { withoutIpServerName } from './ipServerName';
 
 /**
  * TLS material of a client (docs/security.md, "Files"). Each of ca, cert and key is PEM text (a string that
@@ -117,7 +118,7 @@ function build(opts: ClientTlsOptions, source: CredentialSource, names: Material
   }
   let credentials: grpc.ChannelCredentials;
   try {
-    credentials = grpc.credentials.createSsl(ca?.pem ?? null, key?.pem ?? null, cert?.pem ?? null);
+    credentials = withoutIpServerName(grpc.credentials.createSsl(ca?.pem ?? null, key?.pem ?? null, cert?.pem ?? null));
   } catch (err) {
     throw new FenceLockError('INVALID_ARGUMENT', `TLS credentials (${source}): ${(err as Error).message}`);
   }

@@ -63,10 +63,10 @@ describe('a server certificate the client does not trust (a real TLS cluster, ru
     fs.rmSync(elsewhere, { recursive: true, force: true });
   });
 
-  const run = async (env: Record<string, string>): Promise<Outcome> => {
+  const run = async (env: Record<string, string>): Promise<Outcome & { stderr: string }> => {
     const r = await runNode(['app.cjs'], { cwd: elsewhere, env: { ...clean, FENCELOCK_ENDPOINTS: cluster!.endpoints.join(','), ...env }, timeoutMs: 30_000 });
     expect(r.code, r.stderr).toBe(0);
-    return JSON.parse(r.stdout.trim().split('\n').pop()!) as Outcome;
+    return { ...(JSON.parse(r.stdout.trim().split('\n').pop()!) as Outcome), stderr: r.stderr };
   };
 
   it('with the system roots (no CA configured, none in the folder): fails in under a second, says so and names FENCELOCK_CACERT', async () => {
@@ -88,9 +88,12 @@ describe('a server certificate the client does not trust (a real TLS cluster, ru
     expect(out.message).toContain(`it trusts the CA in ${otherCa} (from FENCELOCK_CACERT)`);
   });
 
-  it('following the hint (FENCELOCK_CACERT = the cluster CA) works from the same folder', async () => {
+  it('following the hint (FENCELOCK_CACERT = the cluster CA) works from the same folder, without a DEP0123 warning', async () => {
     const out = await run({ FENCELOCK_CACERT: path.join(cluster!.certsDir!, 'ca.pem') });
     expect(out).toMatchObject({ ok: true, source: 'env' });
+    // Issue 30, item 4: dialling 127.0.0.1 over TLS sets no server name, so Node has no DEP0123 to warn about.
+    expect(out.stderr).not.toContain('DEP0123');
+    expect(out.stderr).toBe('');
   });
 
   it('the CLI from that folder: exit 3 at once, the hint names --cacert and FENCELOCK_CACERT, not --endpoints', async () => {
