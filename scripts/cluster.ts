@@ -71,9 +71,11 @@ export function spawnNode(m: ClusterMember, logFile?: string): ChildProcess {
 
 function foreground(five: boolean): void {
   const all = members(five);
+  // Colours only for a person at a terminal: a file or a pipe gets plain text (and NO_COLOR is honoured).
+  const colour = process.stdout.isTTY === true && !process.env.NO_COLOR;
   const children = all.map((m, i) => {
     const child = spawnNode(m);
-    const prefix = `${COLORS[i % COLORS.length]}[${m.id}]\x1b[0m `;
+    const prefix = colour ? `${COLORS[i % COLORS.length]}[${m.id}]\x1b[0m ` : `[${m.id}] `;
     const out = (chunk: Buffer): void => {
       for (const line of chunk.toString().split('\n')) if (line.trim()) process.stdout.write(prefix + pretty(line) + '\n');
     };

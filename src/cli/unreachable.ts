@@ -36,6 +36,19 @@ function socketCause(details: string): string {
   return ssl?.[1] ?? cause;
 }
 
+/**
+ * A message with grpc-js's connection wording taken out ("No connection established. Last error: Error: X
+ * (date). Resolution note: ..."): X stays, the rest (which ends in a dangling "Resolution note: ") goes. For
+ * messages quoted inside a sentence of the CLI's own, such as a warning.
+ */
+export function withoutGrpcNoise(message: string): string {
+  return message
+    .replace(/No connection established\. Last error: (?:Error: )?/g, '')
+    .replace(/ \(\d{4}-\d\d-\d\dT[^)]*\)/g, '')
+    .replace(/\.?\s*Resolution note:[^;)]*/g, '')
+    .trim();
+}
+
 const TLS_WORDS = /SSL|TLS|certificate|handshake|self[- ]signed|Protocol error|ERR_TLS/i;
 
 /** Classifies the last error an endpoint gave. */

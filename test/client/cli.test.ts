@@ -8,6 +8,7 @@ import { EXIT, UsageError, exitCodeFor } from '../../src/cli/exitCodes';
 import { runCli } from '../../src/cli/program';
 import { DEFAULT_ENDPOINTS, parseEndpoints, parseToken, resolveEndpoints, resolveFencing, resolveSession } from '../../src/cli/parse';
 import { resolveClientSecurity } from '../../src/cli/security';
+import { withoutGrpcNoise } from '../../src/cli/unreachable';
 import { deadAddress, FakeState, startFakeCluster, type FakeTls } from './fakeServer';
 import { testPki, writePem } from './testCerts';
 
@@ -494,5 +495,16 @@ describe('CLI against a fake cluster', () => {
     expect(lines[0]!.session).toBe(holder.publicId);
     expect(described).toMatchObject({ lock: 'wl', held: true, session: holder.publicId, token: l.token.toString() });
     expect(described).not.toHaveProperty('holderSession');
+  });
+
+  it("a warning quoting a call's error keeps the cause and drops grpc-js's dangling \"Resolution note: \"", () => {
+    const raw =
+      'close session: gave up after 5 attempt(s) in 2000 ms; last error: close session (via 127.0.0.1:7003): UNAVAILABLE: ' +
+      'No connection established. Last error: Error: connect ECONNREFUSED 127.0.0.1:7003 (2026-12-06T18:00:00.123Z). Resolution note: ';
+    const warning = `fencelock: warning: closing the session failed (${withoutGrpcNoise(raw)}); it expires after 4000 ms`;
+    expect(warning).toBe(
+      'fencelock: warning: closing the session failed (close session: gave up after 5 attempt(s) in 2000 ms; last error: close session (via 127.0.0.1:7003): UNAVAILABLE: connect ECONNREFUSED 127.0.0.1:7003); it expires after 4000 ms',
+    );
+    expect(withoutGrpcNoise('write under lock "a": FAILED_PRECONDITION: STALE_TOKEN')).toBe('write under lock "a": FAILED_PRECONDITION: STALE_TOKEN');
   });
 });
