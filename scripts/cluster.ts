@@ -66,14 +66,17 @@ export function spawnNode(m: ClusterMember, logFile?: string): ChildProcess {
     const fd = openSync(logFile, 'a');
     return spawn(process.execPath, [NODE_MAIN, '--config', m.configFile], { stdio: ['ignore', fd, fd], detached: true });
   }
-  return spawn(process.execPath, [NODE_MAIN, '--config', m.configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // A process group of its own: Ctrl-C reaches this script only, which then stops the nodes in order (foreground()).
+  return spawn(process.execPath, [NODE_MAIN, '--config', m.configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
 }
 
 function foreground(five: boolean): void {
   const all = members(five);
+  // Colours only for a person at a terminal: a file or a pipe gets plain text (and NO_COLOR is honoured).
+  const colour = process.stdout.isTTY === true && !process.env.NO_COLOR;
   const children = all.map((m, i) => {
     const child = spawnNode(m);
-    const prefix = `${COLORS[i % COLORS.length]}[${m.id}]\x1b[0m `;
+    const prefix = colour ? `${COLORS[i % COLORS.length]}[${m.id}]\x1b[0m ` : `[${m.id}] `;
     const out = (chunk: Buffer): void => {
       for (const line of chunk.toString().split('\n')) if (line.trim()) process.stdout.write(prefix + pretty(line) + '\n');
     };
@@ -84,17 +87,32 @@ function foreground(five: boolean): void {
   });
   process.stdout.write(`cluster of ${all.length} on ${all.map((m) => m.listen).join(', ')}; Ctrl-C stops it\n`);
   let stopping = false;
+  const exited = (c: ChildProcess): Promise<void> =>
+    c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise((resolve) => c.once('exit', () => resolve()));
+  // As `stop` does: the followers first, then the leader, so that it hands leadership to nobody about to stop.
   const stop = (): void => {
     if (stopping) return;
     stopping = true;
-    for (const c of children) c.kill('SIGTERM');
     setTimeout(() => {
       for (const c of children) c.kill('SIGKILL');
       process.exit(0);
     }, 5_000).unref();
+    void (async () => {
+      const rows = await askStatus(all, CERTS).catch(() => []);
+      const leader = rows.find((r) => r.ok && r.status.role === 'leader');
+      const leaderId = leader?.ok ? leader.status.id : undefined;
+      const followers = children.filter((_c, i) => all[i]!.id !== leaderId);
+      for (const c of followers) c.kill('SIGTERM');
+      await Promise.all(followers.map(exited));
+      for (const c of children) c.kill('SIGTERM');
+    })();
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // The nodes are not in this process group: never leave them behind.
+  process.on('exit', () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  });
   let alive = children.length;
   for (const c of children) c.on('exit', () => --alive === 0 && process.exit(0));
 }

@@ -22,6 +22,8 @@ export const EXIT = {
   LIMIT: 8,
   /** `check-resource`: a fencing rule did not hold at the resource checked (the table says which). */
   CHECK_FAILED: 9,
+  /** `status`: a leader is known, but a node that answered has fallen behind it (more than --max-lag). */
+  BEHIND: 10,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -34,13 +36,15 @@ export const EXIT_CODES_HELP = `Exit codes:
   0    success
   1    usage error or bad input (or an error with no better code)
   2    refused by fencing (FAILED_PRECONDITION: stale token, lock not held, ...)
-  3    unavailable or timed out (no leader, lock wait timed out, lock held with --wait 0)
+  3    unavailable or timed out (no leader, lock wait timed out, lock held with --wait 0);
+       status: no node answers, or none of those that answer leads or knows a leader
   4    lock lost while CMD ran (CMD was sent SIGTERM, then SIGKILL)
   5    not found (kv get of a missing or deleted key, unknown session, user, role or token)
   6    unauthenticated (auth is on: no identity, or an unknown or revoked token)
   7    permission denied (the identity's roles do not allow it; another identity's session)
   8    a limit or quota reached (RESOURCE_EXHAUSTED; a quota of the identity is named)
   9    check-resource: a fencing rule did not hold at the resource (the table says which)
+  10   status: a node that answered is behind the leader (more than --max-lag entries)
   lock -- CMD otherwise exits with CMD's own code (128+N when killed by signal N;
   126/127 when CMD cannot be run / is not found).`;
 

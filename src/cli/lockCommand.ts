@@ -5,13 +5,15 @@ import { FenceLockClient, isFenceLockError, type FenceLockClientOptions, type Lo
 import { CommandFailure, EXIT, EXIT_CMD_NOT_EXECUTABLE, EXIT_CMD_NOT_FOUND, UsageError } from './exitCodes';
 import type { CliIO } from './output';
 import { ENV_AUTH_TOKEN } from './security';
-import { explainUnreachable } from './unreachable';
+import { explainUnreachable, withoutGrpcNoise } from './unreachable';
 
 export interface LockCommandOptions {
   /** How to connect; its bearer token is passed on to CMD as FENCELOCK_AUTH_TOKEN. */
   client: FenceLockClientOptions;
   /** FENCELOCK_CACERT/CERT/KEY/INSECURE for CMD: the TLS or plaintext choice this command connected with. */
   childEnv: Record<string, string>;
+  /** The CAs trusted and where from (ClientSecurity.trust), for an untrusted server certificate. */
+  trust?: string;
   name: string;
   /** The command and its arguments. */
   command: string[];
@@ -72,7 +74,7 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
       lock = await session.acquire(o.name, { waitTimeoutMs: o.waitMs });
     }
   } catch (err) {
-    const explained = interrupted ? err : await explainUnreachable(client, err, o.timeoutMs);
+    const explained = interrupted ? err : await explainUnreachable(client, err, o.timeoutMs, undefined, o.trust);
     await client.close().catch(() => undefined);
     if (interrupted) throw interruptedWaiting(o.name, interrupted);
     throw explained;
@@ -165,7 +167,7 @@ function runHolding(
             lostWhy = `was no longer held at release: ${(err as Error).message}`;
             if (o.json !== true) io.stderr(`fencelock: lock ${JSON.stringify(o.name)} ${lostWhy}\n`);
           } else {
-            io.stderr(`fencelock: warning: release failed (${(err as Error).message}); the lock is freed when the session closes or expires\n`);
+            io.stderr(`fencelock: warning: release failed (${withoutGrpcNoise((err as Error).message)}); the lock is freed when the session closes or expires\n`);
           }
         }
       }
@@ -173,7 +175,7 @@ function runHolding(
         // After a loss the leader is likely unreachable: do not hold the exit up for long.
         await session.close(lostWhy !== undefined ? { timeoutMs: 2_000 } : {});
       } catch (err) {
-        io.stderr(`fencelock: warning: closing the session failed (${(err as Error).message}); it expires after ${o.ttlMs} ms\n`);
+        io.stderr(`fencelock: warning: closing the session failed (${withoutGrpcNoise((err as Error).message)}); it expires after ${o.ttlMs} ms\n`);
       }
       await client.close().catch(() => undefined);
       if (lostWhy === undefined) resolve({ exitCode, failure });

@@ -189,8 +189,17 @@ export function hasRecord(d: LockDescription): boolean {
 const NO_RECORD = 'none kept: no record of this lock (never granted, or free, without waiters or keys, and forgotten; its last token is not kept)';
 
 /** `describe --json`: the description and `recorded` (false: no record kept, latestToken 0 means "not known"). */
+/**
+ * A lock for JSON. `session` is the holder's public handle ('' when free), the same name a watch event uses
+ * for the session it is about (the library calls them holderSession and sessionId).
+ */
 export function descriptionJson(d: LockDescription): Record<string, unknown> {
-  return { ...d, recorded: hasRecord(d) };
+  return { lock: d.lock, held: d.held, session: d.holderSession, token: d.token, grantedAtMs: d.grantedAtMs, waiters: d.waiters, latestToken: d.latestToken, recorded: hasRecord(d) };
+}
+
+/** A watch event for JSON: `session` is the public handle of the session it is about, as in descriptionJson. */
+export function eventJson(ev: LockEvent): Record<string, unknown> {
+  return { kind: ev.kind, lock: ev.lock, session: ev.sessionId, token: ev.token, index: ev.index };
 }
 
 export function formatEvent(ev: LockEvent): string {

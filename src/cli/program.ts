@@ -7,6 +7,7 @@ import {
   DEFAULT_TTL_MS,
   DEFAULT_WAIT_TIMEOUT_MS,
   FenceLockClient,
+  FenceLockError,
   isAuthTokenId,
   parseDecimalUint64,
   silentLogger,
@@ -25,6 +26,7 @@ import { addCheckResourceCommand } from './checkResource/command';
 import {
   type CliIO,
   descriptionJson,
+  eventJson,
   formatAuthListing,
   formatDescription,
   formatEvent,
@@ -42,6 +44,7 @@ import {
 import { DEFAULT_ENDPOINTS, parseNonNegativeInt, parsePositiveInt, resolveEndpoints, resolveFencing } from './parse';
 import { ENV_AUTH_TOKEN, resolveAuthToken, resolveClientSecurity, type AuthTokenFlags, type SecurityFlags } from './security';
 import { explainUnreachable } from './unreachable';
+import { DEFAULT_MAX_LAG, health } from './health';
 import { packageVersion } from './version';
 
 interface GlobalOpts extends SecurityFlags, AuthTokenFlags {
@@ -138,11 +141,12 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void, opts: {
   });
   const withClient = async <T>(cmd: Command, fn: (client: FenceLockClient, json: boolean) => Promise<T>): Promise<T> => {
     const g = globals(cmd);
-    const client = new FenceLockClient(clientOptions(g));
+    const security = resolveClientSecurity(g, io.env);
+    const client = new FenceLockClient(clientOptions(g, security));
     try {
       return await fn(client, g.json === true);
     } catch (err) {
-      throw await explainUnreachable(client, err, g.timeout);
+      throw await explainUnreachable(client, err, g.timeout, undefined, security.trust);
     } finally {
       await client.close();
     }
@@ -201,7 +205,7 @@ Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/las
         const security = resolveClientSecurity(g, io.env);
         const client = clientOptions(g, security);
         const outcome = await runLockCommand(
-          { client, childEnv: security.childEnv, name, command, ttlMs: opts.ttl, waitMs: opts.wait, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
+          { client, childEnv: security.childEnv, trust: security.trust, name, command, ttlMs: opts.ttl, waitMs: opts.wait, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
           io,
         );
         if (g.json === true) io.stdout(`${toJson({ lock: name, token: outcome.token, exitCode: outcome.exitCode })}\n`);
@@ -248,14 +252,12 @@ Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/las
       action(async (key: string, opts: { stale?: boolean; value?: boolean }, cmd: Command) =>
         withClient(cmd, async (client, json) => {
           const r = await client.get(key, { staleOk: opts.stale === true });
-          if (json) {
-            io.stdout(`${toJson(r.found || r.deleted ? { key, found: r.found, ...keyJson(key, r) } : { key, found: false, deleted: false })}\n`);
-          } else if (r.found) {
-            io.stdout(opts.value === true ? `${humanValue(r.value)}\n` : formatKey(key, r));
-          } else {
-            io.stderr(`fencelock: ${notFoundMessage(key, r)}\n`);
-          }
-          return r.found ? EXIT.OK : EXIT.NOT_FOUND;
+          // Missing or deleted is a failure like any other (exit 5): with --json it is {"error": ...}, which names
+          // the key and, for a deleted one, the lock it still belongs to (keyLock) and its watermark.
+          if (!r.found) throw new FenceLockError('NOT_FOUND', notFoundMessage(key, r), r.deleted ? { key, keyLock: r.lock, watermark: r.token } : { key });
+          if (json) io.stdout(`${toJson({ key, found: true, ...keyJson(key, r) })}\n`);
+          else io.stdout(opts.value === true ? `${humanValue(r.value)}\n` : formatKey(key, r));
+          return EXIT.OK;
         }),
       ),
     );
@@ -536,13 +538,20 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
 
   program
     .command('status')
-    .description(`status of every node (exit ${EXIT.UNAVAILABLE} when none answers)`)
+    .description(
+      `status of every node; a health check: exit ${EXIT.UNAVAILABLE} when no node answers or none leads or knows a leader, ` +
+        `exit ${EXIT.BEHIND} when one is behind the leader by more than --max-lag applied entries`,
+    )
+    .addOption(new Option('--max-lag <n>', 'entries a node may trail the leader by before it counts as behind').argParser(argParser((t) => parseNonNegativeInt(t, '--max-lag'))).default(DEFAULT_MAX_LAG))
     .action(
-      action(async (_opts: unknown, cmd: Command) =>
+      action(async (opts: { maxLag: number }, cmd: Command) =>
         withClient(cmd, async (client, json) => {
           const rows = await client.statusAll();
           io.stdout(json ? `${toJson(statusJson(rows))}\n` : formatStatusTable(rows));
-          return rows.some((r) => r.ok) ? EXIT.OK : EXIT.UNAVAILABLE;
+          // The rows are printed whatever the verdict; the exit code is the verdict (and, for people, a line on stderr).
+          const verdict = health(rows, opts.maxLag);
+          if (verdict.problem !== undefined && !json) io.stderr(`fencelock: ${verdict.problem}\n`);
+          return verdict.exitCode;
         }),
       ),
     );
@@ -580,7 +589,7 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
               w.cancel();
               resolve(EXIT.OK);
             };
-            const w = client.watch(lock, (ev) => io.stdout(json ? `${toJson(ev)}\n` : formatEvent(ev)), {
+            const w = client.watch(lock, (ev) => io.stdout(json ? `${toJson(eventJson(ev))}\n` : formatEvent(ev)), {
               // Events were lost to a snapshot on the node: say so, and keep watching (the library reconnects).
               onMissed: (err) => io.stderr(`fencelock: ${err.message} (still watching)\n`),
               onError: (err) => {

@@ -30,6 +30,8 @@ export interface ClientSecurity {
   source: CredentialSource;
   /** FENCELOCK_CACERT/CERT/KEY/INSECURE for a child process (absolute paths; '' clears a variable). */
   childEnv: Record<string, string>;
+  /** The CAs trusted and the flag, variable or file they came from, in words (for an untrusted certificate). */
+  trust: string;
 }
 
 const FLAG_NAMES = { ca: '--cacert', cert: '--cert', key: '--key' };
@@ -46,16 +48,17 @@ export function resolveClientSecurity(flags: SecurityFlags, env: NodeJS.ProcessE
   const abs = (p: string | Buffer | undefined): string | undefined => (typeof p === 'string' ? path.resolve(cwd, p) : undefined);
   const tlsFromFlags: ClientTlsOptions | undefined = anyFile ? { ca: abs(flags.cacert), cert: abs(flags.cert), key: abs(flags.key) } : undefined;
   let choice;
+  let trust: string;
   try {
     choice = chooseCredentials({ tls: tlsFromFlags, insecure: flags.insecure === true ? true : undefined }, env, cwd, FLAG_NAMES);
     // Read and check the files now, so a mistake names the flag or variable it came from.
-    buildCredentials(choice);
+    trust = buildCredentials(choice).trust;
   } catch (err) {
     if (err instanceof FenceLockError) throw new UsageError(err.message);
     throw err;
   }
   if (choice.insecure) {
-    return { insecure: true, source: choice.source, childEnv: { [ENV_INSECURE]: '1', [ENV_CACERT]: '', [ENV_CERT]: '', [ENV_KEY]: '' } };
+    return { insecure: true, source: choice.source, childEnv: { [ENV_INSECURE]: '1', [ENV_CACERT]: '', [ENV_CERT]: '', [ENV_KEY]: '' }, trust };
   }
   const ca = abs(choice.tls.ca);
   const cert = abs(choice.tls.cert);
@@ -65,6 +68,7 @@ export function resolveClientSecurity(flags: SecurityFlags, env: NodeJS.ProcessE
     tls,
     source: choice.source,
     childEnv: { [ENV_INSECURE]: '', [ENV_CACERT]: ca ?? '', [ENV_CERT]: cert ?? '', [ENV_KEY]: key ?? '' },
+    trust,
   };
 }
 

@@ -36,6 +36,19 @@ function socketCause(details: string): string {
   return ssl?.[1] ?? cause;
 }
 
+/**
+ * A message with grpc-js's connection wording taken out ("No connection established. Last error: Error: X
+ * (date). Resolution note: ..."): X stays, the rest (which ends in a dangling "Resolution note: ") goes. For
+ * messages quoted inside a sentence of the CLI's own, such as a warning.
+ */
+export function withoutGrpcNoise(message: string): string {
+  return message
+    .replace(/No connection established\. Last error: (?:Error: )?/g, '')
+    .replace(/ \(\d{4}-\d\d-\d\dT[^)]*\)/g, '')
+    .replace(/\.?\s*Resolution note:[^;)]*/g, '')
+    .trim();
+}
+
 const TLS_WORDS = /SSL|TLS|certificate|handshake|self[- ]signed|Protocol error|ERR_TLS/i;
 
 /** Classifies the last error an endpoint gave. */
@@ -107,8 +120,9 @@ export function summarize(reports: EndpointReport[], total: number): string {
  * each endpoint did; the ids of the nodes that answered come from a status call each. Otherwise `err`.
  * `what`: the operation to name in place of the call's own ("watch lock ..." for its status probe).
  */
-export async function explainUnreachable(client: FenceLockClient, err: unknown, timeoutMs: number, what?: string): Promise<unknown> {
+export async function explainUnreachable(client: FenceLockClient, err: unknown, timeoutMs: number, what?: string, trust?: string): Promise<unknown> {
   if (!(err instanceof FenceLockError) || err.endpointErrors === undefined || err.endpointErrors.length === 0) return err;
+  if (err.reason === 'UNTRUSTED_CERTIFICATE') return trust === undefined ? err : withCliTrust(err, trust);
   if (err.code !== 'UNAVAILABLE' && err.code !== 'DEADLINE_EXCEEDED') return err;
   const reports = await Promise.all(err.endpointErrors.map((e) => report(client, e)));
   what ??= /^(.*?): gave up after /s.exec(err.message)?.[1];
@@ -125,4 +139,13 @@ async function report(client: FenceLockClient, e: EndpointError): Promise<Endpoi
     () => undefined,
   );
   return { endpoint: e.endpoint, fate, detail, ...(node !== undefined && node !== '' ? { node } : {}) };
+}
+
+/**
+ * The library names the CA as its tls option (the CLI hands it the file); say which flag, variable or file
+ * it came from instead (`trust`: ClientSecurity.trust).
+ */
+function withCliTrust(err: FenceLockError, trust: string): FenceLockError {
+  const message = err.message.replace(/; it trusts .*?; point the client/s, `; it trusts ${trust}; point the client`);
+  return new FenceLockError(err.code, message, { reason: err.reason, details: err.details, indeterminate: err.indeterminate, endpointErrors: err.endpointErrors, cause: err.cause });
 }

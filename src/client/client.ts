@@ -135,7 +135,7 @@ export class FenceLockClient implements SessionHost {
     const creds = resolveCredentials({ tls: opts.tls, insecure: opts.insecure });
     this.credentialSource = creds.source;
     const endpoints = opts.endpoints ?? [];
-    this.router = new Router(endpoints, this.requestTimeoutMs, this.totalTimeoutMs, this.logger, opts.pipeline ?? true, creds.credentials, creds.channelOptions, interceptors);
+    this.router = new Router(endpoints, this.requestTimeoutMs, this.totalTimeoutMs, this.logger, opts.pipeline ?? true, creds.credentials, creds.channelOptions, interceptors, creds.trust);
     this.logger.debug(
       { credentials: creds.source, clientCert: creds.clientCert, files: creds.files, bearerTokenId: this.authTokenId ?? null },
       'fencelock: channel credentials',

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as crypto from 'node:crypto';
 import { FenceLockError } from './errors';
+import { withoutIpServerName } from './ipServerName';
 
 /**
  * TLS material of a client (docs/security.md, "Files"). Each of ca, cert and key is PEM text (a string that
@@ -42,6 +43,8 @@ export interface ResolvedCredentials {
   clientCert: boolean;
   /** The files read, when the material came from files (for passing on to a child process, say). */
   files: { ca?: string; cert?: string; key?: string };
+  /** The CAs the servers' certificates must chain to, in words (for an untrusted-certificate error). */
+  trust: string;
 }
 
 export const ENV_CACERT = 'FENCELOCK_CACERT';
@@ -115,7 +118,7 @@ function build(opts: ClientTlsOptions, source: CredentialSource, names: Material
   }
   let credentials: grpc.ChannelCredentials;
   try {
-    credentials = grpc.credentials.createSsl(ca?.pem ?? null, key?.pem ?? null, cert?.pem ?? null);
+    credentials = withoutIpServerName(grpc.credentials.createSsl(ca?.pem ?? null, key?.pem ?? null, cert?.pem ?? null));
   } catch (err) {
     throw new FenceLockError('INVALID_ARGUMENT', `TLS credentials (${source}): ${(err as Error).message}`);
   }
@@ -131,11 +134,30 @@ function build(opts: ClientTlsOptions, source: CredentialSource, names: Material
     source,
     clientCert: cert !== undefined,
     files: { ca: ca?.file, cert: cert?.file, key: key?.file },
+    trust: describeTrust(source, names.ca, ca === undefined ? 'none' : (ca.file ?? 'pem')),
   };
 }
 
+/**
+ * Which CAs a client trusts and where that came from: "the CA in /x/ca.pem (from FENCELOCK_CACERT)". `ca`: the
+ * file read, 'pem' for PEM text, 'none' for the system's roots; `caName`: the option, flag or variable (or, for
+ * the local cluster, the file) it came from.
+ */
+export function describeTrust(source: CredentialSource, caName: string, ca: string): string {
+  if (source === 'local-cluster') return `the local cluster's CA in ${ca} (${LOCAL_CERTS_DIR}/ca.pem under the current directory)`;
+  if (source === 'system-roots') return `the system's root CAs (no ${ENV_CACERT}, and no ${LOCAL_CERTS_DIR}/ca.pem under the current directory)`;
+  if (ca === 'none') return `the system's root CAs (no ${caName} given)`;
+  if (ca === 'pem') return `the CA given as PEM text in ${caName}`;
+  return `the CA in ${ca} (from ${caName})`;
+}
+
+/** What to do about a server certificate that does not chain to the CA trusted, in words. */
+export const UNTRUSTED_CA_FIX =
+  `point the client at the cluster's CA: ${ENV_CACERT}=/path/to/ca.pem (for a cluster started by \`npm run cluster\`: ` +
+  `data/certs/ca.pem in its checkout), or the CLI's --cacert FILE, or the library's tls: { ca: FILE }`;
+
 function plaintext(source: CredentialSource): ResolvedCredentials {
-  return { credentials: grpc.credentials.createInsecure(), channelOptions: {}, insecure: true, source, clientCert: false, files: {} };
+  return { credentials: grpc.credentials.createInsecure(), channelOptions: {}, insecure: true, source, clientCert: false, files: {}, trust: 'nothing (plaintext)' };
 }
 
 /** What each piece of TLS material is called where it came from, for error messages. */

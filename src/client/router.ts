@@ -4,6 +4,7 @@ import { FenceLockError, toFenceLockError } from './errors';
 import type { Logger } from './logger';
 import { PipelineLink } from './pipeline';
 import { methods, type MethodDesc, type WireRequestHeader } from './proto';
+import { certificateProblem, untrustedCertificateError } from './untrusted';
 
 /**
  * Channel options: notice a dead peer within ~3 s even when idle, and reconnect quickly after a restart. Each
@@ -58,6 +59,17 @@ export interface CallOptions {
  * nothing of the call can have been applied before (see neverProposed).
  */
 const unproposedRefusals = new WeakSet<FenceLockError>();
+
+/**
+ * An attempt whose request never left this process: grpc-js found no connection (refused, unresolved,
+ * unreachable) and failed the call without sending it, or its deadline passed while grpc-js was still
+ * "Waiting for LB pick" (no connection to put the call on).
+ */
+function neverSent(err: FenceLockError): boolean {
+  const details = err.details ?? '';
+  if (err.code === 'DEADLINE_EXCEEDED') return /Waiting for LB pick/.test(details);
+  return err.code === 'UNAVAILABLE' && /No connection established|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|DNS resolution failed/.test(details);
+}
 
 /** True when `err` ended a call whose request had never reached a leader before. */
 export function neverProposed(err: unknown): boolean {
@@ -122,6 +134,8 @@ export class Router {
      * Interceptors, not call credentials: grpc-js refuses call credentials on plaintext channels.
      */
     private readonly interceptors: grpc.Interceptor[] = [],
+    /** Which CAs the credentials trust, in words, for the error of a certificate that fails verification. */
+    private readonly trust: string = 'the configured CA',
   ) {
     this.channelOptions = { ...CHANNEL_OPTIONS, ...channelOptions };
     if (endpoints.length === 0) throw new FenceLockError('INVALID_ARGUMENT', 'at least one endpoint is required');
@@ -252,7 +266,11 @@ export class Router {
     for (;;) {
       if (this.closed) throw new FenceLockError('CANCELLED', `${opts.what}: the fencelock client is closed`);
       const remaining = deadline - monotonicNow();
-      if (remaining <= 0) throw this.gaveUp(opts.what, attempts, totalTimeoutMs, last, byEndpoint);
+      if (remaining <= 0) {
+        const final = this.gaveUp(opts.what, attempts, totalTimeoutMs, last, byEndpoint, maybeProposed);
+        if (!maybeProposed) unproposedRefusals.add(final);
+        throw final;
+      }
       const address = this.current();
       const timeout = Math.min(attemptTimeoutMs, remaining);
       const attemptStart = monotonicNow();
@@ -262,6 +280,12 @@ export class Router {
       } catch (raw) {
         if (this.closed) throw new FenceLockError('CANCELLED', `${opts.what}: the fencelock client is closed`);
         const err = toFenceLockError(raw, `${opts.what} (via ${address})`);
+        const problem = certificateProblem(err);
+        if (problem !== undefined) {
+          const final = untrustedCertificateError(`${opts.what}`, address, err, problem, this.trust, maybeProposed);
+          if (!maybeProposed) unproposedRefusals.add(final);
+          throw final;
+        }
         const ownDeadlinePassed = monotonicNow() - attemptStart >= timeout - 2;
         const retryable =
           err.code === 'UNAVAILABLE' ||
@@ -270,7 +294,7 @@ export class Router {
           if (!maybeProposed) unproposedRefusals.add(err);
           throw err;
         }
-        if (err.reason !== 'NOT_LEADER') maybeProposed = true;
+        if (err.reason !== 'NOT_LEADER' && !neverSent(err)) maybeProposed = true;
         // An attempt cut short by the total budget (not by its own timeout) says nothing about the cluster:
         // the error given up with stays the last one a node or connection actually gave.
         const cutByBudget = err.code === 'DEADLINE_EXCEEDED' && timeout < attemptTimeoutMs && last !== undefined;
@@ -290,15 +314,18 @@ export class Router {
     }
   }
 
-  /** The error of a call that ran out of time: indeterminate, with the last error of each endpoint tried. */
-  gaveUp(what: string, attempts: number, totalMs: number, last: FenceLockError | undefined, byEndpoint: Map<string, FenceLockError>): FenceLockError {
+  /**
+   * The error of a call that ran out of time, with the last error of each endpoint tried. Indeterminate unless
+   * no attempt can have reached a leader (every one refused as NOT_LEADER or never sent): then it did not apply.
+   */
+  gaveUp(what: string, attempts: number, totalMs: number, last: FenceLockError | undefined, byEndpoint: Map<string, FenceLockError>, maybeProposed = true): FenceLockError {
     const code = last?.code ?? 'DEADLINE_EXCEEDED';
     const lastWords = last ? `; last error: ${last.message}` : '';
     return new FenceLockError(code, `${what}: gave up after ${attempts} attempt(s) in ${totalMs} ms${lastWords}`, {
       reason: last?.reason,
       leader: last?.leader,
       details: last?.details,
-      indeterminate: true,
+      indeterminate: maybeProposed,
       endpointErrors: this.endpoints.flatMap((endpoint) => {
         const error = byEndpoint.get(endpoint);
         return error === undefined ? [] : [{ endpoint, error }];

@@ -325,15 +325,17 @@ export class LockHandle {
   /**
    * Aborts, with a FenceLockError as its `reason`, once this client presumes the lock lost: no renewal was
    * acknowledged recently enough (reason PRESUMED_LOST), the session was lost (KEEPALIVE_TIMEOUT,
-   * SESSION_EXPIRED, ABANDONED, ...) or closed, or the lock was released. "Presumed lost" means this client
-   * stopped being sure, not that the server gave the lock away: the lease may still run on the server, and a
-   * write with the token may still be accepted if it did. Once aborted it stays aborted.
+   * SESSION_EXPIRED, ABANDONED, ...). "Presumed lost" means this client stopped being sure, not that the server
+   * gave the lock away: the lease may still run on the server, and a write with the token may still be accepted
+   * if it did. It also aborts when this client releases the lock (or closes its session), with reason RELEASED:
+   * the grant is over, so work bound to the signal stops too, but that is no loss (`signal.reason.reason`
+   * tells the two apart). Once aborted it stays aborted.
    */
   get signal(): AbortSignal {
     if (!this.aborter) {
       const aborter = new AbortController();
       this.aborter = aborter;
-      if (this.released) aborter.abort(this.releasedError());
+      if (this.released) aborter.abort(this.releasedError('RELEASED'));
       else if (this.session.isPresumedLost()) aborter.abort(this.session.presumptionError());
       else this.unsubscribe = this.session.whenPresumedLost((err) => aborter.abort(err));
     }
@@ -377,12 +379,14 @@ export class LockHandle {
     this.released = true;
     this.session.forget(this);
     this.unsubscribe?.();
-    this.aborter?.abort(this.releasedError());
+    this.aborter?.abort(this.releasedError('RELEASED'));
   }
 
-  private releasedError(): FenceLockError {
-    return new FenceLockError('FAILED_PRECONDITION', `lock ${JSON.stringify(this.name)} (token ${this.token}) was released by this client`, {
-      reason: 'LOCK_NOT_HELD',
-    });
+  /**
+   * A write after the release is refused here as the server would refuse it (LOCK_NOT_HELD); the signal says
+   * RELEASED, so that a listener does not take the holder's own release for a loss.
+   */
+  private releasedError(reason: 'LOCK_NOT_HELD' | 'RELEASED' = 'LOCK_NOT_HELD'): FenceLockError {
+    return new FenceLockError('FAILED_PRECONDITION', `lock ${JSON.stringify(this.name)} (token ${this.token}) was released by this client`, { reason });
   }
 }

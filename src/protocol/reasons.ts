@@ -114,6 +114,10 @@ export const ClientReason = Object.freeze({
   SESSION_CLOSED: 'SESSION_CLOSED',
   /** No acknowledged renewal recently enough: past presumedLostAt(), before the TTL itself ran out. */
   PRESUMED_LOST: 'PRESUMED_LOST',
+  /** The server's TLS certificate could not be verified (an untrusted CA, another host's name): not retried. */
+  UNTRUSTED_CERTIFICATE: 'UNTRUSTED_CERTIFICATE',
+  /** lock.signal: the holder released the lock (or closed its session); not a loss. */
+  RELEASED: 'RELEASED',
 } as const);
 export type ClientReason = (typeof ClientReason)[keyof typeof ClientReason];
 

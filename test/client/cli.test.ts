@@ -8,6 +8,7 @@ import { EXIT, UsageError, exitCodeFor } from '../../src/cli/exitCodes';
 import { runCli } from '../../src/cli/program';
 import { DEFAULT_ENDPOINTS, parseEndpoints, parseToken, resolveEndpoints, resolveFencing, resolveSession } from '../../src/cli/parse';
 import { resolveClientSecurity } from '../../src/cli/security';
+import { withoutGrpcNoise } from '../../src/cli/unreachable';
 import { deadAddress, FakeState, startFakeCluster, type FakeTls } from './fakeServer';
 import { testPki, writePem } from './testCerts';
 
@@ -157,7 +158,7 @@ describe('CLI parsing (no server)', () => {
   });
 
   it('maps errors to the documented exit codes', () => {
-    expect(EXIT).toEqual({ OK: 0, USAGE: 1, FENCED: 2, UNAVAILABLE: 3, LOCK_LOST: 4, NOT_FOUND: 5, UNAUTHENTICATED: 6, PERMISSION_DENIED: 7, LIMIT: 8, CHECK_FAILED: 9 });
+    expect(EXIT).toEqual({ OK: 0, USAGE: 1, FENCED: 2, UNAVAILABLE: 3, LOCK_LOST: 4, NOT_FOUND: 5, UNAUTHENTICATED: 6, PERMISSION_DENIED: 7, LIMIT: 8, CHECK_FAILED: 9, BEHIND: 10 });
     expect(exitCodeFor(new UsageError('x'))).toBe(1);
     expect(exitCodeFor(new FenceLockError('FAILED_PRECONDITION', 'x', { reason: 'STALE_TOKEN' }))).toBe(2);
     expect(exitCodeFor(new FenceLockError('UNAVAILABLE', 'x'))).toBe(3);
@@ -233,7 +234,12 @@ describe('CLI against a fake cluster', () => {
 
     const missing = await cli(['kv', 'get', 'cfg/zzz'], env);
     expect(missing).toMatchObject({ code: EXIT.NOT_FOUND, out: '', err: 'fencelock: key "cfg/zzz" not found\n' });
-    expect(JSON.parse((await cli(['--json', 'kv', 'get', 'cfg/zzz'], env)).out)).toEqual({ key: 'cfg/zzz', found: false, deleted: false });
+    // --json: a missing key is an error object like any failure, with the exit code it exits with.
+    const missingJson = await cli(['--json', 'kv', 'get', 'cfg/zzz'], env);
+    expect(missingJson.code).toBe(EXIT.NOT_FOUND);
+    expect(JSON.parse(missingJson.out)).toEqual({
+      error: { code: 'NOT_FOUND', reason: null, watermark: null, key: 'cfg/zzz', keyLock: null, quota: null, message: 'key "cfg/zzz" not found', exitCode: EXIT.NOT_FOUND },
+    });
 
     await lock.release();
     const s2 = await c.openSession();
@@ -258,7 +264,18 @@ describe('CLI against a fake cluster', () => {
     expect(gone).toMatchObject({ code: EXIT.NOT_FOUND, out: '', err: `fencelock: key "orders/1" was deleted; it still belongs to lock "orders" (watermark ${t})\n` });
     const goneJson = await cli(['--json', 'kv', 'get', 'orders/1'], env);
     expect(goneJson.code).toBe(EXIT.NOT_FOUND);
-    expect(JSON.parse(goneJson.out)).toEqual({ key: 'orders/1', found: false, deleted: true, token: t, lock: 'orders' });
+    expect(JSON.parse(goneJson.out)).toEqual({
+      error: {
+        code: 'NOT_FOUND',
+        reason: null,
+        watermark: t,
+        key: 'orders/1',
+        keyLock: 'orders',
+        quota: null,
+        message: `key "orders/1" was deleted; it still belongs to lock "orders" (watermark ${t})`,
+        exitCode: EXIT.NOT_FOUND,
+      },
+    });
 
     expect((await cli(['kv', 'list', 'orders/'], env)).out).toBe(`KEY       LOCK    WATERMARK  VALUE\norders/2  orders  ${t.padEnd(9)}  two\n`);
     const all = await cli(['kv', 'list', 'orders/', '--all'], env);
@@ -464,14 +481,31 @@ describe('CLI against a fake cluster', () => {
     const c = new FenceLockClient({ endpoints: [ep], insecure: true });
     cleanups.push(() => c.close());
     await new Promise((r) => setTimeout(r, 150));
-    const l = await (await c.openSession()).acquire('wl');
+    const holder = await c.openSession();
+    const l = await holder.acquire('wl');
+    const described = JSON.parse((await cli(['describe', 'wl', '--endpoints', ep, '--json'])).out) as Record<string, unknown>;
     await l.release();
     await new Promise((r) => setTimeout(r, 150));
     signals.emit('SIGINT', 'SIGINT');
     const r = await p;
     expect(r.code).toBe(0);
-    const lines = r.out.trim().split('\n').map((x) => JSON.parse(x) as { kind: string; token: string });
+    const lines = r.out.trim().split('\n').map((x) => JSON.parse(x) as { kind: string; token: string; session: string });
     expect(lines.map((x) => x.kind)).toEqual(['GRANTED', 'RELEASED']);
     expect(lines[0]!.token).toBe(l.token.toString());
+    // watch and describe name the session the same way: `session`, its public handle.
+    expect(lines[0]!.session).toBe(holder.publicId);
+    expect(described).toMatchObject({ lock: 'wl', held: true, session: holder.publicId, token: l.token.toString() });
+    expect(described).not.toHaveProperty('holderSession');
+  });
+
+  it("a warning quoting a call's error keeps the cause and drops grpc-js's dangling \"Resolution note: \"", () => {
+    const raw =
+      'close session: gave up after 5 attempt(s) in 2000 ms; last error: close session (via 127.0.0.1:7003): UNAVAILABLE: ' +
+      'No connection established. Last error: Error: connect ECONNREFUSED 127.0.0.1:7003 (2026-12-06T18:00:00.123Z). Resolution note: ';
+    const warning = `fencelock: warning: closing the session failed (${withoutGrpcNoise(raw)}); it expires after 4000 ms`;
+    expect(warning).toBe(
+      'fencelock: warning: closing the session failed (close session: gave up after 5 attempt(s) in 2000 ms; last error: close session (via 127.0.0.1:7003): UNAVAILABLE: connect ECONNREFUSED 127.0.0.1:7003); it expires after 4000 ms',
+    );
+    expect(withoutGrpcNoise('write under lock "a": FAILED_PRECONDITION: STALE_TOKEN')).toBe('write under lock "a": FAILED_PRECONDITION: STALE_TOKEN');
   });
 });

@@ -245,6 +245,27 @@ describe('FenceLockClient against a fake cluster', () => {
     expect(local.reason).toBe('LOCK_NOT_HELD');
   });
 
+  it('a release by the holder aborts the signal with reason RELEASED, never PRESUMED_LOST or LOCK_NOT_HELD (not a loss)', async () => {
+    const { nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    let seen: unknown;
+    let inside: AbortSignal | undefined;
+    await c.withLock('rel', async (_token, _lock, signal) => {
+      inside = signal;
+      signal.addEventListener('abort', () => (seen = signal.reason), { once: true });
+      expect(signal.aborted).toBe(false);
+    });
+    expect(inside?.aborted).toBe(true);
+    expect(seen).toBeInstanceOf(FenceLockError);
+    expect((seen as FenceLockError).reason).toBe('RELEASED');
+    // A signal read after the release is born aborted with the same reason; a write still gets the server's word.
+    const s = await c.openSession();
+    const l = await s.acquire('rel2');
+    await l.release();
+    expect((l.signal.reason as FenceLockError).reason).toBe('RELEASED');
+    expect((await rejection(l.write([{ put: 'rel2/k', value: 'v' }]))).reason).toBe('LOCK_NOT_HELD');
+  });
+
   it('WRONG_LOCK names the key and the lock it belongs to (FenceLockError.key, .keyLock, decoded from their metadata)', async () => {
     const { nodes } = await cluster(1);
     const c = client([nodes[0]!.address]);
@@ -290,16 +311,27 @@ describe('FenceLockClient against a fake cluster', () => {
     expect(state.callsOf('Get')).toHaveLength(1);
   });
 
-  it('gives up after totalTimeoutMs when no node answers, marking the error indeterminate', async () => {
+  it('gives up after totalTimeoutMs when every node refuses the connection: not indeterminate, the request never left', async () => {
     const c = client([await deadAddress(), await deadAddress()], { totalTimeoutMs: 600, requestTimeoutMs: 200 });
     const t0 = monotonicNow();
     const err = await rejection(c.openSession());
     const took = monotonicNow() - t0;
     expect(err.code).toBe('UNAVAILABLE');
-    expect(err.indeterminate).toBe(true);
+    expect(err.indeterminate).toBe(false);
+    expect(err.endpointErrors?.map((e) => e.error.details)).toEqual([expect.stringMatching(/ECONNREFUSED|No connection established/), expect.stringMatching(/ECONNREFUSED|No connection established/)]);
     expect(err.message).toMatch(/gave up after \d+ attempt/);
     expect(took).toBeGreaterThanOrEqual(550);
     expect(took).toBeLessThan(2_000);
+  });
+
+  it('gives up indeterminate when a request may have reached a node (its reply was lost)', async () => {
+    const { state, nodes } = await cluster(1);
+    nodes[0]!.fail('Open', failure(grpc.status.UNAVAILABLE, 'reply lost'), { after: true, times: 1_000 });
+    const c = client([nodes[0]!.address, await deadAddress()], { totalTimeoutMs: 600, requestTimeoutMs: 200 });
+    const err = await rejection(c.openSession());
+    expect(err.code).toBe('UNAVAILABLE');
+    expect(err.indeterminate).toBe(true);
+    expect(state.callsOf('Open').length).toBeGreaterThanOrEqual(1);
   });
 
   it('after an acquire that timed out indeterminately, finds and releases the orphan grant', async () => {

@@ -59,8 +59,18 @@ describe('the @fencelock/client package', () => {
     for (const f of ['dist/cjs/client/index.js', 'dist/cjs/client/index.d.ts', 'dist/esm/index.mjs', 'proto/fencelock/v1/lock.proto', 'package.json']) {
       expect(files).toContain(f);
     }
-    const foreign = files.filter((f) => !/^(dist\/cjs\/(client|protocol)\/[^/]+\.(js|d\.ts)|dist\/esm\/index\.mjs|proto\/fencelock\/v1\/lock\.proto|package\.json|README\.md)$/.test(f));
+    const foreign = files.filter((f) => !/^(dist\/cjs\/(client|protocol)\/[^/]+\.(js|d\.ts)|dist\/esm\/index\.mjs|proto\/fencelock\/v1\/lock\.proto|package\.json|README\.md|LICENSE)$/.test(f));
     expect(foreign).toEqual([]);
+    expect(files).toContain('LICENSE');
+  });
+
+  it('builds when packed (prepack), not when installed: the installed package.json names no script it lacks', () => {
+    const installed = JSON.parse(fs.readFileSync(path.join(app, 'node_modules', '@fencelock', 'client', 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+    for (const [name, script] of Object.entries(installed.scripts ?? {})) {
+      const lifecycle = ['preinstall', 'install', 'postinstall', 'prepare'].includes(name);
+      expect(lifecycle ? `${name}: ${script}` : '', 'a script npm runs on install').toBe('');
+    }
+    expect(fs.readFileSync(path.join(app, 'node_modules', '@fencelock', 'client', 'README.md'), 'utf8')).toMatch(/new FenceLockClient/);
   });
 
   it('installs without LevelDB, pino or any other server dependency', () => {

@@ -81,14 +81,21 @@ describe('TLS between the client library and a node', () => {
   it('refuses a node whose certificate comes from another CA', async () => {
     const { state, nodes } = await cluster({ cert: pki.foreignNode.cert, key: pki.foreignNode.key });
     const c = client({ endpoints: [nodes[0]!.address], tls: { ca: pki.ca.cert } });
-    await refused(c.openSession());
+    const err = await refusal(c.openSession());
+    // Not retried (no "gave up after"): the first handshake's verdict is final, naming the CA trusted.
+    expect(err).toMatchObject({ code: 'UNAVAILABLE', reason: 'UNTRUSTED_CERTIFICATE', indeterminate: false });
+    expect(err.message).not.toContain('gave up after');
+    expect(err.message).toContain('it trusts the CA given as PEM text in tls.ca');
     expect(state.calls).toEqual([]);
   });
 
   it('refuses a node whose certificate does not name the host dialled; tls.serverName names it instead', async () => {
     const { state, nodes } = await cluster({ cert: pki.misnamedNode.cert, key: pki.misnamedNode.key });
     const c = client({ endpoints: [nodes[0]!.address], tls: { ca: pki.ca.cert } });
-    await refused(c.openSession());
+    const err = await refusal(c.openSession());
+    expect(err).toMatchObject({ code: 'UNAVAILABLE', reason: 'UNTRUSTED_CERTIFICATE' });
+    expect(err.message).toMatch(/does not name the host dialled .*tls\.serverName/);
+    expect(err.message).not.toContain('gave up after');
     expect(state.calls).toEqual([]);
     // The override changes which name is verified, not whether: a wrong override fails as well.
     const wrong = client({ endpoints: [nodes[0]!.address], tls: { ca: pki.ca.cert, serverName: 'third.example' } });

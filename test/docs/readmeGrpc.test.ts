@@ -53,9 +53,13 @@ describe("the README's gRPC examples", () => {
     await cluster?.destroy();
   });
 
-  it('every line runs and answers as described', async () => {
+  /** Runs the block's lines in order, as a reader would; returns each method's answer. */
+  async function runBlock(): Promise<{ answers: Map<string, Record<string, unknown>>; session: string; token: string }> {
     const [setup, ...calls] = grpcExamples(readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8'));
-    expect(setup).toMatch(/^G="node dist\/scripts\/grpc-call\.js -cacert data\/certs\/ca\.pem"$/);
+    expect(setup).toMatch(/^G="node dist\/scripts\/grpc-call\.js -cacert data\/certs\/ca\.pem"\nC="me-\$\(date \+%s%N\)"/);
+    // C is set once per run, as in the reader's shell.
+    const client = (await bash(`${setup}\necho "$C"`, cwd)).stdout.trim();
+    expect(client).toMatch(/^me-\d+$/);
     const answers = new Map<string, Record<string, unknown>>();
     let session = '';
     let token = '';
@@ -64,11 +68,11 @@ describe("the README's gRPC examples", () => {
       const command = call
         .replaceAll('127.0.0.1:7001', leader)
         .replaceAll('<id>', session)
-        .replace(/"token":5\b/, `"token":${token || 5}`);
-      const r = await bash(`${setup}\n${command}`, cwd);
+        .replaceAll(/"token":5\b/g, `"token":${token || 5}`);
+      const r = await bash(`${setup}\nC=${client}\n${command}`, cwd);
       expect({ method, code: r.code, stderr: r.stderr }).toEqual({ method, code: 0, stderr: '' });
       if (method === 'list') {
-        expect(r.stdout.split('\n')).toEqual(expect.arrayContaining(['fencelock.v1.Session', 'fencelock.v1.Lock', 'fencelock.v1.KV', 'fencelock.v1.Cluster']));
+        expect(r.stdout.split('\n')).toEqual(expect.arrayContaining(['fencelock.v1.Session', 'fencelock.v1.Lock', 'fencelock.v1.KV', 'fencelock.v1.Cluster', 'fencelock.v1.Auth']));
         continue;
       }
       const answer = JSON.parse(r.stdout) as Record<string, unknown>;
@@ -76,13 +80,27 @@ describe("the README's gRPC examples", () => {
       if (method.endsWith('Session/Open')) session = String(answer.session_id);
       if (method.endsWith('Lock/Acquire')) token = String(answer.token);
     }
-    expect(session).toMatch(/^[0-9a-f]{32}$/);
-    expect(answers.get('fencelock.v1.Lock/Acquire')).toMatchObject({ acquired: true });
-    expect(Number(token)).toBeGreaterThan(0);
-    expect(Number(answers.get('fencelock.v1.KV/Write')?.index)).toBeGreaterThan(Number(token));
-    // "aGVsbG8=" is "hello": the write landed under the lock's token.
-    expect(answers.get('fencelock.v1.KV/Get')).toMatchObject({ found: true, value: 'aGVsbG8=', token, lock: 'invoices' });
-    expect(answers.get('fencelock.v1.Cluster/Status')).toMatchObject({ role: 'leader', leader_address: leader });
+    return { answers, session, token };
+  }
+
+  it('every line runs and answers as described, and the block runs again as written (a new session, the lock again)', async () => {
+    const runs = [];
+    for (let i = 0; i < 2; i++) {
+      const { answers, session, token } = await runBlock();
+      runs.push({ session, token });
+      expect(session).toMatch(/^[0-9a-f]{32}$/);
+      expect(answers.get('fencelock.v1.Lock/Acquire')).toMatchObject({ acquired: true });
+      expect(Number(token)).toBeGreaterThan(0);
+      expect(Number(answers.get('fencelock.v1.KV/Write')?.index)).toBeGreaterThan(Number(token));
+      // "aGVsbG8=" is "hello": the write landed under the lock's token.
+      expect(answers.get('fencelock.v1.KV/Get')).toMatchObject({ found: true, value: 'aGVsbG8=', token, lock: 'invoices' });
+      expect(answers.get('fencelock.v1.Cluster/Status')).toMatchObject({ role: 'leader', leader_address: leader });
+      expect(answers.get('fencelock.v1.Lock/Release')).toBeDefined();
+      expect(answers.get('fencelock.v1.Session/Close')).toEqual({});
+    }
+    // The second run is not answered from the first one's records: its own session, a newer grant.
+    expect(runs[1]!.session).not.toBe(runs[0]!.session);
+    expect(BigInt(runs[1]!.token)).toBeGreaterThan(BigInt(runs[0]!.token));
   });
 
   it('a refused call exits 1 with its status and fencelock metadata', async () => {

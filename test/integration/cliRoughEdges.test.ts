@@ -53,10 +53,10 @@ describe('a stopped cluster', () => {
     expect(json.ms).toBeLessThan(3_000 + 2_500);
   });
 
-  it('a write that gave up says it may have happened (indeterminate)', async () => {
+  it('a write refused by every node did not happen, and says so (indeterminate: false)', async () => {
     const res = await fencelock(['--endpoints', cluster.endpoints.join(','), '--timeout', '500', '--json', 'kv', 'put', 'k', 'v', '--lock', 'l', '--token', '5', '--session', 's']);
     expect(res.code).toBe(3);
-    expect(JSON.parse(res.stdout).error).toMatchObject({ code: 'UNAVAILABLE', indeterminate: true });
+    expect(JSON.parse(res.stdout).error).toMatchObject({ code: 'UNAVAILABLE', indeterminate: false });
   });
 });
 

@@ -1,14 +1,15 @@
 // `npm run cluster` (scripts/cluster.ts) over real node processes, in a folder and on ports of its own
 // (FENCELOCK_CLUSTER_ROOT): arguments checked before anything happens, a node that cannot start reported
 // with its log, status from the nodes themselves, and a clean stop of the whole cluster.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FenceLockClient } from '../../src/client';
 import { ensureDevCerts } from '../../src/certs/devCluster';
-import { PROJECT_ROOT, stablePorts } from './harness';
+import { eventually, PROJECT_ROOT, stablePorts } from './harness';
 
 const SCRIPT = path.join(PROJECT_ROOT, 'dist/scripts/cluster.js');
 const IDS = ['n1', 'n2', 'n3'];
@@ -133,4 +134,29 @@ describe('npm run cluster: real processes', () => {
       await new Promise((resolve) => squatter.close(resolve));
     }
   });
+
+  it('in the foreground: plain text into a pipe (no colours); Ctrl-C stops the followers, then the leader, with no handover', async () => {
+    const child = spawn(process.execPath, [SCRIPT], { env: { ...process.env, FENCELOCK_CLUSTER_ROOT: root, NO_COLOR: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const client = new FenceLockClient({ endpoints: ports.slice(0, 3).map((p) => `127.0.0.1:${p}`), tls: { ca: path.join(root, 'data', 'certs', 'ca.pem') }, totalTimeoutMs: 2_000 });
+    try {
+      const leader = await eventually(async () => (await client.statusAll()).find((r) => r.ok && r.status.role === 'leader'), 30_000, 'a leader');
+      const leaderId = leader.ok ? leader.status.id : '';
+      // What a terminal's Ctrl-C does to the script (the nodes are in process groups of their own).
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+      expect(out).not.toContain('\x1b[');
+      expect(out).toMatch(/^\[n1\] /m);
+      expect(out).not.toContain('transferring leadership before shutdown');
+      const exits = [...out.matchAll(/^\[(n\d)\] exited/gm)].map((m) => m[1]);
+      expect(exits.sort()).toEqual([...IDS].sort());
+      expect([...out.matchAll(/^\[(n\d)\] exited/gm)].at(-1)?.[1]).toBe(leaderId);
+    } finally {
+      await client.close({ timeoutMs: 0 });
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  }, 60_000);
 });

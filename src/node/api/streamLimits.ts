@@ -1,5 +1,5 @@
 // Limits on what one client connection may hold open on the client listener, so that no client can make a
-// node buffer without bound or crowd out the others (issue 10). Every value is in the README's Limits table.
+// node buffer without bound or crowd out the others (issue 10). Every value is in docs/limits.md.
 //
 // A connection is one HTTP/2 connection (one TCP connection), told apart by its peer address and port
 // (call.getPeer()). The client library gives every FenceLockClient connections of its own (one per node it
