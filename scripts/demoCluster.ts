@@ -52,7 +52,7 @@ export async function startDemoCluster(defaultDir: string, defaultPorts: string)
   await generateDevCerts(certs, { nodes: ids });
   for (const id of ids) {
     const tls = { ca: path.join(certs, 'ca.pem'), cert: path.join(certs, `${id}.pem`), key: path.join(certs, `${id}-key.pem`) };
-    const config = { id, listen: members[id]!.client, peerListen: members[id]!.peer, members, tls, dataDir: path.join(dir, id), logLevel: 'warn' };
+    const config = { id, listen: members[id]!.client, peerListen: members[id]!.peer, members, tls, auth: { enabled: false }, dataDir: path.join(dir, id), logLevel: 'warn' };
     writeFileSync(path.join(dir, `${id}.json`), JSON.stringify(config, null, 2));
   }
   process.env.FENCELOCK_CACERT = path.join(certs, 'ca.pem');

@@ -166,7 +166,7 @@ async function startCluster(dataRoot: string | undefined, tls: boolean, auth: bo
   const endpoints = Object.values(members).map((m) => m.client);
   const secure = await security(dir, tls);
   const name = variantName('fencelock', tls, auth);
-  const authConfig = auth ? { auth: { enabled: true, admin: ADMIN } } : {};
+  const authConfig = { auth: auth ? { enabled: true, admin: ADMIN } : { enabled: false } };
 
   const nodes: Node[] = NODE_IDS.map((id) => {
     const configFile = path.join(dir, `${id}.json`);

@@ -65,8 +65,8 @@ export interface NodeConfig {
    */
   join: boolean;
   /**
-   * Auth (docs/auth.md): on, and the admin the first leader creates when it turns it on. Off when absent,
-   * but only on a loopback client listener: elsewhere, running without auth is said in the config.
+   * Auth (docs/auth.md): on, and the admin the first leader creates when it turns it on; or off. Required,
+   * on loopback too: running without auth is always said in the config, never a default.
    */
   auth: AuthConfig;
 }
@@ -88,12 +88,11 @@ export const CONFIG_DEFAULTS = {
   clientCertAuth: false,
   insecure: false,
   join: false,
-  auth: { enabled: false } as AuthConfig,
 };
 
 /** Every top-level key of a config file (docs/configuration.md lists each; a test keeps the two in step). */
 export const KNOWN_FIELDS = new Set<string>([
-  'id', 'listen', 'peerListen', 'metricsListen', 'members', 'peerAddresses', 'clusterId', 'tls', 'clientCertAuth', 'insecure', 'dataDir',
+  'id', 'listen', 'peerListen', 'metricsListen', 'members', 'peerAddresses', 'clusterId', 'tls', 'clientCertAuth', 'insecure', 'dataDir', 'auth',
   ...Object.keys(CONFIG_DEFAULTS),
 ]);
 
@@ -171,7 +170,13 @@ function checkSecurity(cfg: NodeConfig, fail: Fail): void {
   }
 }
 
-function checkAuth(auth: AuthConfig, fail: Fail): void {
+/** The refusal of a config without `auth`: both choices, so that running without auth is a decision. */
+export const AUTH_REQUIRED =
+  'is required: "auth": { "enabled": true, "admin": NAME } to turn auth on (NAME: the user named in the admin\'s client certificate; docs/auth.md "Bootstrap"), or "auth": { "enabled": false } to serve without auth on purpose (for development)';
+
+function checkAuth(auth: AuthConfig | undefined, fail: Fail): void {
+  // No default, on loopback too: a node never runs without auth because a section was forgotten.
+  if (auth === undefined) fail('auth', AUTH_REQUIRED);
   if (typeof auth !== 'object' || auth === null) fail('auth', 'must be { "enabled": true|false, "admin": NAME }');
   for (const k of Object.keys(auth)) if (!(AUTH_FIELDS as readonly string[]).includes(k)) fail(`auth.${k}`, unknownKeyReason(k, AUTH_FIELDS, 'auth.'));
   if (typeof auth.enabled !== 'boolean') fail('auth.enabled', 'must be true or false');
@@ -210,9 +215,6 @@ export function validateConfig(raw: unknown, origin = 'config'): NodeConfig {
   }
   if (cfg.maxSessionTtlMs < cfg.minSessionTtlMs) fail('maxSessionTtlMs', 'must be >= minSessionTtlMs');
   checkAuth(cfg.auth, fail);
-  if ((raw as Partial<NodeConfig>).auth === undefined && !isLoopback(cfg.listen)) {
-    fail('auth', `is required when the client listener is not on loopback (listen ${cfg.listen}): { "enabled": true, "admin": NAME } (docs/auth.md "Bootstrap"), or { "enabled": false } to serve without auth on purpose`);
-  }
   if (cfg.join && Object.keys(cfg.members).length < 2) fail('join', 'needs the running members in "members" besides this node: it learns the rest from them');
   return cfg;
 }

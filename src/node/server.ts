@@ -60,7 +60,7 @@ async function startMetrics(config: NodeConfig, metrics: NodeMetrics, logger: Lo
   return listener;
 }
 
-/** Running without auth is allowed (loopback development) but never quiet. */
+/** Running without auth is allowed when the config says so (development), but never quiet. */
 function warnIfAuthOff(config: NodeConfig, logger: Logger): void {
   if (config.auth.enabled) return;
   logger.warn(

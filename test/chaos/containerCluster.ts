@@ -228,7 +228,7 @@ export class ContainerCluster implements ClusterControl {
     process.env.FENCELOCK_CACERT = path.join(certs, 'ca.pem');
     process.env.FENCELOCK_CERT = path.join(certs, 'client.pem');
     process.env.FENCELOCK_KEY = path.join(certs, 'client-key.pem');
-    // Listening off loopback (inside the container), a node without auth says so in its config.
+    // Every node config says whether auth is on: a node without the section refuses to start.
     const auth = opts.authAdmin === undefined ? { enabled: false } : { enabled: true, admin: opts.authAdmin };
     const knobs = { ...nodeKnobs(opts), auth };
     const nodes: ChaosNode[] = [...ids, ...spares].map((id, i) => {

@@ -38,7 +38,7 @@ function writeConfigs(): void {
   mkdirSync(path.join(root, 'cluster'), { recursive: true });
   IDS.forEach((id, i) => {
     const tls = { ca: '../data/certs/ca.pem', cert: `../data/certs/${id}.pem`, key: `../data/certs/${id}-key.pem` };
-    const config = { id, listen: members[id]!.client, peerListen: members[id]!.peer, members, tls, dataDir: `../data/${id}`, logLevel: 'debug' };
+    const config = { id, listen: members[id]!.client, peerListen: members[id]!.peer, members, tls, auth: { enabled: false }, dataDir: `../data/${id}`, logLevel: 'debug' };
     writeFileSync(path.join(root, 'cluster', `node${i + 1}.json`), JSON.stringify(config, null, 2));
   });
 }

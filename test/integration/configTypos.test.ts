@@ -21,6 +21,7 @@ describe('a misspelt config key stops the node at start', () => {
       peerListen: `127.0.0.1:${peer}`,
       members: { n1: { client: `127.0.0.1:${client}`, peer: `127.0.0.1:${peer}` } },
       insecure: true,
+      auth: { enabled: false },
       dataDir: path.join(dir, 'data'),
     };
   });

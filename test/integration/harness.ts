@@ -105,10 +105,15 @@ export interface ClusterOptions extends Partial<NodeKnobs> {
   tls?: boolean;
   /** Require client certificates on the client listener. */
   clientCertAuth?: boolean;
-  /** Auth on (docs/auth.md), with this admin (the harness's client certificate is `test`). */
+  /** Auth on (docs/auth.md), with this admin (the harness's client certificate is `test`); absent: `{ "enabled": false }`. */
   authAdmin?: string;
   /** A metrics listener (`metricsListen`) on every node, at NodeHandle.metricsAddress. */
   metrics?: boolean;
+}
+
+/** The auth section of every node's config: a config always says whether auth is on (docs/auth.md). */
+function authOf(opts: ClusterOptions): { enabled: boolean; admin?: string } {
+  return opts.authAdmin === undefined ? { enabled: false } : { enabled: true, admin: opts.authAdmin };
 }
 
 // A test that dies before its cleanup must not leave node processes behind.
@@ -166,13 +171,13 @@ export class LocalCluster implements ClusterControl {
         ...(typeof security === 'function' ? security(id) : security),
         dataDir: path.join(dir, 'data', id),
         ...nodeKnobs(opts),
-        ...(opts.authAdmin === undefined ? {} : { auth: { enabled: true, admin: opts.authAdmin } }),
+        auth: authOf(opts),
         ...(opts.proxies ? { peerAddresses: cluster.peerAddressesOf(id, Object.keys(members)) } : {}),
       };
       writeFileSync(configFile, JSON.stringify(config, null, 2));
       cluster.nodes.push({ id, address: addresses.client, peerAddress: addresses.peer, metricsAddress, configFile, paused: false });
     }
-    const knobs = { ...nodeKnobs(opts), ...(opts.authAdmin === undefined ? {} : { auth: { enabled: true, admin: opts.authAdmin } }) };
+    const knobs = { ...nodeKnobs(opts), auth: authOf(opts) };
     cluster.shared = { clusterId: deriveClusterId(members), security, knobs };
     return cluster;
   }

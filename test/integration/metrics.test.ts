@@ -321,6 +321,7 @@ describe('metricsListen in the config', () => {
       metricsListen,
       members: { solo: { client: `127.0.0.1:${client}`, peer: `127.0.0.1:${peer}` } },
       insecure: true,
+      auth: { enabled: false },
       dataDir: path.join(dir, 'data'),
     };
     const file = `${dir}.json`;

@@ -49,7 +49,11 @@ describe('docs/configuration.md', () => {
       expect(cells, key).toBeDefined();
       expect(defaultOf(cells!), `default of ${key}`).toEqual(value);
     }
-    expect(defaultOf(table.get('auth.enabled')!)).toBe(CONFIG_DEFAULTS.auth.enabled);
+  });
+
+  it('says that auth has no default: the section and its "enabled" are required', () => {
+    expect('auth' in CONFIG_DEFAULTS).toBe(false);
+    for (const key of ['auth', 'auth.enabled']) expect(table.get(key)?.[1], key).toBe('required');
   });
 
   it('documents no key the config does not have', () => {

@@ -30,6 +30,7 @@ async function soloNode(id: string): Promise<{ server: FenceLockServer; metrics:
     metricsListen: `127.0.0.1:${metrics}`,
     members: { [id]: { client: `127.0.0.1:${client}`, peer: `127.0.0.1:${peer}` } },
     insecure: true,
+    auth: { enabled: false },
     dataDir: path.join(dir, 'data'),
     logLevel: 'silent',
   });

@@ -30,6 +30,7 @@ export function simConfig(id: string, ids: readonly string[], snapshotEveryEntri
     clientCertAuth: false,
     insecure: true,
     dataDir: `/sim/${id}`,
+    auth: { enabled: false },
     snapshotEveryEntries,
   };
 }

@@ -191,6 +191,7 @@ describe('TLS on the listeners (clientCertAuth off)', () => {
         peerListen: `127.0.0.1:${b}`,
         members: { n1: { client: `127.0.0.1:${a}`, peer: `127.0.0.1:${b}` } },
         insecure: true,
+        auth: { enabled: false },
         dataDir: path.join(dir, 'data'),
       };
       const file = path.join(dir, 'n1.json');
