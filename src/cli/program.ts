@@ -15,12 +15,12 @@ import {
   type FenceLockClientOptions,
   type Logger,
 } from '../client';
+import { defineProxyCommand } from '../fencing/proxy/command';
 import { EXIT, EXIT_CODES_HELP, exitCodeFor, UsageError } from './exitCodes';
 import { isReadOnly, lockDashDashHint, wantsJson } from './invocation';
 import { runLockCommand } from './lockCommand';
 import { addMemberCommands } from './memberCommand';
 import { addSnapshotCommands } from './snapshotCommand';
-import { addProxyCommand } from './proxyCommand';
 import {
   type CliIO,
   descriptionJson,
@@ -529,7 +529,7 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
 
   addMemberCommands(program, io, action, withClient);
 
-  addProxyCommand(program, io, action);
+  defineProxyCommand(program.command('proxy'), io, action, 'fencelock proxy');
 
   program
     .command('status')
