@@ -5,7 +5,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { claimFromHeaders, refusalAnswer } from '../http/claim';
-import { BodyTooLarge, readBody, sendJson } from '../http/send';
+import { answerTooLarge, BodyTooLarge, readBody, sendJson } from '../http/send';
 import { advanced, judge } from '../watermark';
 import { WatermarkLog } from './watermarkLog';
 
@@ -103,7 +103,7 @@ export class FencingProxy {
     try {
       body = await readBody(req, this.opts.maxBodyBytes ?? 1 << 20);
     } catch (err) {
-      if (err instanceof BodyTooLarge) return sendJson(res, 413, { error: 'TOO_LARGE', message: err.message });
+      if (err instanceof BodyTooLarge) return answerTooLarge(req, res, err.message);
       throw err;
     }
     const claim = parsed.claim;
