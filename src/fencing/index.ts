@@ -5,7 +5,7 @@
  */
 export { MAX_FENCING_TOKEN, FencingClaimError, checkClaim, parseFencingNumber, type FencingClaim, type CheckedClaim } from './token';
 export { judge, type Refusal, type Watermark } from './watermark';
-export { pgPoolDatabase, pgClientDatabase, type SqlDatabase, type SqlSession } from './sql/db';
+export { pgPoolDatabase, pgClientDatabase, type PgClientLike, type PgPoolLike, type SqlDatabase, type SqlSession } from './sql/db';
 export { ensureFencingSchema, fencedColumnsSql, FencingSchemaError, FENCING_TABLES_SQL } from './sql/schema';
 export { fencedUpdate, fencedUpsert, fencedDelete, withFence, type FencedOutcome, type FencedOptions, type RowTarget } from './sql/fenced';
 export { raiseWatermarks } from './sql/restore';
