@@ -316,8 +316,10 @@ describe.each(ENGINES)('fenced SQL on %s', (engineName) => {
     expect(applied).toEqual({ status: 'APPLIED', token, step: 1n, result: { id: 1, total, note: 'n', fence: token, fence_lock: LOCK, fence_step: 1n } });
     const replayed = await fencedUpsert(e.db, { table: 'ledger', key: 1, values: { total, note: 'n' } }, claim(token, { operationId: 'big' }));
     expect(replayed).toEqual({ ...applied, status: 'REPLAYED' });
+    // A BIGINT column added after the helpers described the table comes back as a bigint too.
+    await e.sql('ALTER TABLE ledger ADD COLUMN extra BIGINT NOT NULL DEFAULT 9007199254740993');
     const updated = await fencedUpdate(e.db, { table: 'ledger', key: 1, set: { total: total + 1n } }, claim(token + 1n));
-    expect(updated).toMatchObject({ status: 'APPLIED', result: { total: total + 1n, fence: token + 1n } });
+    expect(updated).toMatchObject({ status: 'APPLIED', result: { total: total + 1n, fence: token + 1n, extra: 9007199254740993n } });
     const deleted = await fencedDelete(e.db, { table: 'ledger', key: 1 }, claim(token + 2n));
     // The deleted row as it was: written at token + 1.
     expect(deleted).toMatchObject({ status: 'APPLIED', result: { total: total + 1n, fence: token + 1n } });

@@ -11,7 +11,7 @@ import { checkClaim, type CheckedClaim, type FencingClaim } from '../token';
 import { advanced, judge, UNFENCED, type Refusal, type Watermark } from '../watermark';
 import type { SqlDatabase, SqlSession } from './db';
 import { FENCE_COLUMN, FENCE_LOCK_COLUMN, FENCE_STEP_COLUMN, ident, OPERATIONS_TABLE, WATERMARKS_TABLE } from './names';
-import { canonicalKey, checkKey, describeTable, reviveRow, ROW_PREFIX, rowJsonSql, rowResource, type FencedTable } from './rowIdentity';
+import { checkKey, resolveRow, reviveRow, ROW_PREFIX, rowJsonSql, rowResource, type FencedTable } from './rowIdentity';
 
 /** The result of a fenced change: never a row count. */
 export type FencedOutcome<R> =
@@ -151,11 +151,9 @@ interface RowSql {
   resource: string;
 }
 
-async function rowSql(tx: SqlSession, target: RowTarget): Promise<RowSql> {
-  const key = checkKey(target.key);
-  const t = await describeTable(tx, target.table, target.keyColumn ?? 'id');
-  const canonical = await canonicalKey(tx, t, key);
-  return { t, key: canonical, resource: rowResource(t, canonical) };
+async function rowSql(db: SqlDatabase, tx: SqlSession, target: RowTarget): Promise<RowSql> {
+  const { t, key } = await resolveRow(db, tx, target.table, target.keyColumn ?? 'id', checkKey(target.key));
+  return { t, key, resource: rowResource(t, key) };
 }
 
 function checkColumns(values: Row, what: string): string[] {
@@ -207,7 +205,7 @@ function rowChange(
   const c = checkClaim(claim);
   checkKey(target.key);
   return db.transaction(async (tx) => {
-    const s = await rowSql(tx, target);
+    const s = await rowSql(db, tx, target);
     return fencedStep(tx, s.resource, c, () => readRow(tx, s), (f) => apply(tx, s, c, f), opts, (r) => reviveRow(s.t, r));
   });
 }

@@ -25,9 +25,12 @@ export interface FencedTable {
   keyType: string;
   /** BIGINT columns: read as text and returned as bigint. */
   int8Columns: string[];
+  /** The table's oid and the xmin of its pg_class row: an ALTER that adds a column or rewrites the table changes them. */
+  version: string;
 }
 
 interface TableRow {
+  version: string;
   schema: string;
   name: string;
   key_type: string | null;
@@ -49,7 +52,7 @@ export async function describeTable(tx: SqlSession, table: string, keyColumn: st
   const sql = ident(table);
   const keySql = ident(keyColumn);
   const { rows } = await tx.query(
-    `SELECT n.nspname AS schema, c.relname AS name,
+    `SELECT n.nspname AS schema, c.relname AS name, c.oid::text || '/' || c.xmin::text AS version,
        a.atttypid::regtype::text AS key_type,
        CASE WHEN a.attcollation = 0 THEN true ELSE (SELECT co.collisdeterministic FROM pg_collation co WHERE co.oid = a.attcollation) END AS key_deterministic,
        (SELECT string_agg(pa.attname, ',' ORDER BY pa.attnum) FROM pg_index i JOIN pg_attribute pa ON pa.attrelid = i.indrelid AND pa.attnum = ANY (i.indkey)
@@ -73,21 +76,54 @@ export async function describeTable(tx: SqlSession, table: string, keyColumn: st
     throw new FencedTableError(`${name}.${keyColumn} is ${row.key_type}: the row helpers take integer, text or uuid keys, whose equal values have one spelling`);
   }
   if (row.key_deterministic === false) throw new FencedTableError(`${name}.${keyColumn} has a nondeterministic collation: keys that compare equal may be spelled apart`);
-  return { sql, name, keyColumn, keySql, keyType: row.key_type, int8Columns: JSON.parse(row.int8) as string[] };
+  return { sql, name, keyColumn, keySql, keyType: row.key_type, int8Columns: JSON.parse(row.int8) as string[], version: row.version };
 }
 
 /**
- * The key as the database holds it: cast through the column's type and printed back ('03' -> '3', an
- * upper-case or braced uuid -> its lower-case hyphenated form). A key the type does not accept is refused here.
+ * Casts a key as the key column's type and prints it back (one statement), with the table's current version.
+ * A key the type does not accept (a data exception, SQLSTATE class 22) is refused naming the column.
  */
-export async function canonicalKey(tx: SqlSession, t: FencedTable, key: string | number | bigint): Promise<string> {
-  const text = typeof key === 'number' ? String(key) : typeof key === 'bigint' ? key.toString() : key;
+async function castKey(tx: SqlSession, t: FencedTable, text: string): Promise<{ key: string; version: string }> {
   try {
-    const { rows } = await tx.query(`SELECT CAST($1::text AS ${t.keyType})::text AS key`, [text]);
-    return (rows[0] as { key: string }).key;
+    const { rows } = await tx.query(`SELECT CAST($2::text AS ${t.keyType})::text AS key, c.oid::text || '/' || c.xmin::text AS version FROM pg_class c WHERE c.oid = $1::regclass`, [t.sql, text]);
+    return rows[0] as { key: string; version: string };
   } catch (err) {
+    if (!String((err as { code?: unknown }).code ?? '').startsWith('22')) throw err;
     throw new FencedTableError(`key ${JSON.stringify(text)} is not a valid ${t.keyType} for ${t.name}.${t.keyColumn}: ${(err as Error).message}`);
   }
+}
+
+/**
+ * Descriptions per database and table, reused while the table's version stays: describing costs a catalog
+ * join per change (7 ms of PGlite's 28 ms). Adding a column or changing a type changes the version; a primary
+ * key added or dropped on its own may not, and is seen at the next other change of the table or restart.
+ */
+const described = new WeakMap<object, Map<string, FencedTable>>();
+const MAX_DESCRIBED = 1_000;
+
+/**
+ * The table's description and the key as the database holds it: cast through the column's type and printed
+ * back ('03' -> '3', an upper-case or braced uuid -> its lower-case hyphenated form). A key the type does not
+ * accept is refused here. One statement when the table is described already and unchanged since.
+ */
+export async function resolveRow(db: object, tx: SqlSession, table: string, keyColumn: string, key: string | number | bigint): Promise<{ t: FencedTable; key: string }> {
+  const text = typeof key === 'number' ? String(key) : typeof key === 'bigint' ? key.toString() : key;
+  const cache = described.get(db) ?? new Map<string, FencedTable>();
+  described.set(db, cache);
+  const id = `${table}\u0000${keyColumn}`;
+  const cached = cache.get(id);
+  // A failed statement ends the transaction: nothing is retried after one, and the entry is dropped.
+  cache.delete(id);
+  let t = cached ?? (await describeTable(tx, table, keyColumn));
+  let cast = await castKey(tx, t, text);
+  if (cast.version !== t.version) {
+    // Altered since it was described (or another search_path resolved the name): describe it again.
+    t = await describeTable(tx, table, keyColumn);
+    cast = await castKey(tx, t, text);
+  }
+  if (cache.size >= MAX_DESCRIBED) cache.clear();
+  cache.set(id, t);
+  return { t, key: cast.key };
 }
 
 /** The checked key of a RowTarget: a string, a safe-integer number or a bigint. */
