@@ -67,6 +67,22 @@ module.exports = {
       from: { path: '^src/fencing/' },
       to: { path: '^src/(node|state|raft|storage|transport|cli)/' },
     },
+    {
+      name: 'fencing-package-is-self-contained',
+      comment:
+        'The fencing package (packages/fencing) compiles src/fencing with the header names and the uint64 parser only: nothing else of src/ (see packages/fencing/tsconfig.json).',
+      severity: 'error',
+      from: { path: '^src/fencing/' },
+      to: { path: '^src/', pathNot: '^src/(fencing/|protocol/fencingHeaders\\.ts$|client/uint64\\.ts$)' },
+    },
+    {
+      name: 'fencing-uses-only-its-packages',
+      comment: 'The fencing package depends on commander (the proxy bin) and, as an optional peer, pg (types only: src/fencing/sql/db.ts describes it).',
+      severity: 'error',
+      // src/fencing/check is `fencelock check-resource`'s (the CLI's), not the package's: it drives the user's own drivers.
+      from: { path: '^src/fencing/', pathNot: '^src/fencing/check/' },
+      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'], pathNot: 'node_modules/commander/' },
+    },
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
   ],
   options: {

@@ -16,12 +16,12 @@ import {
   type FenceLockClientOptions,
   type Logger,
 } from '../client';
+import { defineProxyCommand } from '../fencing/proxy/command';
 import { EXIT, EXIT_CODES_HELP, exitCodeFor, UsageError } from './exitCodes';
 import { isReadOnly, lockDashDashHint, wantsJson } from './invocation';
 import { runLockCommand } from './lockCommand';
 import { addMemberCommands } from './memberCommand';
 import { addSnapshotCommands } from './snapshotCommand';
-import { addProxyCommand } from './proxyCommand';
 import { addCheckResourceCommand } from './checkResource/command';
 import {
   type CliIO,
@@ -533,7 +533,7 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
   addMemberCommands(program, io, action, withClient);
 
   // The proxy asks the cluster (the global --endpoints and credentials) which tokens each lock issued.
-  addProxyCommand(program, io, action, (cmd) => new FenceLockClient(clientOptions(globals(cmd))));
+  defineProxyCommand(program.command('proxy'), io, action, 'fencelock proxy', (cmd) => new FenceLockClient(clientOptions(globals(cmd))));
   addCheckResourceCommand(program, io, action, withClient);
 
   program

@@ -5,10 +5,11 @@
  */
 export { MAX_FENCING_TOKEN, FencingClaimError, checkClaim, parseFencingNumber, type FencingClaim, type CheckedClaim } from './token';
 export { judge, type Refusal, type Watermark } from './watermark';
-export { pgPoolDatabase, pgClientDatabase, type SqlDatabase, type SqlSession } from './sql/db';
-export { ensureFencingSchema, fencedColumnsSql, FENCING_TABLES_SQL } from './sql/schema';
+export { pgPoolDatabase, pgClientDatabase, type PgClientLike, type PgPoolLike, type SqlDatabase, type SqlSession } from './sql/db';
+export { ensureFencingSchema, fencedColumnsSql, FencingSchemaError, FENCING_TABLES_SQL } from './sql/schema';
 export { fencedUpdate, fencedUpsert, fencedDelete, withFence, type FencedOutcome, type FencedOptions, type RowTarget } from './sql/fenced';
 export { raiseWatermarks } from './sql/restore';
+export { FencedTableError } from './sql/rowIdentity';
 export { OPERATIONS_TABLE, WATERMARKS_TABLE, FENCE_COLUMN, FENCE_LOCK_COLUMN, FENCE_STEP_COLUMN } from './sql/names';
 export * from './http/headers';
 export { claimFromHeaders } from './http/claim';

@@ -1,9 +1,35 @@
 // The HTTP convention and the middleware (src/fencing/http): each rule a named test, on both engines.
+import * as net from 'node:net';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { lockFencing } from '../../src/client';
 import { FENCING_REPLAYED_HEADER, FENCING_WATERMARK_HEADER, IDEMPOTENCY_KEY_HEADER, WATERMARKS_TABLE, ensureFencingSchema } from '../../src/fencing';
 import { EngineHost, ENGINES, type Engine } from './engines';
 import { ACCOUNT_TABLES, startAccountService, type AccountService } from './service';
+
+/**
+ * Sends a write with a body of `size` bytes over a raw socket, all of it, as a client that does not wait for
+ * an early answer does (curl, most libraries), and returns what it read and how the connection ended.
+ */
+async function postHuge(url: string, size: number, chunked: boolean): Promise<{ answer: string; error?: string }> {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect(Number(port), hostname);
+  let answer = '';
+  let error: string | undefined;
+  socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+  socket.on('error', (err: NodeJS.ErrnoException) => (error = err.code ?? err.message));
+  const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  const framing = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${size}`;
+  socket.write(`POST /accounts/1 HTTP/1.1\r\nHost: x\r\nFencing-Token: 50\r\nFencing-Lock: acct/1\r\n${framing}\r\n\r\n`);
+  const piece = Buffer.alloc(64 * 1024, 0x61);
+  for (let sent = 0; sent < size && error === undefined && !socket.destroyed; sent += piece.length) {
+    const data = chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
+    if (!socket.write(data)) await new Promise<void>((resolve) => { socket.once('drain', resolve); socket.once('close', resolve); });
+  }
+  if (!socket.destroyed) socket.end(chunked ? '0\r\n\r\n' : '');
+  await ended;
+  return { answer, error };
+}
 
 describe.each(ENGINES)('fenced HTTP middleware on %s', (engineName) => {
   const host = new EngineHost(engineName);
@@ -109,5 +135,18 @@ describe.each(ENGINES)('fenced HTTP middleware on %s', (engineName) => {
     expect((await post('/accounts/2', 90, lockFencing('acct/2', 5n).headers())).status).toBe(200);
     expect(await balance(1)).toBe(150);
     expect(await balance(2)).toBe(90);
+  });
+
+  it('a body over the limit gets 413 before the connection closes, declared or streamed; the client reads it instead of a reset, and nothing is written', async () => {
+    for (const chunked of [false, true]) {
+      const r = await postHuge(svc.url, 4 << 20, chunked);
+      expect(r.error, `chunked=${chunked}`).toBeUndefined();
+      expect(r.answer, `chunked=${chunked}`).toMatch(/^HTTP\/1\.1 413 /);
+      expect(r.answer).toMatch(/"error":"TOO_LARGE".*1048576 bytes/);
+    }
+    expect(svc.handled).toBe(0);
+    expect(await watermark()).toBeUndefined();
+    // The service still answers.
+    expect((await post('/accounts/1', 150, lockFencing('acct/1', 51n).headers())).status).toBe(200);
   });
 });

@@ -16,6 +16,8 @@ import {
 import { EngineHost, ENGINES, type Engine } from './engines';
 
 const LOCK = 'acct/1';
+/** Distinct operation ids, for writes that must be judged rather than replayed. */
+let opSeq = 0;
 const claim = (token: bigint, more: Partial<FencingClaim> = {}): FencingClaim => ({ lock: LOCK, token, ...more });
 
 describe.each(ENGINES)('fenced SQL on %s', (engineName) => {
@@ -49,7 +51,7 @@ describe.each(ENGINES)('fenced SQL on %s', (engineName) => {
     expect(cols).toEqual([{ column_name: 'fence', data_type: 'bigint', is_nullable: 'NO', column_default: '0' }]);
     expect((await row()).fence).toBe('0');
     const r = await setBalance(150, claim(41n));
-    expect(r).toMatchObject({ status: 'APPLIED', token: 41n, step: 1n, result: { id: 1, balance: 150, fence: 41 } });
+    expect(r).toMatchObject({ status: 'APPLIED', token: 41n, step: 1n, result: { id: 1, balance: 150, fence: 41n, fence_step: 1n } });
     expect(await row()).toEqual({ balance: 150, fence: '41', fence_lock: LOCK, fence_step: '1' });
   });
 
@@ -116,14 +118,14 @@ describe.each(ENGINES)('fenced SQL on %s', (engineName) => {
     expect(await fencedUpsert(e.db, { table: 'account', key: 1, values: { owner: 'old', balance: 1 } }, claim(49n))).toEqual({ status: 'STALE', watermark: 50n, lock: LOCK });
     expect(await fencedUpdate(e.db, { table: 'account', key: 1, set: { balance: 1 } }, claim(51n))).toEqual({ status: 'NOT_FOUND', watermark: 50n });
     const back = await fencedUpsert(e.db, { table: 'account', key: 1, values: { owner: 'new', balance: 5 } }, claim(52n));
-    expect(back).toMatchObject({ status: 'APPLIED', result: { owner: 'new', balance: 5, fence: 52 } });
+    expect(back).toMatchObject({ status: 'APPLIED', result: { owner: 'new', balance: 5, fence: 52n } });
     expect(await e.sql('SELECT * FROM fencing_watermarks')).toEqual([]);
     expect((await setBalance(1, claim(51n))).status).toBe('STALE');
   });
 
   it('upsert inserts a new row with the token as its watermark and binds it to the lock, then updates like fencedUpdate', async () => {
     const ins = await fencedUpsert(e.db, { table: 'account', key: 3, values: { owner: 'cat', balance: 10 } }, { lock: 'acct/3', token: 9n });
-    expect(ins).toMatchObject({ status: 'APPLIED', result: { id: 3, owner: 'cat', balance: 10, fence: 9, fence_lock: 'acct/3' } });
+    expect(ins).toMatchObject({ status: 'APPLIED', result: { id: 3, owner: 'cat', balance: 10, fence: 9n, fence_lock: 'acct/3' } });
     expect((await fencedUpsert(e.db, { table: 'account', key: 3, values: { owner: 'cat', balance: 11 } }, { lock: 'acct/3', token: 8n })).status).toBe('STALE');
     expect((await fencedUpsert(e.db, { table: 'account', key: 3, values: { owner: 'cat', balance: 12 } }, { lock: 'acct/3', token: 10n })).status).toBe('APPLIED');
     expect(await row(3)).toMatchObject({ balance: 12, fence: '10', fence_lock: 'acct/3' });
@@ -204,5 +206,124 @@ describe.each(ENGINES)('fenced SQL on %s', (engineName) => {
     expect(await transfer(4n, 'b')).toEqual({ status: 'STALE', watermark: 5n, lock: 'transfers' });
     expect((await row(1)).balance).toBe(90);
     expect((await row(2)).balance).toBe(110);
+  });
+
+  // ----- the identity of a row is the database's, never the caller's spelling of its key -----
+
+  const upsert = (key: string | number | bigint, token: bigint, table = 'account', lock = LOCK): Promise<FencedOutcome<Record<string, unknown>>> =>
+    fencedUpsert(e.db, { table, key, values: { owner: `w${token}`, balance: Number(token) } }, { lock, token, operationId: `up-${String(key)}-${token}` });
+  const exists = async (id: number): Promise<boolean> => (await e.sql('SELECT 1 FROM account WHERE id = $1', [id])).length === 1;
+
+  it('a deleted row cannot come back under another spelling of its key', async () => {
+    for (const id of [3, 4, 5]) expect((await upsert(id, 20n)).status).toBe('APPLIED');
+    for (const id of [3, 4, 5]) expect((await fencedDelete(e.db, { table: 'account', key: id }, claim(31n))).status).toBe('APPLIED');
+    const spellings: Array<[number, string | number | bigint]> = [
+      [3, '03'], [3, '3'], [3, 3], [3, 3n], [3, '003'], [3, '+3'], [3, ' 3'], [3, '3 '],
+      [4, '+4'], [4, '04'], [4, ' 4 '], [5, ' 5'], [5, '+05'], [5, '5\n'],
+    ];
+    for (const [id, key] of spellings) {
+      expect(await upsert(key, 30n), `upsert ${JSON.stringify(String(key))} at 30`).toEqual({ status: 'STALE', watermark: 31n, lock: LOCK });
+      expect(await fencedUpdate(e.db, { table: 'account', key, set: { balance: 1 } }, claim(30n)), `update ${JSON.stringify(String(key))}`).toEqual({ status: 'STALE', watermark: 31n, lock: LOCK });
+      expect(await fencedUpdate(e.db, { table: 'account', key, set: { balance: 1 } }, claim(32n))).toEqual({ status: 'NOT_FOUND', watermark: 31n });
+      expect(await exists(id)).toBe(false);
+    }
+    // One tombstone per row, under the key as PostgreSQL prints it.
+    const tombstones = await e.sql('SELECT resource, fence::text AS fence FROM fencing_watermarks ORDER BY resource');
+    expect(tombstones).toEqual([3, 4, 5].map((id) => ({ resource: `row:${e.schema}.account:id:${id}`, fence: '31' })));
+    // A newer token may re-create it, under any spelling; the tombstone goes with the re-creation.
+    expect(await upsert(' +03 ', 32n)).toMatchObject({ status: 'APPLIED', result: { id: 3, fence: 32n } });
+    expect(await e.sql("SELECT * FROM fencing_watermarks WHERE resource LIKE '%:3'")).toEqual([]);
+    expect((await upsert('3', 31n)).status).toBe('STALE');
+  });
+
+  it('a retry under another spelling of the key is the same operation: replayed, not applied twice', async () => {
+    const first = await fencedUpdate(e.db, { table: 'account', key: '1', set: { balance: 150 } }, claim(41n, { operationId: 'pay' }));
+    expect(first.status).toBe('APPLIED');
+    const retry = await fencedUpdate(e.db, { table: 'account', key: ' 01', set: { balance: 150 } }, claim(41n, { operationId: 'pay' }));
+    expect(retry).toEqual({ ...first, status: 'REPLAYED' });
+    expect(await e.sql('SELECT resource FROM fencing_operations')).toEqual([{ resource: `row:${e.schema}.account:id:1` }]);
+  });
+
+  it('text keys are exact: a key with another case or a trailing space is another row', async () => {
+    await e.sql('CREATE TABLE doc (name TEXT PRIMARY KEY, owner TEXT, balance INT)');
+    await ensureFencingSchema(e.db, ['doc']);
+    const put = (key: string, token: bigint): Promise<FencedOutcome<Record<string, unknown>>> =>
+      fencedUpsert(e.db, { table: 'doc', keyColumn: 'name', key, values: { owner: 'x', balance: 1 } }, { lock: 'docs', token, operationId: `put-${++opSeq}` });
+    expect((await put('ann', 10n)).status).toBe('APPLIED');
+    expect((await fencedDelete(e.db, { table: 'doc', keyColumn: 'name', key: 'ann' }, { lock: 'docs', token: 11n })).status).toBe('APPLIED');
+    expect(await put('ann', 10n)).toEqual({ status: 'STALE', watermark: 11n, lock: 'docs' });
+    for (const other of ['Ann', 'ann ', ' ann']) expect((await put(other, 5n)).status, other).toBe('APPLIED');
+    expect((await e.sql('SELECT name FROM doc ORDER BY name')).map((r) => r.name)).toEqual([' ann', 'Ann', 'ann '].sort());
+  });
+
+  it('uuid keys: upper case, braces and no hyphens name one row', async () => {
+    await e.sql('CREATE TABLE job (id UUID PRIMARY KEY, owner TEXT, balance INT)');
+    await ensureFencingSchema(e.db, ['job']);
+    const lower = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11';
+    const put = (key: string, token: bigint): Promise<FencedOutcome<Record<string, unknown>>> =>
+      fencedUpsert(e.db, { table: 'job', key, values: { owner: 'x', balance: Number(token) } }, { lock: 'jobs', token, operationId: `put-${++opSeq}` });
+    expect(await put(lower.toUpperCase(), 10n)).toMatchObject({ status: 'APPLIED', result: { id: lower } });
+    expect((await fencedDelete(e.db, { table: 'job', key: `{${lower}}` }, { lock: 'jobs', token: 11n })).status).toBe('APPLIED');
+    for (const key of [lower, lower.toUpperCase(), `{${lower.toUpperCase()}}`, lower.replace(/-/g, ''), lower.replace(/-/g, '').toUpperCase()]) {
+      expect(await put(key, 10n), key).toEqual({ status: 'STALE', watermark: 11n, lock: 'jobs' });
+    }
+    expect(await e.sql('SELECT * FROM job')).toEqual([]);
+    expect((await e.sql('SELECT resource FROM fencing_watermarks')).map((r) => r.resource)).toEqual([`row:${e.schema}.job:id:${lower}`]);
+  });
+
+  it('bigint keys: the bigint, its decimal text and a safe number are one row; an unsafe number is refused', async () => {
+    await e.sql('CREATE TABLE big (id BIGINT PRIMARY KEY, owner TEXT, balance INT)');
+    await ensureFencingSchema(e.db, ['big']);
+    const id = (1n << 53n) + 1n;
+    const put = (key: string | number | bigint, token: bigint) =>
+      fencedUpsert(e.db, { table: 'big', key, values: { owner: 'x', balance: 1 } }, { lock: 'big', token, operationId: `put-${++opSeq}` });
+    expect(await put(id, 10n)).toMatchObject({ status: 'APPLIED', result: { id } });
+    expect((await fencedDelete(e.db, { table: 'big', key: `0${id}` }, { lock: 'big', token: 11n })).status).toBe('APPLIED');
+    expect(await put(id.toString(), 10n)).toEqual({ status: 'STALE', watermark: 11n, lock: 'big' });
+    await expect(put(Number(id), 12n)).rejects.toThrow(/not a safe integer/);
+    expect(await put(7, 3n)).toMatchObject({ status: 'APPLIED', result: { id: 7n } });
+  });
+
+  it('composite keys, keys that are not the primary key and keys of a type with several spellings of one value are refused clearly', async () => {
+    await e.sql('CREATE TABLE pair (a INT, b INT, owner TEXT, balance INT, PRIMARY KEY (a, b))');
+    await e.sql('CREATE TABLE amount (id NUMERIC PRIMARY KEY, owner TEXT, balance INT)');
+    await ensureFencingSchema(e.db, ['pair', 'amount']);
+    await expect(fencedUpsert(e.db, { table: 'pair', keyColumn: 'a', key: 1, values: { b: 1 } }, claim(5n))).rejects.toThrow(/composite primary key \(a, b\).*use withFence/);
+    await expect(upsert('1.0', 5n, 'amount')).rejects.toThrow(/amount\.id is numeric: the row helpers take integer, text or uuid keys/);
+    await expect(fencedUpdate(e.db, { table: 'account', keyColumn: 'owner', key: 'ann', set: { balance: 1 } }, claim(5n))).rejects.toThrow(/account\.owner is not the table's primary key \(id is\)/);
+    await expect(fencedUpdate(e.db, { table: 'account', keyColumn: 'nope', key: 1, set: { balance: 1 } }, claim(5n))).rejects.toThrow(/has no column "nope"/);
+    await expect(fencedUpdate(e.db, { table: 'account', key: 'one', set: { balance: 1 } }, claim(5n))).rejects.toThrow(/key "one" is not a valid integer for .*account\.id/);
+    expect(await e.sql('SELECT * FROM fencing_operations')).toEqual([]);
+    expect(await e.sql('SELECT * FROM fencing_watermarks')).toEqual([]);
+  });
+
+  it("withFence refuses resource names of the row helpers' shape, so that no name shares a row's watermark", async () => {
+    await fencedDelete(e.db, { table: 'account', key: 2 }, claim(31n));
+    const resource = `row:${e.schema}.account:id:2`;
+    await expect(withFence(e.db, resource, claim(30n), async () => 'x')).rejects.toThrow(/are the row helpers' own/);
+    expect((await e.sql('SELECT fence::text AS fence FROM fencing_watermarks'))).toEqual([{ fence: '31' }]);
+  });
+
+  // ----- exact integers -----
+
+  it("every BIGINT of a returned row is an exact bigint (the fence at 2^53+1 and the table's own BIGINT column), without touching the application's parsers", async () => {
+    await e.sql('CREATE TABLE ledger (id INT PRIMARY KEY, total BIGINT NOT NULL, note TEXT)');
+    await ensureFencingSchema(e.db, ['ledger']);
+    const before = typeof (await e.sql('SELECT 9007199254740993::bigint AS n'))[0]!.n;
+    const token = (1n << 53n) + 1n;
+    const total = (1n << 62n) + 3n;
+    const applied = await fencedUpsert(e.db, { table: 'ledger', key: 1, values: { total, note: 'n' } }, claim(token, { operationId: 'big' }));
+    expect(applied).toEqual({ status: 'APPLIED', token, step: 1n, result: { id: 1, total, note: 'n', fence: token, fence_lock: LOCK, fence_step: 1n } });
+    const replayed = await fencedUpsert(e.db, { table: 'ledger', key: 1, values: { total, note: 'n' } }, claim(token, { operationId: 'big' }));
+    expect(replayed).toEqual({ ...applied, status: 'REPLAYED' });
+    // A BIGINT column added after the helpers described the table comes back as a bigint too.
+    await e.sql('ALTER TABLE ledger ADD COLUMN extra BIGINT NOT NULL DEFAULT 9007199254740993');
+    const updated = await fencedUpdate(e.db, { table: 'ledger', key: 1, set: { total: total + 1n } }, claim(token + 1n));
+    expect(updated).toMatchObject({ status: 'APPLIED', result: { total: total + 1n, fence: token + 1n, extra: 9007199254740993n } });
+    const deleted = await fencedDelete(e.db, { table: 'ledger', key: 1 }, claim(token + 2n));
+    // The deleted row as it was: written at token + 1.
+    expect(deleted).toMatchObject({ status: 'APPLIED', result: { total: total + 1n, fence: token + 1n } });
+    // The application's own queries read int8 as they did before.
+    expect(typeof (await e.sql('SELECT 9007199254740993::bigint AS n'))[0]!.n).toBe(before);
   });
 });

@@ -6,7 +6,7 @@ import { withFenceIn } from '../sql/fenced';
 import type { CheckedClaim } from '../token';
 import { claimFromHeaders, refusalAnswer } from './claim';
 import { FENCING_REPLAYED_HEADER } from './headers';
-import { BodyTooLarge, readBody, sendJson } from './send';
+import { answerTooLarge, BodyTooLarge, readBody, sendJson } from './send';
 
 /** What the handler answers; stored with the operation, so a retry gets the same answer. */
 export interface FencedResponse {
@@ -73,7 +73,7 @@ export function fencedHttpHandler(opts: FencedHttpOptions, handle: (r: FencedReq
     try {
       body = await readBody(req, maxBody);
     } catch (err) {
-      if (err instanceof BodyTooLarge) return sendJson(res, 413, { error: 'TOO_LARGE', message: err.message });
+      if (err instanceof BodyTooLarge) return answerTooLarge(req, res, err.message);
       throw err;
     }
     const resource = resourceOf(req);

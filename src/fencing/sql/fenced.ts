@@ -11,6 +11,7 @@ import { checkClaim, type CheckedClaim, type FencingClaim } from '../token';
 import { advanced, judge, UNFENCED, type Refusal, type Watermark } from '../watermark';
 import type { SqlDatabase, SqlSession } from './db';
 import { FENCE_COLUMN, FENCE_LOCK_COLUMN, FENCE_STEP_COLUMN, ident, OPERATIONS_TABLE, WATERMARKS_TABLE } from './names';
+import { checkKey, resolveRow, reviveRow, ROW_PREFIX, rowJsonSql, rowResource, type FencedTable } from './rowIdentity';
 
 /** The result of a fenced change: never a row count. */
 export type FencedOutcome<R> =
@@ -71,17 +72,19 @@ async function fencedStep<R>(
   read: () => Promise<Found>,
   apply: (found: Found) => Promise<R | typeof NOT_FOUND>,
   opts: FencedOptions<R>,
+  revive: (stored: R) => R = (r) => r,
 ): Promise<FencedOutcome<R>> {
   await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [resource]);
   const prior = await storedOperation(tx, resource, claim);
-  if (prior) return { status: 'REPLAYED', result: prior.result as R, token: claim.token, step: prior.step };
+  if (prior) return { status: 'REPLAYED', result: revive(prior.result as R), token: claim.token, step: prior.step };
   const found = await read();
   const refusal = judge(found.mark, claim);
   if (refusal) return refusal;
   const done = await apply(found);
   if (done === NOT_FOUND) return { status: 'NOT_FOUND', watermark: found.mark.fence };
+  // Stored as JSON (bigints as text); the caller gets it as a retry would, with its bigints revived.
   const result = toJsonValue(done);
-  if (opts.alongside) await opts.alongside(tx, result);
+  if (opts.alongside) await opts.alongside(tx, revive(result));
   await tx.query(`INSERT INTO ${OPERATIONS_TABLE} (resource, token, operation_id, step, result) VALUES ($1, $2::bigint, $3, $4::bigint, $5::jsonb)`, [
     resource,
     claim.token.toString(),
@@ -89,7 +92,7 @@ async function fencedStep<R>(
     claim.step.toString(),
     JSON.stringify(result),
   ]);
-  return { status: 'APPLIED', result, token: claim.token, step: claim.step };
+  return { status: 'APPLIED', result: revive(result), token: claim.token, step: claim.step };
 }
 
 // ----- resources that are not rows (HTTP resources, tombstones of deleted rows) -----
@@ -122,6 +125,8 @@ export async function withFence<R>(db: SqlDatabase, resource: string, claim: Fen
 /** withFence inside a transaction the caller already holds (the HTTP middleware's). */
 export function withFenceIn<R>(tx: SqlSession, resource: string, c: CheckedClaim, fn: (tx: SqlSession) => Promise<R>, opts: FencedOptions<R> = {}): Promise<FencedOutcome<R>> {
   if (typeof resource !== 'string' || resource === '') throw new RangeError('resource must be a non-empty string');
+  // Row resources are named by the row helpers; a name of that shape here would share a row's watermark.
+  if (resource.startsWith(ROW_PREFIX)) throw new RangeError(`resource names starting with ${JSON.stringify(ROW_PREFIX)} are the row helpers' own: ${JSON.stringify(resource)}`);
   return fencedStep(
     tx,
     resource,
@@ -138,17 +143,17 @@ export function withFenceIn<R>(tx: SqlSession, resource: string, c: CheckedClaim
 
 // ----- rows of a fenced table -----
 
+/** A row change's table and key as the database names them. */
 interface RowSql {
-  table: string;
+  t: FencedTable;
+  /** The key as the database prints it; every statement finds the row by it. */
   key: string;
   resource: string;
 }
 
-function rowSql(t: RowTarget): RowSql {
-  const keyColumn = t.keyColumn ?? 'id';
-  if (!['string', 'number', 'bigint'].includes(typeof t.key)) throw new RangeError('key must be a string, number or bigint');
-  // Tombstones and operations are keyed by this name; `row:` keeps it apart from withFence's resource names.
-  return { table: ident(t.table), key: ident(keyColumn), resource: `row:${t.table}:${keyColumn}:${String(t.key)}` };
+async function rowSql(db: SqlDatabase, tx: SqlSession, target: RowTarget): Promise<RowSql> {
+  const { t, key } = await resolveRow(db, tx, target.table, target.keyColumn ?? 'id', checkKey(target.key));
+  return { t, key, resource: rowResource(t, key) };
 }
 
 function checkColumns(values: Row, what: string): string[] {
@@ -160,10 +165,10 @@ function checkColumns(values: Row, what: string): string[] {
   return cols;
 }
 
-async function readRow(tx: SqlSession, s: RowSql, key: unknown): Promise<Found> {
+async function readRow(tx: SqlSession, s: RowSql): Promise<Found> {
   const { rows } = await tx.query(
-    `SELECT ${FENCE_COLUMN}::text AS fence, ${FENCE_LOCK_COLUMN} AS lock, ${FENCE_STEP_COLUMN}::text AS step FROM ${s.table} WHERE ${s.key} = $1 FOR UPDATE`,
-    [String(key)],
+    `SELECT ${FENCE_COLUMN}::text AS fence, ${FENCE_LOCK_COLUMN} AS lock, ${FENCE_STEP_COLUMN}::text AS step FROM ${s.t.sql} WHERE ${s.t.keySql} = $1 FOR UPDATE`,
+    [s.key],
   );
   const row = rows[0] as { fence: string; lock: string | null; step: string } | undefined;
   if (row) return { mark: markOf(row), exists: true };
@@ -175,13 +180,13 @@ function fenceGuard(token: string, step: string): string {
   return `(${FENCE_COLUMN} < ${token}::bigint OR (${FENCE_COLUMN} = ${token}::bigint AND ${FENCE_STEP_COLUMN} < ${step}::bigint))`;
 }
 
-async function updateRow(tx: SqlSession, s: RowSql, key: unknown, cols: string[], values: Row, c: CheckedClaim): Promise<Row> {
+async function updateRow(tx: SqlSession, s: RowSql, cols: string[], values: Row, c: CheckedClaim): Promise<Row> {
   // $1 token, $2 lock, $3 step, $4 key, then the values.
   const sets = cols.map((col, i) => `${ident(col)} = $${i + 5}`);
   const { rows } = await tx.query(
-    `UPDATE ${s.table} AS t SET ${[...sets, `${FENCE_COLUMN} = $1::bigint`, `${FENCE_LOCK_COLUMN} = $2`, `${FENCE_STEP_COLUMN} = $3::bigint`].join(', ')}
-     WHERE ${s.key} = $4 AND ${fenceGuard('$1', '$3')} RETURNING to_jsonb(t) AS row`,
-    [c.token.toString(), c.lock, c.step.toString(), String(key), ...cols.map((col) => values[col])],
+    `UPDATE ${s.t.sql} AS t SET ${[...sets, `${FENCE_COLUMN} = $1::bigint`, `${FENCE_LOCK_COLUMN} = $2`, `${FENCE_STEP_COLUMN} = $3::bigint`].join(', ')}
+     WHERE ${s.t.keySql} = $4 AND ${fenceGuard('$1', '$3')} RETURNING ${rowJsonSql(s.t, 't')} AS row`,
+    [c.token.toString(), c.lock, c.step.toString(), s.key, ...cols.map((col) => values[col])],
   );
   const row = rows[0] as { row: Row } | undefined;
   // The row is locked and was judged: only a bug gets here.
@@ -198,47 +203,51 @@ function rowChange(
   apply: (tx: SqlSession, s: RowSql, c: CheckedClaim, f: Found) => Promise<Row | typeof NOT_FOUND>,
 ): Promise<FencedOutcome<Row>> {
   const c = checkClaim(claim);
-  const s = rowSql(target);
-  return db.transaction((tx) => fencedStep(tx, s.resource, c, () => readRow(tx, s, target.key), (f) => apply(tx, s, c, f), opts));
+  checkKey(target.key);
+  return db.transaction(async (tx) => {
+    const s = await rowSql(db, tx, target);
+    return fencedStep(tx, s.resource, c, () => readRow(tx, s), (f) => apply(tx, s, c, f), opts, (r) => reviveRow(s.t, r));
+  });
 }
 
 /**
  * `UPDATE table SET ... , fence = token WHERE key = ... AND fence < token` (or the same token at a later step):
  * APPLIED with the updated row, or why not (STALE with the watermark, STALE_STEP, WRONG_LOCK, NOT_FOUND), or
- * REPLAYED with the row as the first attempt returned it.
+ * REPLAYED with the row as the first attempt returned it. The row's BIGINT columns are bigints.
  */
 export async function fencedUpdate(db: SqlDatabase, target: RowTarget & { set: Row }, claim: FencingClaim, opts: FencedOptions<Row> = {}): Promise<FencedOutcome<Row>> {
   const cols = checkColumns(target.set, 'fencedUpdate');
   if (cols.length === 0) throw new RangeError('fencedUpdate: set names no column');
-  return rowChange(db, target, claim, opts, async (tx, s, c, f) => (f.exists ? updateRow(tx, s, target.key, cols, target.set, c) : NOT_FOUND));
+  return rowChange(db, target, claim, opts, async (tx, s, c, f) => (f.exists ? updateRow(tx, s, cols, target.set, c) : NOT_FOUND));
 }
 
 /** Inserts the row with the token as its watermark, or updates it like fencedUpdate. A deleted row's watermark still holds. */
 export async function fencedUpsert(db: SqlDatabase, target: RowTarget & { values: Row }, claim: FencingClaim, opts: FencedOptions<Row> = {}): Promise<FencedOutcome<Row>> {
   const cols = checkColumns(target.values, 'fencedUpsert').filter((col) => col !== (target.keyColumn ?? 'id'));
   return rowChange(db, target, claim, opts, async (tx, s, c, f) => {
-    if (f.exists) return updateRow(tx, s, target.key, cols, target.values, c);
-    const names = [s.key, ...cols.map(ident), FENCE_COLUMN, FENCE_LOCK_COLUMN, FENCE_STEP_COLUMN];
-    const params = [String(target.key), ...cols.map((col) => target.values[col]), c.token.toString(), c.lock, c.step.toString()];
+    if (f.exists) return updateRow(tx, s, cols, target.values, c);
+    const names = [s.t.keySql, ...cols.map(ident), FENCE_COLUMN, FENCE_LOCK_COLUMN, FENCE_STEP_COLUMN];
+    const params = [s.key, ...cols.map((col) => target.values[col]), c.token.toString(), c.lock, c.step.toString()];
     const n = cols.length;
     const placeholders = params.map((_, i) => (i === n + 1 || i === n + 3 ? `$${i + 1}::bigint` : `$${i + 1}`));
-    const { rows } = await tx.query(`INSERT INTO ${s.table} AS t (${names.join(', ')}) VALUES (${placeholders.join(', ')}) RETURNING to_jsonb(t) AS row`, params);
+    const { rows } = await tx.query(`INSERT INTO ${s.t.sql} AS t (${names.join(', ')}) VALUES (${placeholders.join(', ')}) RETURNING ${rowJsonSql(s.t, 't')} AS row`, params);
     await tx.query(`DELETE FROM ${WATERMARKS_TABLE} WHERE resource = $1`, [s.resource]);
     return (rows[0] as { row: Row }).row;
   });
 }
 
 /**
- * Deletes the row if the claim passes, keeping its watermark as a tombstone (in fencing_watermarks): an older
- * token can neither update nor re-create it. Returns the deleted row.
+ * Deletes the row if the claim passes, keeping its watermark as a tombstone (in fencing_watermarks, under the
+ * key as the database spells it): an older token can neither update nor re-create it, however it spells the
+ * key. Returns the deleted row.
  */
 export async function fencedDelete(db: SqlDatabase, target: RowTarget, claim: FencingClaim, opts: FencedOptions<Row> = {}): Promise<FencedOutcome<Row>> {
   return rowChange(db, target, claim, opts, async (tx, s, c, f) => {
     if (!f.exists) return NOT_FOUND;
-    const { rows } = await tx.query(`DELETE FROM ${s.table} AS t WHERE ${s.key} = $3 AND ${fenceGuard('$1', '$2')} RETURNING to_jsonb(t) AS row`, [
+    const { rows } = await tx.query(`DELETE FROM ${s.t.sql} AS t WHERE ${s.t.keySql} = $3 AND ${fenceGuard('$1', '$2')} RETURNING ${rowJsonSql(s.t, 't')} AS row`, [
       c.token.toString(),
       c.step.toString(),
-      String(target.key),
+      s.key,
     ]);
     const row = rows[0] as { row: Row } | undefined;
     if (!row) throw new Error(`fencing: the guarded DELETE of ${s.resource} removed no row after its check passed`);

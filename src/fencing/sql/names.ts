@@ -20,3 +20,13 @@ export function ident(name: string): string {
   }
   return parts.map((p) => `"${p}"`).join('.');
 }
+
+/** A name read from the catalog, quoted for SQL text whatever it holds. */
+export function rawIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** A string as an SQL literal (for names from the catalog; values are always parameters). */
+export function quoteLiteral(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
