@@ -133,7 +133,7 @@ export class LockStateMachine {
   readonly auth = new AuthView(
     this.authTable,
     (id) => this.sessions.get(id)?.owner,
-    (caller) => ({ ...this.usage.counts(caller), dedupClients: this.dedup.clientsOf(caller) }),
+    (caller) => ({ ...this.usage.counts(caller), dedupClients: this.dedup.clientsOf(caller), dedupResults: this.dedup.resultsOf(caller) }),
   );
 
   /** Index of the last applied entry (0 before the first). */
@@ -175,6 +175,8 @@ export class LockStateMachine {
           return outcome(freezeResult(refused(Reason.REQUEST_TOO_OLD, 0)));
         case 'reused':
           return outcome(freezeResult(refused(Reason.REQUEST_ID_REUSED, 0)));
+        case 'full':
+          return outcome(freezeResult(refused(Reason.DEDUP_FULL, 0)));
         case 'new':
           break;
       }

@@ -18,6 +18,7 @@ const RESOURCE_EXHAUSTED: ReadonlySet<Reason> = new Set<Reason>([
   Reason.TOO_MANY_WAITERS,
   Reason.TOO_MANY_LOCKS,
   Reason.STORE_FULL,
+  Reason.DEDUP_FULL,
   Reason.AUTH_FULL,
   Reason.QUOTA_EXCEEDED,
 ]);
