@@ -4,6 +4,7 @@ import { writeOrPause } from './backpressure';
 import { ApiError, notLeader } from './errors';
 import { toServiceError, unary, type CallScope, type Handler, type NodeContext } from './context';
 import type { Caller } from '../auth/caller';
+import { whenRightsLost } from '../auth/revocation';
 import { expectOk } from './refusals';
 import type { RenewalAnswer } from '../runtime/leaderDuties';
 import * as v from './validate';
@@ -76,6 +77,9 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
         call.emit('error', toServiceError(logger, 'Session.KeepAlive', err));
         return;
       }
+      // A revoke ends the stream at its apply; each renewal is judged again too (Access.permitSession).
+      const stopWatching = whenRightsLost(ctx.app, access, caller, (err) => call.emit('error', toServiceError(logger, 'Session.KeepAlive', err)));
+      for (const event of ['cancelled', 'close', 'error'] as const) call.on(event, stopWatching);
       const send = (req: KeepAliveReq, answer: RenewalAnswer): void => {
         if (answer === 'no-ack' || call.destroyed) return;
         // The renewal id is echoed: the client credits exactly this renewal's send time. A client that does
