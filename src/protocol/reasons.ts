@@ -97,6 +97,11 @@ export const ApiReason = Object.freeze({
   LEARNER_BEHIND: 'LEARNER_BEHIND',
   /** A membership change the rules refuse (docs/membership.md). */
   MEMBERSHIP_REFUSED: 'MEMBERSHIP_REFUSED',
+  /**
+   * A session was ended by an admin (Session.Revoke, or its user deleted): its locks are lost, as on expiry.
+   * KeepAliveResponse.reason, and the reason the client library's onLost and withLock's signal report.
+   */
+  REVOKED: 'REVOKED',
 } as const);
 export type ApiReason = (typeof ApiReason)[keyof typeof ApiReason];
 

@@ -5,6 +5,8 @@ import { ApiError, notLeader } from './errors';
 import { toServiceError, unary, type CallScope, type Handler, type NodeContext } from './context';
 import type { Caller } from '../auth/caller';
 import { whenRightsLost } from '../auth/revocation';
+import { RevokedSessions } from './revokedSessions';
+import { sessionAdmin } from './sessionAdmin';
 import { expectOk } from './refusals';
 import type { RenewalAnswer } from '../runtime/leaderDuties';
 import * as v from './validate';
@@ -38,6 +40,8 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
   const minTtl = Math.max(config.minSessionTtlMs, L.MIN_SESSION_TTL_MS);
   const maxTtl = Math.min(config.maxSessionTtlMs, L.MAX_SESSION_TTL_MS);
   const { access } = ctx;
+  const revoked = new RevokedSessions(ctx.app);
+  const admin = sessionAdmin(ctx);
   const open = async (req: OpenReq, call: CallScope): Promise<object> => {
     const id = v.header(req.header);
     const ttlMs = v.safeInteger('ttl_ms', req.ttlMs, { min: minTtl, max: maxTtl });
@@ -69,6 +73,8 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
   const service: grpc.UntypedServiceImplementation = {
     Open: unary(ctx, 'Session.Open', open),
     Close: unary(ctx, 'Session.Close', close),
+    List: unary(ctx, 'Session.List', admin.list),
+    Revoke: unary(ctx, 'Session.Revoke', admin.revoke),
     KeepAlive: (call: grpc.ServerDuplexStream<KeepAliveReq, unknown>) => {
       let caller: Caller;
       try {
@@ -84,7 +90,8 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
         if (answer === 'no-ack' || call.destroyed) return;
         // The renewal id is echoed: the client credits exactly this renewal's send time. A client that does
         // not read these answers is not read from either, so its renewals cannot pile up answers here.
-        writeOrPause(call, { sessionId: req.sessionId, alive: answer.alive, remainingMs: String(answer.remainingMs), renewalId: req.renewalId ?? '0' });
+        const reason = !answer.alive && req.sessionId !== undefined && revoked.has(req.sessionId) ? 'REVOKED' : '';
+        writeOrPause(call, { sessionId: req.sessionId, alive: answer.alive, remainingMs: String(answer.remainingMs), renewalId: req.renewalId ?? '0', reason });
       };
       call.on('data', (req: KeepAliveReq) => {
         try {
