@@ -8,7 +8,6 @@ import { GrpcPeerTransport, PEER_SERVER_OPTIONS } from '../transport';
 import { capStreams, CONNECTION_CAPS, ConnectionLimits } from './api/connectionLimits';
 import type { ApiError } from './api/errors';
 import type { Caller, IdentifiableCall } from './auth/caller';
-import { whenRightsLost } from './auth/revocation';
 import type { Handler } from './api/context';
 import { pipelineService, type PipelineCall } from './api/pipelineService';
 import { CLIENT_SERVER_OPTIONS } from './api/serverOptions';
@@ -130,7 +129,7 @@ export class FenceLockServer {
       limits,
       identify,
       metrics: metrics.api,
-      watchRights: (caller, onLost) => whenRightsLost(runtime.app, access, caller, onLost),
+      watchRights: (caller, onLost) => runtime.context.rights.watch(caller, onLost),
     });
     const refusedIn = (service: string) => (method: string, err: ApiError): void => metrics.api.refused(`${service}.${method}`, err);
     server.addService(...strictService(serviceOf('Session'), capStreams(session.service, { KeepAlive: 'KeepAlive streams' }, limits, identify, refusedIn('Session'))));

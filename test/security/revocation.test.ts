@@ -140,9 +140,17 @@ afterAll(async () => {
 });
 
 describe('revocation reaches open streams and sessions', () => {
-  it('a revoked token: its open Pipeline, KeepAlive and Watch streams end UNAUTHENTICATED at once; Get returns nothing more', async () => {
+  it('a revoked token: its open Pipeline, KeepAlive and Watch streams and its blocked Acquire end UNAUTHENTICATED at once; Get returns nothing more', async () => {
     const tom = await userWithToken('tom');
     const o = await openEverything(tom.token, 'tom-1', 'app/data');
+    // A call in flight: an Acquire waiting in the queue of a lock the admin holds.
+    const holder = await (await admin.openSession({ ttlMs: 30_000 })).acquire('app/held', { waitTimeoutMs: 0 });
+    closers.push(() => holder.release());
+    const blocked = o.c.call('Lock', 'Acquire', { header: header('tom-1'), lock: 'app/held', sessionId: o.sessionId, waitTimeoutMs: '30000' }, 40_000).then(
+      () => OK,
+      (e: grpc.ServiceError) => e.code,
+    );
+    await eventually(async () => ((await admin.describe('app/held')).waiters.length === 1 ? true : undefined), 10_000, 'tom queued');
     const get = { get: { key: 'app/secret' } };
     const before = (await pipelineCall(o.pipeline, '1', get)) as Obj;
     expect(before.code).toBe(OK);
@@ -154,6 +162,7 @@ describe('revocation reaches open streams and sessions', () => {
     expect(await within(o.ends.pipeline, 3_000)).toBe(UNAUTHENTICATED);
     expect(await within(o.ends.keepAlive, 3_000)).toBe(UNAUTHENTICATED);
     expect(await within(o.ends.watch, 3_000)).toBe(UNAUTHENTICATED);
+    expect(await within(blocked, 3_000)).toBe(UNAUTHENTICATED);
     // Nothing more is read or renewed with it, on the old stream (ended: no answer) or a new one.
     expect(['ended', 'pending']).toContain(await within(pipelineCall(o.pipeline, '2', get), 2_000));
     const fresh = o.c.duplex('Pipeline', 'Calls');

@@ -4,7 +4,6 @@ import { writeOrPause } from './backpressure';
 import { ApiError, notLeader } from './errors';
 import { toServiceError, unary, type CallScope, type Handler, type NodeContext } from './context';
 import type { Caller } from '../auth/caller';
-import { whenRightsLost } from '../auth/revocation';
 import { RevokedSessions } from './revokedSessions';
 import { sessionAdmin } from './sessionAdmin';
 import { expectOk } from './refusals';
@@ -84,7 +83,7 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
         return;
       }
       // A revoke ends the stream at its apply; each renewal is judged again too (Access.permitSession).
-      const stopWatching = whenRightsLost(ctx.app, access, caller, (err) => call.emit('error', toServiceError(logger, 'Session.KeepAlive', err)));
+      const stopWatching = ctx.rights.watch(caller, (err) => call.emit('error', toServiceError(logger, 'Session.KeepAlive', err)));
       for (const event of ['cancelled', 'close', 'error'] as const) call.on(event, stopWatching);
       const send = (req: KeepAliveReq, answer: RenewalAnswer): void => {
         if (answer === 'no-ack' || call.destroyed) return;
