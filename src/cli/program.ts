@@ -490,6 +490,41 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
       }),
     );
 
+  const session = program.command('session').description('list open sessions and end one (admin; docs/auth.md "Ending sessions")');
+  session
+    .command('list')
+    .description('every open session: public handle, identity, client name, locks held, age')
+    .action(
+      action(async (_opts: unknown, cmd: Command) =>
+        withClient(cmd, async (client, json) => {
+          const sessions = await client.auth.sessionList();
+          if (json) {
+            io.stdout(`${toJson({ sessions })}\n`);
+          } else {
+            for (const s of sessions) {
+              const name = s.clientName === '' ? '-' : JSON.stringify(s.clientName);
+              io.stdout(`${s.handle}  ${s.identity === '' ? '-' : s.identity}  ${name}  age ${Math.round(s.ageMs / 1000)}s  locks ${s.locks.length === 0 ? '-' : s.locks.join(',')}${s.waiting.length === 0 ? '' : `  waiting ${s.waiting.join(',')}`}\n`);
+            }
+          }
+          return EXIT.OK;
+        }),
+      ),
+    );
+  session
+    .command('revoke')
+    .description("end a session by its handle (as session list shows it): its locks go to their next waiters, and its holder's client loses it with reason REVOKED")
+    .argument('<handle>')
+    .action(
+      action(async (handle: string, _opts: unknown, cmd: Command) => {
+        if (!/^[0-9a-f]{16}$/.test(handle)) throw new UsageError('session revoke: HANDLE must be a session handle, 16 lowercase hex characters (session list shows them)');
+        return withClient(cmd, async (client, json) => {
+          const { released } = await client.auth.sessionRevoke(handle);
+          io.stdout(json ? `${toJson({ handle, released })}\n` : `session ${handle} revoked; released ${released.length === 0 ? 'no lock' : released.join(', ')}\n`);
+          return EXIT.OK;
+        });
+      }),
+    );
+
   const certs = program.command('certs').description('certificates for a cluster (docs/security.md)');
   certs
     .command('init')

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { FenceLockError } from './errors';
 import type { AuthMethods, MethodDesc, WireAuthChangeResponse, WirePermission, WirePermissionRule, WireRequestHeader } from './proto';
-import type { AuthChangeResult, AuthListing, AuthPermission, AuthRule, IssuedToken, WhoAmI } from './types';
+import type { AuthChangeResult, AuthListing, AuthPermission, AuthRule, IssuedToken, SessionSummary, WhoAmI } from './types';
 import { bigIntToWire, UINT64_MAX, wireToBigInt } from './uint64';
 
 /** Request metadata key of a bearer token: `authorization: Bearer flt_<id>_<secret>` (docs/auth.md). */
@@ -218,6 +218,36 @@ export class AuthClient {
   async tokenRevoke(tokenId: string): Promise<AuthChangeResult> {
     if (!isAuthTokenId(tokenId)) throw new FenceLockError('INVALID_ARGUMENT', `tokenId must be a token id (16 hex digits, as auth list shows it), got ${JSON.stringify(String(tokenId).slice(0, 40))}`);
     return this.change(this.host.methods().TokenRevoke, (header) => ({ header, tokenId }), `auth: revoke token ${tokenId}`);
+  }
+
+  /**
+   * Open sessions as an admin sees them (docs/auth.md "Ending sessions"): public handle, identity, client
+   * name, locks held and waited for, age. Every page, in handle order.
+   */
+  async sessionList(): Promise<SessionSummary[]> {
+    const out: SessionSummary[] = [];
+    for (let startAfter = ''; ; ) {
+      const r = await this.host.read(this.host.methods().SessionList, { startAfter, limit: 1_000 }, 'session list');
+      const page = r.sessions ?? [];
+      for (const s of page) {
+        out.push({ handle: s.handle, identity: s.identity, clientName: s.clientName, locks: s.locks ?? [], waiting: s.waiting ?? [], ageMs: Number(s.ageMs), ttlMs: Number(s.ttlMs) });
+      }
+      const last = page[page.length - 1];
+      if (!r.more || last === undefined) return out;
+      startAfter = last.handle;
+    }
+  }
+
+  /**
+   * Ends the session with public handle `handle` (admin only): its locks go to their next waiters, as on
+   * expiry, and its holder's client loses it with reason REVOKED. Resolves to the locks it held.
+   */
+  async sessionRevoke(handle: string): Promise<{ released: string[] }> {
+    if (typeof handle !== 'string' || !/^[0-9a-f]{16}$/.test(handle)) {
+      throw new FenceLockError('INVALID_ARGUMENT', `handle must be a session handle (16 lowercase hex characters, as session list shows it), got ${JSON.stringify(String(handle).slice(0, 40))}`);
+    }
+    const r = await this.host.mutate(this.host.methods().SessionRevoke, (header) => ({ header, handle }), `session revoke ${handle}`);
+    return { released: r.released ?? [] };
   }
 
   private rule(permission: AuthPermission, prefix: string): WirePermissionRule {

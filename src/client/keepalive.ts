@@ -209,11 +209,9 @@ export class KeepAliveStream {
     if (!entry) return;
     if (!res.alive) {
       this.remove(res.sessionId);
-      entry.session.expired(
-        new FenceLockError('NOT_FOUND', `session ${publicSessionId(res.sessionId)} has expired or is unknown to the leader`, {
-          reason: 'SESSION_EXPIRED',
-        }),
-      );
+      const revoked = res.reason === 'REVOKED';
+      const why = revoked ? 'was ended by an admin (Session.Revoke, or its user was deleted); its locks are lost' : 'has expired or is unknown to the leader';
+      entry.session.expired(new FenceLockError('NOT_FOUND', `session ${publicSessionId(res.sessionId)} ${why}`, { reason: revoked ? 'REVOKED' : 'SESSION_EXPIRED' }));
       return;
     }
     const sentAt = takeSendTime(entry.pending, res.renewalId);

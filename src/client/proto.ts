@@ -37,6 +37,8 @@ export interface WireKeepAliveResponse {
   remainingMs: string;
   /** The acknowledged request's renewalId; '0' from a server older than the field. */
   renewalId: string;
+  /** With alive false: 'REVOKED' when an admin ended the session; '' otherwise (and from older servers). */
+  reason?: string;
 }
 export interface WireCloseSessionRequest {
   header: WireRequestHeader;
@@ -293,6 +295,30 @@ export interface WireTokenRevokeRequest {
 export interface WireAuthChangeResponse {
   index: string;
 }
+export interface WireListSessionsRequest {
+  startAfter: string;
+  limit: number;
+}
+export interface WireSessionSummary {
+  handle: string;
+  identity: string;
+  clientName: string;
+  locks?: string[];
+  waiting?: string[];
+  ageMs: string;
+  ttlMs: string;
+}
+export interface WireListSessionsResponse {
+  sessions?: WireSessionSummary[];
+  more: boolean;
+}
+export interface WireRevokeSessionRequest {
+  header: WireRequestHeader;
+  handle: string;
+}
+export interface WireRevokeSessionResponse {
+  released?: string[];
+}
 
 /** The calls that travel on the Pipeline stream: the oneof field names of CallRequest and CallResponse. */
 export type PipelineCall = 'acquire' | 'release' | 'write' | 'get';
@@ -404,6 +430,9 @@ export interface AuthMethods {
   RoleSetQuota: MethodDesc<WireQuotaRequest, WireAuthChangeResponse>;
   TokenIssue: MethodDesc<WireTokenIssueRequest, WireTokenIssueResponse>;
   TokenRevoke: MethodDesc<WireTokenRevokeRequest, WireAuthChangeResponse>;
+  /** Session.List and Session.Revoke: admin calls, so they live with the Auth methods in the client. */
+  SessionList: MethodDesc<WireListSessionsRequest, WireListSessionsResponse>;
+  SessionRevoke: MethodDesc<WireRevokeSessionRequest, WireRevokeSessionResponse>;
 }
 
 let cachedMethods: Methods | undefined;
@@ -446,6 +475,8 @@ export function methods(): Methods {
         RoleSetQuota: method(SERVICE_NAMES.auth, 'RoleSetQuota'),
         TokenIssue: method(SERVICE_NAMES.auth, 'TokenIssue'),
         TokenRevoke: method(SERVICE_NAMES.auth, 'TokenRevoke'),
+        SessionList: method(SERVICE_NAMES.session, 'List'),
+        SessionRevoke: method(SERVICE_NAMES.session, 'Revoke'),
       },
     };
   }

@@ -171,7 +171,7 @@ export class Session implements Renewable {
       this.host.stopRenewing(this);
       for (const h of this.held.values()) h.markReleased();
       this.held.clear();
-      this.closing = this.lostError?.reason === 'SESSION_EXPIRED' ? Promise.resolve() : this.host.closeSessionFor(this, opts.timeoutMs);
+      this.closing = this.lostError?.reason === 'SESSION_EXPIRED' || this.lostError?.reason === 'REVOKED' ? Promise.resolve() : this.host.closeSessionFor(this, opts.timeoutMs);
     }
     return this.closing;
   }

@@ -251,6 +251,22 @@ export interface AuthListing {
   tokens: AuthTokenInfo[];
 }
 
+/** An open session as an admin lists it (client.auth.sessionList): never its secret id. */
+export interface SessionSummary {
+  /** The public handle (16 hex characters): what Describe and Watch show as holder, and sessionRevoke takes. */
+  handle: string;
+  /** Who opened it ('' for a session opened before auth was on). */
+  identity: string;
+  clientName: string;
+  /** Locks held, sorted. */
+  locks: string[];
+  /** Locks waited for, sorted. */
+  waiting: string[];
+  /** Since it opened, by the leader's wall clock. */
+  ageMs: number;
+  ttlMs: number;
+}
+
 export interface AuthChangeResult {
   /** Log index of the entry that applied the change. */
   index: bigint;

@@ -42,6 +42,9 @@ export function encodeCommand(c: Command): Uint8Array {
     case 'CloseSession':
       w.closeSession = { sessionId: c.sessionId };
       break;
+    case 'RevokeSession':
+      w.revokeSession = { sessionId: c.sessionId };
+      break;
     case 'ExpireSession':
       w.expireSessions = { sessionIds: c.sessionIds };
       break;
@@ -147,6 +150,8 @@ export function decodeCommand(data: Uint8Array): Command | { type: 'Undecodable'
         return { type: 'OpenSession', ...withAck, sessionId: s('sessionId'), ttlMs: num(b.ttlMs), clientName: s('clientName') };
       case 'closeSession':
         return { type: 'CloseSession', ...withAck, sessionId: s('sessionId') };
+      case 'revokeSession':
+        return { type: 'RevokeSession', ...withAck, sessionId: s('sessionId') };
       case 'expireSession':
         return { type: 'ExpireSession', now: meta.now, sessionIds: [s('sessionId')] };
       case 'expireSessions':

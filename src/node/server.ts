@@ -138,6 +138,7 @@ export class FenceLockServer {
       limits,
       identify,
       metrics: metrics.api,
+      watchRights: (caller, onLost) => runtime.context.rights.watch(caller, onLost),
     });
     const refusedIn = (service: string) => (method: string, err: ApiError): void => metrics.api.refused(`${service}.${method}`, err);
     server.addService(...strictService(serviceOf('Session'), capStreams(session.service, { KeepAlive: 'KeepAlive streams' }, limits, identify, refusedIn('Session'))));

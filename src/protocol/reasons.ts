@@ -37,6 +37,11 @@ export const Reason = Object.freeze({
   TOO_MANY_LOCKS: 'TOO_MANY_LOCKS',
   /** Write: MAX_KEYS or MAX_STORE_BYTES would be exceeded. */
   STORE_FULL: 'STORE_FULL',
+  /**
+   * The retry-record table is at its global bound and the caller holds no record it could give up: the
+   * request was not applied (other identities' records are never evicted for it; docs/auth.md).
+   */
+  DEDUP_FULL: 'DEDUP_FULL',
   /** The requestId is below what the client acknowledged (ackedBelow) or its result was dropped: not applied. */
   REQUEST_TOO_OLD: 'REQUEST_TOO_OLD',
   /** The (clientId, requestId) pair was used before for a command of another type: not applied. */
@@ -97,6 +102,11 @@ export const ApiReason = Object.freeze({
   LEARNER_BEHIND: 'LEARNER_BEHIND',
   /** A membership change the rules refuse (docs/membership.md). */
   MEMBERSHIP_REFUSED: 'MEMBERSHIP_REFUSED',
+  /**
+   * A session was ended by an admin (Session.Revoke, or its user deleted): its locks are lost, as on expiry.
+   * KeepAliveResponse.reason, and the reason the client library's onLost and withLock's signal report.
+   */
+  REVOKED: 'REVOKED',
 } as const);
 export type ApiReason = (typeof ApiReason)[keyof typeof ApiReason];
 

@@ -55,6 +55,15 @@ export interface CloseSessionCommand extends RequestMeta {
 }
 
 /**
+ * An admin ends another identity's session (docs/auth.md "Ending sessions"): as CloseSession, with cause
+ * `revoked`, so its holder's client learns why. With auth on, only an admin may.
+ */
+export interface RevokeSessionCommand extends RequestMeta {
+  type: 'RevokeSession';
+  sessionId: string;
+}
+
+/**
  * Ends sessions whose deadline passed, as decided by the leader (keepalives are not log entries), in order,
  * up to MAX_SESSIONS_PER_EXPIRY per entry. Not de-duplicated: it is idempotent (an unknown session is
  * skipped).
@@ -155,6 +164,7 @@ export interface MoveKeysCommand extends RequestMeta {
 export type Command =
   | OpenSessionCommand
   | CloseSessionCommand
+  | RevokeSessionCommand
   | ExpireSessionCommand
   | CheckpointLeasesCommand
   | AcquireCommand
@@ -183,6 +193,7 @@ export const COMMAND_TYPES: readonly CommandType[] = Object.freeze([
   'Write',
   'AuthChange',
   'MoveKeys',
+  'RevokeSession',
 ] as const);
 
 export function isCommandType(t: unknown): t is CommandType {
@@ -316,6 +327,7 @@ export function validateCommand(c: unknown): string | null {
       }
       return checkText(c.clientName, 'clientName', 0, L.MAX_CLIENT_NAME_BYTES);
     case 'CloseSession':
+    case 'RevokeSession':
       return null;
     case 'Acquire':
       if (typeof c.tryOnly !== 'boolean') return 'tryOnly must be a boolean';

@@ -1,22 +1,24 @@
 // Request de-duplication (docs/architecture.md#promises, promise 4): the result of every applied request, keyed by (caller, clientId,
 // requestId), so a retry gets the original answer and never applies twice — refusals included. Records are
 // per identity (docs/auth.md "Retry records per identity"): another caller's requests can never see, replay
-// or evict them. Caller '' (the node, old logs) is one more identity, with the behaviour it always had.
+// or evict them. Caller '' (the node, old logs) is one more identity.
 //
-// Bounded, deterministically:
+// Bounded, deterministically, and every bound is met by evicting the requesting caller's own records only:
 // - per client at most DEDUP_MAX_RESULTS_PER_CLIENT results; the oldest applied is dropped first;
 // - `ackedBelow` on a request drops that client's results with lower ids;
 // - per client a `floor`: every requestId below it was acknowledged or its result dropped, so a request
 //   below the floor that has no stored result is refused (REQUEST_TOO_OLD) — it may have been applied;
-// - at most DEDUP_MAX_CLIENTS clients and DEDUP_MAX_RESULTS results overall: the least recently used client
-//   is forgotten entirely (Map insertion order, refreshed on every request of the client, is the LRU order).
-//   A forgotten client's very late retry would be applied again: see the caveat in index.ts.
-// - per caller other than '' at most its `dedup_clients` quota of clients: beyond, its own least recently
-//   used client is forgotten; and when the global bounds above are reached, a caller forgets its own least
-//   recently used client first (the global LRU only when it has no other), so one identity flooding the
-//   table cannot evict another's records. And a request from such a caller whose client has no record and
-//   whose requestId is above 1 is refused (REQUEST_TOO_OLD): its record may have been forgotten, so it may
-//   have been applied. (Caller '' keeps the old rule, which old logs were applied by.)
+// - per caller other than '' a share: at most its `dedup_clients` quota of clients and
+//   DEDUP_MAX_RESULTS_PER_IDENTITY results; beyond, its own least recently used client is forgotten (its
+//   current client's oldest results last);
+// - at most DEDUP_MAX_CLIENTS clients and DEDUP_MAX_RESULTS results overall: the requesting caller makes room
+//   from its own records as above. A request whose caller has nothing of its own to give up is refused
+//   before it is applied (`full`: RESOURCE_EXHAUSTED, DEDUP_FULL), never recorded by evicting another
+//   identity's records: that other identity's retry would be applied twice.
+// - a request from a caller other than '' whose client has no record and whose requestId is above 1 is
+//   refused (REQUEST_TOO_OLD): its record may have been forgotten, so it may have been applied. (Caller ''
+//   keeps the old rule: logs written before callers were stamped replay as they did; they hold only ''.)
+// Eviction order is Map insertion order, refreshed on every request of a client: the LRU order.
 import { SavedImages, sameRecord } from './capture';
 import type { CommandType } from './commands';
 import { InvariantError, invariant } from './invariant';
@@ -61,13 +63,17 @@ export type DedupLookup =
   | { kind: 'new' }
   | { kind: 'duplicate'; result: Result }
   | { kind: 'too_old' }
-  | { kind: 'reused' };
+  | { kind: 'reused' }
+  /** The global bounds are met and the caller has no record of its own to give up: refuse, unrecorded. */
+  | { kind: 'full' };
 
 export class DedupTable {
   /** Insertion order, refreshed on every request of a client, is the LRU order. */
   private readonly clients = new Map<string, DedupClient>();
-  /** The clients of each caller but '', in the same LRU order (its own evictions take its first). */
+  /** The clients of each caller ('' included), in the same LRU order (its own evictions take its first). */
   private readonly byCaller = new Map<string, Set<DedupClient>>();
+  /** The results each caller holds (derived, like byCaller). */
+  private readonly resultsByCaller = new Map<string, number>();
   private total = 0;
   /** While a snapshot capture is open: the clients' contents as they were at the capture (capture.ts). */
   private images: SavedImages<DedupClient, DedupImage> | null = null;
@@ -82,10 +88,12 @@ export class DedupTable {
 
   /** The clients of `caller` ('' included). */
   clientsOf(caller: string): number {
-    if (caller !== '') return this.byCaller.get(caller)?.size ?? 0;
-    let n = 0;
-    for (const c of this.clients.values()) if (c.caller === '') n++;
-    return n;
+    return this.byCaller.get(caller)?.size ?? 0;
+  }
+
+  /** The results `caller` holds ('' included). */
+  resultsOf(caller: string): number {
+    return this.resultsByCaller.get(caller) ?? 0;
   }
 
   /** Clients from least to most recently used. */
@@ -116,13 +124,27 @@ export class DedupTable {
    */
   begin(caller: string, clientId: string, requestId: number, ackedBelow: number, commandType: CommandType): DedupLookup {
     const c = this.clients.get(keyOf(caller, clientId));
-    if (c === undefined) return caller !== '' && requestId > 1 ? { kind: 'too_old' } : { kind: 'new' };
+    if (c === undefined) {
+      if (caller !== '' && requestId > 1) return { kind: 'too_old' };
+      return this.hasRoom(caller, undefined) ? { kind: 'new' } : { kind: 'full' };
+    }
     this.touch(c);
     this.raiseFloor(c, ackedBelow);
     const e = c.entries.get(requestId);
     if (e !== undefined) return e.commandType === commandType ? { kind: 'duplicate', result: e.result } : { kind: 'reused' };
     if (requestId < c.floor) return { kind: 'too_old' };
-    return { kind: 'new' };
+    return this.hasRoom(caller, c) ? { kind: 'new' } : { kind: 'full' };
+  }
+
+  /**
+   * Whether one more result of `caller` (for its client `c`; undefined: a new client) fits within the global
+   * bounds by giving up only records of `caller`: its other clients, and `c`'s own older results.
+   */
+  private hasRoom(caller: string, c: DedupClient | undefined): boolean {
+    const others = this.clientsOf(caller) - (c === undefined ? 0 : 1);
+    const clientsOk = c !== undefined || this.clients.size < L.DEDUP_MAX_CLIENTS || others > 0;
+    const resultsOk = this.total < L.DEDUP_MAX_RESULTS || this.resultsOf(caller) > 0;
+    return clientsOk && resultsOk;
   }
 
   /**
@@ -137,8 +159,9 @@ export class DedupTable {
   }
 
   /**
-   * Stores the result of an applied request (its result must be frozen: it is handed out again).
-   * `maxClients`: the caller's dedup_clients quota (at least its current client is kept; unused for '').
+   * Stores the result of an applied request (its result must be frozen: it is handed out again); begin()
+   * said `new`, so the bounds can be met from the caller's own records. `maxClients`: the caller's
+   * dedup_clients quota (at least its current client is kept; unused for '').
    */
   record(caller: string, clientId: string, requestId: number, ackedBelow: number, commandType: CommandType, result: Result, maxClients: number): void {
     let c = this.clients.get(keyOf(caller, clientId));
@@ -150,20 +173,35 @@ export class DedupTable {
     this.images?.save(c);
     invariant(!c.entries.has(requestId), () => `request ${requestId} of ${JSON.stringify(clientId)} recorded twice`);
     c.entries.set(requestId, { requestId, commandType, result });
-    this.total++;
-    while (c.entries.size > L.DEDUP_MAX_RESULTS_PER_CLIENT) {
-      const oldest = c.entries.keys().next().value as number;
-      c.entries.delete(oldest);
-      this.total--;
-      if (oldest + 1 > c.floor) c.floor = oldest + 1;
-    }
+    this.counted(caller, 1);
+    while (c.entries.size > L.DEDUP_MAX_RESULTS_PER_CLIENT) this.dropOldest(c);
     const own = this.byCaller.get(caller);
-    while (own !== undefined && own.size > Math.max(1, maxClients)) this.forget(firstOf(own));
-    while (this.clients.size > L.DEDUP_MAX_CLIENTS || (this.total > L.DEDUP_MAX_RESULTS && this.clients.size > 1)) {
-      const lru = own !== undefined && own.size > 1 ? firstOf(own) : firstOf(this.clients.values());
-      invariant(lru !== c, 'dedup evicts the client it is recording for');
-      this.forget(lru);
+    invariant(own !== undefined, 'a recorded client is not among its caller\'s');
+    const share = caller === '' ? Infinity : L.DEDUP_MAX_RESULTS_PER_IDENTITY;
+    const clientBound = caller === '' ? Infinity : Math.max(1, maxClients);
+    while (own.size > clientBound) this.forget(firstOf(own));
+    while (this.clients.size > L.DEDUP_MAX_CLIENTS || this.total > L.DEDUP_MAX_RESULTS || this.resultsOf(caller) > share) {
+      const lru = firstOf(own);
+      if (lru !== c) this.forget(lru);
+      else if (c.entries.size > 1) this.dropOldest(c);
+      else throw new InvariantError(`dedup has no room of ${JSON.stringify(caller)}'s own for its request (begin() said it had)`);
     }
+  }
+
+  /** Drops the oldest result of `c`; its floor rises above it, so a retry of it is REQUEST_TOO_OLD. */
+  private dropOldest(c: DedupClient): void {
+    this.images?.save(c);
+    const oldest = c.entries.keys().next().value as number;
+    c.entries.delete(oldest);
+    this.counted(c.caller, -1);
+    if (oldest + 1 > c.floor) c.floor = oldest + 1;
+  }
+
+  private counted(caller: string, delta: number): void {
+    this.total += delta;
+    const n = (this.resultsByCaller.get(caller) ?? 0) + delta;
+    if (n === 0) this.resultsByCaller.delete(caller);
+    else this.resultsByCaller.set(caller, n);
   }
 
   /** Restores one client from a snapshot, as the most recently used so far (call in LRU order). */
@@ -173,7 +211,7 @@ export class DedupTable {
     for (const e of entries) c.entries.set(e.requestId, e);
     invariant(c.entries.size === entries.length, () => `a dedup request of ${JSON.stringify(clientId)} restored twice`);
     this.touch(c);
-    this.total += c.entries.size;
+    this.counted(caller, c.entries.size);
   }
 
   /** Makes `c` the most recently used client (adding it if new), in the table and among its caller's. */
@@ -181,7 +219,6 @@ export class DedupTable {
     const key = keyOf(c.caller, c.clientId);
     this.clients.delete(key);
     this.clients.set(key, c);
-    if (c.caller === '') return;
     let own = this.byCaller.get(c.caller);
     if (own === undefined) {
       own = new Set();
@@ -193,7 +230,7 @@ export class DedupTable {
 
   private forget(c: DedupClient): void {
     this.clients.delete(keyOf(c.caller, c.clientId));
-    this.total -= c.entries.size;
+    this.counted(c.caller, -c.entries.size);
     const own = this.byCaller.get(c.caller);
     if (own === undefined) return;
     own.delete(c);
@@ -207,7 +244,7 @@ export class DedupTable {
     for (const id of Array.from(c.entries.keys())) {
       if (id < ackedBelow) {
         c.entries.delete(id);
-        this.total--;
+        this.counted(c.caller, -1);
       }
     }
   }
@@ -217,19 +254,24 @@ export class DedupTable {
     const problems: string[] = [];
     let total = 0;
     const expected = new Map<string, DedupClient[]>();
+    const results = new Map<string, number>();
     for (const [key, c] of this.clients) {
       total += c.entries.size;
       if (key !== keyOf(c.caller, c.clientId)) problems.push(`dedup client ${JSON.stringify(c.clientId)} filed under another key`);
       if (c.entries.size > L.DEDUP_MAX_RESULTS_PER_CLIENT) problems.push(`dedup client ${JSON.stringify(c.clientId)} over its bound`);
-      if (c.caller !== '') {
-        const list = expected.get(c.caller);
-        if (list === undefined) expected.set(c.caller, [c]);
-        else list.push(c);
-      }
+      const list = expected.get(c.caller);
+      if (list === undefined) expected.set(c.caller, [c]);
+      else list.push(c);
+      results.set(c.caller, (results.get(c.caller) ?? 0) + c.entries.size);
     }
     if (total !== this.total) problems.push(`dedup result count ${this.total} != ${total}`);
+    for (const caller of new Set([...results.keys(), ...this.resultsByCaller.keys()])) {
+      if ((results.get(caller) || undefined) !== this.resultsByCaller.get(caller)) problems.push(`dedup results of ${JSON.stringify(caller)} miscounted`);
+    }
+    // Per-identity shares are not checked here: a snapshot of an older version may hold more, trimmed by the
+    // identity's next request.
     if (this.clients.size > L.DEDUP_MAX_CLIENTS) problems.push('too many dedup clients');
-    if (this.total > L.DEDUP_MAX_RESULTS && this.clients.size > 1) problems.push('too many dedup results');
+    if (this.total > L.DEDUP_MAX_RESULTS) problems.push('too many dedup results');
     const sameOrder = (a: readonly DedupClient[], b: readonly DedupClient[]): boolean => a.length === b.length && a.every((c, i) => c === b[i]);
     const callers = new Set([...expected.keys(), ...this.byCaller.keys()]);
     for (const caller of callers) {

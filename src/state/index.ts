@@ -7,9 +7,10 @@
 //   have been granted since — ask sessionLockState(lock, sessionId) before blocking on events.
 // - CancelWait may answer `granted` (newGrant false): the wait ended in a grant before the cancel applied.
 //   The caller holds the lock; report it (or release it), not DEADLINE_EXCEEDED.
-// - Dedup memory is bounded: a client forgotten as least recently used (DEDUP_MAX_CLIENTS /
-//   DEDUP_MAX_RESULTS) whose very late retry arrives afterwards gets it applied again. Clients that send
-//   ackedBelow keep their tables small and are never near the bounds.
+// - Dedup memory is bounded, in per-identity shares (dedup.ts): an identity's client forgotten by that
+//   identity's own churn (beyond its dedup_clients quota or DEDUP_MAX_RESULTS_PER_IDENTITY) whose very late
+//   retry of its first request arrives afterwards gets it applied again; no other identity's traffic can
+//   cause that. Clients that send ackedBelow keep their tables small and are never near the bounds.
 // - describeLock()/getSession() expose session ids (bearer secrets); never pass them to other clients.
 // - Auth (docs/auth.md): stamp `caller` (and `callerToken`) on every client's request; '' is trusted as the
 //   node's own. `machine.auth` answers the checks a node makes before proposing and for reads.

@@ -36,6 +36,12 @@ export const DEDUP_MAX_RESULTS_PER_CLIENT = 1_000;
 export const DEDUP_MAX_CLIENTS = 10_000;
 /** Request de-duplication: results kept over all clients (least recently used clients are forgotten). */
 export const DEDUP_MAX_RESULTS = 200_000;
+/**
+ * Request de-duplication: results kept for one identity (caller other than ''), its share of
+ * DEDUP_MAX_RESULTS (beyond: its own least recently used clients are forgotten, docs/auth.md "Retry records
+ * per identity"). A tenth, so that no identity alone fills the table others need.
+ */
+export const DEDUP_MAX_RESULTS_PER_IDENTITY = 20_000;
 
 /**
  * The identity a node stamps on a request (RequestMeta.caller): a user name (1..MAX_AUTH_NAME_BYTES) or,
@@ -135,6 +141,7 @@ export const LIMITS = Object.freeze({
   DEDUP_MAX_RESULTS_PER_CLIENT,
   DEDUP_MAX_CLIENTS,
   DEDUP_MAX_RESULTS,
+  DEDUP_MAX_RESULTS_PER_IDENTITY,
   MAX_CALLER_BYTES,
   MAX_AUTH_NAME_BYTES,
   TOKEN_ID_HEX_CHARS,

@@ -44,6 +44,7 @@ import {
   type CommandResult,
   type LockEvent,
   type Result,
+  type SessionEndCause,
 } from './results';
 import {
   addHeld,
@@ -133,7 +134,7 @@ export class LockStateMachine {
   readonly auth = new AuthView(
     this.authTable,
     (id) => this.sessions.get(id)?.owner,
-    (caller) => ({ ...this.usage.counts(caller), dedupClients: this.dedup.clientsOf(caller) }),
+    (caller) => ({ ...this.usage.counts(caller), dedupClients: this.dedup.clientsOf(caller), dedupResults: this.dedup.resultsOf(caller) }),
   );
 
   /** Index of the last applied entry (0 before the first). */
@@ -175,6 +176,8 @@ export class LockStateMachine {
           return outcome(freezeResult(refused(Reason.REQUEST_TOO_OLD, 0)));
         case 'reused':
           return outcome(freezeResult(refused(Reason.REQUEST_ID_REUSED, 0)));
+        case 'full':
+          return outcome(freezeResult(refused(Reason.DEDUP_FULL, 0)));
         case 'new':
           break;
       }
@@ -225,6 +228,8 @@ export class LockStateMachine {
         return this.openSession(index, c);
       case 'CloseSession':
         return this.endSession(index, c.now, c.sessionId, 'closed', events);
+      case 'RevokeSession':
+        return this.endSession(index, c.now, c.sessionId, 'revoked', events);
       case 'Acquire':
         return this.acquire(index, c, events);
       case 'CancelWait':
@@ -233,8 +238,11 @@ export class LockStateMachine {
         return this.release(index, c, events);
       case 'Write':
         return this.write(index, c);
-      case 'AuthChange':
-        return applyAuthChange(this.authTable, c.change);
+      case 'AuthChange': {
+        const result = applyAuthChange(this.authTable, c.change);
+        if (c.change.op === 'user_delete' && result.status === 'auth_changed') this.endSessionsOf(index, c.now, c.change.user, events);
+        return result;
+      }
       case 'MoveKeys':
         return moveKeys(this.kv, this.locks, c);
     }
@@ -260,7 +268,7 @@ export class LockStateMachine {
    * Close or Expire: drops the session's waits, removes the session (so it can never be granted), then
    * releases its locks in name order, each handed to its next live waiter with token = `index`.
    */
-  private endSession(index: number, now: number, sessionId: string, cause: 'closed' | 'expired', events: LockEvent[]): Result {
+  private endSession(index: number, now: number, sessionId: string, cause: SessionEndCause, events: LockEvent[]): Result {
     const s = this.sessions.get(sessionId);
     if (s === undefined) return refused(Reason.UNKNOWN_SESSION, 0);
     this.leaveSession(s, cause, events);
@@ -268,8 +276,20 @@ export class LockStateMachine {
     return { status: 'session_ended', sessionId, cause, released };
   }
 
+  /**
+   * A deleted user's sessions end in the entry that deletes it (cause `revoked`), as expiring sessions do:
+   * all leave first, so none is handed a lock another one releases; then their locks go to the next live
+   * waiters, with this entry's index as token. O(sessions), on a rare admin command.
+   */
+  private endSessionsOf(index: number, now: number, owner: string, events: LockEvent[]): void {
+    const ending = Array.from(this.sessions.values()).filter((s) => s.owner === owner);
+    ending.sort((a, b) => compareStrings(a.id, b.id));
+    for (const s of ending) this.leaveSession(s, 'revoked', events);
+    for (const s of ending) this.releaseSession(index, now, s, 'revoked', events);
+  }
+
   /** The first half of a session's end: its waits end and it is removed, so that nothing is granted to it. */
-  private leaveSession(s: Session, cause: 'closed' | 'expired', events: LockEvent[]): void {
+  private leaveSession(s: Session, cause: SessionEndCause, events: LockEvent[]): void {
     for (const rec of sortedByName(s.waiting)) {
       invariant(this.locks.dequeue(rec, s), () => `session waits for ${JSON.stringify(rec.name)} but is not queued`);
       events.push({ type: 'wait_ended', lock: rec.name, sessionId: s.id, cause });
@@ -280,7 +300,7 @@ export class LockStateMachine {
   }
 
   /** The second half: its locks are released in name order, each handed to its next live waiter; returns their names. */
-  private releaseSession(index: number, now: number, s: Session, cause: 'closed' | 'expired', events: LockEvent[]): string[] {
+  private releaseSession(index: number, now: number, s: Session, cause: SessionEndCause, events: LockEvent[]): string[] {
     const released: string[] = [];
     for (const rec of heldLocks(s).sort(byName)) {
       invariant(rec.holder === s, () => `session holds ${JSON.stringify(rec.name)} but the lock disagrees`);
@@ -300,7 +320,7 @@ export class LockStateMachine {
    * Grants a just-freed lock to its first live waiter (token = `index`); dead waiters are dropped. Returns
    * the new holder's session id, undefined when nobody got the lock.
    */
-  private handOver(rec: LockRecord, index: number, now: number, cause: 'released' | 'closed' | 'expired', events: LockEvent[]): string | undefined {
+  private handOver(rec: LockRecord, index: number, now: number, cause: 'released' | SessionEndCause, events: LockEvent[]): string | undefined {
     for (let s = firstWaiter(rec); s !== undefined; s = firstWaiter(rec)) {
       this.locks.dequeue(rec, s);
       deleteWaiting(s, rec);

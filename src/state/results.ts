@@ -18,6 +18,7 @@ const RESOURCE_EXHAUSTED: ReadonlySet<Reason> = new Set<Reason>([
   Reason.TOO_MANY_WAITERS,
   Reason.TOO_MANY_LOCKS,
   Reason.STORE_FULL,
+  Reason.DEDUP_FULL,
   Reason.AUTH_FULL,
   Reason.QUOTA_EXCEEDED,
 ]);
@@ -40,10 +41,16 @@ export interface SessionOpenedResult {
   ttlMs: number;
 }
 
+/**
+ * Why a session ended: its client closed it, its lease ran out, or an admin ended it (RevokeSession, or its
+ * user was deleted).
+ */
+export type SessionEndCause = 'closed' | 'expired' | 'revoked';
+
 export interface SessionEndedResult {
   status: 'session_ended';
   sessionId: string;
-  cause: 'closed' | 'expired';
+  cause: SessionEndCause;
   /** Locks the session held, now released (and handed over where someone waited), sorted. */
   released: string[];
 }
@@ -197,12 +204,12 @@ export type LockEvent =
       sessionId: string;
       token: number;
       /** 'acquired': the lock was free; otherwise what ended the previous grant. */
-      cause: 'acquired' | 'released' | 'closed' | 'expired';
+      cause: 'acquired' | 'released' | SessionEndCause;
     }
-  | { type: 'released'; lock: string; sessionId: string; token: number; cause: 'released' | 'closed' | 'expired' }
+  | { type: 'released'; lock: string; sessionId: string; token: number; cause: 'released' | SessionEndCause }
   | { type: 'queued'; lock: string; sessionId: string; position: number }
-  | { type: 'wait_ended'; lock: string; sessionId: string; cause: 'cancelled' | 'closed' | 'expired' }
-  | { type: 'session_ended'; sessionId: string; cause: 'closed' | 'expired' };
+  | { type: 'wait_ended'; lock: string; sessionId: string; cause: 'cancelled' | SessionEndCause }
+  | { type: 'session_ended'; sessionId: string; cause: SessionEndCause };
 
 /**
  * The outcome of apply(). `duplicate` is true when (clientId, requestId) had been applied before: `result`

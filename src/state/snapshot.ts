@@ -662,7 +662,7 @@ function readResult(r: Reader): Result {
       fields(4);
       const sessionId = getString(r, 'sessionId');
       const cause = getString(r, 'cause');
-      if (cause !== 'closed' && cause !== 'expired') bad('bad session end cause');
+      if (cause !== 'closed' && cause !== 'expired' && cause !== 'revoked') bad('bad session end cause');
       return freezeResult({ status, sessionId, cause, released: getStrings(r, 'released') });
     }
     case 'granted':

@@ -57,6 +57,7 @@ describe('command codec, every command and the uint64 edges', () => {
     const commands: Command[] = [
       { type: 'OpenSession', ...withAck, sessionId: sid(1), ttlMs: 10_000, clientName: 'app' },
       { type: 'CloseSession', ...withAck, sessionId: sid(1) },
+      { type: 'RevokeSession', ...withAck, caller: 'ops', sessionId: sid(2) },
       { type: 'ExpireSession', now: 9, sessionIds: [sid(1), sid(2)] },
       { type: 'CheckpointLeases', now: 9, leases: [{ sessionId: sid(1), remainingMs: 2 ** 35 }] },
       { type: 'Acquire', ...withAck, lock: 'orders', sessionId: sid(1), tryOnly: true, waitTimeoutMs: 0 },

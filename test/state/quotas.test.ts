@@ -103,7 +103,7 @@ describe('quotas', () => {
     const to = off.as('address:1', () => off.grant(so, 'L'));
     off.as('address:1', () => off.write(so, 'L', to, [put('k', 'v')]));
     off.as('address:2', () => off.write(so, 'L', to, [put('k', 'vv')]));
-    expect([off.m.auth.usage('address:1').keys, off.m.auth.usage('address:2')]).toEqual([0, { sessions: 0, locks: 0, waiters: 0, keys: 1, storeBytes: 3, dedupClients: 1 }]);
+    expect([off.m.auth.usage('address:1').keys, off.m.auth.usage('address:2')]).toEqual([0, { sessions: 0, locks: 0, waiters: 0, keys: 1, storeBytes: 3, dedupClients: 1, dedupResults: 1 }]);
     off.write(so, 'L', to, [put('k', 'v')]); // the node's own (caller ''): nobody pays
     expect(off.m.auth.usage('address:2').keys).toBe(0);
   });
@@ -131,7 +131,7 @@ describe('quotas', () => {
     h.as('bob', () => h.acquire(b, 'L'));
     const restored = roundTrip(h.m);
     for (const who of ['alice', 'bob', 'admin', 'nobody']) expect(restored.auth.usage(who), who).toEqual(h.m.auth.usage(who));
-    expect(restored.auth.usage('alice')).toEqual({ sessions: 1, locks: 1, waiters: 0, keys: 2, storeBytes: 7, dedupClients: 1 }); // 'k1' + 'v', 'k2' + 'vv'
+    expect(restored.auth.usage('alice')).toEqual({ sessions: 1, locks: 1, waiters: 0, keys: 2, storeBytes: 7, dedupClients: 1, dedupResults: 3 }); // 'k1' + 'v', 'k2' + 'vv'
     expect(restored.auth.usage('bob')).toMatchObject({ sessions: 1, waiters: 1 });
     // A handover moves the lock from alice's count to bob's; closing ends the counts.
     h.release(a, 'L', t);

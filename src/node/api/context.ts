@@ -10,6 +10,7 @@ import type { LeaderDuties } from '../runtime/leaderDuties';
 import type { NodePorts } from '../runtime/ports';
 import { Access } from '../auth/access';
 import type { Caller } from '../auth/caller';
+import { RightsWatch } from '../auth/revocation';
 import type { NodeMetrics } from '../metrics/nodeMetrics';
 import type { ProposalFailure } from '../metrics/raftMetrics';
 import { ApiError, notLeader, reasonMetadata } from './errors';
@@ -18,6 +19,8 @@ import { ApiError, notLeader, reasonMetadata } from './errors';
 export class NodeContext {
   /** Who calls, and what they may do. */
   readonly access: Access;
+  /** The streams and calls in flight that end when their caller's token or user goes. */
+  readonly rights: RightsWatch;
 
   constructor(
     readonly config: NodeConfig,
@@ -35,6 +38,7 @@ export class NodeContext {
       () => app.machine,
       () => this.notServingTokensYet(),
     );
+    this.rights = new RightsWatch(app, this.access);
   }
 
   /**
@@ -155,14 +159,19 @@ export type Handler<Req, Res> = (req: Req, call: CallScope) => Promise<Res>;
  * logged, never a crash.
  */
 export function unary<Req, Res>(
-  ctx: Pick<NodeContext, 'logger' | 'access' | 'metrics'>,
+  ctx: Pick<NodeContext, 'logger' | 'access' | 'metrics'> & { rights?: RightsWatch },
   name: string,
   fn: Handler<Req, Res>,
   optionalIdentity = false,
 ): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     const done = ctx.metrics?.api.begin(name, 'unary');
+    let answered = false;
+    let stopWatching = (): unknown => undefined;
     const fail = (err: unknown): void => {
+      if (answered) return;
+      answered = true;
+      stopWatching();
       done?.(err);
       callback(toServiceError(ctx.logger, name, err));
     };
@@ -173,6 +182,13 @@ export function unary<Req, Res>(
       fail(err);
       return;
     }
+    // A call in flight (a blocked Acquire, a read waiting for its barrier) ends at the apply of the revoke of
+    // its caller's token or user: the handler is told as if the caller went away, and the caller is told why.
+    stopWatching =
+      ctx.rights?.watch(scope.caller, (err) => {
+        call.emit('cancelled');
+        fail(err);
+      }) ?? stopWatching;
     let answer: Promise<Res>;
     try {
       answer = fn(call.request, scope);
@@ -182,6 +198,9 @@ export function unary<Req, Res>(
       return;
     }
     answer.then((res) => {
+      if (answered) return;
+      answered = true;
+      stopWatching();
       done?.();
       callback(null, res);
     }, fail);

@@ -94,6 +94,8 @@ export function kvService(ctx: NodeContext): { service: grpc.UntypedServiceImple
     const key = v.key(req.key);
     access.permit(call.caller, 'read', key);
     await readBarrier(req.staleOk);
+    // Judged again as of the state read: a revoke applied while the read waited holds for it.
+    access.permit(call.caller, 'read', key);
     const entry = ctx.machine.get(key);
     if (!entry) return { found: false, deleted: false, value: Buffer.alloc(0), token: '0', lock: '' };
     return { found: entry.value !== null, ...wireEntry(entry) };
@@ -105,6 +107,7 @@ export function kvService(ctx: NodeContext): { service: grpc.UntypedServiceImple
     const startAfter = v.text('start_after', req.startAfter ?? '', L.MAX_KEY_BYTES, { allowEmpty: true });
     const limit = req.limit ? v.safeInteger('limit', req.limit, { min: 1, max: L.MAX_LIST_LIMIT }) : 100;
     await readBarrier(false);
+    access.permitList(call.caller, prefix);
     // One more than asked tells whether there are more.
     const items = ctx.machine.list(prefix, limit + 1, { startAfter: startAfter || undefined, includeDeleted: req.includeDeleted === true });
     return { items: items.slice(0, limit).map((e) => ({ key: e.key, ...wireEntry(e) })), more: items.length > limit };

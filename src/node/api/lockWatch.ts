@@ -51,8 +51,11 @@ export function lockWatch(ctx: NodeContext, maxBacklog = MAX_WATCH_BACKLOG_EVENT
       const message = `lock events up to log index ${ctx.machine.lastApplied} were not sent: this node replaced its state by a snapshot from the leader; call Describe to read the lock's current state, and Watch again for what follows`;
       end(new ApiError(grpc.status.ABORTED, message, reasonMetadata('EVENTS_MISSED')));
     };
+    const wasUser = ctx.access.isUser(caller);
     const stillAllowed = (): boolean => {
       try {
+        const lost = ctx.access.lost(caller, wasUser);
+        if (lost !== undefined) throw lost;
         ctx.access.permit(caller, 'lock', lock);
         return true;
       } catch (err) {

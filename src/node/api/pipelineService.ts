@@ -48,6 +48,11 @@ export interface PipelineOptions {
   identify?: (call: IdentifiableCall) => Caller;
   /** Counts and times each call, as its unary twin is (via "pipeline"). */
   metrics?: ApiMetrics;
+  /**
+   * Calls `onLost` when the stream's caller loses its identity (token revoked, user deleted); returns the
+   * function that stops watching (src/node/auth/revocation.ts). None: nothing is watched.
+   */
+  watchRights?: (caller: Caller | undefined, onLost: (err: ApiError) => void) => () => void;
 }
 
 const RPC_NAMES: Record<PipelineCall, string> = { acquire: 'Lock.Acquire', release: 'Lock.Release', write: 'KV.Write', get: 'KV.Get' };
@@ -71,7 +76,7 @@ export function pipelineService(
         stream.emit('error', toServiceError(logger, 'Pipeline.Calls', err));
         return;
       }
-      new PipelineStream(stream, logger, calls, maxInFlight, opts.limits, caller, opts.metrics).serve();
+      new PipelineStream(stream, logger, calls, maxInFlight, opts.limits, caller, opts.metrics).serve(opts.watchRights);
     },
   };
 }
@@ -82,6 +87,7 @@ class PipelineStream {
   private readonly connection: string;
   private open = true;
   private clientDone = false;
+  private stopWatching: () => void = () => undefined;
 
   constructor(
     private readonly stream: grpc.ServerDuplexStream<CallRequest, CallResponse>,
@@ -95,7 +101,9 @@ class PipelineStream {
     this.connection = stream.getPeer();
   }
 
-  serve(): void {
+  serve(watchRights: PipelineOptions['watchRights']): void {
+    // A revoke ends the stream at its apply: the calls in flight end with it, unanswered but for the status.
+    if (watchRights) this.stopWatching = watchRights(this.caller, (err) => this.endWith(err));
     const goneAway = (): void => this.goneAway();
     this.stream.on('data', (req: CallRequest) => this.onRequest(req));
     this.stream.on('end', () => {
@@ -203,7 +211,14 @@ class PipelineStream {
     if (this.open) writeOrPause(this.stream, response);
   }
 
+  private endWith(err: ApiError): void {
+    if (!this.open) return;
+    this.goneAway();
+    this.stream.emit('error', toServiceError(this.logger, 'Pipeline.Calls', err));
+  }
+
   private goneAway(): void {
+    this.stopWatching();
     this.open = false;
     for (const { scope, timer, release } of this.inFlight.values()) {
       if (timer) clearTimeout(timer);

@@ -26,6 +26,7 @@ const REFUSAL_TEXT: Record<string, string> = {
   [Reason.TOO_MANY_WAITERS]: 'too many waiters on this lock',
   [Reason.TOO_MANY_LOCKS]: 'too many locks',
   [Reason.STORE_FULL]: 'the fenced store is full',
+  [Reason.DEDUP_FULL]: 'the retry-record table is full of other identities\' records and this one holds none it could give up; the request was not applied: retry later',
   [Reason.REQUEST_TOO_OLD]: 'request id below what this client acknowledged, or this client id\'s retry records were forgotten (it may have been applied); use a new client id or request id',
   [Reason.REQUEST_ID_REUSED]: 'this request id was used before for another kind of request',
   [Reason.SESSION_EXISTS]: 'session id collision; retry',

@@ -4,6 +4,8 @@ import { writeOrPause } from './backpressure';
 import { ApiError, notLeader } from './errors';
 import { toServiceError, unary, type CallScope, type Handler, type NodeContext } from './context';
 import type { Caller } from '../auth/caller';
+import { RevokedSessions } from './revokedSessions';
+import { sessionAdmin } from './sessionAdmin';
 import { expectOk } from './refusals';
 import type { RenewalAnswer } from '../runtime/leaderDuties';
 import * as v from './validate';
@@ -38,6 +40,8 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
   const minTtl = Math.max(config.minSessionTtlMs, L.MIN_SESSION_TTL_MS);
   const maxTtl = Math.min(config.maxSessionTtlMs, L.MAX_SESSION_TTL_MS);
   const { access } = ctx;
+  const revoked = new RevokedSessions(ctx.app);
+  const admin = sessionAdmin(ctx);
   const open = async (req: OpenReq, call: CallScope): Promise<object> => {
     const id = v.header(req.header);
     const ttlMs = v.safeInteger('ttl_ms', req.ttlMs, { min: minTtl, max: maxTtl });
@@ -69,6 +73,8 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
   const service: grpc.UntypedServiceImplementation = {
     Open: unary(ctx, 'Session.Open', open),
     Close: unary(ctx, 'Session.Close', close),
+    List: unary(ctx, 'Session.List', admin.list),
+    Revoke: unary(ctx, 'Session.Revoke', admin.revoke),
     KeepAlive: (call: grpc.ServerDuplexStream<KeepAliveReq, unknown>) => {
       let caller: Caller;
       try {
@@ -77,13 +83,17 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
         call.emit('error', toServiceError(logger, 'Session.KeepAlive', err));
         return;
       }
+      // A revoke ends the stream at its apply; each renewal is judged again too (Access.permitSession).
+      const stopWatching = ctx.rights.watch(caller, (err) => call.emit('error', toServiceError(logger, 'Session.KeepAlive', err)));
+      for (const event of ['cancelled', 'close', 'error'] as const) call.on(event, stopWatching);
       const send = (req: KeepAliveReq, answer: RenewalAnswer): void => {
         if (answer === 'no-ack' || call.destroyed) return;
         // The renewal id is echoed: the client credits exactly this renewal's send time. A client that does
         // not read these answers is not read from either, so its renewals cannot pile up answers here.
+        const reason = !answer.alive && req.sessionId !== undefined && revoked.has(req.sessionId) ? 'REVOKED' : '';
         try {
           const remainingMs = intToWire('remaining_ms', answer.remainingMs);
-          writeOrPause(call, { sessionId: req.sessionId, alive: answer.alive, remainingMs, renewalId: req.renewalId ?? '0' });
+          writeOrPause(call, { sessionId: req.sessionId, alive: answer.alive, remainingMs, renewalId: req.renewalId ?? '0', reason });
         } catch (err) {
           // Also reached from a promise (an answer after a checkpoint reset): end the stream, never the node.
           call.emit('error', toServiceError(logger, 'Session.KeepAlive', err));

@@ -110,11 +110,40 @@ export class Access {
     return this.checking() ? this.require(caller) : undefined;
   }
 
+  /**
+   * The caller's identity as of the state applied now: a caller identified once (a stream, a call waiting
+   * for its read) whose token was revoked since is refused, not judged by what it was (docs/auth.md
+   * "Revocation").
+   */
   private require(caller: Caller | undefined): string {
     if (caller === undefined || caller.via === 'address' || caller.via === 'none') {
       throw new ApiError(grpc.status.UNAUTHENTICATED, 'auth is on: this call carries no identity');
     }
+    const revoked = this.tokenRevoked(caller);
+    if (revoked !== undefined) throw revoked;
     return caller.identity;
+  }
+
+  private tokenRevoked(caller: Caller): ApiError | undefined {
+    if (caller.tokenId === undefined || this.machine().auth.tokenRecord(caller.tokenId)?.user === caller.identity) return undefined;
+    return new ApiError(grpc.status.UNAUTHENTICATED, `token ${caller.tokenId} was revoked (or its user deleted) after this stream or call began; ask an admin for a new one (fencelock auth token issue USER)`);
+  }
+
+  /**
+   * What a caller identified earlier has lost, as of the state applied now: its token revoked, or (`wasUser`:
+   * it was a user then) its user deleted: UNAUTHENTICATED. Undefined while it stands, and with auth off.
+   */
+  lost(caller: Caller, wasUser: boolean): ApiError | undefined {
+    if (!this.machine().auth.authEnabled() || caller.via === 'address' || caller.via === 'none') return undefined;
+    const revoked = this.tokenRevoked(caller);
+    if (revoked !== undefined) return revoked;
+    if (wasUser && !this.isUser(caller)) return new ApiError(grpc.status.UNAUTHENTICATED, `user ${JSON.stringify(caller.identity)} was deleted; its sessions ended`);
+    return undefined;
+  }
+
+  /** Whether `caller` names a user of the auth table now. */
+  isUser(caller: Caller): boolean {
+    return this.machine().auth.userInfo(caller.identity) !== undefined;
   }
 }
 

@@ -22,6 +22,8 @@ import type { KeepAliveResponse as _fencelock_v1_KeepAliveResponse, KeepAliveRes
 import type { KeyValue as _fencelock_v1_KeyValue, KeyValue__Output as _fencelock_v1_KeyValue__Output } from './fencelock/v1/KeyValue';
 import type { ListRequest as _fencelock_v1_ListRequest, ListRequest__Output as _fencelock_v1_ListRequest__Output } from './fencelock/v1/ListRequest';
 import type { ListResponse as _fencelock_v1_ListResponse, ListResponse__Output as _fencelock_v1_ListResponse__Output } from './fencelock/v1/ListResponse';
+import type { ListSessionsRequest as _fencelock_v1_ListSessionsRequest, ListSessionsRequest__Output as _fencelock_v1_ListSessionsRequest__Output } from './fencelock/v1/ListSessionsRequest';
+import type { ListSessionsResponse as _fencelock_v1_ListSessionsResponse, ListSessionsResponse__Output as _fencelock_v1_ListSessionsResponse__Output } from './fencelock/v1/ListSessionsResponse';
 import type { LockClient as _fencelock_v1_LockClient, LockDefinition as _fencelock_v1_LockDefinition } from './fencelock/v1/Lock';
 import type { LockEvent as _fencelock_v1_LockEvent, LockEvent__Output as _fencelock_v1_LockEvent__Output } from './fencelock/v1/LockEvent';
 import type { Member as _fencelock_v1_Member, Member__Output as _fencelock_v1_Member__Output } from './fencelock/v1/Member';
@@ -44,9 +46,12 @@ import type { QuotaRequest as _fencelock_v1_QuotaRequest, QuotaRequest__Output a
 import type { ReleaseRequest as _fencelock_v1_ReleaseRequest, ReleaseRequest__Output as _fencelock_v1_ReleaseRequest__Output } from './fencelock/v1/ReleaseRequest';
 import type { ReleaseResponse as _fencelock_v1_ReleaseResponse, ReleaseResponse__Output as _fencelock_v1_ReleaseResponse__Output } from './fencelock/v1/ReleaseResponse';
 import type { RequestHeader as _fencelock_v1_RequestHeader, RequestHeader__Output as _fencelock_v1_RequestHeader__Output } from './fencelock/v1/RequestHeader';
+import type { RevokeSessionRequest as _fencelock_v1_RevokeSessionRequest, RevokeSessionRequest__Output as _fencelock_v1_RevokeSessionRequest__Output } from './fencelock/v1/RevokeSessionRequest';
+import type { RevokeSessionResponse as _fencelock_v1_RevokeSessionResponse, RevokeSessionResponse__Output as _fencelock_v1_RevokeSessionResponse__Output } from './fencelock/v1/RevokeSessionResponse';
 import type { RoleInfo as _fencelock_v1_RoleInfo, RoleInfo__Output as _fencelock_v1_RoleInfo__Output } from './fencelock/v1/RoleInfo';
 import type { RoleRequest as _fencelock_v1_RoleRequest, RoleRequest__Output as _fencelock_v1_RoleRequest__Output } from './fencelock/v1/RoleRequest';
 import type { SessionClient as _fencelock_v1_SessionClient, SessionDefinition as _fencelock_v1_SessionDefinition } from './fencelock/v1/Session';
+import type { SessionSummary as _fencelock_v1_SessionSummary, SessionSummary__Output as _fencelock_v1_SessionSummary__Output } from './fencelock/v1/SessionSummary';
 import type { SnapshotChunk as _fencelock_v1_SnapshotChunk, SnapshotChunk__Output as _fencelock_v1_SnapshotChunk__Output } from './fencelock/v1/SnapshotChunk';
 import type { SnapshotHeader as _fencelock_v1_SnapshotHeader, SnapshotHeader__Output as _fencelock_v1_SnapshotHeader__Output } from './fencelock/v1/SnapshotHeader';
 import type { SnapshotRequest as _fencelock_v1_SnapshotRequest, SnapshotRequest__Output as _fencelock_v1_SnapshotRequest__Output } from './fencelock/v1/SnapshotRequest';
@@ -101,6 +106,8 @@ export interface ProtoGrpcType {
       KeyValue: MessageTypeDefinition<_fencelock_v1_KeyValue, _fencelock_v1_KeyValue__Output>
       ListRequest: MessageTypeDefinition<_fencelock_v1_ListRequest, _fencelock_v1_ListRequest__Output>
       ListResponse: MessageTypeDefinition<_fencelock_v1_ListResponse, _fencelock_v1_ListResponse__Output>
+      ListSessionsRequest: MessageTypeDefinition<_fencelock_v1_ListSessionsRequest, _fencelock_v1_ListSessionsRequest__Output>
+      ListSessionsResponse: MessageTypeDefinition<_fencelock_v1_ListSessionsResponse, _fencelock_v1_ListSessionsResponse__Output>
       Lock: SubtypeConstructor<typeof grpc.Client, _fencelock_v1_LockClient> & { service: _fencelock_v1_LockDefinition }
       LockEvent: MessageTypeDefinition<_fencelock_v1_LockEvent, _fencelock_v1_LockEvent__Output>
       Member: MessageTypeDefinition<_fencelock_v1_Member, _fencelock_v1_Member__Output>
@@ -131,9 +138,12 @@ export interface ProtoGrpcType {
       ReleaseRequest: MessageTypeDefinition<_fencelock_v1_ReleaseRequest, _fencelock_v1_ReleaseRequest__Output>
       ReleaseResponse: MessageTypeDefinition<_fencelock_v1_ReleaseResponse, _fencelock_v1_ReleaseResponse__Output>
       RequestHeader: MessageTypeDefinition<_fencelock_v1_RequestHeader, _fencelock_v1_RequestHeader__Output>
+      RevokeSessionRequest: MessageTypeDefinition<_fencelock_v1_RevokeSessionRequest, _fencelock_v1_RevokeSessionRequest__Output>
+      RevokeSessionResponse: MessageTypeDefinition<_fencelock_v1_RevokeSessionResponse, _fencelock_v1_RevokeSessionResponse__Output>
       RoleInfo: MessageTypeDefinition<_fencelock_v1_RoleInfo, _fencelock_v1_RoleInfo__Output>
       RoleRequest: MessageTypeDefinition<_fencelock_v1_RoleRequest, _fencelock_v1_RoleRequest__Output>
       Session: SubtypeConstructor<typeof grpc.Client, _fencelock_v1_SessionClient> & { service: _fencelock_v1_SessionDefinition }
+      SessionSummary: MessageTypeDefinition<_fencelock_v1_SessionSummary, _fencelock_v1_SessionSummary__Output>
       SnapshotChunk: MessageTypeDefinition<_fencelock_v1_SnapshotChunk, _fencelock_v1_SnapshotChunk__Output>
       SnapshotHeader: MessageTypeDefinition<_fencelock_v1_SnapshotHeader, _fencelock_v1_SnapshotHeader__Output>
       SnapshotRequest: MessageTypeDefinition<_fencelock_v1_SnapshotRequest, _fencelock_v1_SnapshotRequest__Output>

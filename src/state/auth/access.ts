@@ -38,6 +38,7 @@ export function checkAccess(t: AuthTable, c: RequestCommand, sessionOwner: (sess
     case 'AuthChange':
       return c.change.op === 'enable' || isAdmin(t, caller) ? null : refusedAbout(Reason.PERMISSION_DENIED, 'admin');
     case 'MoveKeys':
+    case 'RevokeSession':
       return isAdmin(t, caller) ? null : refusedAbout(Reason.PERMISSION_DENIED, 'admin');
   }
 }

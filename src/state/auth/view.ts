@@ -24,6 +24,8 @@ export interface IdentityUsage {
   keys: number;
   storeBytes: number;
   dedupClients: number;
+  /** Its retry records (results), against its share DEDUP_MAX_RESULTS_PER_IDENTITY. */
+  dedupResults: number;
 }
 
 export class AuthView {

@@ -20,6 +20,11 @@ export interface KeepAliveResponse {
    * the request's renewal_id (0 from servers older than the field)
    */
   'renewalId'?: (number | string | Long);
+  /**
+   * With alive false, why when the node knows: REVOKED (an admin ended the session or deleted its user);
+   * '' otherwise (expired, or unknown).
+   */
+  'reason'?: (string);
 }
 
 /**
@@ -40,4 +45,9 @@ export interface KeepAliveResponse__Output {
    * the request's renewal_id (0 from servers older than the field)
    */
   'renewalId': (string);
+  /**
+   * With alive false, why when the node knows: REVOKED (an admin ended the session or deleted its user);
+   * '' otherwise (expired, or unknown).
+   */
+  'reason': (string);
 }
