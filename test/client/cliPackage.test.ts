@@ -107,6 +107,7 @@ describe('the @fencelock/cli package, installed from its tarball into a fresh pr
         tls: { ca: 'data/certs/ca.pem', cert: `data/certs/${id}.pem`, key: `data/certs/${id}-key.pem` },
         dataDir: `data/${id}`,
         logLevel: 'warn',
+        auth: { enabled: false },
       };
       const file = path.join(home, `node${i + 1}.json`);
       fs.writeFileSync(file, JSON.stringify(config, null, 2));

@@ -116,7 +116,9 @@ describe('the @fencelock/fencing package', () => {
     expect(help).toMatch(/^Usage: fencelock-proxy \[options\]/);
     const flags = (text: string): string[] => [...text.matchAll(/^\s+(--[a-z-]+)/gm)].map((m) => m[1]!).filter((f) => f !== '--json' && f !== '--help');
     const cli = await runNode([path.join(PROJECT_ROOT, 'dist', 'src', 'cli', 'main.js'), 'proxy', '--help'], { timeoutMs: 30_000 });
-    expect(flags(help)).toEqual(flags(cli.stdout));
+    // --endpoints is the CLI's global flag; the bin, which has no globals, declares it itself.
+    expect(help).toMatch(/^\s+--endpoints <list>/m);
+    expect(flags(help).filter((f) => f !== '--endpoints')).toEqual(flags(cli.stdout));
     expect(flags(help)).toEqual(expect.arrayContaining(['--target', '--state', '--listen', '--resource-segments', '--resource-header']));
     let usage = '';
     try {
@@ -125,6 +127,17 @@ describe('the @fencelock/fencing package', () => {
       usage = `${(err as { status: number }).status} ${String((err as { stderr: string }).stderr)}`;
     }
     expect(usage).toMatch(/^1 fencelock-proxy: --listen: "nowhere" is not host:port/);
+    // Claims are checked by default: without a cluster, or without the client package to ask it, it says so and does not start.
+    const refusal = (extra: string[]): string => {
+      try {
+        execFileSync(bin, ['--target', 'http://127.0.0.1:9', '--state', path.join(tmp, 'p.log'), '--listen', '127.0.0.1:0', ...extra], { cwd: app, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, FENCELOCK_ENDPOINTS: '' } });
+        return 'started';
+      } catch (err) {
+        return `${(err as { status: number }).status} ${String((err as { stderr: string }).stderr)}`;
+      }
+    };
+    expect(refusal([])).toMatch(/^1 fencelock-proxy: checking claims needs the cluster: give --endpoints .*or --unchecked-claims/);
+    expect(refusal(['--endpoints', '127.0.0.1:9'])).toMatch(/^1 fencelock-proxy: checking claims needs @fencelock\/client installed beside @fencelock\/fencing .*or --unchecked-claims/);
   });
 
   it('resolves its types by package name, without pg installed for types: a correct use type-checks, a wrong one is a type error', () => {
