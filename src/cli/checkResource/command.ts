@@ -111,12 +111,14 @@ export function addCheckResourceCommand(program: Command, io: CliIO, action: Act
 It WRITES to the resource named, and only to it: give a row, key or path kept for this check. The row's
 business columns are left as they are (the write sets the key column to its own value); its fence columns and
 fencing_operations change. A Redis key is set to the value it had; its watermark and operation records change.
-An HTTP write is a request with --body to --http. Checks, in order: two grants of
-LOCK give an older and a newer token; the newer writes (APPLIED); the older is refused (STALE); a retry with
-the same operation id is REPLAYED (behind the proxy: STALE_STEP); step 2 is APPLIED; step 2 again and step 1
-are STALE_STEP; a token of --other-lock is WRONG_LOCK; with --include-restore the watermark is raised to
-LOCK's latest token + 1, the holder is then STALE and the next grant APPLIED. See docs/fencing-downstream.md.
-Example: fencelock check-resource --lock check/account --postgres postgres://app@127.0.0.1/app --table account --row 0`,
+An HTTP write is a request with --body to --http. Checks, in order: two grants of LOCK give an older and a
+newer token; the newer writes (APPLIED); the older is refused (STALE); a retry with the same operation id is
+REPLAYED (behind the proxy: STALE_STEP); step 2 is APPLIED; step 2 again and step 1 are STALE_STEP; a token of
+--other-lock is WRONG_LOCK; with --include-restore the watermark is raised to LOCK's latest token + 1, the
+holder is then STALE and the next grant APPLIED. See docs/fencing-downstream.md.
+Examples: fencelock check-resource --lock check/account --postgres postgres://app@127.0.0.1/app --table account --row 0
+          MYSQL_PWD=... fencelock check-resource --lock check/account --mysql mysql://app@127.0.0.1/app --table account --row 0
+          fencelock check-resource --lock check/cache --redis redis://127.0.0.1:6379 --redis-key acct:check`,
     )
     .action(
       action(async (f: CheckFlags, cmd: Command) => {
