@@ -127,6 +127,7 @@ describe('check-resource against a correct resource: every rule holds, exit 0', 
   it('a service that checks nothing, behind fencelock proxy (--behind proxy): the service gets only the applied writes', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'fencelock-check-'));
     const svc = await startBlindService();
+    // The proxy checks each claim against the cluster that issued it (docs/fencing-downstream.md, section 4).
     const proxy = await startProxy(svc.url, path.join(dir, 'state.log'), ['--endpoints', cluster.endpoints.join(',')]);
     try {
       const res = await checkResource('check/proxy', ['--http', `${proxy.url}/check/1`, '--behind', 'proxy']);

@@ -173,6 +173,17 @@ describe('MariaDB: what is its own', () => {
     expect(await d.sql('SELECT amount FROM ledger ORDER BY n')).toEqual([{ amount: 10 }, { amount: -10 }]);
   });
 
+  it('fencedUpdate naming only the key column moves only the fence (as check-resource writes); an empty set is refused', async () => {
+    await d.sql('CREATE TABLE item (id INT PRIMARY KEY, qty INT NOT NULL)');
+    await ensureFencingSchema(d.db, ['item']);
+    await d.sql('INSERT INTO item (id, qty) VALUES (4, 7)');
+    const touch = (token: bigint) => fencedUpdate(d.db, { table: 'item', key: '04', set: { id: 4 } }, { lock: LOCK, token });
+    expect(await touch(5n)).toMatchObject({ status: 'APPLIED', result: { id: 4, qty: 7, fence: 5n, fence_lock: LOCK, fence_step: 1n } });
+    expect(await touch(4n)).toEqual({ status: 'STALE', watermark: 5n, lock: LOCK });
+    expect(await d.sql('SELECT id, qty, CAST(fence AS CHAR) AS fence FROM item')).toEqual([{ id: 4, qty: 7, fence: '5' }]);
+    await expect(fencedUpdate(d.db, { table: 'item', key: 4, set: {} }, { lock: LOCK, token: 6n })).rejects.toThrow(/set names no column/);
+  });
+
   it('a change that fails rolls back with its watermark and its operation record', async () => {
     await d.sql('CREATE TABLE account (id INT PRIMARY KEY, balance INT NOT NULL)');
     await ensureFencingSchema(d.db, ['account']);

@@ -16,6 +16,9 @@ interface CheckFlags {
   lock: string;
   otherLock?: string;
   postgres?: string;
+  mysql?: string;
+  redis?: string;
+  redisKey?: string;
   table?: string;
   row?: string;
   keyColumn: string;
@@ -26,18 +29,59 @@ interface CheckFlags {
   includeRestore?: boolean;
 }
 
-/** The adapter the flags name; the fencing code (and pg) is loaded only when this command runs. */
-async function targetOf(f: CheckFlags): Promise<CheckTarget> {
-  if ((f.postgres === undefined) === (f.http === undefined)) throw new UsageError('check-resource: give one target, --postgres URL (with --table and --row) or --http URL');
+const TARGETS = ['postgres', 'mysql', 'redis', 'http'] as const;
+type TargetFlag = (typeof TARGETS)[number];
+/** The flags only one kind of target takes. */
+const ONLY_FOR: Record<string, TargetFlag[]> = { table: ['postgres', 'mysql'], row: ['postgres', 'mysql'], redisKey: ['redis'] };
+const flagName = (f: string): string => `--${f.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+/** Loads an adapter; a driver missing from the install (a pruned node_modules) is named, not a stack trace. */
+async function load<T>(flag: string, driver: string, fn: () => Promise<T>): Promise<T> {
   try {
-    if (f.postgres !== undefined) {
-      if (f.table === undefined || f.row === undefined) throw new UsageError('check-resource --postgres: --table and --row name the dedicated row to check');
-      const { PostgresTarget } = await import('../../fencing/check/postgresTarget');
-      return new PostgresTarget({ url: f.postgres, table: f.table, keyColumn: f.keyColumn, key: f.row });
+    return await fn();
+  } catch (err) {
+    if ((err as { code?: string }).code === 'MODULE_NOT_FOUND' && String((err as Error).message).includes(`'${driver}`)) {
+      throw new UsageError(`check-resource ${flag}: the ${driver} driver is not installed with this fencelock (npm install ${driver})`);
     }
-    for (const flag of ['table', 'row'] as const) if (f[flag] !== undefined) throw new UsageError(`check-resource: --${flag} is for --postgres, not --http`);
-    const { HttpTarget } = await import('../../fencing/check/httpTarget');
-    return new HttpTarget({ url: f.http ?? '', method: f.method, body: f.body, behind: f.behind });
+    throw err;
+  }
+}
+
+/** The adapter the flags name; the fencing code and its driver are loaded only when this command runs. */
+async function targetOf(f: CheckFlags): Promise<CheckTarget> {
+  const given = TARGETS.flatMap((t) => (f[t] === undefined ? [] : [{ kind: t, url: f[t] }]));
+  const [only] = given;
+  if (given.length !== 1 || !only) throw new UsageError('check-resource: give one target, --postgres URL or --mysql URL (with --table and --row), --redis URL (with --redis-key) or --http URL');
+  const { kind, url } = only;
+  for (const [flag, kinds] of Object.entries(ONLY_FOR)) {
+    if (f[flag as keyof CheckFlags] !== undefined && !kinds.includes(kind)) throw new UsageError(`check-resource: ${flagName(flag)} is for ${kinds.map((k) => `--${k}`).join(' or ')}, not --${kind}`);
+  }
+  const row = (): { table: string; key: string } => {
+    if (f.table === undefined || f.row === undefined) throw new UsageError(`check-resource --${kind}: --table and --row name the dedicated row to check`);
+    return { table: f.table, key: f.row };
+  };
+  try {
+    switch (kind) {
+      case 'postgres': {
+        const { PostgresTarget } = await import('../../fencing/check/postgresTarget');
+        return new PostgresTarget({ url, keyColumn: f.keyColumn, ...row() });
+      }
+      case 'mysql': {
+        const r = row();
+        const { MysqlTarget } = await load('--mysql', 'mysql2', () => import('../../fencing/check/mysqlTarget'));
+        return new MysqlTarget({ url, password: process.env.MYSQL_PWD, keyColumn: f.keyColumn, ...r });
+      }
+      case 'redis': {
+        if (f.redisKey === undefined) throw new UsageError('check-resource --redis: --redis-key names the dedicated key to check');
+        const key = f.redisKey;
+        const { RedisTarget } = await load('--redis', 'ioredis', () => import('../../fencing/check/redisTarget'));
+        return new RedisTarget({ url, password: process.env.REDISCLI_AUTH, key });
+      }
+      case 'http': {
+        const { HttpTarget } = await import('../../fencing/check/httpTarget');
+        return new HttpTarget({ url, method: f.method, body: f.body, behind: f.behind });
+      }
+    }
   } catch (err) {
     throw err instanceof RangeError ? new UsageError(err.message) : err;
   }
@@ -50,25 +94,31 @@ export function addCheckResourceCommand(program: Command, io: CliIO, action: Act
     .requiredOption('--lock <name>', 'a lock used for nothing else: the checks take it twice, and the resource gets bound to it')
     .option('--other-lock <name>', 'the other lock whose token must be refused (default: LOCK/check-other)')
     .option('--postgres <url>', 'PostgreSQL target: connection string, without a password (command lines show in ps: set PGPASSWORD)')
-    .option('--table <name>', 'with --postgres: the fenced table (ensureFencingSchema run on it)')
-    .option('--row <key>', 'with --postgres: the key of the dedicated row (it must exist); not --key, which is the TLS key')
-    .addOption(new Option('--key-column <name>', 'with --postgres: the primary-key column').default('id'))
+    .option('--mysql <url>', 'MariaDB/MySQL target: mysql://user@host:port/database, without a password (set MYSQL_PWD)')
+    .option('--table <name>', 'with --postgres or --mysql: the fenced table (ensureFencingSchema run on it)')
+    .option('--row <key>', 'with --postgres or --mysql: the key of the dedicated row (it must exist); not --key, which is the TLS key')
+    .addOption(new Option('--key-column <name>', 'with --postgres or --mysql: the primary-key column').default('id'))
+    .option('--redis <url>', 'Redis target: redis://[user@]host:port[/db], without a password (set REDISCLI_AUTH)')
+    .option('--redis-key <key>', 'with --redis: the dedicated key (a string; it must exist); not --key, which is the TLS key')
     .option('--http <url>', 'HTTP target: the URL of a dedicated resource behind the fencing middleware or fencelock proxy')
     .addOption(new Option('--method <method>', 'with --http: the method of a write').default('POST'))
     .addOption(new Option('--body <text>', 'with --http: the JSON body of every write').default('{}'))
     .addOption(new Option('--behind <kind>', 'with --http: middleware (replays a retry) or proxy (refuses it STALE_STEP)').choices(['middleware', 'proxy']).default('middleware'))
-    .option('--include-restore', 'also raise the watermark as a restore does (--postgres only): PERMANENT, the row keeps the raised watermark')
+    .option('--include-restore', 'also raise the watermark as a restore does (--postgres, --mysql, --redis): PERMANENT, the row or key keeps the raised watermark')
     .addHelpText(
       'after',
       `
-It WRITES to the resource named, and only to it: give a row or path kept for this check. The row's business
-columns are left as they are (the write sets the key column to its own value); its fence columns and
-fencing_operations change. An HTTP write is a request with --body to --http. Checks, in order: two grants of
-LOCK give an older and a newer token; the newer writes (APPLIED); the older is refused (STALE); a retry with
-the same operation id is REPLAYED (behind the proxy: STALE_STEP); step 2 is APPLIED; step 2 again and step 1
-are STALE_STEP; a token of --other-lock is WRONG_LOCK; with --include-restore the watermark is raised to
-LOCK's latest token + 1, the holder is then STALE and the next grant APPLIED. See docs/fencing-downstream.md.
-Example: fencelock check-resource --lock check/account --postgres postgres://app@127.0.0.1/app --table account --row 0`,
+It WRITES to the resource named, and only to it: give a row, key or path kept for this check. The row's
+business columns are left as they are (the write sets the key column to its own value); its fence columns and
+fencing_operations change. A Redis key is set to the value it had; its watermark and operation records change.
+An HTTP write is a request with --body to --http. Checks, in order: two grants of LOCK give an older and a
+newer token; the newer writes (APPLIED); the older is refused (STALE); a retry with the same operation id is
+REPLAYED (behind the proxy: STALE_STEP); step 2 is APPLIED; step 2 again and step 1 are STALE_STEP; a token of
+--other-lock is WRONG_LOCK; with --include-restore the watermark is raised to LOCK's latest token + 1, the
+holder is then STALE and the next grant APPLIED. See docs/fencing-downstream.md.
+Examples: fencelock check-resource --lock check/account --postgres postgres://app@127.0.0.1/app --table account --row 0
+          MYSQL_PWD=... fencelock check-resource --lock check/account --mysql mysql://app@127.0.0.1/app --table account --row 0
+          fencelock check-resource --lock check/cache --redis redis://127.0.0.1:6379 --redis-key acct:check`,
     )
     .action(
       action(async (f: CheckFlags, cmd: Command) => {

@@ -258,7 +258,9 @@ function rowChange(
  */
 export async function fencedUpdate(db: MysqlDatabase, target: RowTarget & { set: Row }, claim: FencingClaim, opts: FencedOptions<Row> = {}): Promise<FencedOutcome<Row>> {
   const cols = checkColumns(target.set, 'fencedUpdate', target.keyColumn ?? 'id');
-  if (cols.length === 0) throw new RangeError('fencedUpdate: set names no column');
+  // The key column is never changed; naming only it (`set: { id: key }`) moves just the fence, like the
+  // PostgreSQL helper's `SET id = id` (check-resource writes a row that way).
+  if (Object.keys(target.set ?? {}).length === 0) throw new RangeError('fencedUpdate: set names no column');
   return rowChange(db, target, claim, opts, async (ctx, f) => (f.row ? updateRow(ctx, f.row, cols, target.set) : NOT_FOUND));
 }
 
