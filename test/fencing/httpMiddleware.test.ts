@@ -31,6 +31,19 @@ async function postHuge(url: string, size: number, chunked: boolean): Promise<{ 
   return { answer, error };
 }
 
+/** Sends one small fenced write with `target` exactly as given (fetch would normalise it) and returns the status. */
+async function rawPost(url: string, target: string, token: string): Promise<number> {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect(Number(port), hostname);
+  let answer = '';
+  socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+  const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  const body = JSON.stringify({ balance: 7 });
+  socket.write(`POST ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nFencing-Token: ${token}\r\nFencing-Lock: acct/1\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  await ended;
+  return Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
+}
+
 describe.each(ENGINES)('fenced HTTP middleware on %s', (engineName) => {
   const host = new EngineHost(engineName);
   let e: Engine;
@@ -75,6 +88,20 @@ describe.each(ENGINES)('fenced HTTP middleware on %s', (engineName) => {
     expect((await post('/accounts/1', 120, lockFencing('acct/1', 42n).headers())).status).toBe(200);
     expect(await balance()).toBe(120);
     expect(await watermark()).toBe('42');
+  });
+
+  it('no other spelling of a fenced path opens a second watermark: non-canonical targets get 400 and never reach the handler', async () => {
+    expect((await post('/accounts/1', 150, lockFencing('acct/1', 10n).headers())).status).toBe(200);
+    const handled = svc.handled;
+    for (const target of ['//accounts/1', '///accounts/1', '/accounts//1', '/%61ccounts/1', '/accounts/%31', '/x/../accounts/1', '/accounts/./1', '/accounts/%2e%2e/accounts/1', '/accounts%2F1', 'http://x/accounts/1']) {
+      expect(await rawPost(svc.url, target, '5'), target).toBe(400);
+    }
+    expect(svc.handled).toBe(handled);
+    expect(await balance()).toBe(150);
+    // The canonical spellings of the same path are the same resource: token 5 is stale there.
+    expect(await rawPost(svc.url, '/accounts/1/', '5')).toBe(409);
+    expect(await rawPost(svc.url, '/accounts/1?x=1', '5')).toBe(409);
+    expect(await watermark()).toBe('10');
   });
 
   it('a stale token gets 409 Conflict with the current watermark, and the handler never runs', async () => {

@@ -1,6 +1,7 @@
 // A fenced HTTP handler for Node's http server: the claim in the request headers is checked against the
 // resource's watermark in the service's own PostgreSQL, in the same transaction as the handler's change.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { canonicalTarget } from '../proxy/target';
 import type { SqlDatabase, SqlSession } from '../sql/db';
 import { withFenceIn } from '../sql/fenced';
 import type { CheckedClaim } from '../token';
@@ -27,8 +28,11 @@ export interface FencedRequest {
 
 export interface FencedHttpOptions {
   db: SqlDatabase;
-  /** The resource a request writes, whose watermark it is checked against; default the URL's path. */
-  resource?: (req: IncomingMessage) => string;
+  /**
+   * The resource a request writes, whose watermark it is checked against; default the path of a canonical
+   * request target. Undefined refuses the request (400 NON_CANONICAL_TARGET).
+   */
+  resource?: (req: IncomingMessage) => string | undefined;
   /** Default 1 MiB. */
   maxBodyBytes?: number;
   /** Called with an unexpected error (answered 500). */
@@ -42,8 +46,14 @@ class HandlerRefused extends Error {
   }
 }
 
-function pathOf(req: IncomingMessage): string {
-  return new URL(req.url ?? '/', 'http://x').pathname;
+/**
+ * The default resource: the request's path, only when its target is canonical (../proxy/target.ts): a service
+ * that reads `//a/x`, `/%61/x` or `/x/../a` as `/a` must not see a second watermark for `/a` under that spelling
+ * (a URL parser takes `//a/x` for host `a`, path `/x`). Undefined: refuse the request.
+ */
+function canonicalPathOf(req: IncomingMessage): string | undefined {
+  const target = canonicalTarget(req.url ?? '');
+  return target.ok ? `/${target.segments.join('/')}` : undefined;
 }
 
 /**
@@ -53,7 +63,7 @@ function pathOf(req: IncomingMessage): string {
  * 4xx/5xx rolls all of it back. Route only writes here: reads need no token.
  */
 export function fencedHttpHandler(opts: FencedHttpOptions, handle: (r: FencedRequest) => Promise<FencedResponse>): RequestListener {
-  const resourceOf = opts.resource ?? pathOf;
+  const resourceOf = opts.resource ?? canonicalPathOf;
   const maxBody = opts.maxBodyBytes ?? 1 << 20;
   return (req: IncomingMessage, res: ServerResponse): void => {
     void serve(req, res).catch((err: unknown) => {
@@ -77,6 +87,10 @@ export function fencedHttpHandler(opts: FencedHttpOptions, handle: (r: FencedReq
       throw err;
     }
     const resource = resourceOf(req);
+    if (resource === undefined) {
+      sendJson(res, 400, { error: 'NON_CANONICAL_TARGET', message: `request target ${JSON.stringify(req.url)} is not canonical (an empty or dot segment, or needless percent-encoding): send the path as the service names the resource (docs/fencing-downstream.md)` });
+      return;
+    }
     const claim = parsed.claim;
     let outcome;
     try {
