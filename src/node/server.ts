@@ -18,14 +18,10 @@ import { createLogger, type Logger } from './logger';
 import { MetricsListener } from './metrics/metricsListener';
 import { NodeMetrics } from './metrics/nodeMetrics';
 import type { RaftDriver } from './raftDriver';
-import { LingeringPeers } from './lingeringPeers';
 import { NodeRuntime } from './runtime/nodeRuntime';
 import { realPorts } from './runtime/realPorts';
 import { CertificateFiles } from './tls/certificateFiles';
 import { clientServerCredentials, peerChannelCredentials, peerServerCredentials } from './tls/credentials';
-
-/** A member that left is still reached this many election timeouts: long enough to learn of its removal. */
-const MEMBER_LINGER_ELECTIONS = 10;
 
 const LOADER_OPTIONS: protoLoader.Options = { keepCase: false, longs: String, enums: String, defaults: true, oneofs: true };
 
@@ -76,7 +72,6 @@ export class FenceLockServer {
     private readonly transport: GrpcPeerTransport,
     readonly runtime: NodeRuntime,
     private readonly metricsListener: MetricsListener | undefined,
-    private readonly dialled: LingeringPeers,
   ) {}
 
   get driver(): RaftDriver<import('../state').CommandResult> {
@@ -103,11 +98,6 @@ export class FenceLockServer {
     const ports = realPorts();
     const metrics = new NodeMetrics(config.id, () => ports.clock.monotonicMs(), true);
     const runtime = await NodeRuntime.start({ config, storage, transport, ports, logger, metrics });
-    // The members are the log's from here on (the file only bootstraps an empty data folder).
-    const dialled = new LingeringPeers((p) => transport.setPeers(p), MEMBER_LINGER_ELECTIONS * config.tickMs * config.electionTicks);
-    const syncPeers = (): void => dialled.set(runtime.context.members.peerDialAddresses());
-    syncPeers();
-    runtime.driver.on('config', syncPeers);
     const health = new HealthImplementation({ '': 'SERVING', 'fencelock.v1.Lock': 'NOT_SERVING' });
 
     const pkgDef = protoLoader.loadSync([protoFile('fencelock/v1/lock.proto'), healthProtoPath], LOADER_OPTIONS);
@@ -145,7 +135,7 @@ export class FenceLockServer {
     // Listening now: tell the peers we are up, so that a leader backing off from this node redials at once.
     transport.connectAll();
     const metricsListener = await startMetrics(config, metrics, logger);
-    const node = new FenceLockServer(config, logger, server, peerServer, certificates, storage, transport, runtime, metricsListener, dialled);
+    const node = new FenceLockServer(config, logger, server, peerServer, certificates, storage, transport, runtime, metricsListener);
     runtime.driver.on('role', () => health.setStatus('fencelock.v1.Lock', runtime.driver.leaderId() ? 'SERVING' : 'NOT_SERVING'));
     logger.info({ listen: config.listen, peerListen: config.peerListen, metricsListen: config.metricsListen, tls: certificates !== null, clientCertAuth: config.clientCertAuth,
       clusterId: config.clusterId, members: config.members, dataDir: config.dataDir }, 'fencelock node started');
@@ -174,7 +164,6 @@ export class FenceLockServer {
   /** Graceful stop: leadership handed over, in-flight batch flushed, LevelDB closed. */
   async stop(): Promise<void> {
     await this.runtime.stop();
-    this.dialled.close();
     // Peer streams end with OK before the peer server goes (else it cancels them after its grace): the
     // peers then log a stop, not a broken link.
     await this.transport.close();

@@ -31,7 +31,7 @@ import {
 } from './limits';
 import { PeerLink } from './peerLink';
 import type { PeerTransport } from './peerTransport';
-import { realTransportPorts, type TransportPorts } from './ports';
+import { realTransportPorts, type TransportPorts, type TransportTimerHandle } from './ports';
 import { RemovalNotices } from './removalNotice';
 import { ReturnRoutes } from './returnRoutes';
 
@@ -81,6 +81,9 @@ export interface PeerStats {
   reconnects: number;
 }
 
+/** How often inbound streams are checked for nodes our committed configuration removed (sweepRemoved). */
+const REMOVAL_SWEEP_MS = 1_000;
+
 /** A stream that stayed up this long resets the reconnect backoff when it breaks. */
 const HEALTHY_STREAM_MS = 1_000;
 
@@ -123,7 +126,10 @@ export class PeerPolicy implements PeerTransport {
   private flushTurn = 0;
   private flushScheduled = false;
 
-  private readonly inbound = new Set<InboundStream>();
+  /** Accepted inbound streams, each with the node it comes from ('' when unknown) and how to refuse it. */
+  private readonly inbound = new Map<InboundStream, { named: NodeId; stop: (refusal: Refusal) => void }>();
+  /** The periodic check that tells quiet removed nodes (sweepRemoved). */
+  private sweepTimer: TransportTimerHandle | null = null;
   private closed = false;
   private closing: Promise<void> | null = null;
 
@@ -145,6 +151,7 @@ export class PeerPolicy implements PeerTransport {
     }
     this.setPeers(opts.peers);
     carrier.listen((stream) => this.handleInbound(stream));
+    this.scheduleSweep();
   }
 
   /**
@@ -156,6 +163,30 @@ export class PeerPolicy implements PeerTransport {
     this.members = { ...peers };
     this.returnRoutes.forgetMembers(peers);
     this.updateLinks();
+    this.sweepRemoved();
+  }
+
+  /**
+   * Tells every node on an inbound stream that our committed configuration removed, and that we no longer
+   * dial, that it was removed. A removed node that missed the commit of its removal and has nothing to say
+   * (it is in no configuration of its own that lets it campaign) keeps its healthy stream open and silent:
+   * neither a redial nor a message of its would ever reach the check at admission. Runs when the members
+   * change and every REMOVAL_SWEEP_MS, since our commit of the removal may come after the change.
+   */
+  private sweepRemoved(): void {
+    for (const [stream, { named, stop }] of [...this.inbound]) {
+      if (named === '' || Object.hasOwn(this.members, named) || !this.removal.isRemoved(named)) continue;
+      this.logRemoved(stream, named);
+      stop({ kind: 'removed', id: named, by: this.selfId });
+    }
+  }
+
+  private scheduleSweep(): void {
+    this.sweepTimer = this.ports.timers.setTimeout(() => {
+      if (this.closed) return;
+      this.sweepRemoved();
+      this.scheduleSweep();
+    }, REMOVAL_SWEEP_MS);
   }
 
   /** Links for the members and the return routes; a member's configured address wins. */
@@ -282,7 +313,8 @@ export class PeerPolicy implements PeerTransport {
     this.closed = true;
     this.flushScheduled = false;
     this.dirty.clear();
-    for (const stream of this.inbound) stream.end();
+    if (this.sweepTimer) this.ports.timers.clearTimeout(this.sweepTimer);
+    for (const stream of this.inbound.keys()) stream.end();
     this.inbound.clear();
     this.closing = Promise.all([...this.links.values()].map((link) => this.closeLink(link))).then(() => undefined);
     return this.closing;
@@ -483,7 +515,6 @@ export class PeerPolicy implements PeerTransport {
     // A peer that opens a stream is up (typically just restarted): no need to wait for its first message.
     const named = sender ?? stream.hello.nodeId;
     if (named !== '') this.redialEarly(named);
-    this.inbound.add(stream);
     let misaddressed = 0;
     let spoofed = 0;
     let open = true;
@@ -492,6 +523,7 @@ export class PeerPolicy implements PeerTransport {
       this.inbound.delete(stream);
       stream.refuse(refusal);
     };
+    this.inbound.set(stream, { named, stop });
     stream.accept({
       closed: (why) => {
         open = false;
