@@ -167,15 +167,16 @@ export class PeerPolicy implements PeerTransport {
   }
 
   /**
-   * Tells every node on an inbound stream that our committed configuration removed, and that we no longer
-   * dial, that it was removed. A removed node that missed the commit of its removal and has nothing to say
-   * (it is in no configuration of its own that lets it campaign) keeps its healthy stream open and silent:
-   * neither a redial nor a message of its would ever reach the check at admission. Runs when the members
-   * change and every REMOVAL_SWEEP_MS, since our commit of the removal may come after the change.
+   * Tells every node on an inbound stream that our committed configuration removed that it was removed. A
+   * removed node that missed the commit of its removal and has nothing to say (the removal it appended keeps
+   * it from campaigning) keeps its healthy stream open and silent: neither a redial nor a message of its
+   * would reach the checks at admission or on a frame, and the leader that could have told it may be gone.
+   * The notice is final (removalNotice.ts), so it need not wait for the linger window of the dialled set.
+   * Runs when the members change and every REMOVAL_SWEEP_MS, since our commit of the removal comes later.
    */
   private sweepRemoved(): void {
     for (const [stream, { named, stop }] of [...this.inbound]) {
-      if (named === '' || Object.hasOwn(this.members, named) || !this.removal.isRemoved(named)) continue;
+      if (named === '' || !this.removal.isRemoved(named)) continue;
       this.logRemoved(stream, named);
       stop({ kind: 'removed', id: named, by: this.selfId });
     }
