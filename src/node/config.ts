@@ -49,6 +49,12 @@ export interface NodeConfig {
   clientCertAuth: boolean;
   /** Plaintext on both listeners, loopback addresses only. */
   insecure: boolean;
+  /**
+   * How the peer listener carries Raft messages (src/transport, docs/architecture.md#peer-transport):
+   * 'tls', length-prefixed frames over mutual TLS; 'grpc', the RaftPeer gRPC stream. Every member of a
+   * cluster must use the same.
+   */
+  peerCarrier: PeerCarrierName;
   dataDir: string;
   tickMs: number;
   electionTicks: number;
@@ -71,6 +77,9 @@ export interface NodeConfig {
   auth: AuthConfig;
 }
 
+export type PeerCarrierName = 'tls' | 'grpc';
+export const PEER_CARRIERS: readonly PeerCarrierName[] = ['tls', 'grpc'];
+
 export interface AuthConfig {
   enabled: boolean;
   /** Required when enabled: the user given the root role. */
@@ -87,6 +96,8 @@ export const CONFIG_DEFAULTS = {
   logLevel: 'info',
   clientCertAuth: false,
   insecure: false,
+  // The gRPC stream until test/security attacks the TLS framing carrier's listener as it does this one.
+  peerCarrier: 'grpc' as PeerCarrierName,
   join: false,
 };
 
@@ -155,6 +166,7 @@ function checkMembers(cfg: NodeConfig, fail: Fail): void {
 function checkSecurity(cfg: NodeConfig, fail: Fail): void {
   for (const field of ['clientCertAuth', 'insecure', 'join'] as const) if (typeof cfg[field] !== 'boolean') fail(field, 'must be true or false');
   if (typeof cfg.clusterId !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(cfg.clusterId)) fail('clusterId', 'must be 1-64 letters, digits, ., - or _');
+  if (!PEER_CARRIERS.includes(cfg.peerCarrier)) fail('peerCarrier', `must be one of ${PEER_CARRIERS.map((c) => `"${c}"`).join(', ')}`);
   if (cfg.insecure) {
     if (cfg.tls !== undefined) fail('tls', 'must not be set together with "insecure": true');
     if (cfg.clientCertAuth) fail('clientCertAuth', 'needs TLS; remove "insecure": true');

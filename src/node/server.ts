@@ -4,7 +4,6 @@ import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { protoFile } from '../codec/protoPath';
 import { LevelStorage } from '../storage/levelStorage';
-import { GrpcPeerTransport, PEER_SERVER_OPTIONS } from '../transport';
 import { capStreams, CONNECTION_CAPS, ConnectionLimits } from './api/connectionLimits';
 import type { ApiError } from './api/errors';
 import type { Caller, IdentifiableCall } from './auth/caller';
@@ -18,37 +17,14 @@ import { createLogger, type Logger } from './logger';
 import { MetricsListener } from './metrics/metricsListener';
 import { NodeMetrics } from './metrics/nodeMetrics';
 import type { RaftDriver } from './raftDriver';
-import { LingeringPeers } from './lingeringPeers';
 import { NodeRuntime } from './runtime/nodeRuntime';
 import { realPorts } from './runtime/realPorts';
 import { CertificateFiles } from './tls/certificateFiles';
-import { clientServerCredentials, peerChannelCredentials, peerServerCredentials } from './tls/credentials';
-
-/** A member that left is still reached this many election timeouts: long enough to learn of its removal. */
-const MEMBER_LINGER_ELECTIONS = 10;
+import { clientServerCredentials } from './tls/credentials';
+import { bind, shutdown } from './grpcListen';
+import { openPeerListener, type PeerListener } from './peerListener';
 
 const LOADER_OPTIONS: protoLoader.Options = { keepCase: false, longs: String, enums: String, defaults: true, oneofs: true };
-
-/** Binds a server to one address, resolving when it listens. */
-function bind(server: grpc.Server, address: string, credentials: grpc.ServerCredentials): Promise<void> {
-  return new Promise<void>((resolve, reject) =>
-    server.bindAsync(address, credentials, (err) => (err ? reject(new Error(`cannot listen on ${address}: ${err.message}`)) : resolve())),
-  );
-}
-
-/** Stops a server: in-flight calls get a second to finish, then it is forced. */
-function shutdown(server: grpc.Server): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(() => {
-      server.forceShutdown();
-      resolve();
-    }, 1_000);
-    server.tryShutdown(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-}
 
 /** The Prometheus listener, when configured (plain HTTP: docs/metrics.md says how to expose it). */
 async function startMetrics(config: NodeConfig, metrics: NodeMetrics, logger: Logger): Promise<MetricsListener | undefined> {
@@ -79,13 +55,11 @@ export class FenceLockServer {
     readonly config: NodeConfig,
     readonly logger: Logger,
     private readonly server: grpc.Server,
-    private readonly peerServer: grpc.Server,
+    private readonly peer: PeerListener,
     private readonly certificates: CertificateFiles | null,
     private readonly storage: LevelStorage,
-    private readonly transport: GrpcPeerTransport,
     readonly runtime: NodeRuntime,
     private readonly metricsListener: MetricsListener | undefined,
-    private readonly dialled: LingeringPeers,
   ) {}
 
   get driver(): RaftDriver<import('../state').CommandResult> {
@@ -96,27 +70,12 @@ export class FenceLockServer {
     const certificates = config.tls ? new CertificateFiles(config.tls) : null;
     const storage = await LevelStorage.open(config.dataDir);
     const server = new grpc.Server(CLIENT_SERVER_OPTIONS);
-    const peerServer = new grpc.Server(PEER_SERVER_OPTIONS);
-    const peers = Object.fromEntries(Object.entries(config.members).map(([id, m]) => [id, m.peer]));
-    const transport = new GrpcPeerTransport({
-      selfId: config.id,
-      peers: { ...peers, ...config.peerAddresses },
-      clusterId: config.clusterId,
-      selfAddress: config.members[config.id]?.peer,
-      channelCredentials: (peer) => peerChannelCredentials(certificates, peer),
-      authenticatePeers: certificates !== null,
-      logger: logger.child({ part: 'transport' }),
-    });
-    transport.register(peerServer);
+    const peer = openPeerListener(config, certificates, logger.child({ part: 'transport' }));
+    const transport = peer.transport;
 
     const ports = realPorts();
     const metrics = new NodeMetrics(config.id, () => ports.clock.monotonicMs(), true);
     const runtime = await NodeRuntime.start({ config, storage, transport, ports, logger, metrics });
-    // The members are the log's from here on (the file only bootstraps an empty data folder).
-    const dialled = new LingeringPeers((p) => transport.setPeers(p), MEMBER_LINGER_ELECTIONS * config.tickMs * config.electionTicks);
-    const syncPeers = (): void => dialled.set(runtime.context.members.peerDialAddresses());
-    syncPeers();
-    runtime.driver.on('config', syncPeers);
     const health = new HealthImplementation({ '': 'SERVING', 'fencelock.v1.Lock': 'NOT_SERVING' });
 
     const pkgDef = protoLoader.loadSync([protoFile('fencelock/v1/lock.proto'), healthProtoPath], LOADER_OPTIONS);
@@ -150,12 +109,12 @@ export class FenceLockServer {
     health.addToServer(server);
     new ReflectionService(pkgDef).addToServer(server);
 
-    await bind(peerServer, config.peerListen, peerServerCredentials(certificates));
+    await peer.listen();
     await bind(server, config.listen, clientServerCredentials(certificates, config.clientCertAuth));
     // Listening now: tell the peers we are up, so that a leader backing off from this node redials at once.
     transport.connectAll();
     const metricsListener = await startMetrics(config, metrics, logger);
-    const node = new FenceLockServer(config, logger, server, peerServer, certificates, storage, transport, runtime, metricsListener, dialled);
+    const node = new FenceLockServer(config, logger, server, peer, certificates, storage, runtime, metricsListener);
     runtime.driver.on('role', () => health.setStatus('fencelock.v1.Lock', runtime.driver.leaderId() ? 'SERVING' : 'NOT_SERVING'));
     logger.info({ listen: config.listen, peerListen: config.peerListen, metricsListen: config.metricsListen, tls: certificates !== null, clientCertAuth: config.clientCertAuth,
       clusterId: config.clusterId, members: config.members, dataDir: config.dataDir }, 'fencelock node started');
@@ -168,7 +127,7 @@ export class FenceLockServer {
    * node: the way a node removed while it was down or cut off learns of it (it never sees the commit).
    */
   onRemovedByMember(handler: (by: string) => void): void {
-    this.transport.onRemoved(handler);
+    this.peer.transport.onRemoved(handler);
   }
 
   /** Rereads the TLS files (SIGHUP): new connections get the new certificates; a bad file keeps the old ones. */
@@ -176,6 +135,7 @@ export class FenceLockServer {
     if (!this.certificates) return;
     try {
       this.certificates.reload();
+      this.peer.refreshCredentials();
       this.logger.info(this.certificates.files, 'TLS certificates reloaded');
     } catch (err) {
       this.logger.error({ err: (err as Error).message }, 'TLS certificate reload failed; still using the previous certificates');
@@ -185,11 +145,9 @@ export class FenceLockServer {
   /** Graceful stop: leadership handed over, in-flight batch flushed, LevelDB closed. */
   async stop(): Promise<void> {
     await this.runtime.stop();
-    this.dialled.close();
     // Peer streams end with OK before the peer server goes (else it cancels them after its grace): the
     // peers then log a stop, not a broken link.
-    await this.transport.close();
-    await Promise.all([shutdown(this.server), shutdown(this.peerServer), this.metricsListener?.close()]);
+    await Promise.all([this.peer.close(), shutdown(this.server), this.metricsListener?.close()]);
     await this.storage.close();
     this.logger.info('fencelock node stopped');
   }

@@ -1,4 +1,4 @@
-// gRPC channel and server options for the Raft peer links, and the transport's limits.
+// gRPC channel and server options for the Raft peer links (the transport's own limits are in limits.ts).
 //
 // Why these values (docs/containers.md#reconnects): grpc-js with default options kept using a dead
 // HTTP/2 connection for minutes after a peer came back at a new address. Keepalive every ~2 s (also
@@ -6,29 +6,21 @@
 // few seconds. The server side must accept those pings, or a strict server answers with GOAWAY
 // (too_many_pings) and the client doubles its ping interval.
 import type { ChannelOptions } from '@grpc/grpc-js';
+import { MAX_PEER_MESSAGE_BYTES } from './limits';
 
-/** Hard limit of one gRPC message (one MessageBatch) on the peer link: room for snapshot chunks. */
-export const MAX_PEER_MESSAGE_BYTES = 64 * 1024 * 1024;
+export {
+  CLOSE_GRACE_MS,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_MAX_BATCH_BYTES,
+  DEFAULT_MAX_QUEUED_BYTES_PER_PEER,
+  DEFAULT_MAX_QUEUED_MESSAGES_PER_PEER,
+  DEFAULT_RECONNECT_BACKOFF_MAX_MS,
+  DEFAULT_RECONNECT_BACKOFF_MIN_MS,
+  MAX_PEER_MESSAGE_BYTES,
+} from './limits';
 
 export const KEEPALIVE_TIME_MS = 2_000;
 export const KEEPALIVE_TIMEOUT_MS = 1_000;
-
-/** Defaults of the transport's own limits (each is a constructor option). */
-export const DEFAULT_MAX_QUEUED_MESSAGES_PER_PEER = 1_024;
-export const DEFAULT_MAX_QUEUED_BYTES_PER_PEER = 64 * 1024 * 1024;
-/** A flush cuts the queue into batches of at most this many (estimated) bytes; one message may exceed it. */
-export const DEFAULT_MAX_BATCH_BYTES = 4 * 1024 * 1024;
-/** Our own reconnect backoff for the peer stream (grpc-js backs off the TCP connection underneath). */
-export const DEFAULT_RECONNECT_BACKOFF_MIN_MS = 50;
-export const DEFAULT_RECONNECT_BACKOFF_MAX_MS = 1_000;
-/**
- * A stream that has no response headers after this long is abandoned together with its channel.
- * grpc-js has no TCP connect timeout: a SYN into a black hole would otherwise wait for the kernel's
- * retries (up to minutes) and the core would not hear that the peer is unreachable.
- */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
-/** close() waits this long for each outgoing stream to end cleanly before cancelling it. */
-export const CLOSE_GRACE_MS = 500;
 
 /** Options of the client channel to one peer. */
 export const PEER_CHANNEL_OPTIONS: ChannelOptions = {

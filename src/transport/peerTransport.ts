@@ -1,8 +1,9 @@
 import type { Message, NodeId } from '../raft/types';
 
 /**
- * How a node's Ready loop reaches its peers. Implemented by GrpcPeerTransport (the server) and by
- * MemoryPeerTransport (the simulator), so the node that runs under seeded faults is the one that ships.
+ * How a node's Ready loop reaches its peers. Implemented by PeerPolicy (peerPolicy.ts) over a carrier: the
+ * server's over the network, the simulator's over memory, so the policy that runs under seeded faults is the
+ * one that ships.
  */
 export interface PeerTransport {
   send(messages: Message[]): void;

@@ -180,7 +180,7 @@ describe('membership: a node started with join bootstraps as a learner of its ow
   it('knows itself as a learner and the members from its file as voters, with their addresses', async () => {
     const world = new World();
     const config = simConfig('n4', ['n1', 'n2', 'n3', 'n4'], 10_000, { clusterId: 'c' });
-    const node = new SimNode('n4', world.actor('n4', 1, 0, 1.7e12), config, new Prng(4), () => 1, { carry: () => undefined }, nodeLogger('n4', undefined));
+    const node = new SimNode('n4', world.actor('n4', 1, 0, 1.7e12), config, new Prng(4), () => 1, { dial: () => undefined, signal: () => undefined, frame: () => undefined }, nodeLogger('n4', undefined));
     await node.start(() => undefined, () => ({ onWrite: () => undefined, attach: () => undefined }) as unknown as RaftObserver);
     const c = node.runtime!.driver.config();
     expect({ voters: c.voters, learners: c.learners }).toEqual({ voters: ['n1', 'n2', 'n3'], learners: ['n4'] });
@@ -199,4 +199,16 @@ describe('membership: a member that missed the changes which added its leader', 
       expect(r.stats.confChanges).toBeGreaterThan(0);
     });
   }
+});
+
+describe('membership: a removed node with nothing to say is told on its open stream', () => {
+  // Seed 25, once the simulator ran the shipped peer policy: n9 missed the commit of its removal, its own
+  // configuration (the appended removal) kept it from campaigning, and its healthy streams stayed open and
+  // silent, so neither a redial nor a message of its reached the check at admission; it ran on for ever. The
+  // policy now sweeps inbound streams of nodes its committed configuration removed and tells them.
+  it('seed 25 ends with every removed node stopped', async () => {
+    const r = await runNodeSeed({ seed: 25 });
+    expect(r.violation).toBeUndefined();
+    expect(r.stats.removalNotices).toBeGreaterThan(0);
+  });
 });

@@ -9,6 +9,7 @@ import { Prng } from '../support/prng';
 import { Network } from './network';
 import { Checker } from './raftInvariants';
 import { observerFactory } from './raftObserver';
+import { SimWire } from './simWire';
 import { nodeLogger, simConfig, SimNode } from './simNode';
 import { World, type WorldEvent } from './world';
 
@@ -16,6 +17,7 @@ export class ScriptedCluster {
   readonly world = new World();
   readonly nodes: SimNode[] = [];
   readonly net = new Network(new Prng(1));
+  private readonly wire = new SimWire(this.world, this.net, () => this.nodes, { duplicate: false, rewrite: (_from, _to, frame) => this.rewrite(frame) });
   /** The simulator's Raft checker watches scripted runs too; run() throws its first violation. */
   private readonly checker: Checker;
   private raftViolation: Error | undefined;
@@ -26,7 +28,7 @@ export class ScriptedCluster {
     for (const id of ids) {
       const actor = this.world.actor(id, 1, 0, opts.wallOffset ?? 1.7e12);
       const node: SimNode = new SimNode(id, actor, simConfig(id, ids, opts.snapshotEveryEntries ?? 10_000), Prng.derive(7, id), () => opts.fsyncMs?.(id) ?? 1,
-        { carry: (from, to, batch) => this.carry(from, to, batch) }, nodeLogger(id, undefined), { plantedBugs: bugs });
+        this.wire, nodeLogger(id, undefined), { plantedBugs: bugs });
       this.nodes.push(node);
     }
     this.checker = new Checker(ids, (id) => this.nodes.find((n) => n.id === id)!.disk.storage.view('durable'));
@@ -40,12 +42,9 @@ export class ScriptedCluster {
   /** Drops the peer messages it returns false for (a test's way to lose one kind of message). */
   keep: (m: Message) => boolean = () => true;
 
-  private carry(from: string, to: string, batch: Uint8Array): void {
-    const target = this.nodes.find((n) => n.id === to)!;
-    const messages = decodeMessageBatch(batch).filter((m) => this.keep(m));
-    if (messages.length === 0) return;
-    const kept = encodeMessageBatch(messages);
-    for (const d of this.net.delays(from, to, false)) this.world.at(this.world.now + d, target.actor, () => target.transport?.deliver(from, kept));
+  private rewrite(frame: Uint8Array): Uint8Array | undefined {
+    const messages = decodeMessageBatch(frame).filter((m) => this.keep(m));
+    return messages.length === 0 ? undefined : encodeMessageBatch(messages);
   }
 
   runtime(id: string): NodeRuntime {

@@ -4,8 +4,9 @@ import type { Logger } from '../../src/node/logger';
 import { fullConfig, type FullConfig } from '../../src/raft/confChange';
 import type { PersistedState } from '../../src/raft/types';
 import { NodeRuntime, type RuntimeOptions } from '../../src/node/runtime/nodeRuntime';
-import { MemoryPeerTransport, type MemoryNetwork } from '../../src/transport/memoryPeerTransport';
-import type { Prng } from '../support/prng';
+import { MemoryCarrier, type MemoryWire } from '../../src/transport/memoryCarrier';
+import { PeerPolicy } from '../../src/transport/peerPolicy';
+import { Prng } from '../support/prng';
 import type { RaftObserver } from './raftObserver';
 import { SimDisk } from './simDisk';
 import { seededRandom, type Actor } from './world';
@@ -42,7 +43,10 @@ export function simConfig(id: string, ids: readonly string[], snapshotEveryEntri
 export class SimNode {
   readonly disk = new SimDisk();
   runtime: NodeRuntime | undefined;
-  transport: MemoryPeerTransport | undefined;
+  /** The shipped peer policy over the memory carrier, as the server runs it over TLS. */
+  transport: PeerPolicy | undefined;
+  /** Where the network delivers dials and frames for the current incarnation (set while it starts). */
+  carrier: MemoryCarrier | undefined;
   /** Feeds the Raft checker what the current incarnation does. */
   observer: RaftObserver | undefined;
   /** Set when the runtime stopped on its own (a storage or apply failure): always a defect here. */
@@ -57,9 +61,11 @@ export class SimNode {
     readonly config: NodeConfig,
     private readonly random: Prng,
     private readonly fsyncMs: () => number,
-    private readonly network: MemoryNetwork,
+    private readonly wire: MemoryWire,
     private readonly logger: Logger,
     private readonly extras: Pick<RuntimeOptions, 'plantedBugs' | 'raftTuning' | 'snapshotSliceUnits'> = {},
+    /** The transport's backoff jitter: a stream of its own, so that the node's election jitter does not move. */
+    private readonly transportRandom: Prng = Prng.derive(0, `transport-${id}`),
   ) {}
 
   get up(): boolean {
@@ -81,7 +87,17 @@ export class SimNode {
     const incarnation = this.actor.incarnation;
     const loaded = this.disk.storage.loadSync();
     const observer = observe(loaded);
-    const transport = new MemoryPeerTransport(this.id, this.network);
+    const carrier = new MemoryCarrier(this.id, this.wire);
+    this.carrier = carrier;
+    const peers = Object.fromEntries(Object.entries(this.config.members).map(([id, m]) => [id, m.peer]));
+    const transport = new PeerPolicy({
+      selfId: this.id,
+      peers,
+      clusterId: this.config.clusterId,
+      selfAddress: this.config.members[this.id]?.peer,
+      logger: this.logger.child({ part: 'transport' }),
+      ports: this.actor.ports(seededRandom(this.transportRandom)),
+    }, carrier);
     const runtime = await NodeRuntime.start({
       config: this.config,
       storage: this.disk.forIncarnation(this.actor, this.fsyncMs, (batch) => observer.onWrite(batch)),
@@ -91,6 +107,8 @@ export class SimNode {
       ...this.extras,
     });
     if (incarnation !== this.actor.incarnation) return; // crashed while starting
+    // Listening now: the server dials every peer at this point, naming itself to them (peerPolicy.connectAll).
+    transport.connectAll();
     this.starting = false;
     observer.attach(runtime, transport, loaded);
     this.observer = observer;
@@ -113,6 +131,8 @@ export class SimNode {
     this.actor.restartIncarnation();
     this.runtime = undefined;
     this.transport = undefined;
+    this.carrier?.stop();
+    this.carrier = undefined;
     this.observer = undefined;
     this.starting = false;
     return this.disk.crash(keep);

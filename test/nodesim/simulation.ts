@@ -25,6 +25,7 @@ import { Checker } from './raftInvariants';
 import { Membership, membershipForSeed } from './membership';
 import { observerFactory } from './raftObserver';
 import { nodeLogger, simConfig, SimNode } from './simNode';
+import { SimWire } from './simWire';
 import { World } from './world';
 
 
@@ -69,9 +70,6 @@ export interface NodeSimResult {
 
 class Violation extends Error {}
 
-/** How often a node's transport redials its peers (the gRPC transport's backoff tops out at 1 s). */
-const REDIAL_MS = 1_000;
-
 export function setupForNodeSeed(seed: number): { nodes: number; profile: string } {
   const s = Math.abs(Math.trunc(seed));
   return { nodes: s % 2 === 1 ? 3 : 5, profile: profileForSeed(s).name };
@@ -91,6 +89,8 @@ class NodeSimulation implements ClientEnv {
   readonly nodeIds: string[];
   readonly locks = ['L0', 'L1'];
   private readonly net: Network;
+  /** Under every node's memory carrier: the Network, with the slow-start fault applied to frames. */
+  private readonly wire: SimWire;
   private readonly faults: Prng;
   private readonly profile: NodeSimProfile;
   readonly faultyMs: number;
@@ -126,6 +126,7 @@ class NodeSimulation implements ClientEnv {
     this.faultyMs = opts.faultyMs ?? 30_000;
     this.nodeIds = Array.from({ length: size }, (_, i) => `n${i + 1}`);
     this.net = new Network(Prng.derive(opts.seed, 'network'));
+    this.wire = new SimWire(this.world, this.net, () => this.nodes, { duplicate: true, rewrite: (from, _to, frame) => this.rewriteFrame(from, frame) });
     this.faults = Prng.derive(opts.seed, 'faults');
     const bugs = opts.bug === undefined ? undefined : PLANTED_BUGS[opts.bug];
     if (opts.bug !== undefined && !bugs) throw new Error(`unknown bug ${opts.bug}; known: ${Object.keys(PLANTED_BUGS).join(', ')}`);
@@ -162,8 +163,8 @@ class NodeSimulation implements ClientEnv {
 
   private createNode(id: string, actor: SimNode['actor'], config: SimNode['config'], fsyncMs: () => number): SimNode {
     const logLine = this.opts.trace ? (text: string): void => this.trace(`${id} ${text}`) : undefined;
-    const node = new SimNode(id, actor, config, Prng.derive(this.opts.seed, `random-${id}`), fsyncMs, { carry: (from, to, batch) => this.carry(from, to, batch), tellRemoved: (by, to) => this.tellRemoved(by, to) }, nodeLogger(id, logLine),
-      { plantedBugs: this.bugs, raftTuning: this.profile.raftTuning, snapshotSliceUnits: this.snapshotSliceUnits });
+    const node = new SimNode(id, actor, config, Prng.derive(this.opts.seed, `random-${id}`), fsyncMs, this.wire, nodeLogger(id, logLine),
+      { plantedBugs: this.bugs, raftTuning: this.profile.raftTuning, snapshotSliceUnits: this.snapshotSliceUnits }, Prng.derive(this.opts.seed, `transport-${id}`));
     this.nodes.push(node);
     this.openCalls.set(node, new Set());
     return node;
@@ -221,42 +222,11 @@ class NodeSimulation implements ClientEnv {
 
   // ---- the network -----------------------------------------------------------------------------------
 
-  private carry(from: string, to: string, batch: Uint8Array): void {
-    const target = this.nodes.find((n) => n.id === to);
-    if (!target) return;
-    if ((this.appsLostFrom.get(from) ?? 0) > this.world.now) {
-      const kept = decodeMessageBatch(batch).filter((m) => m.type !== MessageType.App);
-      if (kept.length === 0) return;
-      batch = encodeMessageBatch(kept);
-    }
-    for (const d of this.net.delays(from, to, true)) this.world.at(this.world.now + d, target.actor, () => target.transport?.deliver(from, batch));
-  }
-
-  /** Member `by` refused `to`'s stream as removed: the answer crosses the link like a message. */
-  private tellRemoved(by: string, to: string): void {
-    const target = this.nodes.find((n) => n.id === to);
-    if (!target || this.net.isCut(by, to)) return;
-    this.world.at(this.world.now + 1, target.actor, () => target.transport?.removedBy(by));
-  }
-
-  /**
-   * The gRPC transport keeps a stream to every peer of its configuration and redials one that broke; a member
-   * admits each (re)dial, or refuses a node it removed with the removal notice. Modelled as a dial of every
-   * reachable peer every REDIAL_MS (no randomness drawn, so that no other consumer moves).
-   */
-  private redialPeers(node: SimNode): void {
-    const every = (): void => {
-      const driver = node.runtime?.driver;
-      if (!driver || node.retired) return;
-      const c = driver.config();
-      for (const id of [...c.voters, ...c.learners]) {
-        const peer = this.nodes.find((n) => n.id === id);
-        if (!peer || id === node.id || this.net.isCut(node.id, id)) continue;
-        this.world.at(this.world.now + 1, peer.actor, () => peer.transport?.admit(node.id));
-      }
-      this.world.at(this.world.now + REDIAL_MS, node.actor, every);
-    };
-    this.world.at(this.world.now + REDIAL_MS, node.actor, every);
+  /** What crosses a link: a node whose Apps are being lost (a fault) sends only its other messages. */
+  private rewriteFrame(from: string, frame: Uint8Array): Uint8Array | undefined {
+    if ((this.appsLostFrom.get(from) ?? 0) <= this.world.now) return frame;
+    const kept = decodeMessageBatch(frame).filter((m) => m.type !== MessageType.App);
+    return kept.length === 0 ? undefined : encodeMessageBatch(kept);
   }
 
   send(client: SimClient, nodeIndex: number, call: NodeCall, timeoutMs: number): Promise<Delivery> {
@@ -390,7 +360,6 @@ class NodeSimulation implements ClientEnv {
       this.stats.removalNotices++;
       this.retire(node, `told by ${by} that it was removed`);
     });
-    this.redialPeers(node);
   }
 
   /**

@@ -2,7 +2,7 @@
 // default (src/node/config.ts), so the harnesses never restate those numbers.
 import { CONFIG_DEFAULTS, type NodeConfig } from '../../src/node/config';
 
-export type NodeKnobs = Pick<NodeConfig, 'tickMs' | 'electionTicks' | 'heartbeatTicks' | 'snapshotEveryEntries' | 'minSessionTtlMs' | 'logLevel'>;
+export type NodeKnobs = Pick<NodeConfig, 'tickMs' | 'electionTicks' | 'heartbeatTicks' | 'snapshotEveryEntries' | 'minSessionTtlMs' | 'logLevel' | 'peerCarrier'>;
 
 /** Every knob, from `opts` where given (an explicit undefined counts as unset), else the node's default. */
 export function nodeKnobs(opts: Partial<NodeKnobs>): NodeKnobs {
@@ -13,5 +13,6 @@ export function nodeKnobs(opts: Partial<NodeKnobs>): NodeKnobs {
     snapshotEveryEntries: opts.snapshotEveryEntries ?? CONFIG_DEFAULTS.snapshotEveryEntries,
     minSessionTtlMs: opts.minSessionTtlMs ?? CONFIG_DEFAULTS.minSessionTtlMs,
     logLevel: opts.logLevel ?? CONFIG_DEFAULTS.logLevel,
+    peerCarrier: opts.peerCarrier ?? CONFIG_DEFAULTS.peerCarrier,
   };
 }

@@ -9,6 +9,7 @@ import { sessionService } from '../api/sessionService';
 import { authService } from '../api/authService';
 import { AuthBootstrap } from './authBootstrap';
 import type { NodeConfig } from '../config';
+import { LingeringPeers } from '../lingeringPeers';
 import { LockApp } from '../lockApp';
 import { MemberDirectory } from '../members';
 import type { Logger } from '../logger';
@@ -35,6 +36,9 @@ function bootstrapConfig(config: NodeConfig): Pick<RaftConfig, 'voters' | 'learn
  * each. Never set elsewhere.
  */
 export type PlantedBugs = DriverBugs & LeaseBugs;
+
+/** A member that left is still reached this many election timeouts: long enough to learn of its removal. */
+const MEMBER_LINGER_ELECTIONS = 10;
 
 export interface RuntimeOptions {
   config: NodeConfig;
@@ -73,6 +77,7 @@ export class NodeRuntime {
       auth: ReturnType<typeof authService>;
     },
     private readonly authBootstrap: AuthBootstrap,
+    private readonly dialled: LingeringPeers,
   ) {}
 
   static async start(opts: RuntimeOptions): Promise<NodeRuntime> {
@@ -117,6 +122,11 @@ export class NodeRuntime {
       opts.plantedBugs,
     );
     const members = new MemberDirectory(config, () => driver.config());
+    // The members are the log's from here on (the file only bootstraps an empty data folder).
+    const dialled = new LingeringPeers((p) => opts.transport.setPeers?.(p), MEMBER_LINGER_ELECTIONS * config.tickMs * config.electionTicks, ports.timers);
+    const syncPeers = (): void => dialled.set(members.peerDialAddresses());
+    syncPeers();
+    driver.on('config', syncPeers);
     const context = new NodeContext(config, driver, app, duties, ports, logger, members, metrics);
     const services = {
       session: sessionService(context),
@@ -127,7 +137,7 @@ export class NodeRuntime {
     };
     const authBootstrap = new AuthBootstrap(config, driver, app, ports, (command) => context.propose(command), logger);
     authBootstrap.start();
-    return new NodeRuntime(driver, app, duties, context, metrics, services, authBootstrap);
+    return new NodeRuntime(driver, app, duties, context, metrics, services, authBootstrap, dialled);
   }
 
   /** Graceful stop: timers cleared, leadership handed over, the batch in flight flushed. Storage stays open. */
@@ -136,5 +146,6 @@ export class NodeRuntime {
     this.authBootstrap.stop();
     this.context.runStopHooks();
     await this.driver.stop();
+    this.dialled.close();
   }
 }

@@ -39,6 +39,11 @@ export class CertificateFiles implements Provider {
     this.current = load(files);
   }
 
+  /** The PEM material as loaded now (the TLS framing carrier reads it for every new connection). */
+  pem(): Loaded {
+    return this.current;
+  }
+
   /** Rereads the files. On error the previous certificates stay in use and the error is thrown. */
   reload(): void {
     this.current = load(this.files);

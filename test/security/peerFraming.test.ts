@@ -1,0 +1,174 @@
+// Hostile framing on the peer listener of real node processes running the TLS framing carrier
+// (peerCarrier: "tls"), from an attacker that holds a member's certificate (n3's: the worst case, it passes
+// the handshake and names a member). Each attack: the connection is closed, the node keeps serving (a fenced
+// write still commits), nothing of the attack reaches the Raft core, and the node's memory stays bounded.
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import * as tls from 'node:tls';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FenceLockClient } from '../../src/client';
+import { encodeMessageBatch } from '../../src/codec/raftCodec';
+import { EntryType, MessageType } from '../../src/raft/types';
+import { makeMessage } from '../../src/raft/messages';
+import { deriveClusterId } from '../../src/node/config';
+import { encodeFrame, FrameKind } from '../../src/transport/frames';
+import { DEFAULT_READ_DEADLINE_MS } from '../../src/transport/tlsCarrier';
+import { eventually, LocalCluster, type NodeHandle } from '../integration/harness';
+import { watchRss } from './processMemory';
+
+let cluster: LocalCluster;
+let client: FenceLockClient;
+let clusterId = '';
+/** How long each attack's connection stayed open (a truncated frame must wait for the read deadline). */
+const closedAfterMs = new Map<string, number>();
+
+function pem(name: string): { ca: Buffer; cert: Buffer; key: Buffer } {
+  const dir = cluster.certsDir!;
+  return { ca: readFileSync(path.join(dir, 'ca.pem')), cert: readFileSync(path.join(dir, `${name}.pem`)), key: readFileSync(path.join(dir, `${name}-key.pem`)) };
+}
+
+function connectAs(target: NodeHandle, name: string): Promise<tls.TLSSocket> {
+  const [host, port] = target.peerAddress.split(':');
+  const p = pem(name);
+  return new Promise((resolve, reject) => {
+    const s = tls.connect({ host, port: Number(port), ...p, checkServerIdentity: () => undefined }, () => resolve(s));
+    s.once('error', reject);
+  });
+}
+
+function closedWithin(socket: tls.TLSSocket, ms: number): Promise<boolean> {
+  if (socket.destroyed) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+    socket.on('error', () => undefined);
+    socket.resume();
+  });
+}
+
+function hello(): Buffer {
+  return encodeFrame(FrameKind.Hello, Buffer.from(JSON.stringify({ clusterId, nodeId: 'n3', address: '' })));
+}
+
+/** An append from "n3" at a huge term: stepped, it would depose the leader; it must never be. */
+function forgedAppend(to: string): Uint8Array {
+  return encodeMessageBatch([makeMessage({ type: MessageType.App, from: 'n3', to, term: 1_000_000, logTerm: 1_000_000, index: 0, commit: 0,
+    entries: [{ term: 1_000_000, index: 1, type: EntryType.Normal, data: new Uint8Array(8) }] })]);
+}
+
+function forgedAppendFrom(from: string, to: string, bytes = 8): Uint8Array {
+  return encodeMessageBatch([makeMessage({ type: MessageType.App, from, to, term: 1_000_000, logTerm: 1_000_000, index: 0, commit: 0,
+    entries: [{ term: 1_000_000, index: 1, type: EntryType.Normal, data: new Uint8Array(bytes) }] })]);
+}
+
+async function serves(tag: string): Promise<void> {
+  await client.withLock(`framing-${tag}`, async (_t, lock) => lock.write([{ put: `framing/${tag}`, value: tag }]), { ttlMs: 10_000 });
+  expect(new TextDecoder().decode((await client.get(`framing/${tag}`)).value)).toBe(tag);
+}
+
+async function term(): Promise<bigint> {
+  const st = (await client.statusAll()).flatMap((s) => (s.ok ? [s.status.term] : []));
+  return st.reduce((m, t) => (t > m ? t : m), 0n);
+}
+
+beforeAll(async () => {
+  cluster = await LocalCluster.create({ peerCarrier: 'tls' });
+  cluster.startAll();
+  client = new FenceLockClient({ endpoints: cluster.endpoints });
+  await eventually(async () => ((await client.status()).leader ? true : undefined), 20_000, 'a leader');
+  clusterId = deriveClusterId(Object.fromEntries(cluster.nodes.map((n) => [n.id, { client: n.address, peer: n.peerAddress }])));
+  await serves('warmup');
+}, 60_000);
+
+afterAll(async () => {
+  await client?.close().catch(() => undefined);
+  await cluster?.destroy();
+});
+
+const attacks: Array<{ name: string; bytes: (to: string) => Buffer[]; closesWithinMs: number }> = [
+  { name: 'a length prefix of 4 GiB', bytes: () => [hello(), Buffer.from([0xff, 0xff, 0xff, 0xff])], closesWithinMs: 5_000 },
+  { name: 'a frame that is not a message', bytes: () => [hello(), encodeFrame(FrameKind.Batch, Buffer.from('\x0a\xff\xff\xff\xff\x0fnot a batch'))], closesWithinMs: 5_000 },
+  { name: 'garbage after the handshake', bytes: () => [Buffer.from('\x16\x03\x01 PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n')], closesWithinMs: 5_000 },
+  { name: 'a forged append on a stream that never sent HELLO', bytes: (to) => [encodeFrame(FrameKind.Batch, forgedAppend(to))], closesWithinMs: 5_000 },
+  { name: 'a truncated frame (then silence)', bytes: (to) => [hello(), encodeFrame(FrameKind.Batch, forgedAppend(to)).subarray(0, 20)], closesWithinMs: DEFAULT_READ_DEADLINE_MS + 5_000 },
+  // Admitted, then a frame every stream must be able to carry, forged: dropped by the sender binding.
+  { name: 'a forged append from another member on an admitted stream, then END', bytes: (to) => [hello(), encodeFrame(FrameKind.Batch, forgedAppendFrom('n2', to)), encodeFrame(FrameKind.End)], closesWithinMs: 5_000 },
+];
+
+describe('hostile framing on the TLS peer listener of a real node', () => {
+  for (const { name, bytes, closesWithinMs } of attacks) {
+    it(`${name}: closed, nothing reaches the core, the node keeps serving`, async () => {
+      const target = cluster.nodes[0]!;
+      const termBefore = await term();
+      const rss = watchRss(target.process!.pid!);
+      const s = await connectAs(target, 'n3');
+      for (const chunk of bytes(target.id)) s.write(chunk);
+      const started = Date.now();
+      expect(await closedWithin(s, closesWithinMs)).toBe(true);
+      closedAfterMs.set(name, Date.now() - started);
+      const report = rss.stop();
+      expect(report.growthMiB).toBeLessThan(64);
+      expect(await term()).toBeLessThan(1_000_000n); // the forged term never reached a core
+      expect(await term()).toBeGreaterThanOrEqual(termBefore);
+      await serves(name.replace(/\W+/g, '-'));
+    }, closesWithinMs + 30_000);
+  }
+
+  it('the truncated frame was held until the read deadline, not refused at admission', () => {
+    expect(closedAfterMs.get('a truncated frame (then silence)')).toBeGreaterThanOrEqual(DEFAULT_READ_DEADLINE_MS - 3_000);
+  });
+
+  it('a slow drip of bytes: cut off at the read deadline before the frame completes', async () => {
+    const target = cluster.nodes[1]!;
+    const s = await connectAs(target, 'n3');
+    s.write(hello());
+    // About 470 bytes, one every 100 ms: 47 s to complete, three times the read deadline.
+    const frame = encodeFrame(FrameKind.Batch, forgedAppendFrom('n3', target.id, 400));
+    let sent = 0;
+    const timer = setInterval(() => {
+      if (sent < frame.byteLength && !s.destroyed) s.write(frame.subarray(sent, ++sent));
+    }, 100);
+    const started = Date.now();
+    const closed = await closedWithin(s, DEFAULT_READ_DEADLINE_MS + 10_000);
+    clearInterval(timer);
+    expect(closed).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(DEFAULT_READ_DEADLINE_MS - 3_000); // admitted, then cut off
+    expect(sent).toBeLessThan(frame.byteLength);
+    expect(await term()).toBeLessThan(1_000_000n);
+    await serves('drip');
+  }, DEFAULT_READ_DEADLINE_MS + 40_000);
+
+  it('a rogue listener at a dead member\'s peer address that accepts and stops reading: the leader\'s memory stays bounded, the cluster serves', async () => {
+    // n3 is killed; a listener with n3's own certificate takes its peer port, accepts the leader's stream and
+    // never reads. The leader's writes stop at the socket; its queue for n3 is bounded and drops the oldest.
+    const victim = cluster.nodes[2]!;
+    await cluster.kill(victim.id);
+    const [host, port] = victim.peerAddress.split(':');
+    const held: tls.TLSSocket[] = [];
+    const rogue = tls.createServer({ ...pem('n3'), requestCert: true }, (sock) => {
+      held.push(sock);
+      sock.write(encodeFrame(FrameKind.Accept));
+      sock.pause();
+    });
+    await new Promise<void>((r) => rogue.listen(Number(port), host, () => r()));
+    try {
+      const leaderId = (await client.status()).leader;
+      const leader = cluster.nodes.find((n) => n.id === leaderId)!;
+      const rss = watchRss(leader.process!.pid!);
+      const value = 'x'.repeat(60_000);
+      await client.withLock('framing-flood', async (_t, lock) => {
+        for (let i = 0; i < 100; i++) await lock.write([{ put: `flood/${i % 10}`, value }]);
+      }, { ttlMs: 30_000 });
+      const report = rss.stop();
+      expect(held.length).toBeGreaterThan(0); // the leader did dial the rogue
+      expect(report.growthMiB).toBeLessThan(200); // 6 MB written to a peer that reads nothing; the queue's bound is 64 MiB
+      await serves('after-flood');
+    } finally {
+      for (const s of held) s.destroy();
+      await new Promise<void>((r) => rogue.close(() => r()));
+    }
+  }, 120_000);
+});
