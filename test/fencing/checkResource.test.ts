@@ -94,7 +94,7 @@ describe('check-resource against a correct resource: every rule holds, exit 0', 
       { id: 0, balance: 0, fence: last.toString(), fence_lock: 'check/pg', step: '1' },
       { id: 1, balance: 100, fence: '0', fence_lock: null, step: '0' },
     ]);
-    expect(await e.sql('SELECT DISTINCT resource FROM fencing_operations')).toEqual([{ resource: 'row:account:id:0' }]);
+    expect(await e.sql('SELECT DISTINCT resource FROM fencing_operations')).toEqual([{ resource: `row:${e.schema}.account:id:0` }]);
 
     // Again, as a table: later grants, so the raised watermark is no obstacle.
     const text = await checkResource('check/pg', ['--postgres', e.url!, '--table', 'account', '--row', '0', '--include-restore'], false);
