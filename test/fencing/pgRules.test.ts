@@ -37,10 +37,8 @@ function host(engineName: EngineName): { open(): Promise<MatrixSubject>; shutdow
           const dbs = pools.length ? pools.map(pgPoolDatabase) : Array.from({ length: n }, () => e.db);
           return { writers: dbs.map((db) => (value: number, c: FencingClaim) => update(db)(1, value, c)), close: async () => void (await Promise.all(pools.map((p) => p.end()))) };
         },
-        // PostgreSQL reads '01', '+1', ' 1' and '1 ' as the INT 1 too, but the helpers here key tombstones by the
-        // spelling (issue 29, defect 2): with them this rule fails here, and passes with branch i29a's fix merged
-        // (checked on a scratch merge). Add them once that is merged.
-        spellingsOfOne: [1n, '1'],
+        // PostgreSQL reads '01', '+1', ' 1' and '1 ' as the INT 1 too: the helpers key a row as the database keys it.
+        spellingsOfOne: [1n, '1', '01', '+1', ' 1', '1 '],
         close: () => e.close(),
       };
     },
