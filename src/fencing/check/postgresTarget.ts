@@ -7,6 +7,7 @@ import { fencedUpdate } from '../sql/fenced';
 import { FENCE_COLUMN, FENCE_LOCK_COLUMN, FENCE_STEP_COLUMN, ident, OPERATIONS_TABLE, WATERMARKS_TABLE } from '../sql/names';
 import type { CheckedClaim } from '../token';
 import { ResourceNotReady, type CheckTarget, type WriteOutcome } from './target';
+import { refusedOutcome } from './outcome';
 
 export interface PostgresTargetOptions {
   /** A connection string (postgres://user@host:port/db). */
@@ -81,14 +82,8 @@ export class PostgresTarget implements CheckTarget {
       case 'APPLIED':
       case 'REPLAYED':
         return { status: o.status, detail: `fence ${String(o.result[FENCE_COLUMN])}, step ${String(o.result[FENCE_STEP_COLUMN])}` };
-      case 'STALE':
-        return { status: 'STALE', detail: `watermark ${o.watermark}` };
-      case 'STALE_STEP':
-        return { status: 'STALE_STEP', detail: `watermark ${o.watermark}, last step ${o.lastStep}` };
-      case 'WRONG_LOCK':
-        return { status: 'WRONG_LOCK', detail: `bound to ${o.lock}` };
-      case 'NOT_FOUND':
-        return { status: 'OTHER', detail: `NOT_FOUND: the row is gone (watermark ${o.watermark})` };
+      default:
+        return refusedOutcome(o, 'row');
     }
   }
 

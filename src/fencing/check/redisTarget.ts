@@ -7,6 +7,7 @@ import { checkDataKey, markKey } from '../redis/keys';
 import { RAISE_SCRIPT } from '../redis/script';
 import type { CheckedClaim } from '../token';
 import { ResourceNotReady, type CheckTarget, type WriteOutcome } from './target';
+import { refusedOutcome } from './outcome';
 
 export interface RedisTargetOptions {
   /** redis://[user@]host:port[/db] (or rediss://). */
@@ -98,14 +99,8 @@ export class RedisTarget implements CheckTarget {
       case 'APPLIED':
       case 'REPLAYED':
         return { status: o.status, detail: `fence ${o.token}, step ${o.step}` };
-      case 'STALE':
-        return { status: 'STALE', detail: `watermark ${o.watermark}` };
-      case 'STALE_STEP':
-        return { status: 'STALE_STEP', detail: `watermark ${o.watermark}, last step ${o.lastStep}` };
-      case 'WRONG_LOCK':
-        return { status: 'WRONG_LOCK', detail: `bound to ${o.lock}` };
-      case 'NOT_FOUND':
-        return { status: 'OTHER', detail: `NOT_FOUND: the key is gone (watermark ${o.watermark})` };
+      default:
+        return refusedOutcome(o, 'key');
     }
   }
 
