@@ -6,3 +6,4 @@ export * from './metadata';
 export * from './reasons';
 export * from './limits';
 export * from './fencingHeaders';
+export * from './wireInt';

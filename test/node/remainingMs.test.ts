@@ -3,7 +3,7 @@
 // String(2991.026) reached the wire as 29966480000003).
 import { describe, expect, it } from 'vitest';
 import { SessionLeases } from '../../src/node/runtime/sessionLeases';
-import { intToWire } from '../../src/node/api/wireInt';
+import { intToWire } from '../../src/protocol/wireInt';
 
 const TTL = 3_000;
 

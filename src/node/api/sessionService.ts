@@ -9,7 +9,7 @@ import { sessionAdmin } from './sessionAdmin';
 import { expectOk } from './refusals';
 import type { RenewalAnswer } from '../runtime/leaderDuties';
 import * as v from './validate';
-import { intToWire } from './wireInt';
+import { intToWire } from '../../protocol/wireInt';
 
 interface OpenReq {
   header?: v.WireHeader;

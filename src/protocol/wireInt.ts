@@ -1,3 +1,4 @@
+// The wire's integer conversions, shared by server and client (issue 31: one exact conversion, never a rounding).
 /**
  * The one conversion of a server-side number into a wire int64/uint64 (proto-loader `longs: String`, so a
  * decimal string). protobufjs parses whatever string it is handed: String(2991.026) became 29966480000003
