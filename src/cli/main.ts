@@ -13,6 +13,7 @@ if (require.main === module) {
     stderr: (text) => void process.stderr.write(text),
     env: process.env,
     signals: process,
+    stdin: () => process.stdin,
   }).then(
     (code) => {
       process.exitCode = code;

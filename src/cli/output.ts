@@ -19,6 +19,11 @@ export interface CliIO {
   env: NodeJS.ProcessEnv;
   /** Receives SIGINT/SIGTERM/SIGHUP (the process, or a stand-in in tests). */
   signals: NodeJS.EventEmitter;
+  /**
+   * Standard input, for `lock NAME` (no CMD), which holds until it ends. A function: only that command touches
+   * it (reading stdin keeps a process alive). Absent: such a hold ends on a signal only.
+   */
+  stdin?: () => NodeJS.ReadableStream;
 }
 
 /** JSON with bigints as decimal strings and bytes as plain arrays never used: callers convert first. */

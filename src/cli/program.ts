@@ -179,9 +179,9 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void, opts: {
 
   program
     .command('lock')
-    .description('run CMD while holding lock NAME (like flock(1) / etcdctl lock); put -- before CMD')
+    .description('run CMD while holding lock NAME (like flock(1)), or without CMD hold it until Ctrl-C or end of input (like etcdctl lock); put -- before CMD')
     .argument('<name>', 'lock name')
-    .argument('<cmd...>', 'command and its arguments')
+    .argument('[cmd...]', 'command and its arguments (none: hold the lock until Ctrl-C, SIGTERM or the end of stdin)')
     .addOption(new Option('--ttl <ms>', 'session TTL in ms').argParser(argParser((t) => parsePositiveInt(t, '--ttl'))).default(DEFAULT_TTL_MS))
     .addOption(
       new Option('--wait <ms>', 'how long to wait for the lock in ms (0: fail at once if held)')
@@ -197,7 +197,11 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void, opts: {
 FENCELOCK_CACERT/CERT/KEY/INSECURE and ${ENV_AUTH_TOKEN} this command connected with), so \`fencelock kv put KEY VALUE\` inside it
 is a fenced write. If the lock is presumed lost, CMD gets SIGTERM
 (SIGKILL after --grace) and fencelock exits ${EXIT.LOCK_LOST}; otherwise it exits with CMD's code.
-Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/last "$(date)"'`,
+Without CMD, it prints the token and the session's public handle once the lock is held (--json:
+{"lock","token","session"}), holds it, and releases it on SIGINT (Ctrl-C), SIGTERM, SIGHUP or the end of
+stdin (Ctrl-D; </dev/null releases at once), exiting 0; it exits ${EXIT.LOCK_LOST} if the lock is lost while held.
+Examples: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/last "$(date)"'
+          fencelock lock maintenance            # hold it until Ctrl-C`,
     )
     .action(
       action(async (name: string, command: string[], opts: { ttl: number; wait: number; grace: number }, cmd: Command) => {
@@ -208,7 +212,8 @@ Example: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/las
           { client, childEnv: security.childEnv, trust: security.trust, name, command, ttlMs: opts.ttl, waitMs: opts.wait, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
           io,
         );
-        if (g.json === true) io.stdout(`${toJson({ lock: name, token: outcome.token, exitCode: outcome.exitCode })}\n`);
+        // Without CMD the JSON document came when the lock was held.
+        if (g.json === true && command.length > 0) io.stdout(`${toJson({ lock: name, token: outcome.token, exitCode: outcome.exitCode })}\n`);
         return outcome.exitCode;
       }),
     );

@@ -188,7 +188,7 @@ describe('CLI parsing (no server)', () => {
     const badToken = await cli(['kv', 'put', 'k', 'v', '--lock', 'l', '--session', 's', '--token', '007']);
     expect(badToken.code).toBe(1);
     expect(badToken.err).toMatch(/--token: "007" is not a fencing token/);
-    expect((await cli(['lock', 'x'])).err).toContain("missing required argument 'cmd'");
+    expect((await cli(['lock'])).err).toContain("missing required argument 'name'");
     expect((await cli(['serve'])).code).toBe(1);
     const badEnv = await cli(['kv', 'get', 'k'], { FENCELOCK_ENDPOINTS: 'nope' });
     expect(badEnv.code).toBe(1);
