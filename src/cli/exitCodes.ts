@@ -10,7 +10,7 @@ export const EXIT = {
   FENCED: 2,
   /** No leader reachable, or a timeout (including a lock wait that timed out, or a held lock with --wait 0). */
   UNAVAILABLE: 3,
-  /** `lock -- CMD`: the lock was (presumed) lost while CMD ran; CMD was stopped. */
+  /** `lock -- CMD`: the lock was (presumed) lost while CMD ran; CMD was stopped. `lock NAME`: lost while held. */
   LOCK_LOST: 4,
   /** Not found: unknown or deleted key (kv get), unknown session, user, role or token. */
   NOT_FOUND: 5,
@@ -38,7 +38,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   2    refused by fencing (FAILED_PRECONDITION: stale token, lock not held, ...)
   3    unavailable or timed out (no leader, lock wait timed out, lock held with --wait 0);
        status: no node answers, or none of those that answer leads or knows a leader
-  4    lock lost while CMD ran (CMD was sent SIGTERM, then SIGKILL)
+  4    lock lost while CMD ran (CMD was sent SIGTERM, then SIGKILL), or while lock NAME held it
   5    not found (kv get of a missing or deleted key, unknown session, user, role or token)
   6    unauthenticated (auth is on: no identity, or an unknown or revoked token)
   7    permission denied (the identity's roles do not allow it; another identity's session)

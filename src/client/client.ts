@@ -199,7 +199,9 @@ export class FenceLockClient implements SessionHost {
    * be confirmed, the shared session is abandoned so the server frees the lock when its lease runs out.
    * `signal` (lock.signal) aborts when this client presumes the lock lost: fn should stop its work then (pass
    * it to fetch, pg, timers, ...), because the lock may be handed to someone else soon. withLock does not
-   * interrupt fn by itself.
+   * interrupt fn by itself. A withLock nested in fn for the same lock and TTL runs on the same shared session,
+   * so it shares the grant (same token) and its release ends it for fn too: `signal` aborts with reason
+   * RELEASED. There is no hold count (Session.acquire).
    */
   async withLock<T>(name: string, fn: (token: bigint, lock: LockHandle, signal: AbortSignal) => Promise<T>, opts: WithLockOptions = {}): Promise<T> {
     const ttl = positiveInt('ttlMs', opts.ttlMs ?? DEFAULT_TTL_MS);

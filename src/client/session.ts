@@ -138,7 +138,13 @@ export class Session implements Renewable {
     );
   }
 
-  /** Blocking acquire: waits in the lock's FIFO queue up to waitTimeoutMs; rejects DEADLINE_EXCEEDED after it. */
+  /**
+   * Blocking acquire: waits in the lock's FIFO queue up to waitTimeoutMs; rejects DEADLINE_EXCEEDED after it.
+   * Re-entrant without a count: when this session already holds the lock, the server answers the current grant
+   * and this resolves to the same LockHandle (same token), and one release() ends the grant for every caller
+   * that got it. A token names one grant; a hold count would let an inner release leave the lock held while
+   * its caller believes it free, or free it while an outer holder believes it held (docs/architecture.md).
+   */
   async acquire(lock: string, opts: AcquireOptions = {}): Promise<LockHandle> {
     const wait = opts.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
     if (!Number.isInteger(wait) || wait < 0) {
@@ -153,7 +159,10 @@ export class Session implements Renewable {
     return this.handleFor(lock, res.token);
   }
 
-  /** Try-lock: one attempt with wait_timeout_ms = 0; null when another session holds the lock. */
+  /**
+   * Try-lock: one attempt with wait_timeout_ms = 0; null when another session holds the lock. Re-entrant as
+   * acquire() is: the same handle when this session holds it already.
+   */
   async tryAcquire(lock: string): Promise<LockHandle | null> {
     const res = await this.acquireRaw(lock, 0);
     return res.acquired ? this.handleFor(lock, res.token) : null;
@@ -357,7 +366,10 @@ export class LockHandle {
     return this.host.writeFor(this.name, this.token, this.session.id, ops);
   }
 
-  /** Releases the lock (the server hands it to the next waiter). Idempotent; failures reject. */
+  /**
+   * Releases the lock (the server hands it to the next waiter). Idempotent; failures reject. One release ends
+   * the grant, however many acquires of this session returned this handle (there is no hold count).
+   */
   release(): Promise<void> {
     if (!this.releasing) {
       if (this.released) return Promise.resolve();

@@ -94,7 +94,8 @@ export interface CheckpointLeasesCommand {
 
 /**
  * Acquires a lock for a session. Free -> granted with token = this entry's index; held by the same session ->
- * the same token again; held by another -> `held` when tryOnly, otherwise the session joins the FIFO queue.
+ * the same token again (re-entrant, with no hold count: one Release ends the grant, since a token names one
+ * grant); held by another -> `held` when tryOnly, otherwise the session joins the FIFO queue.
  */
 export interface AcquireCommand extends RequestMeta {
   type: 'Acquire';
