@@ -462,6 +462,32 @@ describe('CLI against a fake cluster', () => {
     expect(state.locks.get('m')!.holder).toBeUndefined();
   });
 
+  it('lock NAME without CMD holds until SIGINT (exit 0, released), and exits 4 when the lock is presumed lost', async () => {
+    const { state, nodes } = await fake();
+    const ep = nodes[0]!.address;
+    const signals = new EventEmitter();
+    let out = '';
+    const p = runCli(['lock', 'hold', '--endpoints', ep], { stdout: (t) => void (out += t), stderr: (t) => void (out += t), env: { FENCELOCK_INSECURE: '1' }, signals });
+    // Once the held line is out (a SIGINT before it gives up the wait instead).
+    for (let i = 0; i < 200 && out === ''; i++) await new Promise((r) => setTimeout(r, 10));
+    signals.emit('SIGINT', 'SIGINT');
+    expect(await p).toBe(0);
+    expect(out).toMatch(/^lock "hold" held: token \d+, session [0-9a-f]{16}; Ctrl-C or end of input \(Ctrl-D\) releases it\nlock "hold" released \(SIGINT\)\n$/);
+    expect(state.locks.get('hold')!.holder).toBeUndefined();
+    expect(state.callsOf('Release')).toHaveLength(1);
+
+    nodes[0]!.keepAliveMode = 'silent';
+    const started = Date.now();
+    const lost = await cli(['--json', 'lock', 'hold-lost', '--ttl', '1500', '--endpoints', ep]);
+    expect(lost.code).toBe(EXIT.LOCK_LOST);
+    expect(lost.err).toBe('');
+    const [heldLine, errorLine, ...rest] = lost.out.trim().split('\n');
+    expect(rest).toEqual([]);
+    expect(JSON.parse(heldLine!)).toMatchObject({ lock: 'hold-lost', session: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    expect(JSON.parse(errorLine!)).toMatchObject({ error: { code: 'LOCK_LOST', exitCode: EXIT.LOCK_LOST, message: expect.stringContaining('is presumed lost') } });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it('lock gives up a timed-out wait with exit 3', async () => {
     const { nodes } = await fake();
     const ep = nodes[0]!.address;
