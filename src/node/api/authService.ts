@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { AUTH_RULES_CLOSED_WHEN_OFF, Reason, type AuthChange, type Permission } from '../../state';
 import { isQuotaName, QUOTA_NAMES, type QuotaName } from '../../state/auth/names';
 import type { AuthChangeResponse__Output } from '../../protocol/generated/fencelock/v1/AuthChangeResponse';
+import type { AuthListRequest__Output } from '../../protocol/generated/fencelock/v1/AuthListRequest';
 import type { AuthListResponse__Output } from '../../protocol/generated/fencelock/v1/AuthListResponse';
 import type { Permission__Output } from '../../protocol/generated/fencelock/v1/Permission';
 import type { PermissionRequest__Output } from '../../protocol/generated/fencelock/v1/PermissionRequest';
@@ -15,6 +16,7 @@ import type { TokenIssueResponse__Output } from '../../protocol/generated/fencel
 import type { TokenRevokeRequest__Output } from '../../protocol/generated/fencelock/v1/TokenRevokeRequest';
 import type { UserRequest__Output } from '../../protocol/generated/fencelock/v1/UserRequest';
 import type { UserRoleRequest__Output } from '../../protocol/generated/fencelock/v1/UserRoleRequest';
+import type { WhoAmIRequest__Output } from '../../protocol/generated/fencelock/v1/WhoAmIRequest';
 import type { WhoAmIResponse__Output } from '../../protocol/generated/fencelock/v1/WhoAmIResponse';
 import { intToWire } from '../../protocol/wireInt';
 import { newToken } from '../auth/tokens';
@@ -65,7 +67,7 @@ export function authService(ctx: NodeContext): grpc.UntypedServiceImplementation
     WhoAmI: unary(
       ctx,
       'Auth.WhoAmI',
-      async (_req: unknown, call): Promise<WhoAmIResponse__Output> => {
+      async (_req: WhoAmIRequest__Output, call): Promise<WhoAmIResponse__Output> => {
         const named = call.caller?.via === 'certificate' || call.caller?.via === 'token' ? call.caller : undefined;
         const identity = named?.identity ?? '';
         const user = identity === '' ? undefined : ctx.machine.auth.userInfo(identity);
@@ -79,7 +81,7 @@ export function authService(ctx: NodeContext): grpc.UntypedServiceImplementation
       },
       true,
     ),
-    List: unary(ctx, 'Auth.List', async (_req: unknown, call): Promise<AuthListResponse__Output> => {
+    List: unary(ctx, 'Auth.List', async (_req: AuthListRequest__Output, call): Promise<AuthListResponse__Output> => {
       access.permitAdmin(call.caller);
       await ctx.linearizableRead();
       const list = ctx.machine.auth.authList();

@@ -1,5 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import { snapshotStream } from '../backup/snapshotStream';
+import type { StatusRequest__Output } from '../../protocol/generated/fencelock/v1/StatusRequest';
 import type { StatusResponse__Output } from '../../protocol/generated/fencelock/v1/StatusResponse';
 import { intToWire } from '../../protocol/wireInt';
 import { unary, type NodeContext } from './context';
@@ -8,7 +9,7 @@ import { memberService } from './memberService';
 export function clusterService(ctx: NodeContext): grpc.UntypedServiceImplementation {
   return {
     ...memberService(ctx),
-    Status: unary(ctx, 'Cluster.Status', async (_req: unknown, call): Promise<StatusResponse__Output> => {
+    Status: unary(ctx, 'Cluster.Status', async (_req: StatusRequest__Output, call): Promise<StatusResponse__Output> => {
       ctx.access.permitUser(call.caller);
       const st = ctx.driver.core.status();
       const progress = st.progress ?? {};

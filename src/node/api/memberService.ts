@@ -6,6 +6,7 @@ import { isLoopback, isNodeId, MAX_ADDRESS_LENGTH, memberAddressProblem, NODE_ID
 import { NodeStoppedError, NotLeaderError, OutcomeUnknownError } from '../raftDriver';
 import type { MemberAddRequest__Output } from '../../protocol/generated/fencelock/v1/MemberAddRequest';
 import type { MemberChangeResponse__Output } from '../../protocol/generated/fencelock/v1/MemberChangeResponse';
+import type { MemberListRequest__Output } from '../../protocol/generated/fencelock/v1/MemberListRequest';
 import type { MemberListResponse__Output } from '../../protocol/generated/fencelock/v1/MemberListResponse';
 import type { MemberRequest__Output } from '../../protocol/generated/fencelock/v1/MemberRequest';
 import { intToWire } from '../../protocol/wireInt';
@@ -86,7 +87,7 @@ export function memberService(ctx: NodeContext): grpc.UntypedServiceImplementati
   };
 
   return {
-    MemberList: unary(ctx, 'Cluster.MemberList', async (_req: unknown, call): Promise<MemberListResponse__Output> => {
+    MemberList: unary(ctx, 'Cluster.MemberList', async (_req: MemberListRequest__Output, call): Promise<MemberListResponse__Output> => {
       ctx.access.permitAdmin(call.caller);
       ctx.requireLeader();
       return list();
