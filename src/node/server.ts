@@ -7,8 +7,7 @@ import { LevelStorage } from '../storage/levelStorage';
 import { capStreams, CONNECTION_CAPS, ConnectionLimits } from './api/connectionLimits';
 import type { ApiError } from './api/errors';
 import type { Caller, IdentifiableCall } from './auth/caller';
-import type { Handler } from './api/context';
-import { pipelineService, type PipelineCall } from './api/pipelineService';
+import { pipelineService } from './api/pipelineService';
 import { CLIENT_SERVER_OPTIONS } from './api/serverOptions';
 import { answerPipelineCall, strictService } from './api/strictService';
 import type { NodeConfig } from './config';
@@ -93,7 +92,7 @@ export class FenceLockServer {
     const access = runtime.context.access;
     const limits = new ConnectionLimits(CONNECTION_CAPS, (identity, quota) => runtime.app.machine.auth.quotaOf(identity, quota));
     const identify = (call: IdentifiableCall): Caller => access.callerOf(call);
-    const pipeline = pipelineService(logger, { ...lock.calls, ...kv.calls } as Record<PipelineCall, Handler<unknown, object>>, {
+    const pipeline = pipelineService(logger, { ...lock.calls, ...kv.calls }, {
       limits,
       identify,
       metrics: metrics.api,

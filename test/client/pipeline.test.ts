@@ -11,7 +11,7 @@ import { type CallScope, type Handler } from '../../src/node/api/context';
 import { refusalError } from '../../src/node/api/refusals';
 import { ApiError } from '../../src/node/api/errors';
 import { CONNECTION_CAPS, ConnectionLimits } from '../../src/node/api/connectionLimits';
-import { pipelineService } from '../../src/node/api/pipelineService';
+import { pipelineService, type PipelineCalls } from '../../src/node/api/pipelineService';
 import { connectHttp2, RawGrpcCall } from '../support/rawHttp2';
 import { startFakeCluster } from './fakeServer';
 
@@ -63,8 +63,11 @@ type Handlers = Record<PipelineCall, Handler<unknown, object>>;
 
 const notScripted = (kind: string) => (): Promise<object> => Promise.reject(new ApiError(grpc.status.UNIMPLEMENTED, `${kind} not scripted in this test`));
 
-function handlers(overrides: Partial<Handlers>): Handlers {
-  return { acquire: notScripted('acquire'), release: notScripted('release'), write: notScripted('write'), get: notScripted('get'), ...overrides };
+/** The scripted handlers as the Pipeline's declarations (scripts answer with partial messages, hence the cast). */
+function handlers(overrides: Partial<Handlers>): PipelineCalls {
+  const h: Handlers = { acquire: notScripted('acquire'), release: notScripted('release'), write: notScripted('write'), get: notScripted('get'), ...overrides };
+  const calls = { acquire: { name: 'Lock.Acquire', handle: h.acquire }, release: { name: 'Lock.Release', handle: h.release }, write: { name: 'KV.Write', handle: h.write }, get: { name: 'KV.Get', handle: h.get } };
+  return calls as unknown as PipelineCalls;
 }
 
 /** A real gRPC server on 127.0.0.1 serving Pipeline.Calls with `impl`; stopped after the test. */

@@ -109,7 +109,7 @@ describe('expiry of a flood of sessions', () => {
     const checkpoint = (n: SimNode): number | undefined => n.runtime?.app.machine.leases().find((l) => l.id === sessionId)?.remainingMs;
     await c.run(ttlMs, () => checkpoint(first)! < ttlMs);
     expect(checkpoint(first)).toBeLessThanOrEqual(ttlMs / 2);
-    const answer = c.runtime(first.id).services.session.calls.keepAlive({ sessionId });
+    const answer = c.runtime(first.id).services.session.calls.keepAlive({ sessionId, renewalId: '0' });
     let acked: unknown;
     void Promise.resolve(answer).then((a) => (acked = a));
     await c.run(2_000, () => acked !== undefined);

@@ -14,7 +14,7 @@ import { World } from './world';
 const TTL = 3_000;
 
 async function openSession(c: ScriptedCluster, leaderId: string): Promise<string> {
-  const res = (await c.call(leaderId, (rt) => rt.services.session.calls.open({ header: header(), ttlMs: String(TTL), clientName: 't' }, noScope))) as { sessionId: string };
+  const res = (await c.call(leaderId, (rt) => rt.services.session.calls.open.handle({ header: header(), ttlMs: String(TTL), clientName: 't' }, noScope))) as { sessionId: string };
   return res.sessionId;
 }
 
@@ -63,7 +63,7 @@ describe('defect 2: a new leader answering renewals from state it has not applie
         c.world.at(c.world.now + 300, n.actor, () => {
           c.keep = () => true;
           expect(rt.driver.leadsWithQuorumContact() && !rt.driver.hasAppliedOwnTerm()).toBe(true);
-          answer = rt.services.session.calls.keepAlive({ sessionId: session });
+          answer = rt.services.session.calls.keepAlive({ sessionId: session, renewalId: '0' });
         });
       });
     }
@@ -95,7 +95,7 @@ describe('defect 3: a deposed leader acknowledging renewals', () => {
     let answer: unknown;
     c.world.at(c.world.now + 1, leader.actor, () => {
       try {
-        answer = leader.runtime!.services.session.calls.keepAlive({ sessionId: session });
+        answer = leader.runtime!.services.session.calls.keepAlive({ sessionId: session, renewalId: '0' });
       } catch (err) {
         answer = (err as Error).message;
       }
@@ -157,7 +157,7 @@ describe('defect 7: the lease sweep', () => {
     expect(expired).toEqual([]);
     leader.actor.stalledUntil = c.world.now + TTL + 600;
     let answer: unknown;
-    c.world.at(c.world.now + TTL + 550, leader.actor, () => (answer = rt.services.session.calls.keepAlive({ sessionId: session })));
+    c.world.at(c.world.now + TTL + 550, leader.actor, () => (answer = rt.services.session.calls.keepAlive({ sessionId: session, renewalId: '0' })));
     await c.run(TTL + 1_000, () => answer !== undefined);
     c.stop();
     expect(answer).toBe('no-ack');

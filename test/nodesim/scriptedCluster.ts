@@ -104,6 +104,6 @@ export class ScriptedCluster {
 
 let requests = 0;
 /** A request header no other test uses. */
-export function header(): { clientId: string; requestId: string } {
-  return { clientId: 'scripted', requestId: String(++requests) };
+export function header(): { clientId: string; requestId: string; ackedBelow: string } {
+  return { clientId: 'scripted', requestId: String(++requests), ackedBelow: '0' };
 }

@@ -130,8 +130,8 @@ export class SimClient {
     await this.release(lock, token);
   }
 
-  private header(): { clientId: string; requestId: string } {
-    return { clientId: this.name, requestId: String(++this.requestId) };
+  private header(): { clientId: string; requestId: string; ackedBelow: string } {
+    return { clientId: this.name, requestId: String(++this.requestId), ackedBelow: '0' };
   }
 
   /** One request with FenceLockClient's retries: same request id, leader hints first, then the next node. */
@@ -175,7 +175,7 @@ export class SimClient {
     const header = this.header();
     const o = this.begin('open', { ttlMs });
     const sentAt = this.mono();
-    const r = await this.request('open', (rt, scope) => rt.services.session.calls.open({ header, ttlMs: String(ttlMs), clientName: this.name }, scope), ATTEMPT_TIMEOUT_MS);
+    const r = await this.request('open', (rt, scope) => rt.services.session.calls.open.handle({ header, ttlMs: String(ttlMs), clientName: this.name }, scope), ATTEMPT_TIMEOUT_MS);
     const id = r.res?.sessionId as string | undefined;
     this.finish(o, r, id ? { session: id } : {});
     if (!id) return;
@@ -251,7 +251,7 @@ export class SimClient {
     const header = this.header();
     const o = this.begin('acquire', { lock, session: s.id, waitMs });
     const req = { header, lock, sessionId: s.id, waitTimeoutMs: String(waitMs) };
-    const r = await this.request('acquire', (rt, scope) => rt.services.lock.calls.acquire(req, scope), waitMs + ATTEMPT_TIMEOUT_MS);
+    const r = await this.request('acquire', (rt, scope) => rt.services.lock.calls.acquire.handle(req, scope), waitMs + ATTEMPT_TIMEOUT_MS);
     if (r.res && r.res.acquired !== true) {
       this.env.recorder.failed(o, new FenceLockError('NOT_ACQUIRED' as never, 'held by another session', { reason: 'LOCK_HELD' }));
       o.outcome = 'fail';
@@ -273,14 +273,14 @@ export class SimClient {
     const value = `${this.name}#${++this.writes}`;
     const header = this.header();
     const o = this.begin('write', { lock, session: s.id, token: BigInt(token), writes: [{ key, value }] });
-    const req = { header, lock, token: String(token), sessionId: s.id, ops: [{ type: 'PUT', key, value: Buffer.from(value) }] };
-    const r = await this.request('write', (rt, scope) => rt.services.kv.calls.write(req, scope), ATTEMPT_TIMEOUT_MS);
+    const req = { header, lock, token: String(token), sessionId: s.id, ops: [{ type: 'PUT' as const, key, value: Buffer.from(value) }] };
+    const r = await this.request('write', (rt, scope) => rt.services.kv.calls.write.handle(req, scope), ATTEMPT_TIMEOUT_MS);
     this.finish(o, r, r.res ? { token: BigInt(token), index: BigInt(String(r.res.index)) } : {});
   }
 
   private async get(key: string, lock: string): Promise<void> {
     const o = this.begin('get', { key, lock });
-    const r = await this.request('get', (rt, scope) => rt.services.kv.calls.get({ key }, scope), ATTEMPT_TIMEOUT_MS);
+    const r = await this.request('get', (rt, scope) => rt.services.kv.calls.get.handle({ key, staleOk: false }, scope), ATTEMPT_TIMEOUT_MS);
     const res = r.res;
     this.finish(o, r, res ? {
       found: res.found === true,
@@ -296,7 +296,7 @@ export class SimClient {
     const header = this.header();
     const o = this.begin('release', { lock, session: s.id, token: BigInt(token) });
     const req = { header, lock, sessionId: s.id, token: String(token) };
-    const r = await this.request('release', (rt, scope) => rt.services.lock.calls.release(req, scope), ATTEMPT_TIMEOUT_MS);
+    const r = await this.request('release', (rt, scope) => rt.services.lock.calls.release.handle(req, scope), ATTEMPT_TIMEOUT_MS);
     this.finish(o, r);
     if (o.outcome === 'unknown') this.abandon(s, 'release outcome unknown');
   }
@@ -311,7 +311,7 @@ export class SimClient {
     s.lost = true;
     const header = this.header();
     const o = this.begin('close', { session: s.id });
-    const r = await this.request('close', (rt, scope) => rt.services.session.calls.close({ header, sessionId: s.id }, scope), ATTEMPT_TIMEOUT_MS);
+    const r = await this.request('close', (rt, scope) => rt.services.session.calls.close.handle({ header, sessionId: s.id }, scope), ATTEMPT_TIMEOUT_MS);
     this.finish(o, r);
   }
 
@@ -324,7 +324,7 @@ export class SimClient {
 
 /** KeepAlive as the stream handler runs it; a renewal the leader does not acknowledge never gets an answer. */
 function keepAliveCall(env: ClientEnv, rt: NodeRuntime, sessionId: string): Promise<unknown> {
-  const answer = rt.services.session.calls.keepAlive({ sessionId });
+  const answer = rt.services.session.calls.keepAlive({ sessionId, renewalId: '0' });
   // An answer given at once is seen at once; one that waits for a checkpoint reset, when it comes.
   return answer instanceof Promise ? answer.then((a) => delivered(env, rt, sessionId, a)) : delivered(env, rt, sessionId, answer);
 }

@@ -1,34 +1,30 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Command, CommandResult } from '../../state';
 import * as L from '../../state/limits';
+import type { AcquireRequest__Output } from '../../protocol/generated/fencelock/v1/AcquireRequest';
+import type { AcquireResponse__Output } from '../../protocol/generated/fencelock/v1/AcquireResponse';
+import type { DescribeRequest__Output } from '../../protocol/generated/fencelock/v1/DescribeRequest';
+import type { DescribeResponse__Output } from '../../protocol/generated/fencelock/v1/DescribeResponse';
+import type { ReleaseRequest__Output } from '../../protocol/generated/fencelock/v1/ReleaseRequest';
+import type { ReleaseResponse__Output } from '../../protocol/generated/fencelock/v1/ReleaseResponse';
+import { intToWire } from '../../protocol/wireInt';
 import { ApiError } from './errors';
-import { unary, type CallScope, type Handler, type NodeContext } from './context';
+import type { CallScope, NodeContext } from './context';
+import { proposing } from './proposal';
 import { expectOk, refusalError, withheldRefusalError } from './refusals';
 import { lockWatch } from './lockWatch';
 import { publicSessionId } from './publicSessionId';
+import { unaryMethods, type PipelineCalls } from './rpc';
 import * as v from './validate';
 import { AcquireWaits } from '../runtime/acquireWaits';
 
 /** How long a blocked Acquire whose call went away keeps its place, waiting for the client's retry. */
 const WITHDRAW_GRACE_MS = 5_000;
 
-interface AcquireReq {
-  header?: v.WireHeader;
-  lock?: string;
-  sessionId?: string;
-  waitTimeoutMs?: string;
-}
-interface ReleaseReq {
-  header?: v.WireHeader;
-  lock?: string;
-  sessionId?: string;
-  token?: string;
-}
-
-const granted = (token: number): object => ({ acquired: true, token: String(token), holderSession: '' });
+const granted = (token: number): AcquireResponse__Output => ({ acquired: true, token: intToWire('token', token), holderSession: '' });
 
 /** The Lock service, and its hot calls for the Pipeline stream (sharing one wait registry). */
-export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImplementation; calls: { acquire: Handler<AcquireReq, object>; release: Handler<ReleaseReq, object> } } {
+export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImplementation; calls: Pick<PipelineCalls, 'acquire' | 'release'> } {
   const { access } = ctx;
 
   // Retries of a blocked Acquire must find their wait, so a dropped call only withdraws it after a grace period.
@@ -48,7 +44,7 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
   ctx.onStop(() => waits.clear());
 
   /** Waits for the session's grant of the lock, the end of its wait, or the wait timeout. */
-  async function awaitGrant(call: CallScope, lock: string, sessionId: string, waitMs: number): Promise<object> {
+  async function awaitGrant(call: CallScope, lock: string, sessionId: string, waitMs: number): Promise<AcquireResponse__Output> {
     let state = ctx.machine.sessionLockState(lock, sessionId);
     if (state.state === 'none' && ctx.machine.getSession(sessionId)) {
       // A retry answered "waiting" from the dedup table, but the wait was withdrawn since: queue again.
@@ -80,7 +76,8 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
     });
   }
 
-  const acquire = async (req: AcquireReq, call: CallScope): Promise<object> => {
+  // Irregular: a blocked Acquire waits for its grant here, and is never answered from the dedup table.
+  const acquire = async (req: AcquireRequest__Output, call: CallScope): Promise<AcquireResponse__Output> => {
     const id = v.header(req.header);
     const lock = v.lockName(req.lock);
     const sessionId = v.sessionId(req.sessionId);
@@ -103,7 +100,7 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
         return granted(ok.token);
       case 'held': {
         const holder = ctx.machine.describeLock(lock)?.holder;
-        return { acquired: false, token: '0', holderSession: publicSessionId(holder?.sessionId ?? '') };
+        return { acquired: false, token: intToWire('token', 0), holderSession: publicSessionId(holder?.sessionId ?? '') };
       }
       case 'waiting':
         return awaitGrant(call, lock, sessionId, waitMs);
@@ -112,43 +109,46 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
     }
   };
 
-  const release = async (req: ReleaseReq, call: CallScope): Promise<object> => {
-    const id = v.header(req.header);
-    const lock = v.lockName(req.lock);
-    const sessionId = v.sessionId(req.sessionId);
-    const token = v.token(req.token);
-    access.permitSession(call.caller, sessionId);
+  const release = proposing(ctx, {
+    name: 'Lock.Release',
+    command: 'Release',
+    fields: (req: ReleaseRequest__Output, caller) => {
+      const lock = v.lockName(req.lock);
+      const sessionId = v.sessionId(req.sessionId);
+      const token = v.token(req.token);
+      access.permitSession(caller, sessionId);
+      return { lock, sessionId, token };
+    },
     // The handover is stored with the result, so a retry (recalled, or a duplicate entry) learns it too.
-    const { result } = await ctx.proposeOrRecall({ type: 'Release', ...id, ...access.stamp(call.caller), now: ctx.now(), lock, sessionId, token });
+    answers: 'released',
+    response: (ok): ReleaseResponse__Output =>
+      ok.nextHolder !== undefined && ok.nextToken !== undefined
+        ? { nextHolderSession: publicSessionId(ok.nextHolder), nextToken: intToWire('next_token', ok.nextToken) }
+        : { nextHolderSession: '', nextToken: intToWire('next_token', 0) },
     // Releasing needs no permission, so a refusal shows the lock's watermark only to a caller that may lock it.
-    if (result.status === 'refused' && result.watermark !== 0 && !access.may(call.caller, 'lock', lock)) throw withheldRefusalError(result.reason, lock);
-    const ok = expectOk(result);
-    if (ok.status !== 'released') throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
-    return ok.nextHolder !== undefined && ok.nextToken !== undefined
-      ? { nextHolderSession: publicSessionId(ok.nextHolder), nextToken: String(ok.nextToken) }
-      : { nextHolderSession: '', nextToken: '0' };
+    withhold: (refused, { lock }, caller) =>
+      refused.watermark !== 0 && !access.may(caller, 'lock', lock) ? withheldRefusalError(refused.reason, lock) : undefined,
+  });
+
+  const describe = async (req: DescribeRequest__Output, call: CallScope): Promise<DescribeResponse__Output> => {
+    const lock = v.lockName(req.lock);
+    access.permit(call.caller, 'lock', lock);
+    await ctx.linearizableRead();
+    const info = ctx.machine.describeLock(lock);
+    return {
+      held: !!info?.holder,
+      holderSession: publicSessionId(info?.holder?.sessionId ?? ''),
+      token: intToWire('token', info?.holder?.token ?? 0),
+      grantedAtMs: intToWire('granted_at_ms', info?.holder?.grantedAt ?? 0),
+      waiters: (info?.waiters ?? []).map(publicSessionId),
+      latestToken: intToWire('latest_token', info?.latestToken ?? 0),
+    };
   };
 
+  const calls = { acquire: { name: 'Lock.Acquire', handle: acquire }, release };
   const service: grpc.UntypedServiceImplementation = {
-    Acquire: unary(ctx, 'Lock.Acquire', acquire),
-    Release: unary(ctx, 'Lock.Release', release),
-
-    Describe: unary(ctx, 'Lock.Describe', async (req: { lock?: string }, call) => {
-      const lock = v.lockName(req.lock);
-      access.permit(call.caller, 'lock', lock);
-      await ctx.linearizableRead();
-      const info = ctx.machine.describeLock(lock);
-      return {
-        held: !!info?.holder,
-        holderSession: publicSessionId(info?.holder?.sessionId ?? ''),
-        token: String(info?.holder?.token ?? 0),
-        grantedAtMs: String(info?.holder?.grantedAt ?? 0),
-        waiters: (info?.waiters ?? []).map(publicSessionId),
-        latestToken: String(info?.latestToken ?? 0),
-      };
-    }),
-
+    ...unaryMethods(ctx, [calls.acquire, release, { name: 'Lock.Describe', handle: describe }]),
     Watch: lockWatch(ctx),
   };
-  return { service, calls: { acquire, release } };
+  return { service, calls };
 }

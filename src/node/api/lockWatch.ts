@@ -6,8 +6,11 @@ import { toServiceError, type NodeContext } from './context';
 import { publicSessionId } from './publicSessionId';
 import { MAX_WATCH_BACKLOG_EVENTS } from './streamLimits';
 import * as v from './validate';
+import type { LockEvent__Output } from '../../protocol/generated/fencelock/v1/LockEvent';
+import type { WatchRequest__Output } from '../../protocol/generated/fencelock/v1/WatchRequest';
+import { intToWire } from '../../protocol/wireInt';
 
-type WatchCall = grpc.ServerWritableStream<{ lock?: string }, unknown>;
+type WatchCall = grpc.ServerWritableStream<WatchRequest__Output, LockEvent__Output>;
 
 /**
  * Lock.Watch: the lock's events as this node applies them, so any node can serve a watch. A stream ends
@@ -16,7 +19,7 @@ type WatchCall = grpc.ServerWritableStream<{ lock?: string }, unknown>;
  * stopped reading cannot make the node keep every event of the lock for it. Either way the client calls
  * Describe and watches again.
  */
-export function lockWatch(ctx: NodeContext, maxBacklog = MAX_WATCH_BACKLOG_EVENTS): grpc.handleServerStreamingCall<{ lock?: string }, unknown> {
+export function lockWatch(ctx: NodeContext, maxBacklog = MAX_WATCH_BACKLOG_EVENTS): grpc.handleServerStreamingCall<WatchRequest__Output, LockEvent__Output> {
   const { logger } = ctx;
   return (call: WatchCall) => {
     let lock: string;
@@ -79,12 +82,12 @@ export function lockWatch(ctx: NodeContext, maxBacklog = MAX_WATCH_BACKLOG_EVENT
  * Each event's message, made once for every watch of its lock: what a watch has unsent are then references
  * to shared messages, not copies, and the session's public id is hashed once.
  */
-const messages = new WeakMap<LockEvent, object>();
+const messages = new WeakMap<LockEvent, LockEvent__Output>();
 
-function messageOf(e: WatchedEvent, index: number): object {
+function messageOf(e: WatchedEvent, index: number): LockEvent__Output {
   let message = messages.get(e);
   if (!message) {
-    message = { kind: kindName(e), lock: e.lock, sessionId: publicSessionId(e.sessionId), token: String(e.token), index: String(index) };
+    message = { kind: kindName(e), lock: e.lock, sessionId: publicSessionId(e.sessionId), token: intToWire('token', e.token), index: intToWire('index', index) };
     messages.set(e, message);
   }
   return message;
@@ -106,7 +109,7 @@ function isWatched(e: LockEvent): e is WatchedEvent {
   return e.type === 'granted' || e.type === 'released';
 }
 
-function kindName(e: WatchedEvent): string {
+function kindName(e: WatchedEvent): LockEvent__Output['kind'] {
   if (e.type === 'granted') return 'GRANTED';
   return e.cause === 'expired' ? 'EXPIRED' : 'RELEASED';
 }

@@ -4,16 +4,16 @@ import * as grpc from '@grpc/grpc-js';
 import { ConfChangeRefusedError, type ConfChange, type FullConfig } from '../../raft';
 import { isLoopback, isNodeId, MAX_ADDRESS_LENGTH, memberAddressProblem, NODE_ID_RULE } from '../memberAddress';
 import { NodeStoppedError, NotLeaderError, OutcomeUnknownError } from '../raftDriver';
+import type { MemberAddRequest__Output } from '../../protocol/generated/fencelock/v1/MemberAddRequest';
+import type { MemberChangeResponse__Output } from '../../protocol/generated/fencelock/v1/MemberChangeResponse';
+import type { MemberListRequest__Output } from '../../protocol/generated/fencelock/v1/MemberListRequest';
+import type { MemberListResponse__Output } from '../../protocol/generated/fencelock/v1/MemberListResponse';
+import type { MemberRequest__Output } from '../../protocol/generated/fencelock/v1/MemberRequest';
+import { intToWire } from '../../protocol/wireInt';
 import { unary, type NodeContext } from './context';
 import { ApiError, invalidArgument, notLeader, reasonMetadata } from './errors';
 import * as v from './validate';
 import type { ApiReason } from '../../protocol/reasons';
-
-interface MemberAddWire {
-  id?: string;
-  clientAddress?: string;
-  peerAddress?: string;
-}
 
 /** Leadership hand-over before the leader removes itself: a few election timeouts at most. */
 const HAND_OVER_MS = 3_000;
@@ -57,7 +57,7 @@ function checkAddressesFree(c: FullConfig, id: string, wanted: { client: string;
 export function memberService(ctx: NodeContext): grpc.UntypedServiceImplementation {
   const { driver } = ctx;
 
-  const list = (): object => {
+  const list = (): MemberListResponse__Output => {
     const config = driver.config();
     return {
       members: ctx.members.list().map((m) => ({
@@ -65,34 +65,34 @@ export function memberService(ctx: NodeContext): grpc.UntypedServiceImplementati
         clientAddress: m.client,
         peerAddress: m.peer,
         learner: m.learner,
-        match: String(m.id === ctx.config.id ? driver.core.basicStatus().lastIndex : driver.core.matchOf(m.id)),
+        match: intToWire('match', m.id === ctx.config.id ? driver.core.basicStatus().lastIndex : driver.core.matchOf(m.id)),
       })),
       clusterId: ctx.config.clusterId,
-      commit: String(driver.core.basicStatus().commit),
+      commit: intToWire('commit', driver.core.basicStatus().commit),
       removed: config.removed,
     };
   };
 
   /** Proposes `change` unless `done(config)` says it is made already; answers with the members after it. */
-  const changeMembers = async (change: ConfChange, done: (c: FullConfig) => boolean): Promise<object> => {
+  const changeMembers = async (change: ConfChange, done: (c: FullConfig) => boolean): Promise<MemberChangeResponse__Output> => {
     ctx.requireLeader();
-    if (done(driver.config())) return { index: '0', members: list() };
+    if (done(driver.config())) return { index: intToWire('index', 0), members: list() };
     let index: number;
     try {
       index = await driver.proposeConfChange(change);
     } catch (err) {
       throw changeError(ctx, err);
     }
-    return { index: String(index), members: list() };
+    return { index: intToWire('index', index), members: list() };
   };
 
   return {
-    MemberList: unary(ctx, 'Cluster.MemberList', async (_req: unknown, call) => {
+    MemberList: unary(ctx, 'Cluster.MemberList', async (_req: MemberListRequest__Output, call): Promise<MemberListResponse__Output> => {
       ctx.access.permitAdmin(call.caller);
       ctx.requireLeader();
       return list();
     }),
-    MemberAdd: unary(ctx, 'Cluster.MemberAdd', async (req: MemberAddWire, call) => {
+    MemberAdd: unary(ctx, 'Cluster.MemberAdd', async (req: MemberAddRequest__Output, call) => {
       const id = nodeId(req.id);
       const client = address('client_address', req.clientAddress);
       const peer = address('peer_address', req.peerAddress);
@@ -109,12 +109,12 @@ export function memberService(ctx: NodeContext): grpc.UntypedServiceImplementati
         return c.learners.includes(id) && known?.client === client && known.peer === peer;
       });
     }),
-    MemberPromote: unary(ctx, 'Cluster.MemberPromote', async (req: { id?: string }, call) => {
+    MemberPromote: unary(ctx, 'Cluster.MemberPromote', async (req: MemberRequest__Output, call) => {
       const id = nodeId(req.id);
       ctx.access.permitAdmin(call.caller);
       return changeMembers({ type: 'promote', node: id }, (c) => c.voters.includes(id));
     }),
-    MemberRemove: unary(ctx, 'Cluster.MemberRemove', async (req: { id?: string }, call) => {
+    MemberRemove: unary(ctx, 'Cluster.MemberRemove', async (req: MemberRequest__Output, call) => {
       const id = nodeId(req.id);
       ctx.access.permitAdmin(call.caller);
       ctx.requireLeader();

@@ -6,29 +6,13 @@ import type { ApiMetrics, CallDone } from '../metrics/apiMetrics';
 import { writeOrPause } from './backpressure';
 import type { ConnectionLimits } from './connectionLimits';
 import { ApiError, reasonMetadata } from './errors';
-import { toServiceError, type Handler } from './context';
+import type { CallRequest__Output as CallRequest } from '../../protocol/generated/fencelock/v1/CallRequest';
+import type { CallResponse__Output as CallResponse } from '../../protocol/generated/fencelock/v1/CallResponse';
+import { toServiceError, type CallScope } from './context';
+import type { PipelineCall, PipelineCalls } from './rpc';
 import { MAX_CALLS_IN_FLIGHT_PER_STREAM } from './streamLimits';
 
-/** Calls that may travel on the Pipeline stream: the oneof field names of CallRequest. */
-export type PipelineCall = 'acquire' | 'release' | 'write' | 'get';
-
-interface CallRequest {
-  callId?: string;
-  timeoutMs?: number;
-  call?: PipelineCall;
-  acquire?: unknown;
-  release?: unknown;
-  write?: unknown;
-  get?: unknown;
-}
-
-interface CallResponse {
-  callId: string;
-  code: number;
-  message: string;
-  metadata: Record<string, string>;
-  [result: string]: unknown;
-}
+export type { PipelineCall, PipelineCalls } from './rpc';
 
 /** A call waiting for its answer: its cancellation scope, its deadline timer, its per-connection count. */
 interface InFlightCall {
@@ -55,15 +39,13 @@ export interface PipelineOptions {
   watchRights?: (caller: Caller | undefined, onLost: (err: ApiError) => void) => () => void;
 }
 
-const RPC_NAMES: Record<PipelineCall, string> = { acquire: 'Lock.Acquire', release: 'Lock.Release', write: 'KV.Write', get: 'KV.Get' };
-
 /**
- * Pipeline.Calls: each CallRequest runs the same handler as its unary twin and answers with one CallResponse.
+ * Pipeline.Calls: each CallRequest runs the declaration of its unary twin and answers with one CallResponse.
  * A call's scope says 'cancelled' when its deadline passes or the stream goes away, as a unary call would.
  */
 export function pipelineService(
   logger: Logger,
-  calls: Record<PipelineCall, Handler<unknown, object>>,
+  calls: PipelineCalls,
   opts: PipelineOptions = {},
 ): grpc.UntypedServiceImplementation {
   const maxInFlight = opts.maxInFlight ?? MAX_CALLS_IN_FLIGHT_PER_STREAM;
@@ -92,7 +74,7 @@ class PipelineStream {
   constructor(
     private readonly stream: grpc.ServerDuplexStream<CallRequest, CallResponse>,
     private readonly logger: Logger,
-    private readonly calls: Record<PipelineCall, Handler<unknown, object>>,
+    private readonly calls: PipelineCalls,
     private readonly maxInFlight: number,
     private readonly limits: ConnectionLimits | undefined,
     private readonly caller: Caller | undefined,
@@ -116,7 +98,7 @@ class PipelineStream {
   }
 
   private onRequest(req: CallRequest): void {
-    const callId = req.callId ?? '0';
+    const callId = req.callId;
     const kind = req.call;
     if (this.inFlight.has(callId)) {
       // Answering would be ambiguous: the client could not tell which of the two the answer is for.
@@ -127,7 +109,7 @@ class PipelineStream {
       this.refuse(callId, new ApiError(grpc.status.INVALID_ARGUMENT, 'call: set one of acquire, release, write, get'), 'Pipeline.Calls');
       return;
     }
-    const rpc = RPC_NAMES[kind];
+    const rpc = this.calls[kind].name;
     let release: (() => void) | undefined;
     try {
       this.admit();
@@ -154,7 +136,7 @@ class PipelineStream {
   }
 
   private start(callId: string, kind: PipelineCall, req: CallRequest, release: (() => void) | undefined): void {
-    const rpc = RPC_NAMES[kind];
+    const rpc = this.calls[kind].name;
     const scope = Object.assign(new EventEmitter(), { caller: this.caller });
     const entry: InFlightCall = { scope, release, done: this.metrics?.begin(rpc, 'pipeline') };
     this.inFlight.set(callId, entry);
@@ -167,15 +149,15 @@ class PipelineStream {
       }, timeoutMs);
     }
     // Called synchronously, so calls that arrive in order are proposed in order.
-    let pending: Promise<object>;
+    let pending: Promise<Partial<CallResponse>>;
     try {
-      pending = this.calls[kind](req[kind], scope);
+      pending = run(this.calls, kind, req, scope);
     } catch (err) {
       this.fail(callId, err, rpc);
       return;
     }
     pending.then(
-      (result) => this.finish(callId, { callId, code: grpc.status.OK, message: '', metadata: {}, [kind]: result }),
+      (result) => this.finish(callId, { callId, code: grpc.status.OK, message: '', metadata: {}, ...result }),
       (err: unknown) => this.fail(callId, err, rpc),
     );
   }
@@ -227,6 +209,15 @@ class PipelineStream {
     }
     this.inFlight.clear();
   }
+}
+
+/** Runs the call of kind `kind` on its part of the request; resolves to the response's part for it. */
+function run<K extends PipelineCall>(calls: PipelineCalls, kind: K, req: CallRequest, scope: CallScope): Promise<Partial<CallResponse>> {
+  const call = calls[kind] as unknown as PipelineCalls[PipelineCall] & { handle(r: CallRequest[K], s: CallScope): Promise<CallResponse[K]> };
+  const request = req[kind];
+  // The oneof names the field it set: a message that says `kind` carries its request.
+  if (request === undefined || request === null) throw new ApiError(grpc.status.INVALID_ARGUMENT, `${kind}: is required`);
+  return call.handle(request, scope).then((result) => ({ [kind]: result }));
 }
 
 function metadataRecord(md: grpc.Metadata | undefined): Record<string, string> {

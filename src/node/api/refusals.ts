@@ -2,6 +2,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Result } from '../../state';
 import { isResourceExhausted, MAX_MOVE_KEYS, Reason } from '../../state';
+import { intToWire } from '../../protocol/wireInt';
 import { ApiError, KEY_LOCK_METADATA_KEY, KEY_METADATA_KEY, metadataText, QUOTA_METADATA_KEY, REASON_METADATA_KEY, WATERMARK_METADATA_KEY } from './errors';
 
 /** Turns a refusal or an invalid command into the API's status codes; returns the result otherwise. */
@@ -65,7 +66,7 @@ const STATUS_OF: Partial<Record<Reason, grpc.status>> = {
  * `subject`: the user, role, token, quota or permission the refusal is about.
  */
 export function refusalError(reason: Reason, watermark: number, key?: string, owner?: string, subject?: string): ApiError {
-  const metadata: Record<string, string> = { [REASON_METADATA_KEY]: reason, [WATERMARK_METADATA_KEY]: String(watermark) };
+  const metadata: Record<string, string> = { [REASON_METADATA_KEY]: reason, [WATERMARK_METADATA_KEY]: intToWire('watermark', watermark) };
   if (key !== undefined) metadata[KEY_METADATA_KEY] = metadataText(key);
   if (owner !== undefined) metadata[KEY_LOCK_METADATA_KEY] = metadataText(owner);
   if (reason === Reason.QUOTA_EXCEEDED && subject !== undefined) metadata[QUOTA_METADATA_KEY] = subject;

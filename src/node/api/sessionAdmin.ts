@@ -2,20 +2,18 @@
 // public handle, never its secret id, and ends one; the RevokeSession entry ends it as expiry would, with
 // cause `revoked`, which the holder's client learns from its next renewal (RevokedSessions).
 import * as grpc from '@grpc/grpc-js';
+import type { ListSessionsRequest__Output } from '../../protocol/generated/fencelock/v1/ListSessionsRequest';
+import type { ListSessionsResponse__Output } from '../../protocol/generated/fencelock/v1/ListSessionsResponse';
+import type { RevokeSessionRequest__Output } from '../../protocol/generated/fencelock/v1/RevokeSessionRequest';
+import type { RevokeSessionResponse__Output } from '../../protocol/generated/fencelock/v1/RevokeSessionResponse';
+import type { SessionSummary__Output } from '../../protocol/generated/fencelock/v1/SessionSummary';
+import { intToWire } from '../../protocol/wireInt';
 import { ApiError } from './errors';
 import type { CallScope, NodeContext } from './context';
+import { proposing } from './proposal';
 import { publicSessionId } from './publicSessionId';
-import { expectOk } from './refusals';
+import type { Rpc } from './rpc';
 import * as v from './validate';
-
-interface ListReq {
-  startAfter?: string;
-  limit?: number;
-}
-interface RevokeReq {
-  header?: v.WireHeader;
-  handle?: string;
-}
 
 const HANDLE = /^[0-9a-f]{16}$/;
 const MAX_PAGE = 1_000;
@@ -35,11 +33,11 @@ function byHandle(ctx: NodeContext): Array<[handle: string, sessionId: string]> 
 }
 
 export function sessionAdmin(ctx: NodeContext): {
-  list: (req: ListReq, call: CallScope) => Promise<object>;
-  revoke: (req: RevokeReq, call: CallScope) => Promise<object>;
+  list: Rpc<ListSessionsRequest__Output, ListSessionsResponse__Output>;
+  revoke: Rpc<RevokeSessionRequest__Output, RevokeSessionResponse__Output>;
 } {
   const { access } = ctx;
-  const list = async (req: ListReq, call: CallScope): Promise<object> => {
+  const list = async (req: ListSessionsRequest__Output, call: CallScope): Promise<ListSessionsResponse__Output> => {
     access.permitAdmin(call.caller);
     const startAfter = handleOf(req.startAfter, 'start_after', true);
     const limit = req.limit ? v.safeInteger('limit', req.limit, { min: 1, max: MAX_PAGE }) : 100;
@@ -47,26 +45,28 @@ export function sessionAdmin(ctx: NodeContext): {
     access.permitAdmin(call.caller);
     const now = ctx.now();
     const page = byHandle(ctx).filter(([handle]) => handle > startAfter);
-    const sessions = page.slice(0, limit).flatMap(([handle, id]) => {
+    const sessions = page.slice(0, limit).flatMap(([handle, id]): SessionSummary__Output[] => {
       const s = ctx.machine.getSession(id);
       if (s === undefined) return [];
       const identity = ctx.machine.auth.sessionOwner(id) ?? '';
-      return [{ handle, identity, clientName: s.clientName, locks: s.locks, waiting: s.waiting, ageMs: String(Math.max(0, now - s.openedAt)), ttlMs: String(s.ttlMs) }];
+      return [{ handle, identity, clientName: s.clientName, locks: s.locks, waiting: s.waiting, ageMs: intToWire('age_ms', Math.max(0, now - s.openedAt)), ttlMs: intToWire('ttl_ms', s.ttlMs) }];
     });
     return { sessions, more: page.length > limit };
   };
-  const revoke = async (req: RevokeReq, call: CallScope): Promise<object> => {
-    const id = v.header(req.header);
-    const handle = handleOf(req.handle, 'handle', false);
-    access.permitAdmin(call.caller);
-    ctx.requireLeader();
-    const sessionId = byHandle(ctx).find(([h]) => h === handle)?.[1];
-    // A retry after the session ended finds no handle either: the session is gone, whoever ended it.
-    if (sessionId === undefined) throw new ApiError(grpc.status.NOT_FOUND, `no open session has handle ${handle} (it may have ended already); \`fencelock session list\` shows the open ones`);
-    const { result } = await ctx.proposeOrRecall({ type: 'RevokeSession', ...id, ...access.stamp(call.caller), now: ctx.now(), sessionId });
-    const ok = expectOk(result);
-    if (ok.status !== 'session_ended') throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
-    return { released: ok.released };
-  };
-  return { list, revoke };
+  const revoke = proposing(ctx, {
+    name: 'Session.Revoke',
+    command: 'RevokeSession',
+    fields: (req: RevokeSessionRequest__Output, caller) => {
+      const handle = handleOf(req.handle, 'handle', false);
+      access.permitAdmin(caller);
+      ctx.requireLeader();
+      const sessionId = byHandle(ctx).find(([h]) => h === handle)?.[1];
+      // A retry after the session ended finds no handle either: the session is gone, whoever ended it.
+      if (sessionId === undefined) throw new ApiError(grpc.status.NOT_FOUND, `no open session has handle ${handle} (it may have ended already); \`fencelock session list\` shows the open ones`);
+      return { sessionId };
+    },
+    answers: 'session_ended',
+    response: (ok): RevokeSessionResponse__Output => ({ released: ok.released }),
+  });
+  return { list: { name: 'Session.List', handle: list }, revoke };
 }

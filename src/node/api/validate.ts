@@ -2,13 +2,9 @@
 // INVALID_ARGUMENT naming the field and why, and never reaches the log.
 import * as L from '../../state/limits';
 import { isWellFormed, utf8ByteLength } from '../../state/text';
+import type { RequestHeader__Output } from '../../protocol/generated/fencelock/v1/RequestHeader';
+import { intFromWire } from '../../protocol/wireInt';
 import { invalidArgument } from './errors';
-
-export interface WireHeader {
-  clientId?: string;
-  requestId?: string | number;
-  ackedBelow?: string | number;
-}
 
 export interface RequestIdentity {
   clientId: string;
@@ -18,8 +14,8 @@ export interface RequestIdentity {
 
 /** uint64/int64 fields arrive as decimal strings (proto-loader longs: String); anything unsafe is refused. */
 export function safeInteger(field: string, v: unknown, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}): number {
-  const n = typeof v === 'number' ? v : Number(v ?? 0);
-  if (!Number.isSafeInteger(n)) throw invalidArgument(field, `must be an integer below 2^53, got ${String(v)}`);
+  const n = intFromWire(v);
+  if (n === undefined) throw invalidArgument(field, `must be an integer below 2^53, got ${String(v)}`);
   if (n < min) throw invalidArgument(field, n < 0 ? `must not be negative (got ${n})` : `must be at least ${min} (got ${n})`);
   if (n > max) throw invalidArgument(field, `must be at most ${max} (got ${n})`);
   return n;
@@ -50,7 +46,7 @@ export function token(v: unknown, field = 'token'): number {
   return n;
 }
 
-export function header(h: WireHeader | null | undefined): RequestIdentity {
+export function header(h: RequestHeader__Output | null | undefined): RequestIdentity {
   if (!h) throw invalidArgument('header', 'is required (client_id and request_id make retries safe)');
   const clientId = text('header.client_id', h.clientId, L.MAX_CLIENT_ID_BYTES);
   const requestId = safeInteger('header.request_id', h.requestId, { min: 1 });
