@@ -18,7 +18,8 @@ const MAGIC = [0x46, 0x4c, 0x53, 0x4d]; // "FLSM"
 
 /**
  * Strings the snapshot writes as one small number (`dstr`): result field names and the values that recur
- * in stored results, and the command types. Part of the byte format: never reorder or change an entry;
+ * in stored results (formats 2 to 4; format 5 stores results as protobuf, resultCodec.ts), and the command
+ * types. Part of the byte format: never reorder or change an entry;
  * adding one changes the bytes of states that use it, so it needs a new format version. ('noop' and 'Noop'
  * belong to a command that no longer exists: they keep their places.)
  */
@@ -254,6 +255,15 @@ export class Reader {
     return out;
   }
 
+  /** A length-prefixed byte string as a view into the input (not copied: for decoding it further at once). */
+  view(): Uint8Array {
+    const n = this.varint();
+    this.need(n);
+    const out = this.buf.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return out;
+  }
+
   /** A strictly valid UTF-8 string (so always well-formed). */
   str(): string {
     const n = this.varint();
@@ -321,6 +331,10 @@ export class Reader {
     const s = DICT[d - 1];
     if (s === undefined) throw new SnapshotError('unknown dictionary string');
     return s;
+  }
+
+  atEnd(): boolean {
+    return this.pos === this.buf.length;
   }
 
   end(): void {
