@@ -257,56 +257,63 @@ function defaultOf(f: FieldCodec): unknown {
   }
 }
 
-/** The fields of a status's message, read from `body` (fields in number order, a repeated one together). */
-function readBody(body: Uint8Array, c: StatusCodec): Map<FieldCodec, unknown> {
-  const r = new Reader(body);
-  const values = new Map<FieldCodec, unknown>();
-  // Index in c.fields of the first field that may come next: fields only go forward, and a repeated
-  // field's elements are together (a later field ends them).
-  let at = 0;
-  while (!r.atEnd()) {
-    const tag = r.varint();
-    const no = Math.floor(tag / 8);
-    let i = at;
-    while (i < c.fields.length && (c.fields[i] as FieldCodec).no < no) i++;
-    const f = c.fields[i];
-    if (f === undefined || f.no !== no) bad(`field ${no} unknown, out of order or repeated`);
+/**
+ * Reads the fields of a status's message, which ends at `end`, into `o` in the codec's order (a default for
+ * each absent field that is not `optional`). Fields come in number order, a repeated one's elements together.
+ */
+function readFields(r: Reader, end: number, c: StatusCodec, o: Record<string, unknown>): void {
+  const next = (): number => {
+    if (r.position > end) bad('a field runs past its message');
+    return r.position === end ? -1 : r.varint();
+  };
+  let tag = next();
+  for (const f of c.fields) {
+    const no = tag < 0 ? Infinity : Math.floor(tag / 8);
+    if (no < f.no) bad(`field ${no} unknown, out of order or repeated`);
+    if (no > f.no) {
+      const d = defaultOf(f);
+      if (d !== undefined) o[f.name] = d;
+      continue;
+    }
     if (tag % 8 !== wireTypeOf(f.kind)) bad(`${f.name} has wire type ${tag % 8}`);
-    const v = readValue(r, f);
     if (f.kind === 'strings') {
-      const list = (values.get(f) as string[] | undefined) ?? [];
-      list.push(v as string);
-      values.set(f, list);
-      at = i; // more of the same repeated field may follow
+      const list: unknown[] = [];
+      const own = tag;
+      do {
+        list.push(readValue(r, f));
+        tag = next();
+      } while (tag === own);
+      o[f.name] = list;
     } else {
-      values.set(f, v);
-      at = i + 1;
+      o[f.name] = readValue(r, f);
+      tag = next();
     }
   }
-  return values;
+  if (tag >= 0) bad(`field ${Math.floor(tag / 8)} unknown, out of order or repeated`);
 }
 
-/** Reads a StoredResult message (the whole of `bytes`), frozen. Throws SnapshotError on anything else. */
-export function decodeResult(bytes: Uint8Array): Result {
-  const r = new Reader(bytes);
+/** Reads a StoredResult that ends at `end` (frozen). */
+function readMessage(r: Reader, end: number): Result {
   const tag = r.varint();
   const status = STATUS_BY_NO.get(Math.floor(tag / 8));
   if (status === undefined || tag % 8 !== WIRE_LEN) bad(`unknown oneof member ${Math.floor(tag / 8)}`);
   const c = RESULT_CODECS[status];
-  const body = r.view();
-  if (!r.atEnd()) bad('more than one member');
-  const values = readBody(body, c);
+  const bodyEnd = r.lengthEnd();
+  if (bodyEnd > end) bad('a member runs past the message');
   const o: Record<string, unknown> = { status };
-  for (const f of c.fields) {
-    const v = values.has(f) ? values.get(f) : defaultOf(f);
-    if (v !== undefined) o[f.name] = v;
-  }
+  readFields(r, bodyEnd, c, o);
+  if (r.position !== end) bad('more than one member');
   const why = c.check?.(o);
   if (why !== undefined) bad(why);
   return freezeResult(o as unknown as Result);
 }
 
+/** Reads a StoredResult message (the whole of `bytes`), frozen. Throws SnapshotError on anything else. */
+export function decodeResult(bytes: Uint8Array): Result {
+  return readMessage(new Reader(bytes), bytes.length);
+}
+
 /** Reads a length-delimited StoredResult from a snapshot (writeStoredResult's form). */
 export function readStoredResult(r: Reader): Result {
-  return decodeResult(r.view());
+  return readMessage(r, r.lengthEnd());
 }

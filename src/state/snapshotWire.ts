@@ -255,13 +255,19 @@ export class Reader {
     return out;
   }
 
-  /** A length-prefixed byte string as a view into the input (not copied: for decoding it further at once). */
-  view(): Uint8Array {
+  /** Where the reader is in its input. */
+  get position(): number {
+    return this.pos;
+  }
+
+  /**
+   * Reads a length prefix and returns where the bytes it announces end (they all follow): for decoding a
+   * nested message in place, its fields read until position reaches the end.
+   */
+  lengthEnd(): number {
     const n = this.varint();
     this.need(n);
-    const out = this.buf.subarray(this.pos, this.pos + n);
-    this.pos += n;
-    return out;
+    return this.pos + n;
   }
 
   /** A strictly valid UTF-8 string (so always well-formed). */

@@ -4,6 +4,8 @@
 import type * as protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { RESULT_CODECS, Reason, SnapshotError, decodeResult, encodeResult, type FieldKind, type Result, type ResultStatus } from '../../src/state';
+import { readStoredResult } from '../../src/state/resultCodec';
+import { Reader } from '../../src/state/snapshotWire';
 import { mulberry32 } from '../support/prng';
 import { StoredResult, isOptionalField, storedResultBytes } from './snapshotOracle';
 
@@ -229,8 +231,17 @@ describe('the stored-result codec', () => {
       ['an owner without a key', [0x72, 0x0f, 0x0a, 0x0a, ...Buffer.from('WRONG_LOCK'), 0x22, 0x01, 0x6f], /owner/],
       ['a non-minimal varint', [0x3a, 0x03, 0x08, 0x81, 0x00], /not minimal/],
       ['invalid UTF-8', [0x7a, 0x03, 0x0a, 0x01, 0xff], /UTF-8/],
+      ['a field past its member', [0x7a, 0x02, 0x0a, 0x03, 0x61, 0x62, 0x63], /a field runs past its message/],
     ];
     for (const [what, bytes, message] of cases) expect(() => decodeResult(new Uint8Array(bytes)), what).toThrow(message);
+    // In a snapshot the message is length-delimited among other bytes: nothing of it may run past its length.
+    const framed = new Reader(new Uint8Array([0x02, 0x42, 0x01, 0x00, 0x00]));
+    expect(() => readStoredResult(framed)).toThrow(/a member runs past the message/);
+    const twice = new Reader(new Uint8Array([0x04, 0x42, 0x00, 0x42, 0x00]));
+    expect(() => readStoredResult(twice)).toThrow(/more than one member/);
+    const ok = new Reader(new Uint8Array([0x02, 0x42, 0x00, 0x42, 0x00]));
+    expect(readStoredResult(ok)).toEqual({ status: 'cancelled' });
+    expect(ok.position).toBe(3);
   });
 });
 
