@@ -105,9 +105,14 @@ function tagOf(no: number, wireType: number): number {
   return no * 8 + wireType;
 }
 
+/** A cause or a reason is never a default: every result of its status has one. */
+function isRequired(f: FieldCodec): boolean {
+  return f.kind === 'cause' || f.kind === 'reason';
+}
+
 /** A property's value as the field holds it: undefined when the field is not written. */
 function present(f: FieldCodec, v: unknown): unknown {
-  if (v === undefined || f.optional) return v;
+  if (v === undefined || f.optional || isRequired(f)) return v;
   return v === 0 || v === '' || v === false ? undefined : v;
 }
 
@@ -129,6 +134,7 @@ function stringSize(no: number, s: string): number {
 /** The encoded size of one field (0 when it is not written); checks the value. */
 function fieldSize(f: FieldCodec, value: unknown): number {
   const v = present(f, value);
+  if (v === undefined && isRequired(f)) bad(`${f.name} is missing`);
   if (v === undefined) return 0;
   const tag = varintSize(tagOf(f.no, wireTypeOf(f.kind)));
   switch (f.kind) {
@@ -245,6 +251,7 @@ function readValue(r: Reader, f: FieldCodec): unknown {
 
 function defaultOf(f: FieldCodec): unknown {
   if (f.optional) return undefined;
+  if (isRequired(f)) bad(`${f.name} is missing`);
   switch (f.kind) {
     case 'uint':
       return 0;

@@ -189,6 +189,8 @@ describe('the stored-result codec', () => {
       ['a fraction', { status: 'written', token: 1, ops: 1.5 }, /ops is not an integer/],
       ['a lone surrogate', { status: 'invalid', message: 'x\ud800' }, /not a well-formed string/],
       ['an unknown reason', { status: 'refused', reason: 'NOPE', watermark: 0 }, /unknown refusal reason/],
+      ['an empty reason', { status: 'refused', reason: '', watermark: 0 }, /unknown refusal reason/],
+      ['no reason', { status: 'refused', watermark: 0 }, /reason is missing/],
       ['an owner without WRONG_LOCK', { status: 'refused', reason: Reason.STALE_TOKEN, watermark: 1, key: 'k', owner: 'o' }, /owner/],
       ['a key and a subject', { status: 'refused', reason: Reason.PERMISSION_DENIED, watermark: 0, key: 'k', subject: 's' }, /both a key and a subject/],
       ['half a handover', { status: 'released', token: 1, nextHolder: SID }, /together/],
@@ -224,7 +226,7 @@ describe('the stored-result codec', () => {
       ['a string default written', [0x7a, 0x02, 0x0a, 0x00], /message '' is written/],
       ['a field twice', [0x3a, 0x04, 0x08, 0x01, 0x08, 0x02], /field 1 unknown, out of order or repeated/],
       ['an unknown field', [0x3a, 0x02, 0x18, 0x01], /field 3 unknown/],
-      ['a repeated field split', [0x12, 0x09, 0x0a, 0x01, 0x61, 0x1a, 0x00, 0x10, 0x01, 0x1a, 0x00], /field 2 unknown, out of order/],
+      ['a field again after a repeated one', [0x12, 0x0b, 0x0a, 0x01, 0x61, 0x10, 0x01, 0x1a, 0x00, 0x10, 0x01, 0x1a, 0x00], /field 2 unknown, out of order or repeated/],
       ['a wrong wire type', [0x3a, 0x02, 0x0d, 0x01], /wire type 5/],
       ['a member of the wrong wire type', [0x40, 0x00], /unknown oneof member 8/],
       ['a cause 0', [0x12, 0x02, 0x10, 0x00], /unknown session end cause/],
@@ -232,6 +234,8 @@ describe('the stored-result codec', () => {
       ['a non-minimal varint', [0x3a, 0x03, 0x08, 0x81, 0x00], /not minimal/],
       ['invalid UTF-8', [0x7a, 0x03, 0x0a, 0x01, 0xff], /UTF-8/],
       ['a field past its member', [0x7a, 0x02, 0x0a, 0x03, 0x61, 0x62, 0x63], /a field runs past its message/],
+      ['a refusal without its reason', [0x72, 0x02, 0x10, 0x01], /reason is missing/],
+      ['a session end without its cause', [0x12, 0x00], /cause is missing/],
     ];
     for (const [what, bytes, message] of cases) expect(() => decodeResult(new Uint8Array(bytes)), what).toThrow(message);
     // In a snapshot the message is length-delimited among other bytes: nothing of it may run past its length.
