@@ -30,6 +30,7 @@ export { AuthView, type AuthList, type IdentityUsage } from './auth/view';
 export type { Rule } from './auth/authTable';
 export { ROOT_ROLE } from './auth/authChange';
 export { PERMISSIONS, QUOTA_NAMES, isCaller, isRoleName, isTokenHash, isTokenId, isUserName, type Permission, type QuotaName } from './auth/names';
-export { SNAPSHOT_FORMAT } from './snapshot';
+export { SNAPSHOT_FORMAT, SNAPSHOT_FORMATS_READ } from './snapshot';
+export { RESULT_CODECS, decodeResult, encodeResult, type FieldCodec, type FieldKind, type StatusCodec } from './resultCodec';
 export { SnapshotError } from './snapshotWire';
 export { compareStrings, utf8ByteLength, isWellFormed, isSessionId } from './text';

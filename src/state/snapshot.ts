@@ -1,4 +1,4 @@
-// The state machine's tables to snapshot bytes and back (format 4), with no intermediate form: the
+// The state machine's tables to snapshot bytes and back (format 5), with no intermediate form: the
 // encoder walks the tables in their kept order (sessions by id, locks by name, keys by key: nothing is
 // sorted), and the decoder checks everything as it goes and builds the records directly (session ids are
 // decoded once; a lock's holder, latest holder and waiters are the session records themselves).
@@ -8,7 +8,7 @@
 // writes those bytes again). Nodes keep them on disk and send them to followers: never change them without a
 // new format number. test/state/snapshotOracle.ts is a second, plain encoder of the same grammar.
 //
-//   file        = magic "FLSM" | varint format (4) | varint lastApplied | varint gcFloor
+//   file        = magic "FLSM" | varint format (5) | varint lastApplied | varint gcFloor
 //                 | list(session) | list(lock) | list(key) | list(dedupClient) | auth
 //   list(x)     = varint count | x * count
 //   session     = str id | str clientName | varint ttlMs | varint openedAt | varint openIndex
@@ -20,18 +20,14 @@
 //                 | str payer (the caller it counts for, '' = none)
 //   lref        = varint: 0 then str = a name that is none of the locks' | 1 + i = name of lock i
 //   dedupClient = str caller | str clientId | varint floor | list(varint requestId | dstr commandType | result)
-//   result      = byte 1 | varint n | (dstr field | value) * n     when every field name is in DICT
-//               | byte 0 | str json                              a Release that handed over, a Write
-//                                                                 with its index, a WRONG_LOCK naming
-//                                                                 the key's owner, a refusal naming its
-//                                                                 subject, an issued token, a key move
-//                                                                 (fields added later)
-//   value       = byte 0 | dstr  (string)  | byte 1 | varint (integer)  | byte 2 (false)  | byte 3 (true)
-//               | byte 4 | list(dstr)  (array of strings)
+//   result      = bytes: a StoredResult message (proto/fencelock/v1/state.proto), written canonically
+//                 by resultCodec.ts (fields in number order, proto3 defaults left out)
 //   auth        = the auth table (users, roles, tokens), sorted: see auth/authSnapshot.ts
 //   dstr, str, bytes, varint: see snapshotWire.ts
 //
-// Older formats are still read. Format 3 (before auth): no session owner, key payer or dedup caller (all
+// Older formats are still read, and converted as they are: their results become the same Result objects,
+// which this version writes as format 5. Format 4 (before protobuf results): each result is a dictionary
+// form or its JSON (legacyResults.ts). Format 3 (before auth): no session owner, key payer or dedup caller (all
 // ''), no auth section (auth off). Format 2 (before lease checkpoints): format 3 without remainingMs, which
 // is then the TTL.
 //
@@ -46,10 +42,12 @@ import type { FencedKv, KeyImage, KvRecord } from './fencedKv';
 import { InvariantError, invariant } from './invariant';
 import type { LockImage, LockTable } from './locks';
 import { addHeld, addWaiter, addWaiting, hasWaiter, newLockRecord, newSession, type LockRecord, type Session, type SessionImage } from './records';
-import { Reason, freezeResult, type Result } from './results';
+import { readLegacyResult } from './legacyResults';
+import type { Result } from './results';
+import { readStoredResult, writeStoredResult } from './resultCodec';
 import type { SessionTable } from './sessions';
-import { DICT_INDEX, MAX_VARINT_BYTES, Reader, SnapshotError, Writer, readMagic, strBound, writeMagic } from './snapshotWire';
-import { compareStrings, isWellFormed } from './text';
+import { MAX_VARINT_BYTES, Reader, SnapshotError, Writer, readMagic, strBound, writeMagic } from './snapshotWire';
+import { compareStrings } from './text';
 
 export interface StateTables {
   readonly sessions: SessionTable;
@@ -71,10 +69,14 @@ export interface StateView {
   readonly auth: AuthImage;
 }
 
-export const SNAPSHOT_FORMAT = 4;
-/** The previous format, still read: sessions without their owner, no auth section. */
+export const SNAPSHOT_FORMAT = 5;
+/** The formats this version reads (SNAPSHOT_FORMAT and every older one since format 2). */
+export const SNAPSHOT_FORMATS_READ: readonly number[] = Object.freeze([2, 3, 4, 5]);
+/** The previous format, still read: stored results as dictionary fields or JSON (legacyResults.ts). */
+const FORMAT_WITH_LEGACY_RESULTS = 4;
+/** The format before, still read: sessions without their owner, no auth section. */
 const FORMAT_WITHOUT_AUTH = 3;
-/** The format before, still read: sessions without their lease checkpoint either. */
+/** The first format still read: sessions without their lease checkpoint either. */
 const FORMAT_WITHOUT_CHECKPOINTS = 2;
 
 /** `sref`: 0 = '', 1 = a literal id (not one of the sessions), 2 + i = the id of session i. */
@@ -287,7 +289,7 @@ function* writeDedup(w: Writer, dedup: DedupView, slice: Slice): Generator<void,
     for (const e of c.entries.values()) {
       w.varint(e.requestId);
       w.dstr(e.commandType);
-      writeResult(w, e.result);
+      writeStoredResult(w, e.result);
     }
     // Only between clients: an image read is the live client until it changes, which it may after a yield.
     if (slice.spend(1 + c.entries.size)) yield;
@@ -356,7 +358,7 @@ export function readState(bytes: Uint8Array, t: StateTables): { lastApplied: num
   const locks = readLocks(r, t, sessions);
   const withAuth = header.format > FORMAT_WITHOUT_AUTH;
   readKeys(r, t.kv, locks, withAuth);
-  readDedup(r, t.dedup, withAuth);
+  readDedup(r, t.dedup, withAuth, header.format > FORMAT_WITH_LEGACY_RESULTS ? readStoredResult : readLegacyResult);
   if (withAuth) readAuth(r, t.auth);
   r.end();
   return header;
@@ -365,7 +367,9 @@ export function readState(bytes: Uint8Array, t: StateTables): { lastApplied: num
 function readHeader(r: Reader): { format: number; lastApplied: number; gcFloor: number } {
   readMagic(r);
   const format = r.varint();
-  if (format !== SNAPSHOT_FORMAT && format !== FORMAT_WITHOUT_AUTH && format !== FORMAT_WITHOUT_CHECKPOINTS) bad(`unsupported format ${format}`);
+  if (!SNAPSHOT_FORMATS_READ.includes(format)) {
+    bad(`unsupported format ${format}: this version reads formats ${SNAPSHOT_FORMATS_READ.join(', ')}${format > SNAPSHOT_FORMAT ? ' (written by a newer version: upgrade this node)' : ''}`);
+  }
   const lastApplied = r.varint();
   const gcFloor = r.varint();
   return { format, lastApplied, gcFloor };
@@ -484,7 +488,7 @@ function readKeys(r: Reader, kv: FencedKv, locks: readonly LockRecord[], withPay
   }
 }
 
-function readDedup(r: Reader, dedup: DedupTable, withCallers: boolean): void {
+function readDedup(r: Reader, dedup: DedupTable, withCallers: boolean, readResult: (r: Reader) => Result): void {
   const count = r.count(3);
   for (let i = 0; i < count; i++) {
     const caller = withCallers ? readCaller(r) : '';
@@ -503,284 +507,4 @@ function readDedup(r: Reader, dedup: DedupTable, withCallers: boolean): void {
       throw e instanceof InvariantError ? new SnapshotError(e.message) : e;
     }
   }
-}
-
-// ---- stored results --------------------------------------------------------------------------------------
-//
-// One case per kind of Result, fields in the order results.ts builds them. The binary form carries the
-// fields whose names are in DICT; a Release that handed the lock over, a Write with its index and a refusal
-// naming the lock that owns its key have fields added after format 2 and are written as their JSON. Every
-// string in a result is well-formed (the machine validates what it stores) and every number a safe integer
-// >= 0, so the binary form always fits.
-
-/** Result forms. */
-const R_JSON = 0;
-const R_BINARY = 1;
-
-/** Value types in the binary form. */
-const V_STRING = 0;
-const V_INT = 1;
-const V_FALSE = 2;
-const V_TRUE = 3;
-const V_STRINGS = 4;
-
-function writeResult(w: Writer, r: Result): void {
-  switch (r.status) {
-    case 'session_opened':
-      putFields(w, 3, r.status);
-      putString(w, 'sessionId', r.sessionId);
-      putInt(w, 'ttlMs', r.ttlMs);
-      return;
-    case 'session_ended':
-      putFields(w, 4, r.status);
-      putString(w, 'sessionId', r.sessionId);
-      putString(w, 'cause', r.cause);
-      putStrings(w, 'released', r.released);
-      return;
-    case 'granted':
-      putFields(w, 3, r.status);
-      putInt(w, 'token', r.token);
-      putBool(w, 'newGrant', r.newGrant);
-      return;
-    case 'waiting':
-      putFields(w, 3, r.status);
-      putInt(w, 'holderToken', r.holderToken);
-      putInt(w, 'position', r.position);
-      return;
-    case 'held':
-      putFields(w, 2, r.status);
-      putInt(w, 'holderToken', r.holderToken);
-      return;
-    case 'cancelled':
-    case 'not_waiting':
-      putFields(w, 1, r.status);
-      return;
-    case 'released':
-      if (r.nextHolder !== undefined) {
-        putJson(w, { status: r.status, token: r.token, nextHolder: r.nextHolder, nextToken: r.nextToken });
-        return;
-      }
-      putFields(w, 2, r.status);
-      putInt(w, 'token', r.token);
-      return;
-    case 'written':
-      if (r.index !== undefined) {
-        putJson(w, { status: r.status, token: r.token, ops: r.ops, index: r.index });
-        return;
-      }
-      putFields(w, 3, r.status);
-      putInt(w, 'token', r.token);
-      putInt(w, 'ops', r.ops);
-      return;
-    case 'refused':
-      if (r.owner !== undefined) {
-        putJson(w, { status: r.status, reason: r.reason, watermark: r.watermark, key: r.key, owner: r.owner });
-        return;
-      }
-      if (r.subject !== undefined) {
-        putJson(w, { status: r.status, reason: r.reason, watermark: r.watermark, subject: r.subject });
-        return;
-      }
-      putFields(w, r.key === undefined ? 3 : 4, r.status);
-      putString(w, 'reason', r.reason);
-      putInt(w, 'watermark', r.watermark);
-      if (r.key !== undefined) putString(w, 'key', r.key);
-      return;
-    case 'invalid':
-      putFields(w, 2, r.status);
-      putString(w, 'message', r.message);
-      return;
-    case 'keys_moved':
-      putJson(w, { status: r.status, moved: r.moved });
-      return;
-    case 'auth_changed':
-      if (r.tokenId !== undefined) {
-        putJson(w, { status: r.status, tokenId: r.tokenId });
-        return;
-      }
-      putFields(w, 1, r.status);
-      return;
-    case 'sessions_expired':
-    case 'checkpointed':
-      // Answers to a leader's own lease commands, which are not de-duplicated.
-      invariant(false, `a ${r.status} result is never stored`);
-  }
-}
-
-/** The binary form's header and its first field, the status. */
-function putFields(w: Writer, n: number, status: string): void {
-  w.byte(R_BINARY);
-  w.varint(n);
-  putString(w, 'status', status);
-}
-
-function putString(w: Writer, name: string, v: string): void {
-  w.dstr(name);
-  w.byte(V_STRING);
-  w.dstr(v);
-}
-
-function putInt(w: Writer, name: string, v: number): void {
-  w.dstr(name);
-  w.byte(V_INT);
-  w.varint(v);
-}
-
-function putBool(w: Writer, name: string, v: boolean): void {
-  w.dstr(name);
-  w.byte(v ? V_TRUE : V_FALSE);
-}
-
-function putStrings(w: Writer, name: string, v: readonly string[]): void {
-  w.dstr(name);
-  w.byte(V_STRINGS);
-  w.varint(v.length);
-  for (const x of v) w.dstr(x);
-}
-
-function putJson(w: Writer, fields: object): void {
-  w.byte(R_JSON);
-  w.str(JSON.stringify(fields));
-}
-
-/**
- * A stored result, frozen. Accepts exactly what writeResult writes (so a restored machine writes the same
- * bytes again): the fields of its kind, in its order, with their types.
- */
-function readResult(r: Reader): Result {
-  const form = r.byte();
-  if (form === R_JSON) return freezeResult(readJsonResult(r.str()));
-  if (form !== R_BINARY) bad('bad stored result form');
-  const n = r.count(2);
-  const status = getString(r, 'status');
-  const fields = (count: number): void => expectFields(status, n, count);
-  switch (status) {
-    case 'session_opened':
-      fields(3);
-      return freezeResult({ status, sessionId: getString(r, 'sessionId'), ttlMs: getInt(r, 'ttlMs') });
-    case 'session_ended': {
-      fields(4);
-      const sessionId = getString(r, 'sessionId');
-      const cause = getString(r, 'cause');
-      if (cause !== 'closed' && cause !== 'expired' && cause !== 'revoked') bad('bad session end cause');
-      return freezeResult({ status, sessionId, cause, released: getStrings(r, 'released') });
-    }
-    case 'granted':
-      fields(3);
-      return freezeResult({ status, token: getInt(r, 'token'), newGrant: getBool(r, 'newGrant') });
-    case 'waiting':
-      fields(3);
-      return freezeResult({ status, holderToken: getInt(r, 'holderToken'), position: getInt(r, 'position') });
-    case 'held':
-      fields(2);
-      return freezeResult({ status, holderToken: getInt(r, 'holderToken') });
-    case 'cancelled':
-    case 'not_waiting':
-    case 'auth_changed':
-      fields(1);
-      return freezeResult({ status });
-    case 'released':
-      fields(2);
-      return freezeResult({ status, token: getInt(r, 'token') });
-    case 'written':
-      fields(3);
-      return freezeResult({ status, token: getInt(r, 'token'), ops: getInt(r, 'ops') });
-    case 'refused':
-      return freezeResult(readRefused(r, n));
-    case 'invalid':
-      fields(2);
-      return freezeResult({ status, message: getString(r, 'message') });
-  }
-  return bad(`a stored result with status ${q(status)}`);
-}
-
-function expectFields(status: string, n: number, count: number): void {
-  if (n !== count) bad(`a stored ${status} result with ${n} fields`);
-}
-
-function readRefused(r: Reader, n: number): Result {
-  if (n !== 3 && n !== 4) bad(`a stored refused result with ${n} fields`);
-  const reason = getString(r, 'reason');
-  if (!REASONS.has(reason)) bad(`unknown refusal reason ${q(reason)}`);
-  const watermark = getInt(r, 'watermark');
-  const base = { status: 'refused', reason: reason as Reason, watermark } as const;
-  return n === 3 ? base : { ...base, key: getString(r, 'key') };
-}
-
-const REASONS: ReadonlySet<string> = new Set(Object.values(Reason));
-
-/** Reads the field name, which must be `name` (a DICT number), and the type of its value. */
-function getType(r: Reader, name: string): number {
-  const index = DICT_INDEX.get(name);
-  if (index === undefined || r.varint() !== index + 1) bad(`a stored result without its ${name}`);
-  return r.byte();
-}
-
-function getField(r: Reader, name: string, type: number): void {
-  if (getType(r, name) !== type) bad(`a stored result ${name} of another type`);
-}
-
-function getString(r: Reader, name: string): string {
-  getField(r, name, V_STRING);
-  return r.dstr();
-}
-
-function getInt(r: Reader, name: string): number {
-  getField(r, name, V_INT);
-  return r.varint();
-}
-
-function getBool(r: Reader, name: string): boolean {
-  const t = getType(r, name);
-  if (t !== V_FALSE && t !== V_TRUE) bad(`a stored result ${name} of another type`);
-  return t === V_TRUE;
-}
-
-function getStrings(r: Reader, name: string): string[] {
-  getField(r, name, V_STRINGS);
-  return Array.from({ length: r.count(1) }, () => r.dstr());
-}
-
-/** The results written as JSON, rebuilt field by field; the text must be exactly their JSON. */
-function readJsonResult(json: string): Result {
-  let v: unknown;
-  try {
-    v = JSON.parse(json);
-  } catch {
-    bad('a stored result is not JSON');
-  }
-  const o = (typeof v === 'object' && v !== null ? v : {}) as Record<string, unknown>;
-  const int = (x: unknown): number => (Number.isSafeInteger(x) && (x as number) >= 0 ? (x as number) : bad('a stored result field is not an integer'));
-  let result: Result;
-  if (o.status === 'released' && typeof o.nextHolder === 'string') {
-    result = { status: 'released', token: int(o.token), nextHolder: o.nextHolder, nextToken: int(o.nextToken) };
-  } else if (o.status === 'written' && o.index !== undefined) {
-    result = { status: 'written', token: int(o.token), ops: int(o.ops), index: int(o.index) };
-  } else if (o.status === 'refused' && o.owner !== undefined) {
-    result = { status: 'refused', reason: ownedKeyReason(o.reason), watermark: int(o.watermark), key: wellFormed(o.key), owner: wellFormed(o.owner) };
-  } else if (o.status === 'refused' && o.subject !== undefined) {
-    result = { status: 'refused', reason: knownReason(o.reason), watermark: int(o.watermark), subject: wellFormed(o.subject) };
-  } else if (o.status === 'auth_changed' && o.tokenId !== undefined) {
-    result = { status: 'auth_changed', tokenId: wellFormed(o.tokenId) };
-  } else if (o.status === 'keys_moved') {
-    result = { status: 'keys_moved', moved: int(o.moved) };
-  } else {
-    return bad('a stored result in JSON that is not a handover, an indexed write, a refusal naming an owner or a subject, an issued token or a move');
-  }
-  if (JSON.stringify(result) !== json) bad('a stored result in JSON that is not canonical');
-  return result;
-}
-
-/** Only a key bound to another lock names an owner (fencing.ts row 1). */
-function ownedKeyReason(x: unknown): Reason {
-  return x === Reason.WRONG_LOCK ? x : bad('a stored refusal names an owner but is not WRONG_LOCK');
-}
-
-function knownReason(x: unknown): Reason {
-  return typeof x === 'string' && REASONS.has(x) ? (x as Reason) : bad(`unknown refusal reason ${q(String(x))}`);
-}
-
-/** A string of a stored result: well-formed, as the machine stores only those (JSON can spell lone surrogates). */
-function wellFormed(x: unknown): string {
-  return typeof x === 'string' && isWellFormed(x) ? x : bad('a stored result field is not a well-formed string');
 }

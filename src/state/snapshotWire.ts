@@ -18,7 +18,8 @@ const MAGIC = [0x46, 0x4c, 0x53, 0x4d]; // "FLSM"
 
 /**
  * Strings the snapshot writes as one small number (`dstr`): result field names and the values that recur
- * in stored results, and the command types. Part of the byte format: never reorder or change an entry;
+ * in stored results (formats 2 to 4; format 5 stores results as protobuf, resultCodec.ts), and the command
+ * types. Part of the byte format: never reorder or change an entry;
  * adding one changes the bytes of states that use it, so it needs a new format version. ('noop' and 'Noop'
  * belong to a command that no longer exists: they keep their places.)
  */
@@ -254,6 +255,21 @@ export class Reader {
     return out;
   }
 
+  /** Where the reader is in its input. */
+  get position(): number {
+    return this.pos;
+  }
+
+  /**
+   * Reads a length prefix and returns where the bytes it announces end (they all follow): for decoding a
+   * nested message in place, its fields read until position reaches the end.
+   */
+  lengthEnd(): number {
+    const n = this.varint();
+    this.need(n);
+    return this.pos + n;
+  }
+
   /** A strictly valid UTF-8 string (so always well-formed). */
   str(): string {
     const n = this.varint();
@@ -321,6 +337,10 @@ export class Reader {
     const s = DICT[d - 1];
     if (s === undefined) throw new SnapshotError('unknown dictionary string');
     return s;
+  }
+
+  atEnd(): boolean {
+    return this.pos === this.buf.length;
   }
 
   end(): void {

@@ -159,7 +159,7 @@ describe('decoding and restoring bad snapshots', () => {
     };
     const cases: Array<[string, StateSnapshot]> = [
       ['format 1 (older)', mutate((s) => (s.format = 1))],
-      ['format 5', mutate((s) => (s.format = 5))],
+      ['format 6 (newer)', mutate((s) => (s.format = 6))],
       ['a session owner that is no caller', mutate((s) => (s.sessions[0]!.owner = 'has space'))],
       ['auth on without an admin', mutate((s) => (s.auth = { enabled: true, users: [{ name: 'a', roles: [] }], roles: [], tokens: [] }))],
       ['a user holding an unknown role', mutate((s) => (s.auth.users = [{ name: 'a', roles: ['r'] }]))],
@@ -177,7 +177,9 @@ describe('decoding and restoring bad snapshots', () => {
       ['keys out of order', mutate((s) => s.keys.reverse())],
       ['watermark above lock', mutate((s) => (s.keys[0]!.watermark = 10_000))],
       ['token in the future', mutate((s) => (s.lastApplied = 1))],
-      ['bad result', mutate((s) => (s.dedup[0]!.entries[0]!.result = '{'))],
+      ['bad result (format 4)', mutate((s) => ((s.format = 4), (s.dedup[0]!.entries[0]!.result = '{')))],
+      ['a result with an unknown reason', mutate((s) => (s.dedup[0]!.entries[0]!.result = '{"status":"refused","reason":"NOPE","watermark":1}'))],
+      ['a handover without its token', mutate((s) => (s.dedup[0]!.entries[0]!.result = `{"status":"released","token":2,"nextHolder":"${sid(1)}"}`))],
       ['bad session id', mutate((s) => (s.sessions[0]!.id = 'XYZ'))],
       ['tombstone with value', mutate((s) => (s.keys.find((k) => k.deleted)!.value = new Uint8Array(1)))],
       ['idle lock', mutate((s) => s.locks.push({ name: 'zzz', holder: '', token: 0, grantedAt: 0, latestToken: 3, latestHolder: '', waiters: [] }))],

@@ -1,9 +1,9 @@
-// The snapshot byte format (format 3; format 2 is still read) and the machinery that makes taking and
+// The snapshot byte format (format 5; formats 2 to 4 are still read) and the machinery that makes taking and
 // installing a snapshot fast: the machine's own encoder against the oracle, the restored records (lazily created sets, a lock's holder
 // and waiters being the session records themselves), canonical encodings, and the sorted indexes that spare
 // the snapshot any sorting.
 import { describe, expect, it } from 'vitest';
-import { InvariantError, LockStateMachine, SNAPSHOT_FORMAT, SnapshotError } from '../../src/state';
+import { InvariantError, LockStateMachine, SNAPSHOT_FORMAT, SnapshotError, encodeResult, type Result } from '../../src/state';
 import { Writer, writeMagic } from '../../src/state/snapshotWire';
 import { KeyIndex } from '../../src/state/sortedIndex';
 import { compareStrings } from '../../src/state/text';
@@ -292,7 +292,7 @@ describe('the format', () => {
     expectSameBytes(m.writeSnapshot(), bytes);
   });
 
-  it('installs format 2 (no lease checkpoints: each is the TTL) and 3 (no owners, no auth), and writes them again as format 4', () => {
+  it('installs format 2 (no lease checkpoints: each is the TTL) and 3 (no owners, no auth), and writes them again as format 5', () => {
     const m = LockStateMachine.readSnapshot(file({ format: 2 }));
     expect(m.leases()).toEqual([{ id: S1, ttlMs: 5_000, remainingMs: 5_000 }]);
     expectSameBytes(m.writeSnapshot(), file());
@@ -320,7 +320,13 @@ describe('the format', () => {
     };
     const cases: Array<[string, Uint8Array, RegExp]> = [
       ['format 1 (never deployed)', file({ format: 1 }), /unsupported format 1/],
-      ['format 5', file({ format: 5 }), /unsupported format 5/],
+      ['format 6 (a newer version)', file({ format: 6 }), /unsupported format 6: this version reads formats 2, 3, 4, 5 \(written by a newer version: upgrade this node\)/],
+      ['a default value written', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x2a, 0x02, 0x08, 0x00])); }) }), /token 0 is written/],
+      ['fields out of order', file({ dedup: dedupOne((w) => { w.dstr('Write'); w.bytes(new Uint8Array([0x5a, 0x04, 0x10, 0x01, 0x08, 0x02])); }) }), /field 1 unknown, out of order/],
+      ['an unknown result member', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x82, 0x01, 0x00])); }) }), /unknown oneof member 16/],
+      ['two result members', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x42, 0x00, 0x42, 0x00])); }) }), /more than one member/],
+      ['a token beyond 2^53', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x2a, 0x09, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10])); }) }), /varint beyond 2\^53/],
+      ['a format-4 result in format 5', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(1); cancelled(w); }) }), /a stored result/],
       ['an owner that is no caller', file({ owner: 'a b' }), /bad caller/],
       ['an auth flag that is not 0/1', file({ auth: (w) => { w.byte(2); w.varint(0); w.varint(0); w.varint(0); } }), /enabled flag/],
       ['no auth section', file({ auth: () => undefined }), /truncated/],
@@ -329,18 +335,18 @@ describe('the format', () => {
       ['an open session id as a literal', file({ locks: (w) => lockList(w, [2], [1, S1]) }), /written as a literal/],
       ['a holder that is not a session', file({ locks: (w) => lockList(w, [1, sid(2)], [2]) }), /held by an unknown session/],
       ['a reference out of range', file({ locks: (w) => lockList(w, [3], [2]) }), /out of range/],
-      ['a dictionary string as a literal', file({ dedup: dedupOne((w) => { w.varint(0); w.str('Acquire'); w.byte(1); w.varint(1); cancelled(w); }) }), /dictionary string written as a literal/],
-      ['JSON for a result that has a binary form', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(0); w.str('{"status":"cancelled"}'); }) }), /JSON that is not a handover/],
-      ['JSON that is not canonical', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(0); w.str('{"status":"written","token":2,"ops":1,"index":3,"note":1}'); }) }), /not canonical/],
-      ['a result field twice', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(2); cancelled(w); cancelled(w); }) }), /cancelled result with 2 fields/],
-      ['a result field name that is not in the dictionary', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(1); w.varint(0); w.str('x'); w.byte(2); }) }), /without its status/],
-      ['a token that is a string', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(2); w.dstr('status'); w.byte(0); w.dstr('released'); w.dstr('token'); w.byte(0); w.dstr('x'); }) }), /token of another type/],
-      ['an unknown status', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(1); w.dstr('status'); w.byte(0); w.dstr('noop'); }) }), /status "noop"/],
-      ['an owner on a refusal other than WRONG_LOCK', file({ dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"STALE_TOKEN","watermark":2,"key":"k","owner":"M"}'); }) }), /names an owner but is not WRONG_LOCK/],
-      ['an owner that is not a string', file({ dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"WRONG_LOCK","watermark":2,"key":"k","owner":7}'); }) }), /not a well-formed string/],
-      ['an owner with a lone surrogate', file({ dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"WRONG_LOCK","watermark":2,"key":"k","owner":"\\ud800"}'); }) }), /not a well-formed string/],
-      ['a refusal with an owner but no key', file({ dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"WRONG_LOCK","watermark":2,"owner":"M"}'); }) }), /not a well-formed string/],
-      ['a refusal naming an owner, fields out of order', file({ dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"WRONG_LOCK","watermark":2,"owner":"M","key":"k"}'); }) }), /not canonical/],
+      ['a dictionary string as a literal', file({ format: 4, dedup: dedupOne((w) => { w.varint(0); w.str('Acquire'); w.byte(1); w.varint(1); cancelled(w); }) }), /dictionary string written as a literal/],
+      ['JSON for a result that has a binary form', file({ format: 4, dedup: dedupOne((w) => { acquireType(w); w.byte(0); w.str('{"status":"cancelled"}'); }) }), /JSON that is not a handover/],
+      ['JSON that is not canonical', file({ format: 4, dedup: dedupOne((w) => { acquireType(w); w.byte(0); w.str('{"status":"written","token":2,"ops":1,"index":3,"note":1}'); }) }), /not canonical/],
+      ['a result field twice', file({ format: 4, dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(2); cancelled(w); cancelled(w); }) }), /cancelled result with 2 fields/],
+      ['a result field name that is not in the dictionary', file({ format: 4, dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(1); w.varint(0); w.str('x'); w.byte(2); }) }), /without its status/],
+      ['a token that is a string', file({ format: 4, dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(2); w.dstr('status'); w.byte(0); w.dstr('released'); w.dstr('token'); w.byte(0); w.dstr('x'); }) }), /token of another type/],
+      ['an unknown status', file({ format: 4, dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(1); w.dstr('status'); w.byte(0); w.dstr('noop'); }) }), /status "noop"/],
+      ['an owner on a refusal other than WRONG_LOCK', file({ format: 4, dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"STALE_TOKEN","watermark":2,"key":"k","owner":"M"}'); }) }), /names an owner but is not WRONG_LOCK/],
+      ['an owner that is not a string', file({ format: 4, dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"WRONG_LOCK","watermark":2,"key":"k","owner":7}'); }) }), /not a well-formed string/],
+      ['an owner with a lone surrogate', file({ format: 4, dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"WRONG_LOCK","watermark":2,"key":"k","owner":"\\ud800"}'); }) }), /not a well-formed string/],
+      ['a refusal with an owner but no key', file({ format: 4, dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"WRONG_LOCK","watermark":2,"owner":"M"}'); }) }), /not a well-formed string/],
+      ['a refusal naming an owner, fields out of order', file({ format: 4, dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"WRONG_LOCK","watermark":2,"owner":"M","key":"k"}'); }) }), /not canonical/],
       ['a key bound to a lock name written as a literal', file({ keys: keyOf((w) => { w.varint(0); w.str('L'); }) }), /bound to an unknown lock/],
       ['a key bound to a name that is no lock', file({ keys: keyOf((w) => { w.varint(0); w.str('nowhere'); }) }), /bound to an unknown lock/],
     ];
@@ -354,29 +360,31 @@ describe('the format', () => {
     expect(() => LockStateMachine.readSnapshot(long)).toThrow(/not minimal/);
   });
 
-  it('keeps the results written as JSON (a handover, an indexed write, a refusal naming its key\'s owner) exactly', () => {
+  it('converts the format-4 results written as JSON (a handover, an indexed write, a refusal naming its key\'s owner) exactly', () => {
     for (const [json, again] of [
       ['{"status":"released","token":2,"nextHolder":"' + S1 + '","nextToken":5}', { status: 'released', token: 2, nextHolder: S1, nextToken: 5 }],
       ['{"status":"written","token":2,"ops":1,"index":3}', { status: 'written', token: 2, ops: 1, index: 3 }],
       ['{"status":"refused","reason":"WRONG_LOCK","watermark":2,"key":"k/ü","owner":"orders"}', { status: 'refused', reason: 'WRONG_LOCK', watermark: 2, key: 'k/ü', owner: 'orders' }],
     ] as const) {
-      const bytes = file({ dedup: dedupOne((w) => { acquireType(w); w.byte(0); w.str(json); }) });
+      const bytes = file({ format: 4, dedup: dedupOne((w) => { acquireType(w); w.byte(0); w.str(json); }) });
       const m = LockStateMachine.readSnapshot(bytes);
-      expectSameBytes(m.writeSnapshot(), bytes);
+      expectSameBytes(m.writeSnapshot(), file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(encodeResult(again)); }) }));
       const retry = m.apply(10, { type: 'Acquire', clientId: 'client', requestId: 1, now: 1, lock: 'L', sessionId: S1, tryOnly: false });
       expect(retry).toEqual({ result: again, events: [], duplicate: true });
     }
   });
 
-  it('keeps results stored before fields were added (binary) exactly: a Write without its index, a WRONG_LOCK without its owner', () => {
+  it('converts format-4 results stored before fields were added (binary) exactly: a Write without its index, a WRONG_LOCK without its owner', () => {
     for (const stored of [
       { status: 'written', token: 2, ops: 1 },
       { status: 'refused', reason: 'WRONG_LOCK', watermark: 2, key: 'k' },
-    ]) {
+    ] as Result[]) {
       // Every field name is in DICT, so the oracle writes the binary form.
-      const bytes = file({ dedup: dedupOne((w) => { w.dstr('Write'); writeResultJson(w, JSON.stringify(stored)); }) });
+      const bytes = file({ format: 4, dedup: dedupOne((w) => { w.dstr('Write'); writeResultJson(w, JSON.stringify(stored)); }) });
       const m = LockStateMachine.readSnapshot(bytes);
-      expectSameBytes(m.writeSnapshot(), bytes);
+      const format5 = file({ dedup: dedupOne((w) => { w.dstr('Write'); w.bytes(encodeResult(stored)); }) });
+      expectSameBytes(m.writeSnapshot(), format5);
+      expectSameBytes(LockStateMachine.readSnapshot(format5).writeSnapshot(), format5);
       const retry = m.apply(10, { type: 'Write', clientId: 'client', requestId: 1, now: 1, lock: 'L', sessionId: S1, token: 2, ops: [put('k', 'v')] });
       expect(retry).toEqual({ result: stored, events: [], duplicate: true });
     }

@@ -1,8 +1,8 @@
-// The machine's snapshot encoder writes the bytes of format 4 exactly: the same bytes as the plain oracle
-// (snapshotOracle.ts) on random states, and a machine restored from them writes them again. Formats 2 (before
-// lease checkpoints) and 3 (before auth) still install: the oracle's format-2 and format-3 bytes are those
-// of the encoders that wrote them (digests pinned from each), and they restore the same state. A WRONG_LOCK refusal naming its key's owner
-// (issue 10) is written as JSON, by the machine and by the oracle alike.
+// The machine's snapshot encoder writes the bytes of format 5 exactly: the same bytes as the plain oracle
+// (snapshotOracle.ts, whose stored results protobufjs encodes) on random states, and a machine restored from
+// them writes them again. Formats 2 (before lease checkpoints), 3 (before auth) and 4 (before protobuf
+// results) still install: the oracle's bytes of them are those of the encoders that wrote them (digests
+// pinned from each), and they restore the same state.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { LockStateMachine } from '../../src/state';
@@ -24,6 +24,14 @@ const PINNED_FORMAT_2 = 'b35ccbe07bb786ba2b536f261be8e0c253cf1799ffaec771d9bf3d9
 const PINNED_FORMAT_3 = '7e58a61bd35e62696e2cfae5c44286a3e4030abea77978fca2873203024d879b';
 
 /**
+ * SHA-256 of the format-4 snapshots of the same states (round 3 of seeds 1..20), and of the states driven
+ * with auth (the second test), as the machine wrote them before format 5 (main at f55004a, writeSnapshot,
+ * run from a copy of that tree): nodes have these bytes on disk.
+ */
+const PINNED_FORMAT_4 = '6c8d106f1fb0ff97af403fcbc00ff487426116615f92fd463438d8e221c45d0b';
+const PINNED_FORMAT_4_AUTH = 'f7d2e6bcd2e977aa0e64d3bf6f8d256fbddcec5c3c8ffee3b2112db9f7169713';
+
+/**
  * The state as the machine kept it before refusals named the lock owning their key: what PINNED_FORMAT_2 was
  * taken of (the random commands do not depend on results, so everything else is the same state).
  */
@@ -35,10 +43,23 @@ function withoutOwners(s: StateSnapshot): StateSnapshot {
   return { ...s, dedup: s.dedup.map((c) => ({ ...c, entries: c.entries.map((e) => ({ ...e, result: drop(e.result) })) })) };
 }
 
+/**
+ * The format-4 bytes of a state (results as dictionary fields or JSON) restore the same state, which writes
+ * itself as format 5 again (converted on read); returns them.
+ */
+function expectFormat4Converts(plain: StateSnapshot): Uint8Array {
+  const format4 = encodePlainSnapshot({ ...plain, format: 4 });
+  const converted = LockStateMachine.readSnapshot(format4);
+  expect(referenceSnapshot(converted)).toEqual(plain);
+  expectSameBytes(converted.writeSnapshot(), encodePlainSnapshot(plain));
+  return format4;
+}
+
 describe('snapshot bytes', () => {
   it('are the oracle’s on random states, and round-trip through readSnapshot', () => {
     const digest = createHash('sha256');
     const digest3 = createHash('sha256');
+    const digest4 = createHash('sha256');
     const kinds = new Set<string>();
     for (let seed = 1; seed <= 20; seed++) {
       const m = new LockStateMachine();
@@ -55,17 +76,20 @@ describe('snapshot bytes', () => {
         // Nor callers or auth: their format-3 bytes say all there is too.
         const format3 = encodePlainSnapshot({ ...plain, format: 3 });
         expect(referenceSnapshot(LockStateMachine.readSnapshot(format3))).toEqual(plain);
+        const format4 = expectFormat4Converts(plain);
         for (const c of plain.dedup) {
           for (const e of c.entries) kinds.add(Object.keys(JSON.parse(e.result) as object).join(','));
         }
         if (round === 3) {
           digest.update(encodePlainSnapshot({ ...withoutOwners(plain), format: 2 }));
           digest3.update(format3);
+          digest4.update(format4);
         }
       }
     }
     expect(digest.digest('hex')).toBe(PINNED_FORMAT_2);
     expect(digest3.digest('hex')).toBe(PINNED_FORMAT_3);
+    expect(digest4.digest('hex')).toBe(PINNED_FORMAT_4);
     // The states hold every kind of stored result, both forms included.
     for (const k of [
       'status,sessionId,ttlMs',
@@ -96,6 +120,7 @@ describe('snapshot bytes', () => {
       return r.status === 'refused' ? `refused ${r.reason}` : r.status === 'keys_moved' ? `keys_moved ${r.moved === 0 ? 0 : 'some'}` : r.status;
     };
     let users = 0;
+    const digest4 = createHash('sha256');
     for (let seed = 1; seed <= 20; seed++) {
       const m = new LockStateMachine();
       for (let round = 0; round < 4; round++) {
@@ -106,14 +131,17 @@ describe('snapshot bytes', () => {
         const plain = referenceSnapshot(m);
         expect(referenceSnapshot(restored)).toEqual(plain);
         expect(restored.auth.authList()).toEqual(m.auth.authList());
+        const format4 = expectFormat4Converts(plain);
         for (const c of plain.dedup) for (const e of c.entries) results.add(describeResult(e.result));
         if (round === 3) {
+          digest4.update(format4);
           if (plain.auth.enabled) enabled++;
           users += plain.auth.users.length;
           owned += plain.sessions.filter((x) => x.owner !== '').length;
         }
       }
     }
+    expect(digest4.digest('hex')).toBe(PINNED_FORMAT_4_AUTH);
     // The states hold what the new parts of the format encode.
     expect(enabled).toBeGreaterThan(5);
     expect(users).toBeGreaterThan(20);

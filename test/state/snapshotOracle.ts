@@ -1,8 +1,10 @@
 // The oracle of the snapshot format: a second encoder of the grammar in src/state/snapshot.ts, written the
 // plain way, from a plain StateSnapshot (sorted lists of plain objects; harness.ts builds one from a
-// machine's tables) and with stored results encoded reflectively from their JSON, as the format's first
-// encoder did. The machine's own encoder must write exactly these bytes (snapshotOracle.test.ts): that is
+// machine's tables) and with stored results encoded from their JSON: by protobufjs from state.proto in
+// format 5, reflectively as the format's first encoder did in formats 2 to 4. The machine's own encoder must write exactly these bytes (snapshotOracle.test.ts): that is
 // what keeps the bytes of the format unchanged.
+import * as protobuf from 'protobufjs';
+import { protoFile } from '../../src/codec/protoPath';
 import { DICT_INDEX, Writer, writeMagic } from '../../src/state/snapshotWire';
 import { isWellFormed } from '../../src/state/text';
 import type { CommandType } from '../../src/state';
@@ -161,7 +163,8 @@ export function encodePlainSnapshot(s: StateSnapshot): Uint8Array {
     for (const e of x.entries) {
       w.varint(e.requestId);
       w.dstr(e.commandType);
-      writeResultJson(w, e.result);
+      if (s.format >= 5) w.bytes(storedResultBytes(e.result));
+      else writeResultJson(w, e.result);
     }
   }
   if (s.format >= 4) writeAuth(w, s.auth);
@@ -258,4 +261,37 @@ export function writeResultJson(w: Writer, json: string): void {
       for (const y of xs) w.dstr(y);
     }
   }
+}
+
+// ---- stored results, as protobuf (format 5 on) -------------------------------------------------------------
+//
+// protobufjs encodes the StoredResult of a result's JSON: the oneof member named after the status, each other
+// property the field of that name. proto3 leaves a default value out unless the field is `optional`, so the
+// oracle drops those (protobufjs would write a default it is handed explicitly).
+
+export const StoredResult = protobuf.loadSync(protoFile('fencelock/v1/state.proto')).resolveAll().lookupType('fencelock.v1.state.StoredResult');
+
+const camel = (s: string): string => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** True for a proto3 `optional` field (protobufjs puts it in a synthetic oneof of its own). */
+export function isOptionalField(f: protobuf.Field): boolean {
+  return f.partOf !== null;
+}
+
+const isDefault = (v: unknown): boolean => v === 0 || v === '' || v === false || (Array.isArray(v) && v.length === 0);
+
+/** The StoredResult bytes of a result given as its JSON. */
+export function storedResultBytes(json: string): Uint8Array {
+  const { status, ...fields } = JSON.parse(json) as Record<string, unknown>;
+  const member = StoredResult.fields[camel(String(status))];
+  if (member === undefined) throw new Error(`no StoredResult member for ${String(status)}`);
+  const type = member.resolvedType as protobuf.Type;
+  const body: Record<string, unknown> = {};
+  for (const [name, v] of Object.entries(fields)) {
+    const f = type.fields[name];
+    if (f === undefined) throw new Error(`no field ${name} in StoredResult.${type.name}`);
+    if (!isOptionalField(f) && isDefault(v)) continue;
+    body[name] = name === 'cause' ? String(v).toUpperCase() : v;
+  }
+  return StoredResult.encode(StoredResult.fromObject({ [member.name]: body })).finish();
 }
