@@ -1,6 +1,7 @@
 // Forged Raft peer traffic for the security tests: messages a hostile party would send, real encoded
-// commands in their entries (so that, were they stepped, they would apply), and a raw RaftPeer stream
-// opened with whatever credentials and cluster id the attacker holds.
+// commands in their entries (so that, were they stepped, they would apply), and a raw peer stream of either
+// carrier (framedPeer.ts for the TLS frames, RaftPeer for gRPC) opened with whatever credentials and cluster
+// id the attacker holds.
 import * as grpc from '@grpc/grpc-js';
 import * as protobuf from 'protobufjs';
 import { randomBytes } from 'node:crypto';
@@ -12,7 +13,10 @@ import { LockApp } from '../../src/node/lockApp';
 import { makeMessage, type WireFields } from '../../src/raft/messages';
 import { EntryType, MessageType, type Entry, type Message, type NodeId } from '../../src/raft/types';
 import type { Command } from '../../src/state/commands';
+import type { PeerCarrierName } from '../../src/node/config';
+import { REMOVED_METADATA } from '../../src/transport/removalNotice';
 import { RAFT_PEER_STREAM_PATH, toBuffer } from '../../src/transport/service';
+import { openFramedPeerStream } from './framedPeer';
 
 /** The highest term the codec carries: 2^53 - 1. */
 export const MAX_TERM = Number.MAX_SAFE_INTEGER;
@@ -107,30 +111,57 @@ export function sslCredentials(ca: Buffer, key?: Buffer, cert?: Buffer): grpc.Ch
   return grpc.credentials.createSsl(ca, key ?? null, cert ?? null);
 }
 
+/** The peer carriers an attack is tried on (src/node/config.ts `peerCarrier`). */
+export const PEER_CARRIERS = ['tls', 'grpc'] as const satisfies readonly PeerCarrierName[];
+
+/**
+ * How a forged stream ended, whatever the carrier: `closed` without any answer (a refused handshake, or a
+ * connection the node dropped), a refusal of the policy (`denied`, `malformed`, `unavailable`, `removed`),
+ * `ended` in order after admission, or `unimplemented` (gRPC: no RaftPeer service there).
+ */
+export type PeerOutcome = 'closed' | 'denied' | 'malformed' | 'unavailable' | 'removed' | 'ended' | 'unimplemented';
+
 export interface PeerStreamResult {
-  /** The node answered with response headers: it admitted the stream. */
+  /** The node admitted the stream (gRPC: response headers; frames: ACCEPT). */
   admitted: boolean;
-  code: grpc.status;
+  outcome: PeerOutcome;
   details: string;
 }
 
-export interface RawPeerStream {
-  send(messages: Message[]): void;
-  /** Sends raw bytes as one MessageBatch frame (for malformed input). */
+/** A raw peer stream that carries bytes as MessageBatch frames (for malformed input too). */
+export interface PeerByteStream {
+  /** Sends raw bytes as one MessageBatch frame. */
   sendBytes(bytes: Uint8Array): void;
-  /** Resolves when the node answered with headers (true) or the stream ended first (false). */
+  /** Resolves when the node admitted the stream (true) or the stream ended first (false). */
   admitted: Promise<boolean>;
-  /** Half-closes and waits for the final status (cancels after `timeoutMs`). */
+  /** Ends the stream in order and waits for the node's end (drops the connection after `timeoutMs`). */
   finish(timeoutMs?: number): Promise<PeerStreamResult>;
-  /** The final status, however the stream ends. */
+  /** The outcome, however the stream ends. */
   result: Promise<PeerStreamResult>;
+}
+
+export interface RawPeerStream extends PeerByteStream {
+  send(messages: Message[]): void;
+}
+
+/** What the gRPC carrier's status says, as the outcome the frames' carrier would give. */
+function grpcOutcome(s: grpc.StatusObject): PeerOutcome {
+  if (s.code === grpc.status.FAILED_PRECONDITION && s.metadata.get(REMOVED_METADATA).length > 0) return 'removed';
+  const byCode: Partial<Record<grpc.status, PeerOutcome>> = {
+    [grpc.status.OK]: 'ended',
+    [grpc.status.PERMISSION_DENIED]: 'denied',
+    [grpc.status.INVALID_ARGUMENT]: 'malformed',
+    [grpc.status.UNIMPLEMENTED]: 'unimplemented',
+  };
+  // UNAVAILABLE is both a refused handshake and the policy's "unavailable": to an attacker, no answer.
+  return byCode[s.code] ?? 'closed';
 }
 
 /**
  * Opens fencelock.v1.RaftPeer/Stream at `address` as an attacker would: TLS with the given credentials (or
  * plaintext when `creds` is null), the given cluster id metadata (none when undefined).
  */
-export function openPeerStream(address: string, creds: PeerCredentials | null, clusterId: string | undefined, channelOptions: grpc.ChannelOptions = {}): RawPeerStream {
+export function openGrpcPeerStream(address: string, creds: PeerCredentials | null, clusterId: string | undefined, channelOptions: grpc.ChannelOptions = {}): PeerByteStream {
   const channel = creds ? sslCredentials(creds.ca, creds.key, creds.cert) : grpc.credentials.createInsecure();
   const client = new grpc.Client(address, channel, { 'grpc.initial_reconnect_backoff_ms': 100, ...channelOptions });
   const md = new grpc.Metadata();
@@ -149,19 +180,17 @@ export function openPeerStream(address: string, creds: PeerCredentials | null, c
     call.on('status', (s: grpc.StatusObject) => {
       markAdmitted(gotHeaders);
       client.close();
-      resolve({ admitted: gotHeaders, code: s.code, details: s.details });
+      resolve({ admitted: gotHeaders, outcome: grpcOutcome(s), details: `${grpc.status[s.code]} ${s.details}` });
     });
   });
-  const write = (bytes: Uint8Array): void => {
-    try {
-      call.write(bytes);
-    } catch {
-      /* the stream already failed: result says why */
-    }
-  };
   return {
-    send: (messages) => write(encodeUnchecked(messages)),
-    sendBytes: write,
+    sendBytes: (bytes) => {
+      try {
+        call.write(bytes);
+      } catch {
+        /* the stream already failed: result says why */
+      }
+    },
     admitted,
     result,
     async finish(timeoutMs = 5_000) {
@@ -178,23 +207,40 @@ export function openPeerStream(address: string, creds: PeerCredentials | null, c
   };
 }
 
+export interface PeerStreamOptions {
+  /** The node id a framed HELLO claims (gRPC streams claim none). */
+  claimedId?: string;
+  channelOptions?: grpc.ChannelOptions;
+  /** Frames: ALPN protocols to offer (h2 reaches a gRPC listener's HTTP/2 parser). */
+  alpn?: string[];
+}
+
+/** A raw peer stream of `carrier` to `address`, with the attacker's credentials and cluster id. */
+export function openPeerStream(carrier: PeerCarrierName, address: string, creds: PeerCredentials | null, clusterId: string | undefined, opts: PeerStreamOptions = {}): RawPeerStream {
+  const bytes = carrier === 'tls'
+    ? openFramedPeerStream(address, creds, { clusterId, nodeId: opts.claimedId ?? '' }, { alpn: opts.alpn })
+    : openGrpcPeerStream(address, creds, clusterId, opts.channelOptions);
+  return { ...bytes, send: (messages) => bytes.sendBytes(encodeUnchecked(messages)) };
+}
+
 /**
  * Opens a stream and writes the batches at once (`gapMs` apart), as an attacker would, without waiting for
- * the node's verdict; then half-closes and returns the final status (and whether the node admitted it).
+ * the node's verdict; then ends it and returns the outcome (and whether the node admitted it).
  */
 export async function sendForged(
+  carrier: PeerCarrierName,
   address: string,
   creds: PeerCredentials | null,
   clusterId: string | undefined,
   batches: Message[][],
-  opts: { gapMs?: number; channelOptions?: grpc.ChannelOptions } = {},
+  opts: PeerStreamOptions & { gapMs?: number } = {},
 ): Promise<PeerStreamResult> {
-  const stream = openPeerStream(address, creds, clusterId, opts.channelOptions);
+  const stream = openPeerStream(carrier, address, creds, clusterId, opts);
   for (const [i, b] of batches.entries()) {
     stream.send(b);
     if (opts.gapMs && i < batches.length - 1) await new Promise((r) => setTimeout(r, opts.gapMs));
   }
-  // Give the node a moment to read (and act on, or drop) what was sent before the half-close.
+  // Give the node a moment to read (and act on, or drop) what was sent before the end.
   await Promise.race([stream.result, new Promise((r) => setTimeout(r, 500))]);
   return stream.finish();
 }

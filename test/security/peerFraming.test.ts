@@ -1,7 +1,8 @@
 // Hostile framing on the peer listener of real node processes running the TLS framing carrier
-// (peerCarrier: "tls"), from an attacker that holds a member's certificate (n3's: the worst case, it passes
-// the handshake and names a member). Each attack: the connection is closed, the node keeps serving (a fenced
-// write still commits), nothing of the attack reaches the Raft core, and the node's memory stays bounded.
+// (peerCarrier: "tls", the default), from an attacker that holds a member's certificate (n3's: the worst
+// case, it passes the handshake and names a member), before and after the node admitted its stream. Each
+// attack: the connection is closed, the node keeps serving (a lock is granted, a fenced write commits),
+// nothing of the attack reaches the Raft core, and the node's memory stays bounded.
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as tls from 'node:tls';
@@ -11,7 +12,7 @@ import { encodeMessageBatch } from '../../src/codec/raftCodec';
 import { EntryType, MessageType } from '../../src/raft/types';
 import { makeMessage } from '../../src/raft/messages';
 import { deriveClusterId } from '../../src/node/config';
-import { encodeFrame, FrameKind } from '../../src/transport/frames';
+import { encodeFrame, FrameKind, FrameReader, MAX_CONTROL_FRAME_BYTES, type Frame } from '../../src/transport/frames';
 import { DEFAULT_READ_DEADLINE_MS } from '../../src/transport/tlsCarrier';
 import { eventually, LocalCluster, type NodeHandle } from '../integration/harness';
 import { watchRss } from './processMemory';
@@ -34,6 +35,22 @@ function connectAs(target: NodeHandle, name: string): Promise<tls.TLSSocket> {
     const s = tls.connect({ host, port: Number(port), ...p, checkServerIdentity: () => undefined }, () => resolve(s));
     s.once('error', reject);
   });
+}
+
+/** A stream as n3 that the node admitted (its ACCEPT read); frames the node sends later are collected. */
+async function admittedAs(target: NodeHandle, name: string): Promise<{ socket: tls.TLSSocket; answers: Frame[] }> {
+  const socket = await connectAs(target, name);
+  const reader = new FrameReader(MAX_CONTROL_FRAME_BYTES);
+  const answers: Frame[] = [];
+  socket.write(hello());
+  await new Promise<void>((resolve, reject) => {
+    socket.on('data', (chunk: Buffer) => {
+      answers.push(...reader.push(chunk));
+      if (answers.some((f) => f.kind === FrameKind.Accept)) resolve();
+    });
+    socket.once('close', () => reject(new Error('closed before ACCEPT')));
+  });
+  return { socket, answers };
 }
 
 function closedWithin(socket: tls.TLSSocket, ms: number): Promise<boolean> {
@@ -75,7 +92,7 @@ async function term(): Promise<bigint> {
 }
 
 beforeAll(async () => {
-  cluster = await LocalCluster.create({ peerCarrier: 'tls' });
+  cluster = await LocalCluster.create(); // the default carrier: the frames
   cluster.startAll();
   client = new FenceLockClient({ endpoints: cluster.endpoints });
   await eventually(async () => ((await client.status()).leader ? true : undefined), 20_000, 'a leader');
@@ -88,7 +105,17 @@ afterAll(async () => {
   await cluster?.destroy();
 });
 
-const attacks: Array<{ name: string; bytes: (to: string) => Buffer[]; closesWithinMs: number }> = [
+interface Attack {
+  name: string;
+  bytes: (to: string) => Buffer[];
+  closesWithinMs: number;
+  /** Sent on a stream the node admitted (after its ACCEPT), where a frame may be up to 64 MiB. */
+  afterAccept?: true;
+  /** The refusal the node answers with before closing, when it gives one. */
+  refusal?: string;
+}
+
+const attacks: Attack[] = [
   { name: 'a length prefix of 4 GiB', bytes: () => [hello(), Buffer.from([0xff, 0xff, 0xff, 0xff])], closesWithinMs: 5_000 },
   { name: 'a frame that is not a message', bytes: () => [hello(), encodeFrame(FrameKind.Batch, Buffer.from('\x0a\xff\xff\xff\xff\x0fnot a batch'))], closesWithinMs: 5_000 },
   { name: 'garbage after the handshake', bytes: () => [Buffer.from('\x16\x03\x01 PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n')], closesWithinMs: 5_000 },
@@ -96,19 +123,30 @@ const attacks: Array<{ name: string; bytes: (to: string) => Buffer[]; closesWith
   { name: 'a truncated frame (then silence)', bytes: (to) => [hello(), encodeFrame(FrameKind.Batch, forgedAppend(to)).subarray(0, 20)], closesWithinMs: DEFAULT_READ_DEADLINE_MS + 5_000 },
   // Admitted, then a frame every stream must be able to carry, forged: dropped by the sender binding.
   { name: 'a forged append from another member on an admitted stream, then END', bytes: (to) => [hello(), encodeFrame(FrameKind.Batch, forgedAppendFrom('n2', to)), encodeFrame(FrameKind.End)], closesWithinMs: 5_000 },
+  { name: 'a HELLO over the control frame limit', bytes: () => [encodeFrame(FrameKind.Hello, Buffer.alloc(MAX_CONTROL_FRAME_BYTES + 1, 0x20))], closesWithinMs: 5_000 },
+  { name: 'a length prefix of 4 GiB on an admitted stream', bytes: () => [Buffer.from([0xff, 0xff, 0xff, 0xff])], closesWithinMs: 5_000, afterAccept: true },
+  { name: 'a frame that is not a message on an admitted stream', bytes: () => [encodeFrame(FrameKind.Batch, Buffer.from('\x0a\xff\xff\xff\xff\x0fnot a batch'))], closesWithinMs: 5_000, afterAccept: true, refusal: 'malformed' },
+  { name: 'garbage (an HTTP request) after the framing handshake', bytes: () => [Buffer.from('GET / HTTP/1.1\r\nHost: n1\r\n\r\n')], closesWithinMs: 5_000, afterAccept: true },
+  { name: 'a frame of an unknown kind on an admitted stream', bytes: () => [encodeFrame(99 as FrameKind, Buffer.from('?'))], closesWithinMs: 5_000, afterAccept: true },
+  { name: 'a second HELLO on an admitted stream', bytes: () => [hello()], closesWithinMs: 5_000, afterAccept: true },
 ];
 
 describe('hostile framing on the TLS peer listener of a real node', () => {
-  for (const { name, bytes, closesWithinMs } of attacks) {
+  for (const { name, bytes, closesWithinMs, afterAccept, refusal } of attacks) {
     it(`${name}: closed, nothing reaches the core, the node keeps serving`, async () => {
       const target = cluster.nodes[0]!;
       const termBefore = await term();
       const rss = watchRss(target.process!.pid!);
-      const s = await connectAs(target, 'n3');
+      const admitted = afterAccept ? await admittedAs(target, 'n3') : undefined;
+      const s = admitted?.socket ?? (await connectAs(target, 'n3'));
       for (const chunk of bytes(target.id)) s.write(chunk);
       const started = Date.now();
       expect(await closedWithin(s, closesWithinMs)).toBe(true);
       closedAfterMs.set(name, Date.now() - started);
+      if (refusal) {
+        const refused = admitted?.answers.find((f) => f.kind === FrameKind.Refuse);
+        expect(refused && (JSON.parse(refused.payload.toString('utf8')) as { kind: string }).kind, 'the node said why').toBe(refusal);
+      }
       const report = rss.stop();
       expect(report.growthMiB).toBeLessThan(64);
       expect(await term()).toBeLessThan(1_000_000n); // the forged term never reached a core
@@ -141,9 +179,10 @@ describe('hostile framing on the TLS peer listener of a real node', () => {
     await serves('drip');
   }, DEFAULT_READ_DEADLINE_MS + 40_000);
 
-  it('a rogue listener at a dead member\'s peer address that accepts and stops reading: the leader\'s memory stays bounded, the cluster serves', async () => {
+  it('a rogue listener at a dead member\'s peer address that accepts and stops reading: the leader\'s memory stays bounded, the cluster serves, the leader drops the connection', async () => {
     // n3 is killed; a listener with n3's own certificate takes its peer port, accepts the leader's stream and
     // never reads. The leader's writes stop at the socket; its queue for n3 is bounded and drops the oldest.
+    // The rogue sends nothing either (no PING), so the leader's read deadline ends the connection.
     const victim = cluster.nodes[2]!;
     await cluster.kill(victim.id);
     const [host, port] = victim.peerAddress.split(':');
@@ -166,6 +205,8 @@ describe('hostile framing on the TLS peer listener of a real node', () => {
       expect(held.length).toBeGreaterThan(0); // the leader did dial the rogue
       expect(report.growthMiB).toBeLessThan(200); // 6 MB written to a peer that reads nothing; the queue's bound is 64 MiB
       await serves('after-flood');
+      // Reading again only drains what was sent: the leader has heard nothing from it, so it still hangs up.
+      expect(await closedWithin(held[0]!, DEFAULT_READ_DEADLINE_MS + 10_000), 'the leader closed the silent connection').toBe(true);
     } finally {
       for (const s of held) s.destroy();
       await new Promise<void>((r) => rogue.close(() => r()));

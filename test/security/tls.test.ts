@@ -11,10 +11,14 @@ import { generateDevCerts } from '../../src/certs/generate';
 import { clientIdentityUri, nodeIdentityUri } from '../../src/certs/identity';
 import { protoFile } from '../../src/codec/protoPath';
 import { FenceLockClient } from '../../src/client';
+import { CONFIG_DEFAULTS } from '../../src/node/config';
 import { eventually, freePorts, LocalCluster, NODE_MAIN, runNode } from '../integration/harness';
 import { FOREIGN_CLUSTER_ID } from './attackKit';
 import { expiredLeaf, issueFromCa, serialOf, type Pem } from './certs';
 import { openPeerStream, sslCredentials, type PeerCredentials } from './forge';
+
+/** The carrier this file's cluster runs (the default): the one its peer-listener refusals speak. */
+const PEER_CARRIER = CONFIG_DEFAULTS.peerCarrier;
 
 const def = protoLoader.loadSync(protoFile('fencelock/v1/lock.proto'), { keepCase: false, longs: String, enums: String, defaults: true });
 const Cluster = (grpc.loadPackageDefinition(def) as unknown as { fencelock: { v1: { Cluster: grpc.ServiceClientConstructor } } }).fencelock.v1.Cluster;
@@ -101,9 +105,9 @@ describe('TLS on the listeners (clientCertAuth off)', () => {
     for (const n of cluster.nodes) {
       expectRefused(await status(n.address, null), `plaintext to ${n.id}'s client listener`);
       // And the peer listener.
-      const r = await openPeerStream(n.peerAddress, null, undefined).finish();
+      const r = await openPeerStream(PEER_CARRIER, n.peerAddress, null, undefined).finish();
       expect(r.admitted, `plaintext to ${n.id}'s peer listener`).toBe(false);
-      expect(grpc.status[r.code], r.details).toBe('UNAVAILABLE');
+      expect(r.outcome, r.details).toBe('closed');
     }
   });
 
@@ -115,14 +119,14 @@ describe('TLS on the listeners (clientCertAuth off)', () => {
     const n1 = cluster.node('n1');
     const expired = expiredLeaf(certs, { commonName: 'n2', uri: nodeIdentityUri('n2'), hosts: ['n2', 'localhost', '127.0.0.1'], server: true });
     const creds: PeerCredentials = { ca: file(certs, 'ca.pem'), cert: Buffer.from(expired.certPem), key: Buffer.from(expired.keyPem), label: 'expired n2' };
-    const r = await openPeerStream(n1.peerAddress, creds, undefined).finish();
+    const r = await openPeerStream(PEER_CARRIER, n1.peerAddress, creds, undefined).finish();
     expect(r.admitted, 'an expired certificate is refused at the handshake').toBe(false);
-    expect(grpc.status[r.code], r.details).toBe('UNAVAILABLE');
+    expect(r.outcome, r.details).toBe('closed');
     // The same identity with a valid certificate gets past the handshake (refused later only for the
     // missing cluster id): the expiry, not the identity, is what the handshake refused.
     const valid = issueFromCa(certs, { commonName: 'n2', uri: nodeIdentityUri('n2'), hosts: ['n2', 'localhost', '127.0.0.1'], server: true, days: 1 });
-    const ok = await openPeerStream(n1.peerAddress, { ...creds, cert: Buffer.from(valid.certPem), key: Buffer.from(valid.keyPem) }, FOREIGN_CLUSTER_ID).finish();
-    expect(grpc.status[ok.code], ok.details).toBe('PERMISSION_DENIED');
+    const ok = await openPeerStream(PEER_CARRIER, n1.peerAddress, { ...creds, cert: Buffer.from(valid.certPem), key: Buffer.from(valid.keyPem) }, FOREIGN_CLUSTER_ID, { claimedId: 'n2' }).finish();
+    expect(ok.outcome, ok.details).toBe('denied');
   });
 
   it('refuses a node whose certificate does not name the host the client dialled', async () => {
