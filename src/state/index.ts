@@ -33,3 +33,4 @@ export { PERMISSIONS, QUOTA_NAMES, isCaller, isRoleName, isTokenHash, isTokenId,
 export { SNAPSHOT_FORMAT } from './snapshot';
 export { SnapshotError } from './snapshotWire';
 export { compareStrings, utf8ByteLength, isWellFormed, isSessionId } from './text';
+export { decoderOfMember, entryOf, type BodyReader, type EntryOf, type MemberDecoder, type WireBody } from './registry/index';

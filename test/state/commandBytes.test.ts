@@ -42,8 +42,11 @@ describe('log entry bytes, as written before the command registry', () => {
       if (f === undefined) throw new Error(`no fixture ${name}`);
       const decoded = decodeCommand(Buffer.from(f.hex, 'hex'));
       index += 1;
-      expect(plain(decoded), name).toEqual(f.decoded);
-      const applied = decoded.type === 'Undecodable' ? null : m.apply(index, decoded);
+      // A command that fails validation decodes as Invalid, carrying the command decoded as before.
+      const command = decoded.type === 'Invalid' ? decoded.command : decoded;
+      expect(plain(command), name).toEqual(f.decoded);
+      const applied = command.type === 'Undecodable' ? null : m.apply(index, command);
+      if (decoded.type === 'Invalid') expect(applied?.result, name).toEqual({ status: 'invalid', message: decoded.problem });
       expect(plain(applied), name).toEqual(f.applied);
     }
     expect(hex(m.writeSnapshot())).toBe(byName.get('final snapshot')?.hex);
