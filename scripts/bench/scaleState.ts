@@ -72,7 +72,7 @@ function restoreLimits(done: LimitOverride[]): void {
 /** Applies `command` at `index` the way LockApp does: entry bytes in, decoded command applied. */
 function applyEncoded(m: LockStateMachine, index: number, command: Command): CommandResult {
   const decoded = decodeCommand(encodeCommand(command));
-  check(decoded.type !== 'Undecodable', `entry ${index} did not decode`);
+  check(decoded.type !== 'Undecodable' && decoded.type !== 'Invalid', `entry ${index} did not decode to a valid command`);
   return m.apply(index, decoded);
 }
 

@@ -1,12 +1,29 @@
-// Lock commands <-> Raft entry bytes (proto/fencelock/v1/state.proto), with protobufjs.
+// Lock commands <-> Raft entry bytes (proto/fencelock/v1/state.proto), with protobufjs. What each command's
+// body is on the wire is its registry entry's (src/state/registry): here are only the fields every entry
+// shares (request ids, caller, clock) and the protobuf library.
 import * as protobuf from 'protobufjs';
-import type { AuthChange, Command, WriteOp } from '../state/commands';
+import { entryOf, decoderOfMember, validateCommand, type BodyReader, type Command, type RequestMeta, type WireBody } from '../state';
 import { protoFile } from './protoPath';
 
 const root = protobuf.loadSync(protoFile('fencelock/v1/state.proto'));
 const CommandType = root.lookupType('fencelock.v1.state.Command');
 
-type Wire = Record<string, unknown>;
+/** An entry whose bytes are no command: applying it changes nothing and answers `invalid`. */
+export interface UndecodableEntry {
+  type: 'Undecodable';
+  error: string;
+}
+
+/**
+ * An entry that decodes to a command that fails validation (a buggy or older proposer wrote it). It still
+ * goes to the state machine, which answers `invalid` (and stores that answer for a retry when its request
+ * ids are valid), exactly as every replica did before the registry.
+ */
+export interface InvalidEntry {
+  type: 'Invalid';
+  command: Command;
+  problem: string;
+}
 
 /** A uint64 field as a number: protobufjs decodes it to a Long (or a number); beyond 2^53 it is refused. */
 function num(v: unknown): number {
@@ -20,179 +37,75 @@ function isLong(v: unknown): v is { low: number; high: number } {
   return typeof v === 'object' && v !== null && typeof (v as { low?: unknown }).low === 'number' && typeof (v as { high?: unknown }).high === 'number';
 }
 
-/** A decoded bytes field: unset ones are an empty array on protobufjs' message prototype. */
-function bytes(v: unknown): Uint8Array {
-  return v instanceof Uint8Array ? v : new Uint8Array(0);
+/**
+ * A decoded message (not toObject()): unset fields read as their defaults ('', 0, false, []), oneofs name
+ * their set member, uint64s are Longs (num() converts them), bytes are views of the entry (unset ones an
+ * empty array on the message prototype).
+ */
+function reader(m: WireBody): BodyReader {
+  return {
+    str: (f) => (typeof m[f] === 'string' ? (m[f] as string) : ''),
+    num: (f) => num(m[f]),
+    bool: (f) => m[f] === true,
+    bytes: (f) => (m[f] instanceof Uint8Array ? (m[f] as Uint8Array) : new Uint8Array(0)),
+    strings: (f) => ((m[f] as string[] | undefined) ?? []).slice(),
+    list: (f) => ((m[f] as WireBody[] | undefined) ?? []).map(reader),
+    oneof: (name) => (typeof m[name] === 'string' ? (m[name] as string) : undefined),
+  };
 }
 
 export function encodeCommand(c: Command): Uint8Array {
-  const w: Wire = { now: c.now };
-  if (c.type !== 'ExpireSession' && c.type !== 'CheckpointLeases') {
-    w.clientId = c.clientId;
-    w.requestId = c.requestId;
-    w.ackedBelow = c.ackedBelow ?? 0;
+  const entry = entryOf(c.type);
+  const w: WireBody = { now: c.now };
+  if (entry.kind === 'request') {
+    const r = c as RequestMeta;
+    w.clientId = r.clientId;
+    w.requestId = r.requestId;
+    w.ackedBelow = r.ackedBelow ?? 0;
     // Only when set: an entry without a caller keeps the bytes it had before callers existed.
-    if (c.caller !== undefined && c.caller !== '') w.caller = c.caller;
-    if (c.callerToken !== undefined && c.callerToken !== '') w.callerToken = c.callerToken;
+    if (r.caller !== undefined && r.caller !== '') w.caller = r.caller;
+    if (r.callerToken !== undefined && r.callerToken !== '') w.callerToken = r.callerToken;
   }
-  switch (c.type) {
-    case 'OpenSession':
-      w.openSession = { sessionId: c.sessionId, ttlMs: c.ttlMs, clientName: c.clientName };
-      break;
-    case 'CloseSession':
-      w.closeSession = { sessionId: c.sessionId };
-      break;
-    case 'RevokeSession':
-      w.revokeSession = { sessionId: c.sessionId };
-      break;
-    case 'ExpireSession':
-      w.expireSessions = { sessionIds: c.sessionIds };
-      break;
-    case 'CheckpointLeases':
-      w.checkpointLeases = { leases: c.leases.map((l) => ({ sessionId: l.sessionId, remainingMs: l.remainingMs })) };
-      break;
-    case 'Acquire':
-      w.acquire = { lock: c.lock, sessionId: c.sessionId, tryOnly: c.tryOnly, waitTimeoutMs: c.waitTimeoutMs ?? 0 };
-      break;
-    case 'CancelWait':
-      w.cancelWait = { lock: c.lock, sessionId: c.sessionId };
-      break;
-    case 'Release':
-      w.release = { lock: c.lock, sessionId: c.sessionId, token: c.token };
-      break;
-    case 'Write':
-      w.write = {
-        lock: c.lock,
-        sessionId: c.sessionId,
-        token: c.token,
-        ops: c.ops.map((op) => (op.type === 'put' ? { key: op.key, value: op.value } : { delete: true, key: op.key })),
-      };
-      break;
-    case 'AuthChange':
-      w.authChange = encodeAuthChange(c.change);
-      break;
-    case 'MoveKeys':
-      // A oneof member is written even when empty: prefix '' (every key) survives.
-      w.moveKeys = c.key !== undefined ? { key: c.key, toLock: c.toLock } : { prefix: c.prefix ?? '', toLock: c.toLock };
-      break;
-  }
+  w[entry.member] = (entry.encode as (c: Command) => WireBody)(c);
   return CommandType.encode(CommandType.fromObject(w)).finish();
 }
 
-/** The flat wire form (state.proto AuthChange): every field of the change under its name, the rest empty. */
-function encodeAuthChange(c: AuthChange): Wire {
-  const f = c as Partial<Record<'user' | 'role' | 'perm' | 'prefix' | 'tokenId' | 'tokenHash' | 'quota', string>> & { value?: number };
-  const w: Wire = { op: c.op, user: f.user, role: f.role, perm: f.perm, prefix: f.prefix, tokenId: f.tokenId, tokenHash: f.tokenHash, quota: f.quota };
-  if (f.value !== undefined) {
-    w.value = f.value;
-    w.hasValue = true;
-  }
-  if (c.version !== undefined && c.version !== 0) w.version = c.version;
-  return w;
-}
-
 /**
- * The change as the state machine takes it: the fields its op uses ('' for one left empty: validation says
- * what is wrong), `value` only with has_value. An unknown op keeps only `op` (validation refuses it).
+ * Decodes an entry's command and validates it (as apply does, through its registry entry). Bytes that are
+ * no command are `Undecodable`, a command that fails validation is `Invalid`: never a crash, and the same
+ * answer on every replica.
  */
-function decodeAuthChange(b: Wire): AuthChange {
-  const s = (k: string): string => (b[k] as string) ?? '';
-  const op = s('op');
-  const fields: Record<string, readonly string[]> = {
-    enable: ['user'],
-    user_add: ['user'],
-    user_delete: ['user'],
-    user_grant: ['user', 'role'],
-    user_revoke: ['user', 'role'],
-    role_add: ['role'],
-    role_delete: ['role'],
-    role_grant: ['role', 'perm', 'prefix'],
-    role_revoke: ['role', 'perm', 'prefix'],
-    role_quota: ['role', 'quota'],
-    token_issue: ['user', 'tokenId', 'tokenHash'],
-    token_revoke: ['tokenId'],
-  };
-  const change: Record<string, unknown> = { op };
-  for (const k of Object.hasOwn(fields, op) ? (fields[op] ?? []) : []) change[k] = s(k);
-  if (op === 'role_quota' && b.hasValue === true) change.value = num(b.value);
-  const version = num(b.version);
-  if (version !== 0) change.version = version;
-  return change as unknown as AuthChange;
-}
-
-/**
- * Decodes an entry's command. Bytes that are not a command decode to a value that the state machine's own
- * validation refuses, so a bad entry yields an `invalid` result on every replica instead of a crash.
- */
-export function decodeCommand(data: Uint8Array): Command | { type: 'Undecodable'; error: string } {
-  let w: Wire;
+export function decodeCommand(data: Uint8Array): Command | InvalidEntry | UndecodableEntry {
+  let w: WireBody;
   try {
-    // The decoded message itself, not toObject(): unset fields read as their defaults ('', 0, false, []),
-    // oneofs name their set member, uint64s are Longs (num() converts them), bytes are views of `data`.
-    w = CommandType.decode(data) as unknown as Wire;
+    w = CommandType.decode(data) as unknown as WireBody;
   } catch (err) {
     return { type: 'Undecodable', error: (err as Error).message };
   }
+  let command: Command;
   try {
-    const meta = { clientId: (w.clientId as string) ?? '', requestId: num(w.requestId), now: num(w.now) };
-    const acked = num(w.ackedBelow);
-    // Absent or '' decode to undefined, as ackedBelow 0 does: entries written before these fields decode as before.
-    const withAck = {
-      ...meta,
-      ...(acked > 0 ? { ackedBelow: acked } : {}),
-      ...(typeof w.caller === 'string' && w.caller !== '' ? { caller: w.caller } : {}),
-      ...(typeof w.callerToken === 'string' && w.callerToken !== '' ? { callerToken: w.callerToken } : {}),
-    };
-    const b = (w[w.body as string] ?? {}) as Wire;
-    const s = (k: string): string => (b[k] as string) ?? '';
-    switch (w.body) {
-      case 'openSession':
-        return { type: 'OpenSession', ...withAck, sessionId: s('sessionId'), ttlMs: num(b.ttlMs), clientName: s('clientName') };
-      case 'closeSession':
-        return { type: 'CloseSession', ...withAck, sessionId: s('sessionId') };
-      case 'revokeSession':
-        return { type: 'RevokeSession', ...withAck, sessionId: s('sessionId') };
-      case 'expireSession':
-        return { type: 'ExpireSession', now: meta.now, sessionIds: [s('sessionId')] };
-      case 'expireSessions':
-        return { type: 'ExpireSession', now: meta.now, sessionIds: ((b.sessionIds as string[] | undefined) ?? []).slice() };
-      case 'checkpointLeases': {
-        const leases = ((b.leases as Wire[] | undefined) ?? []).map((l) => ({ sessionId: (l.sessionId as string) ?? '', remainingMs: num(l.remainingMs) }));
-        return { type: 'CheckpointLeases', now: meta.now, leases };
-      }
-      case 'acquire':
-        return {
-          type: 'Acquire',
-          ...withAck,
-          lock: s('lock'),
-          sessionId: s('sessionId'),
-          tryOnly: b.tryOnly === true,
-          waitTimeoutMs: num(b.waitTimeoutMs),
-        };
-      case 'cancelWait':
-        return { type: 'CancelWait', ...withAck, lock: s('lock'), sessionId: s('sessionId') };
-      case 'release':
-        return { type: 'Release', ...withAck, lock: s('lock'), sessionId: s('sessionId'), token: num(b.token) };
-      case 'write': {
-        const ops = ((b.ops as Wire[]) ?? []).map(
-          (op): WriteOp =>
-            op.delete === true
-              ? { type: 'delete', key: (op.key as string) ?? '' }
-              : { type: 'put', key: (op.key as string) ?? '', value: bytes(op.value) },
-        );
-        return { type: 'Write', ...withAck, lock: s('lock'), sessionId: s('sessionId'), token: num(b.token), ops };
-      }
-      case 'authChange':
-        return { type: 'AuthChange', ...withAck, change: decodeAuthChange(b) };
-      case 'moveKeys': {
-        // Neither key nor prefix set: a move of nothing, which validation refuses.
-        const what = b.what === 'key' ? { key: s('key') } : b.what === 'prefix' ? { prefix: s('prefix') } : {};
-        return { type: 'MoveKeys', ...withAck, ...what, toLock: s('toLock') };
-      }
-      default:
-        return { type: 'Undecodable', error: 'entry carries no command' };
-    }
+    // Every entry's ids and clock are read (and a uint64 beyond 2^53 refused) before its body, as ever.
+    const head = reader(w);
+    const meta = requestMeta(head);
+    const decoder = typeof w.body === 'string' ? decoderOfMember(w.body) : undefined;
+    if (decoder === undefined) return { type: 'Undecodable', error: 'entry carries no command' };
+    const body = reader((w[w.body as string] ?? {}) as WireBody);
+    command = decoder.decode(body, decoder.kind === 'request' ? meta : ({ now: meta.now } as RequestMeta));
   } catch (err) {
     return { type: 'Undecodable', error: (err as Error).message };
   }
+  const problem = validateCommand(command);
+  return problem === null ? command : { type: 'Invalid', command, problem };
+}
+
+/** Absent or '' decode to undefined, as ackedBelow 0 does: entries written before these fields decode as before. */
+function requestMeta(w: BodyReader): RequestMeta {
+  const meta: RequestMeta = { clientId: w.str('clientId'), requestId: w.num('requestId'), now: w.num('now') };
+  const acked = w.num('ackedBelow');
+  if (acked > 0) meta.ackedBelow = acked;
+  const caller = w.str('caller');
+  if (caller !== '') meta.caller = caller;
+  const callerToken = w.str('callerToken');
+  if (callerToken !== '') meta.callerToken = callerToken;
+  return meta;
 }

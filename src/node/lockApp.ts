@@ -23,10 +23,12 @@ export class LockApp extends EventEmitter implements ReplicatedApp<CommandResult
   }
 
   apply(index: number, data: Uint8Array): CommandResult {
-    const command = decodeCommand(data);
-    if (command.type === 'Undecodable') {
-      return { result: { status: 'invalid', message: `undecodable entry: ${command.error}` }, events: [], duplicate: false };
+    const decoded = decodeCommand(data);
+    if (decoded.type === 'Undecodable') {
+      return { result: { status: 'invalid', message: `undecodable entry: ${decoded.error}` }, events: [], duplicate: false };
     }
+    // An invalid command still goes to the machine: it answers `invalid` and keeps that answer for a retry.
+    const command = decoded.type === 'Invalid' ? decoded.command : decoded;
     const outcome = this.machine.apply(index, command);
     this.emit('applied', index, command, outcome);
     return outcome;

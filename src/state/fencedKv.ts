@@ -7,7 +7,7 @@
 // snapshots (and a restored machine can adopt a snapshot's arrays) without copying.
 import { copyBytes } from './bytes';
 import { TableCapture, type TableView } from './capture';
-import type { WriteOp } from './commands';
+import type { WriteOp } from './writeOps';
 import { invariant } from './invariant';
 import { KeyIndex } from './sortedIndex';
 import { compareStrings, utf8ByteLength } from './text';

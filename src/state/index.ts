@@ -34,3 +34,4 @@ export { SNAPSHOT_FORMAT, SNAPSHOT_FORMATS_READ } from './snapshot';
 export { RESULT_CODECS, decodeResult, encodeResult, type FieldCodec, type FieldKind, type StatusCodec } from './resultCodec';
 export { SnapshotError } from './snapshotWire';
 export { compareStrings, utf8ByteLength, isWellFormed, isSessionId } from './text';
+export { decoderOfMember, entryOf, type BodyReader, type EntryOf, type MemberDecoder, type WireBody } from './registry/index';

@@ -8,29 +8,13 @@
 // Contract of apply(): indexes strictly increase (Raft applies each entry once, in order; entries the
 // node does not hand over, e.g. configuration changes, may leave gaps). Breaking it throws InvariantError.
 // A malformed command never throws: it yields an `invalid` result and changes nothing.
-import { checkAccess } from './auth/access';
-import { applyAuthChange } from './auth/authChange';
+import { checkCaller } from './auth/access';
 import { AuthTable } from './auth/authTable';
 import { AuthView } from './auth/view';
 import type { QuotaName } from './auth/names';
 import { quotaOf } from './auth/permissions';
-import {
-  isCommandType,
-  isRequestCommandType,
-  validateCommand,
-  validateRequestMeta,
-  type AcquireCommand,
-  type CancelWaitCommand,
-  type Command,
-  type LeaseCommand,
-  type OpenSessionCommand,
-  type ReleaseCommand,
-  type RequestCommand,
-  type WriteCommand,
-  type WriteOp,
-} from './commands';
+import { isCommandType, isRequestCommandType, validateCommand, validateRequestMeta, type Command, type LeaseCommand, type RequestCommand } from './commands';
 import { DedupTable } from './dedup';
-import { checkFence } from './fencing';
 import { FencedKv, type KvEntry, type KvListOptions } from './fencedKv';
 import { InvariantError, invariant } from './invariant';
 import * as L from './limits';
@@ -40,15 +24,15 @@ import {
   freezeResult,
   invalid,
   refused,
-  refusedAbout,
   type CommandResult,
   type LockEvent,
+  type RefusedResult,
   type Result,
   type SessionEndCause,
+  type SessionEndedResult,
 } from './results';
 import {
   addHeld,
-  addWaiting,
   clearWaiting,
   deleteHeld,
   deleteWaiting,
@@ -62,10 +46,10 @@ import {
   type LockRecord,
   type Session,
 } from './records';
+import { entryOf, type MachineState, type PermissionScope } from './registry/index';
 import { SessionTable } from './sessions';
 import { SnapshotEncoding } from './capture';
-import { moveKeys } from './moveKeys';
-import { UsageTable, recountUsage, writeCharge } from './usage';
+import { UsageTable, recountUsage } from './usage';
 import { SLICE_UNITS, encodeState, readState, writeState, type StateTables, type StateView } from './snapshot';
 import { SnapshotError } from './snapshotWire';
 import { compareStrings, sortedStrings } from './text';
@@ -137,6 +121,21 @@ export class LockStateMachine {
     (caller) => ({ ...this.usage.counts(caller), dedupClients: this.dedup.clientsOf(caller), dedupResults: this.dedup.resultsOf(caller) }),
   );
 
+  /** What registry entries execute against: the tables and the steps commands share (registry/entry.ts). */
+  private readonly state: MachineState = {
+    sessions: this.sessions,
+    locks: this.locks,
+    kv: this.kv,
+    authTable: this.authTable,
+    usage: this.usage,
+    overQuota: (caller, quota, used, adding) => this.overQuota(caller, quota, used, adding),
+    endSession: (index, now, sessionId, cause, events) => this.endSession(index, now, sessionId, cause, events),
+    endSessionsOf: (index, now, owner, events) => this.endSessionsOf(index, now, owner, events),
+    leaveSession: (s, cause, events) => this.leaveSession(s, cause, events),
+    releaseSession: (index, now, s, cause, events) => this.releaseSession(index, now, s, cause, events),
+    handOver: (rec, index, now, cause, events) => this.handOver(rec, index, now, cause, events),
+  };
+
   /** Index of the last applied entry (0 before the first). */
   get lastApplied(): number {
     return this.applied;
@@ -156,7 +155,8 @@ export class LockStateMachine {
       const problem = validateCommand(c);
       if (problem !== null) return outcome(freezeResult(invalid(problem)));
       const events: LockEvent[] = [];
-      const result = this.applyLeaseCommand(index, c as unknown as LeaseCommand, events);
+      const command = c as unknown as LeaseCommand;
+      const result = entryOf(command.type).execute(this.state, index, command, events);
       return { result: freezeResult(result), events, duplicate: false };
     }
 
@@ -188,75 +188,20 @@ export class LockStateMachine {
     return { result, events, duplicate: false };
   }
 
-  /** A request whose ids are valid: validated, its caller checked (auth/access.ts), then executed. */
+  /** A request whose ids are valid: validated, its caller checked (auth/access.ts, then its entry's rule), then executed. */
   private checkAndExecute(index: number, c: Fields, events: LockEvent[]): Result {
     const problem = validateCommand(c);
     if (problem !== null) return invalid(problem);
     const command = c as unknown as RequestCommand;
-    const refusal = checkAccess(this.authTable, command, (id) => this.sessions.get(id)?.owner);
-    return refusal ?? this.execute(index, command, events);
+    const entry = entryOf(command.type);
+    const caller = checkCaller(this.authTable, command);
+    if (caller !== null && caller !== 'checked') return caller;
+    const refusal = caller === 'checked' ? (entry.permit?.(this.permissionScope(command.caller ?? ''), command) ?? null) : null;
+    return refusal ?? entry.execute(this.state, index, command, events);
   }
 
-  private applyLeaseCommand(index: number, c: LeaseCommand, events: LockEvent[]): Result {
-    if (c.type === 'CheckpointLeases') {
-      let sessions = 0;
-      for (const { sessionId, remainingMs } of c.leases) {
-        const s = this.sessions.get(sessionId);
-        if (s === undefined) continue;
-        this.sessions.checkpoint(s, remainingMs);
-        sessions++;
-      }
-      return { status: 'checkpointed', sessions };
-    }
-    // The sessions end together: none of them is granted a lock another one releases. A token is the entry's
-    // index, so this entry can grant each lock once: a lock handed to a session that ended in the same entry
-    // could not be handed on.
-    const ending: Session[] = [];
-    for (const sessionId of new Set(c.sessionIds)) {
-      const s = this.sessions.get(sessionId);
-      if (s === undefined) continue;
-      this.leaveSession(s, 'expired', events);
-      ending.push(s);
-    }
-    for (const s of ending) this.releaseSession(index, c.now, s, 'expired', events);
-    return { status: 'sessions_expired', ended: ending.map((s) => s.id) };
-  }
-
-  private execute(index: number, c: RequestCommand, events: LockEvent[]): Result {
-    switch (c.type) {
-      case 'OpenSession':
-        return this.openSession(index, c);
-      case 'CloseSession':
-        return this.endSession(index, c.now, c.sessionId, 'closed', events);
-      case 'RevokeSession':
-        return this.endSession(index, c.now, c.sessionId, 'revoked', events);
-      case 'Acquire':
-        return this.acquire(index, c, events);
-      case 'CancelWait':
-        return this.cancelWait(c, events);
-      case 'Release':
-        return this.release(index, c, events);
-      case 'Write':
-        return this.write(index, c);
-      case 'AuthChange': {
-        const result = applyAuthChange(this.authTable, c.change);
-        if (c.change.op === 'user_delete' && result.status === 'auth_changed') this.endSessionsOf(index, c.now, c.change.user, events);
-        return result;
-      }
-      case 'MoveKeys':
-        return moveKeys(this.kv, this.locks, c);
-    }
-  }
-
-  private openSession(index: number, c: OpenSessionCommand): Result {
-    const owner = c.caller ?? '';
-    if (this.sessions.has(c.sessionId)) return refused(Reason.SESSION_EXISTS, 0);
-    if (this.overQuota(owner, 'sessions', this.usage.counts(owner).sessions, 1)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'sessions');
-    if (this.sessions.size >= L.MAX_SESSIONS) return refused(Reason.TOO_MANY_SESSIONS, 0);
-    const s = this.sessions.add({ id: c.sessionId, clientName: c.clientName, ttlMs: c.ttlMs, openedAt: c.now, openIndex: index, owner });
-    s.usage = this.usage.of(owner);
-    if (s.usage !== null) s.usage.sessions++;
-    return { status: 'session_opened', sessionId: c.sessionId, ttlMs: c.ttlMs };
+  private permissionScope(caller: string): PermissionScope {
+    return { table: this.authTable, caller, sessionOwner: (id) => this.sessions.get(id)?.owner };
   }
 
   /** Would `adding` more of `quota` take `caller` (not '') above it? Nothing added is never refused. */
@@ -268,7 +213,7 @@ export class LockStateMachine {
    * Close or Expire: drops the session's waits, removes the session (so it can never be granted), then
    * releases its locks in name order, each handed to its next live waiter with token = `index`.
    */
-  private endSession(index: number, now: number, sessionId: string, cause: SessionEndCause, events: LockEvent[]): Result {
+  private endSession(index: number, now: number, sessionId: string, cause: SessionEndCause, events: LockEvent[]): SessionEndedResult | RefusedResult {
     const s = this.sessions.get(sessionId);
     if (s === undefined) return refused(Reason.UNKNOWN_SESSION, 0);
     this.leaveSession(s, cause, events);
@@ -331,121 +276,6 @@ export class LockStateMachine {
       return s.id;
     }
     return undefined;
-  }
-
-  private acquire(index: number, c: AcquireCommand, events: LockEvent[]): Result {
-    let rec = this.locks.get(c.lock);
-    const watermark = rec?.latestToken ?? 0;
-    const s = this.sessions.get(c.sessionId);
-    if (s === undefined) return refused(Reason.UNKNOWN_SESSION, watermark);
-    if (rec !== undefined && rec.holder === s) return { status: 'granted', token: tokenOf(rec), newGrant: false };
-    const perSessionFull = s.heldCount + waitingCount(s) >= L.MAX_LOCKS_PER_SESSION;
-    if (rec !== undefined && rec.holder !== null) {
-      if (hasWaiter(rec, s)) {
-        return { status: 'waiting', holderToken: tokenOf(rec), position: queuePosition(rec, c.sessionId) };
-      }
-      if (c.tryOnly) return { status: 'held', holderToken: tokenOf(rec) };
-      if (this.overQuota(s.owner, 'waiters', s.usage?.waiters ?? 0, 1)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'waiters');
-      if (waiterCount(rec) >= L.MAX_WAITERS_PER_LOCK) return refused(Reason.TOO_MANY_WAITERS, watermark);
-      if (perSessionFull) return refused(Reason.TOO_MANY_LOCKS, watermark);
-      this.locks.enqueue(rec, s);
-      addWaiting(s, rec);
-      events.push({ type: 'queued', lock: c.lock, sessionId: c.sessionId, position: waiterCount(rec) });
-      return { status: 'waiting', holderToken: tokenOf(rec), position: waiterCount(rec) };
-    }
-    if (this.overQuota(s.owner, 'locks', s.usage?.locks ?? 0, 1)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'locks');
-    if (perSessionFull) return refused(Reason.TOO_MANY_LOCKS, watermark);
-    if (rec === undefined) {
-      if (this.locks.size >= L.MAX_LOCKS) return refused(Reason.TOO_MANY_LOCKS, watermark);
-      rec = this.locks.create(c.lock);
-    }
-    invariant(rec.waiters === null, () => `free lock ${JSON.stringify(c.lock)} has waiters`);
-    this.locks.grant(rec, s, index, c.now);
-    addHeld(s, rec);
-    events.push({ type: 'granted', lock: c.lock, sessionId: c.sessionId, token: index, cause: 'acquired' });
-    return { status: 'granted', token: index, newGrant: true };
-  }
-
-  /**
-   * Leaves the queue. If the wait already ended in a grant, answers `granted` (newGrant false) with the
-   * token: the caller owns the lock and must not report DEADLINE_EXCEEDED as if it did not.
-   */
-  private cancelWait(c: CancelWaitCommand, events: LockEvent[]): Result {
-    const rec = this.locks.get(c.lock);
-    if (rec !== undefined && holderIdOf(rec) === c.sessionId) return { status: 'granted', token: tokenOf(rec), newGrant: false };
-    const s = this.sessions.get(c.sessionId);
-    if (s === undefined) return refused(Reason.UNKNOWN_SESSION, rec?.latestToken ?? 0);
-    if (rec !== undefined && this.locks.dequeue(rec, s)) {
-      deleteWaiting(s, rec);
-      events.push({ type: 'wait_ended', lock: c.lock, sessionId: c.sessionId, cause: 'cancelled' });
-      return { status: 'cancelled' };
-    }
-    return { status: 'not_waiting' };
-  }
-
-  private release(index: number, c: ReleaseCommand, events: LockEvent[]): Result {
-    const rec = this.locks.get(c.lock);
-    const watermark = rec?.latestToken ?? 0;
-    if (rec !== undefined && rec.holder !== null && rec.holder.id === c.sessionId) {
-      if (tokenOf(rec) !== c.token) return refused(Reason.WRONG_TOKEN, watermark);
-      deleteHeld(rec.holder, rec);
-      const token = this.locks.clearHolder(rec);
-      events.push({ type: 'released', lock: c.lock, sessionId: c.sessionId, token, cause: 'released' });
-      const next = this.handOver(rec, index, c.now, 'released', events);
-      this.locks.collectIfIdle(rec);
-      return next === undefined ? { status: 'released', token } : { status: 'released', token, nextHolder: next, nextToken: index };
-    }
-    if (!this.sessions.has(c.sessionId)) return refused(Reason.UNKNOWN_SESSION, watermark);
-    return refused(Reason.NOT_HOLDER, watermark);
-  }
-
-  /** The fenced write; see fencing.ts for the decision and its order. All ops apply, or none. */
-  private write(index: number, c: WriteCommand): Result {
-    const rec = this.locks.get(c.lock);
-    const decision = checkFence({
-      lock: c.lock,
-      sessionId: c.sessionId,
-      token: c.token,
-      keys: c.ops.map((op) => op.key),
-      record: rec,
-      gcFloor: this.locks.gcFloor,
-      sessionOpen: this.sessions.has(c.sessionId),
-      kv: this.kv,
-    });
-    if (!decision.ok) return refused(decision.reason, decision.watermark, decision.key, decision.owner);
-    invariant(rec !== undefined, 'accepted write without a lock record');
-    const payer = c.caller ?? '';
-    const quotaRefusal = this.writeQuotaRefusal(payer, c.ops);
-    if (quotaRefusal !== null) return quotaRefusal;
-    const plan = this.kv.plan(c.ops);
-    if (this.kv.size + plan.newKeys.length > L.MAX_KEYS || this.kv.bytes + plan.bytesDelta > L.MAX_STORE_BYTES) {
-      return refused(Reason.STORE_FULL, c.token);
-    }
-    // The touched keys' cost moves to this write's caller: off their payers before, onto it after.
-    const touched = new Set(c.ops.map((op) => op.key));
-    for (const key of touched) {
-      const r = this.kv.record(key);
-      if (r !== undefined) this.usage.uncharge(r);
-    }
-    for (const op of c.ops) {
-      if (this.kv.apply(op, rec.name, c.token, payer)) rec.boundKeys++;
-    }
-    for (const key of touched) {
-      const r = this.kv.record(key);
-      invariant(r !== undefined, 'a written key is missing');
-      this.usage.charge(r);
-    }
-    return { status: 'written', token: c.token, ops: c.ops.length, index };
-  }
-
-  /** QUOTA_EXCEEDED when the write would take its caller above its `keys` or `store_bytes` quota. */
-  private writeQuotaRefusal(payer: string, ops: readonly WriteOp[]): Result | null {
-    if (payer === '') return null;
-    const used = this.usage.counts(payer);
-    const adds = writeCharge(this.kv, ops, payer);
-    if (this.overQuota(payer, 'keys', used.keys, adds.keys)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'keys');
-    if (this.overQuota(payer, 'store_bytes', used.storeBytes, adds.bytes)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'store_bytes');
-    return null;
   }
 
   /**

@@ -5,14 +5,20 @@
 // token is raised to the highest moved watermark: every token it grants later (an index of the same log)
 // is above every watermark it now guards, and a token below is refused as stale. The source locks lose the
 // keys (an idle source without keys is forgotten, as ever).
-import type { MoveKeysCommand } from './commands';
 import type { FencedKv, KvRecord } from './fencedKv';
 import { invariant } from './invariant';
 import * as L from './limits';
 import type { LockTable } from './locks';
-import { Reason, refused, refusedAbout, type Result } from './results';
+import { Reason, refused, refusedAbout, type KeysMovedResult, type RefusedResult } from './results';
 
-export function moveKeys(kv: FencedKv, locks: LockTable, c: MoveKeysCommand): Result {
+/** What a MoveKeys names (registry/moveKeys.ts): one key or a prefix, and the target lock. */
+export interface KeyMove {
+  key?: string;
+  prefix?: string;
+  toLock: string;
+}
+
+export function moveKeys(kv: FencedKv, locks: LockTable, c: KeyMove): KeysMovedResult | RefusedResult {
   const target = locks.get(c.toLock);
   if (target !== undefined && (target.holder !== null || target.waiters !== null)) return refusedAbout(Reason.LOCK_BUSY, c.toLock);
   const found = keysToMove(kv, c);
@@ -37,7 +43,7 @@ export function moveKeys(kv: FencedKv, locks: LockTable, c: MoveKeysCommand): Re
 }
 
 /** The key, or the keys under the prefix (tombstones included); null when there are more than MAX_MOVE_KEYS. */
-function keysToMove(kv: FencedKv, c: MoveKeysCommand): KvRecord[] | null {
+function keysToMove(kv: FencedKv, c: KeyMove): KvRecord[] | null {
   if (c.key !== undefined) {
     const r = kv.record(c.key);
     return r === undefined ? [] : [r];

@@ -5,7 +5,7 @@
 // through the hooks of records.ts; keys name their payer (KvRecord.payer) and the machine charges and
 // uncharges them around every write. A restore recounts everything (recount), checkInvariants compares.
 // Caller '' (the node itself, old logs) is counted nowhere. A record whose counts are all 0 is dropped.
-import type { WriteOp } from './commands';
+import type { WriteOp } from './writeOps';
 import type { FencedKv, KvRecord } from './fencedKv';
 import { waitingCount, type Session, type Usage } from './records';
 import { utf8ByteLength } from './text';

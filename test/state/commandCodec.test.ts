@@ -2,10 +2,22 @@
 // change round-trip; absent or empty ones decode to undefined, as entries written before them do.
 import { describe, expect, it } from 'vitest';
 import { decodeCommand, encodeCommand } from '../../src/codec/commandCodec';
-import type { AuthChange, Command } from '../../src/state';
+import { validateCommand, type AuthChange, type Command } from '../../src/state';
 import { sid } from './harness';
 
 const meta = { clientId: 'c', requestId: 3, now: 7 };
+
+/**
+ * The command an entry carries, valid or not: a command beyond a limit (the uint64 edges below) decodes as
+ * Invalid with the problem validation finds, carrying the command as decoded.
+ */
+function carried(bytes: Uint8Array): unknown {
+  const d = decodeCommand(bytes);
+  if (d.type !== 'Invalid') return d;
+  expect(validateCommand(d.command)).toBe(d.problem);
+  expect(d.problem).not.toBeNull();
+  return d.command;
+}
 
 describe('command codec', () => {
   it('round-trips caller and callerToken, and leaves them out when absent or empty', () => {
@@ -36,7 +48,7 @@ describe('command codec', () => {
     ];
     for (const change of changes) {
       const c: Command = { type: 'AuthChange', ...meta, caller: 'ops', change };
-      expect(decodeCommand(encodeCommand(c)), change.op).toEqual(c);
+      expect(carried(encodeCommand(c)), change.op).toEqual(c);
     }
   });
 });
@@ -77,7 +89,7 @@ describe('command codec, every command and the uint64 edges', () => {
       },
     ];
     for (const c of commands) {
-      const decoded = decodeCommand(encodeCommand(c));
+      const decoded = carried(encodeCommand(c)) as Command;
       // Values are Uint8Arrays (views of the entry: a Buffer, or a fresh empty array for an empty value).
       if (decoded.type === 'Write') {
         for (const op of decoded.ops) if (op.type === 'put') expect(op.value).toBeInstanceOf(Uint8Array);
@@ -100,6 +112,15 @@ describe('command codec, every command and the uint64 edges', () => {
     const decoded = decodeCommand(bytes);
     expect(decoded.type).toBe('Undecodable');
     expect((decoded as { error: string }).error).toMatch(/out of range: 9007199254740993/);
+  });
+
+  it('decodes a command that fails validation as Invalid, with the problem apply answers', () => {
+    const c: Command = { type: 'Acquire', ...meta, lock: 'x'.repeat(10_000), sessionId: sid(1), tryOnly: true, waitTimeoutMs: 0 };
+    const d = decodeCommand(encodeCommand(c));
+    expect(d).toEqual({ type: 'Invalid', command: c, problem: validateCommand(c) });
+    expect(d.type === 'Invalid' && d.problem).toMatch(/lock name exceeds/);
+    const valid: Command = { ...c, lock: 'x' };
+    expect(decodeCommand(encodeCommand(valid))).toEqual(valid);
   });
 
   it('says so for bytes that are no command', () => {

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { encodeCommand } from '../../codec/commandCodec';
-import type { Command, CommandResult, RequestCommand, Result } from '../../state';
+import type { Command, CommandResult, RequestCommand, Result, ResultOf } from '../../state';
 import type { NodeConfig } from '../config';
 import type { LockApp } from '../lockApp';
 import type { Logger } from '../logger';
@@ -65,13 +65,13 @@ export class NodeContext {
     if (!this.driver.isLeader()) throw notLeader(this.leaderAddress());
   }
 
-  /** Proposes a command and waits until it is applied here. */
-  async propose(command: Command): Promise<{ index: number; outcome: CommandResult; result: Result }> {
+  /** Proposes a command and waits until it is applied here; its result is one its registry entry may yield. */
+  async propose<C extends Command>(command: C): Promise<{ index: number; outcome: CommandResult; result: ResultOf<C['type']> }> {
     this.requireLeader();
     this.metrics?.raft.proposed();
     try {
       const applied: Applied<CommandResult> = await this.driver.propose(encodeCommand(command));
-      return { index: applied.index, outcome: applied.result, result: applied.result.result };
+      return { index: applied.index, outcome: applied.result, result: applied.result.result as ResultOf<C['type']> };
     } catch (err) {
       this.metrics?.raft.proposalFailed(proposalFailure(err));
       if (err instanceof NotLeaderError) throw notLeader(this.leaderAddress());

@@ -9,7 +9,10 @@
 // A change that already holds (granting a role a user has, revoking a rule a role lacks...) succeeds and
 // changes nothing: a retried or repeated admin command gives the same table.
 import * as L from '../limits';
-import { Reason, refusedAbout, type Result } from '../results';
+import { Reason, refusedAbout, type AuthChangedResult, type RefusedResult } from '../results';
+
+/** What a change yields: applied (or nothing to do), or refused. */
+export type AuthChangeResult = AuthChangedResult | RefusedResult;
 import type { AuthTable, RoleRecord, Rule, UserRecord } from './authTable';
 import { AUTH_RULES_CLOSED_WHEN_OFF, type AuthChange } from './changes';
 import { PERMISSIONS } from './names';
@@ -18,9 +21,9 @@ import { roleIsAdmin } from './permissions';
 /** The role `enable` creates: every permission on every name. */
 export const ROOT_ROLE = 'root';
 
-const CHANGED: Result = { status: 'auth_changed' };
+const CHANGED: AuthChangedResult = { status: 'auth_changed' };
 
-export function applyAuthChange(t: AuthTable, c: AuthChange): Result {
+export function applyAuthChange(t: AuthTable, c: AuthChange): AuthChangeResult {
   if ((c.version ?? 0) >= AUTH_RULES_CLOSED_WHEN_OFF) {
     if (c.op === 'enable') return enableAfresh(t, c.user);
     if (!t.enabled) return refusedAbout(Reason.AUTH_OFF, c.op);
@@ -33,7 +36,7 @@ export function applyAuthChange(t: AuthTable, c: AuthChange): Result {
  * it: whatever an older log left in them while auth was off (users, roles, tokens, quotas) is dropped, so
  * no name made then is adopted with its roles or tokens, and no bound can be full. Once on, a no-op.
  */
-function enableAfresh(t: AuthTable, user: string): Result {
+function enableAfresh(t: AuthTable, user: string): AuthChangeResult {
   if (t.enabled) return CHANGED;
   t.clear();
   const root = t.addRole(ROOT_ROLE);
@@ -44,7 +47,7 @@ function enableAfresh(t: AuthTable, user: string): Result {
 }
 
 /** The rules of entries written before AUTH_RULES_CLOSED_WHEN_OFF. */
-function applyLegacy(t: AuthTable, c: AuthChange): Result {
+function applyLegacy(t: AuthTable, c: AuthChange): AuthChangeResult {
   switch (c.op) {
     case 'enable':
       return enable(t, c.user);
@@ -97,7 +100,7 @@ function applyLegacy(t: AuthTable, c: AuthChange): Result {
  * Legacy enable: role `root` (made or completed) with every permission on every name, held by `user` (made
  * if needed, else adopted). Once on, a no-op: the first leader that sees auth off proposes it, a later one may again.
  */
-function enable(t: AuthTable, user: string): Result {
+function enable(t: AuthTable, user: string): AuthChangeResult {
   if (t.enabled) return CHANGED;
   const root = t.roles.get(ROOT_ROLE);
   const u = t.users.get(user);
@@ -113,21 +116,21 @@ function enable(t: AuthTable, user: string): Result {
   return CHANGED;
 }
 
-function withUser(t: AuthTable, user: string, then: (u: UserRecord) => Result): Result {
+function withUser(t: AuthTable, user: string, then: (u: UserRecord) => AuthChangeResult): AuthChangeResult {
   const u = t.users.get(user);
   return u === undefined ? refusedAbout(Reason.UNKNOWN_USER, user) : then(u);
 }
 
-function withRole(t: AuthTable, role: string, then: (r: RoleRecord) => Result): Result {
+function withRole(t: AuthTable, role: string, then: (r: RoleRecord) => AuthChangeResult): AuthChangeResult {
   const r = t.roles.get(role);
   return r === undefined ? refusedAbout(Reason.UNKNOWN_ROLE, role) : then(r);
 }
 
-function withUserAndRole(t: AuthTable, user: string, role: string, then: (u: UserRecord) => Result): Result {
+function withUserAndRole(t: AuthTable, user: string, role: string, then: (u: UserRecord) => AuthChangeResult): AuthChangeResult {
   return withUser(t, user, (u) => withRole(t, role, () => then(u)));
 }
 
-function grantRule(t: AuthTable, r: RoleRecord, rule: Rule): Result {
+function grantRule(t: AuthTable, r: RoleRecord, rule: Rule): AuthChangeResult {
   const has = r.rules.some((x) => x.perm === rule.perm && x.prefix === rule.prefix);
   if (!has && r.rules.length >= L.MAX_RULES_PER_ROLE) return refusedAbout(Reason.AUTH_FULL, 'rules');
   t.addRule(r, rule);
@@ -135,7 +138,7 @@ function grantRule(t: AuthTable, r: RoleRecord, rule: Rule): Result {
 }
 
 /** Only an admin rule can take the last admin away; a role's admin rule is its only one (prefix ''). */
-function revokeRule(t: AuthTable, r: RoleRecord, rule: Rule): Result {
+function revokeRule(t: AuthTable, r: RoleRecord, rule: Rule): AuthChangeResult {
   if (rule.perm !== 'admin') {
     t.deleteRule(r, rule);
     return CHANGED;
@@ -143,7 +146,7 @@ function revokeRule(t: AuthTable, r: RoleRecord, rule: Rule): Result {
   return guardAdmin(t, r.name, (u) => u.roles.filter((name) => name !== r.name), () => t.deleteRule(r, rule));
 }
 
-function issueToken(t: AuthTable, u: UserRecord, id: string, hash: string): Result {
+function issueToken(t: AuthTable, u: UserRecord, id: string, hash: string): AuthChangeResult {
   if (t.tokens.has(id)) return refusedAbout(Reason.TOKEN_EXISTS, id);
   if (t.tokens.size >= L.MAX_TOKENS) return refusedAbout(Reason.AUTH_FULL, 'tokens');
   if (u.tokens.size >= L.MAX_TOKENS_PER_USER) return refusedAbout(Reason.AUTH_FULL, 'tokens_per_user');
@@ -156,7 +159,7 @@ function issueToken(t: AuthTable, u: UserRecord, id: string, hash: string): Resu
  * `rolesAfter` says which roles each user would hold; a role counts as an admin role as it is now, except
  * for an admin rule being revoked, which the caller expresses by leaving that role out.
  */
-function guardAdmin(t: AuthTable, subject: string, rolesAfter: (u: UserRecord) => readonly string[], change: () => unknown): Result {
+function guardAdmin(t: AuthTable, subject: string, rolesAfter: (u: UserRecord) => readonly string[], change: () => unknown): AuthChangeResult {
   if (t.enabled && !someAdminAfter(t, rolesAfter)) return refusedAbout(Reason.LAST_ADMIN, subject);
   change();
   return CHANGED;

@@ -1,0 +1,41 @@
+// OpenSession: a client's session. The leader picks the 128-bit id; the TTL is enforced by the leader, not here.
+import * as L from '../limits';
+import { Reason, refused, refusedAbout } from '../results';
+import { checkSessionId, checkText, isNonNegativeInt } from './checks';
+import type { CommandEntry, RequestMeta } from './entry';
+
+export interface OpenSessionCommand extends RequestMeta {
+  type: 'OpenSession';
+  sessionId: string;
+  ttlMs: number;
+  clientName: string;
+}
+
+export const openSession: CommandEntry<OpenSessionCommand, 'session_opened'> = {
+  type: 'OpenSession',
+  kind: 'request',
+  statuses: ['session_opened'],
+  member: 'openSession',
+  encode: (c) => ({ sessionId: c.sessionId, ttlMs: c.ttlMs, clientName: c.clientName }),
+  decode: (b, meta) => ({ type: 'OpenSession', ...meta, sessionId: b.str('sessionId'), ttlMs: b.num('ttlMs'), clientName: b.str('clientName') }),
+  validate(c) {
+    const sessionProblem = checkSessionId(c.sessionId);
+    if (sessionProblem !== null) return sessionProblem;
+    if (!isNonNegativeInt(c.ttlMs) || c.ttlMs < L.MIN_SESSION_TTL_MS || c.ttlMs > L.MAX_SESSION_TTL_MS) {
+      return `ttlMs must be an integer in [${L.MIN_SESSION_TTL_MS}, ${L.MAX_SESSION_TTL_MS}]`;
+    }
+    return checkText(c.clientName, 'clientName', 0, L.MAX_CLIENT_NAME_BYTES);
+  },
+  // Any user may open a session; it is theirs (the session owner every later check compares with).
+  permit: () => null,
+  execute(m, index, c) {
+    const owner = c.caller ?? '';
+    if (m.sessions.has(c.sessionId)) return refused(Reason.SESSION_EXISTS, 0);
+    if (m.overQuota(owner, 'sessions', m.usage.counts(owner).sessions, 1)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'sessions');
+    if (m.sessions.size >= L.MAX_SESSIONS) return refused(Reason.TOO_MANY_SESSIONS, 0);
+    const s = m.sessions.add({ id: c.sessionId, clientName: c.clientName, ttlMs: c.ttlMs, openedAt: c.now, openIndex: index, owner });
+    s.usage = m.usage.of(owner);
+    if (s.usage !== null) s.usage.sessions++;
+    return { status: 'session_opened', sessionId: c.sessionId, ttlMs: c.ttlMs };
+  },
+};

@@ -1,0 +1,117 @@
+// Write: the fenced write. All ops apply atomically, and only under the current grant of `lock` (see
+// fencing.ts for the decision and its order).
+import { checkOwner } from '../auth/access';
+import { allows } from '../auth/permissions';
+import { checkFence } from '../fencing';
+import { invariant } from '../invariant';
+import * as L from '../limits';
+import { Reason, refused, refusedAbout, type RefusedResult } from '../results';
+import { utf8ByteLength } from '../text';
+import { writeCharge } from '../usage';
+import { checkKey, checkLockName, checkSessionId, checkToken, isRecord } from './checks';
+import type { CommandEntry, MachineState, RequestMeta } from './entry';
+import type { WriteOp } from '../writeOps';
+
+export interface WriteCommand extends RequestMeta {
+  type: 'Write';
+  lock: string;
+  sessionId: string;
+  token: number;
+  ops: WriteOp[];
+}
+
+function checkOps(v: unknown): string | null {
+  if (!Array.isArray(v)) return 'ops must be an array';
+  if (v.length === 0) return 'a write needs at least one op';
+  if (v.length > L.MAX_OPS_PER_WRITE) return `a write has at most ${L.MAX_OPS_PER_WRITE} ops`;
+  let bytes = 0;
+  for (const op of v as unknown[]) {
+    if (!isRecord(op)) return 'an op must be an object';
+    const keyProblem = checkKey(op.key);
+    if (keyProblem !== null) return keyProblem;
+    bytes += utf8ByteLength(op.key as string);
+    if (op.type === 'put') {
+      if (!(op.value instanceof Uint8Array)) return 'a put needs a byte value';
+      if (op.value.length > L.MAX_VALUE_BYTES) return `a value exceeds ${L.MAX_VALUE_BYTES} bytes`;
+      bytes += op.value.length;
+    } else if (op.type !== 'delete') {
+      return "an op's type must be 'put' or 'delete'";
+    }
+  }
+  if (bytes > L.MAX_WRITE_BYTES) return `a write exceeds ${L.MAX_WRITE_BYTES} bytes`;
+  return null;
+}
+
+/** QUOTA_EXCEEDED when the write would take its caller above its `keys` or `store_bytes` quota. */
+function writeQuotaRefusal(m: MachineState, payer: string, ops: readonly WriteOp[]): RefusedResult | null {
+  if (payer === '') return null;
+  const used = m.usage.counts(payer);
+  const adds = writeCharge(m.kv, ops, payer);
+  if (m.overQuota(payer, 'keys', used.keys, adds.keys)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'keys');
+  if (m.overQuota(payer, 'store_bytes', used.storeBytes, adds.bytes)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'store_bytes');
+  return null;
+}
+
+export const write: CommandEntry<WriteCommand, 'written'> = {
+  type: 'Write',
+  kind: 'request',
+  statuses: ['written'],
+  member: 'write',
+  encode: (c) => ({
+    lock: c.lock,
+    sessionId: c.sessionId,
+    token: c.token,
+    ops: c.ops.map((op) => (op.type === 'put' ? { key: op.key, value: op.value } : { delete: true, key: op.key })),
+  }),
+  decode: (b, meta) => ({
+    type: 'Write',
+    ...meta,
+    lock: b.str('lock'),
+    sessionId: b.str('sessionId'),
+    token: b.num('token'),
+    ops: b.list('ops').map((op): WriteOp => (op.bool('delete') ? { type: 'delete', key: op.str('key') } : { type: 'put', key: op.str('key'), value: op.bytes('value') })),
+  }),
+  validate: (c) => checkSessionId(c.sessionId) ?? checkLockName(c.lock) ?? checkToken(c.token) ?? checkOps(c.ops),
+  permit(p, c) {
+    const denied = c.ops.find((op) => !allows(p.table, p.caller, 'write', op.key));
+    if (denied !== undefined) return refusedAbout(Reason.PERMISSION_DENIED, `write ${denied.key}`);
+    return checkOwner(p.caller, p.sessionOwner(c.sessionId));
+  },
+  execute(m, index, c) {
+    const rec = m.locks.get(c.lock);
+    const decision = checkFence({
+      lock: c.lock,
+      sessionId: c.sessionId,
+      token: c.token,
+      keys: c.ops.map((op) => op.key),
+      record: rec,
+      gcFloor: m.locks.gcFloor,
+      sessionOpen: m.sessions.has(c.sessionId),
+      kv: m.kv,
+    });
+    if (!decision.ok) return refused(decision.reason, decision.watermark, decision.key, decision.owner);
+    invariant(rec !== undefined, 'accepted write without a lock record');
+    const payer = c.caller ?? '';
+    const quotaRefusal = writeQuotaRefusal(m, payer, c.ops);
+    if (quotaRefusal !== null) return quotaRefusal;
+    const plan = m.kv.plan(c.ops);
+    if (m.kv.size + plan.newKeys.length > L.MAX_KEYS || m.kv.bytes + plan.bytesDelta > L.MAX_STORE_BYTES) {
+      return refused(Reason.STORE_FULL, c.token);
+    }
+    // The touched keys' cost moves to this write's caller: off their payers before, onto it after.
+    const touched = new Set(c.ops.map((op) => op.key));
+    for (const key of touched) {
+      const r = m.kv.record(key);
+      if (r !== undefined) m.usage.uncharge(r);
+    }
+    for (const op of c.ops) {
+      if (m.kv.apply(op, rec.name, c.token, payer)) rec.boundKeys++;
+    }
+    for (const key of touched) {
+      const r = m.kv.record(key);
+      invariant(r !== undefined, 'a written key is missing');
+      m.usage.charge(r);
+    }
+    return { status: 'written', token: c.token, ops: c.ops.length, index };
+  },
+};
