@@ -281,11 +281,11 @@ const REFUSED_FOR_GOOD = new Set(['UNAUTHENTICATED', 'PERMISSION_DENIED']);
 
 /**
  * The send time of the renewal an acknowledgement answers, removed from `pending` with every renewal sent
- * before it; undefined when it answers none of them. `renewalId` '0' (or absent): a server older than the
- * field, matched to the oldest unanswered renewal.
+ * before it; undefined when it answers none of them. `renewalId` '0' (also what an absent field decodes to): a
+ * server older than the field, matched to the oldest unanswered renewal.
  */
-function takeSendTime(pending: Map<string, number>, renewalId: string | number | undefined): number | undefined {
-  const id = renewalId === undefined || renewalId === '' ? '0' : String(renewalId);
+function takeSendTime(pending: Map<string, number>, renewalId: KeepAliveResponse__Output['renewalId']): number | undefined {
+  const id = renewalId === '' ? '0' : renewalId;
   if (id === '0') {
     const oldest = pending.entries().next();
     if (oldest.done) return undefined;

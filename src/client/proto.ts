@@ -81,7 +81,7 @@ export interface PipelineRoute<Req, Res> {
   kind: PipelineCall;
   /** The CallRequest that carries `req`. */
   request(callId: string, timeoutMs: number, req: Req): CallRequest;
-  /** The result in an OK CallResponse; undefined (as a unary call's caller never sees) only from a server that left it out. */
+  /** The result an OK CallResponse carries (undefined, which the type does not show, from a server that left it out, as before). */
   result(res: CallResponse__Output): Res;
 }
 
