@@ -1,8 +1,13 @@
 import * as grpc from '@grpc/grpc-js';
 import { FenceLockError } from './errors';
-import type { AuthMethods, MethodDesc, WireAuthChangeResponse, WirePermission, WirePermissionRule, WireRequestHeader } from './proto';
+import type { AuthChangeResponse__Output } from '../protocol/generated/fencelock/v1/AuthChangeResponse';
+import type { Permission__Output } from '../protocol/generated/fencelock/v1/Permission';
+import type { PermissionRule, PermissionRule__Output } from '../protocol/generated/fencelock/v1/PermissionRule';
+import type { RequestHeader } from '../protocol/generated/fencelock/v1/RequestHeader';
+import { bigIntToWire, uintToWire, wireToBigInt, wireToNumber } from '../protocol/wireInt';
+import type { AuthMethods, MethodDesc } from './proto';
 import type { AuthChangeResult, AuthListing, AuthPermission, AuthRule, IssuedToken, SessionSummary, WhoAmI } from './types';
-import { bigIntToWire, UINT64_MAX, wireToBigInt } from './uint64';
+import { UINT64_MAX } from './uint64';
 
 /** Request metadata key of a bearer token: `authorization: Bearer flt_<id>_<secret>` (docs/auth.md). */
 export const META_AUTHORIZATION = 'authorization';
@@ -74,15 +79,15 @@ export function bearerInterceptor(token: string): grpc.Interceptor {
     });
 }
 
-const TO_WIRE: Record<AuthPermission, WirePermission> = { lock: 'LOCK', write: 'WRITE', read: 'READ', admin: 'ADMIN' };
+const TO_WIRE: Record<AuthPermission, Permission__Output> = { lock: 'LOCK', write: 'WRITE', read: 'READ', admin: 'ADMIN' };
 
-function toWirePermission(permission: unknown): WirePermission {
+function toWirePermission(permission: unknown): Permission__Output {
   if (typeof permission === 'string' && Object.hasOwn(TO_WIRE, permission)) return TO_WIRE[permission as AuthPermission];
   throw new FenceLockError('INVALID_ARGUMENT', `permission must be one of ${AUTH_PERMISSIONS.join(', ')}, got ${JSON.stringify(permission)}`);
 }
 
 /** A wire rule as the API shows it; a permission this client does not know is 'unspecified'. */
-export function toAuthRule(r: WirePermissionRule): AuthRule {
+export function toAuthRule(r: PermissionRule__Output): AuthRule {
   const p = typeof r.permission === 'string' ? r.permission.toLowerCase() : '';
   const permission = (AUTH_PERMISSIONS as readonly string[]).includes(p) ? (p as AuthPermission) : 'unspecified';
   return { permission, prefix: r.prefix ?? '' };
@@ -96,7 +101,7 @@ function nonEmpty(value: unknown, what: string): string {
 function quotaValue(value: unknown): string {
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value) || value < 0) throw new FenceLockError('INVALID_ARGUMENT', `quota value must be a non-negative integer, got ${value}`);
-    return String(value);
+    return uintToWire('value', value);
   }
   if (typeof value === 'bigint' && value >= 0n && value <= UINT64_MAX) return bigIntToWire(value);
   throw new FenceLockError('INVALID_ARGUMENT', `quota value must be a non-negative integer (number or bigint up to 2^64-1), got ${String(value)}`);
@@ -106,7 +111,7 @@ function quotaValue(value: unknown): string {
 export interface AuthHost {
   read<Req, Res>(m: MethodDesc<Req, Res>, req: Req, what: string): Promise<Res>;
   /** A fresh request id, kept by every retry (same id, leader hints followed), like every other mutation. */
-  mutate<Req, Res>(m: MethodDesc<Req, Res>, build: (header: WireRequestHeader) => Req, what: string): Promise<Res>;
+  mutate<Req, Res>(m: MethodDesc<Req, Res>, build: (header: RequestHeader) => Req, what: string): Promise<Res>;
   methods(): AuthMethods;
 }
 
@@ -230,7 +235,7 @@ export class AuthClient {
       const r = await this.host.read(this.host.methods().SessionList, { startAfter, limit: 1_000 }, 'session list');
       const page = r.sessions ?? [];
       for (const s of page) {
-        out.push({ handle: s.handle, identity: s.identity, clientName: s.clientName, locks: s.locks ?? [], waiting: s.waiting ?? [], ageMs: Number(s.ageMs), ttlMs: Number(s.ttlMs) });
+        out.push({ handle: s.handle, identity: s.identity, clientName: s.clientName, locks: s.locks ?? [], waiting: s.waiting ?? [], ageMs: wireToNumber(s.ageMs), ttlMs: wireToNumber(s.ttlMs) });
       }
       const last = page[page.length - 1];
       if (!r.more || last === undefined) return out;
@@ -250,13 +255,13 @@ export class AuthClient {
     return { released: r.released ?? [] };
   }
 
-  private rule(permission: AuthPermission, prefix: string): WirePermissionRule {
+  private rule(permission: AuthPermission, prefix: string): PermissionRule {
     const p = toWirePermission(permission);
     if (typeof prefix !== 'string') throw new FenceLockError('INVALID_ARGUMENT', `prefix must be a string ('' for every name), got ${typeof prefix}`);
     return { permission: p, prefix };
   }
 
-  private async change<Req>(m: MethodDesc<Req, WireAuthChangeResponse>, build: (header: WireRequestHeader) => Req, what: string): Promise<AuthChangeResult> {
+  private async change<Req>(m: MethodDesc<Req, AuthChangeResponse__Output>, build: (header: RequestHeader) => Req, what: string): Promise<AuthChangeResult> {
     const r = await this.host.mutate(m, build, what);
     return { index: wireToBigInt(r.index) };
   }

@@ -7,12 +7,11 @@ import { resolveCredentials, type CredentialSource } from './credentials';
 import { FenceLockError, isFenceLockError, toFenceLockError } from './errors';
 import { KeepAliveStream } from './keepalive';
 import { silentLogger, type Logger } from './logger';
-import {
-  methods,
-  type WireOp,
-  type WireRequestHeader,
-  type WireStatusResponse,
-} from './proto';
+import type { Op } from '../protocol/generated/fencelock/v1/Op';
+import type { RequestHeader } from '../protocol/generated/fencelock/v1/RequestHeader';
+import type { StatusResponse__Output } from '../protocol/generated/fencelock/v1/StatusResponse';
+import { bigIntToWire, intToWire, wireToBigInt, wireToNumber } from '../protocol/wireInt';
+import { methods, type MethodDesc } from './proto';
 import { neverProposed, RequestIds, Router, type CallOptions } from './router';
 import { streamSnapshot, type SnapshotInfo, type SnapshotSink } from './snapshot';
 import { DEFAULT_TTL_MS, LockHandle, Session, type SessionHost } from './session';
@@ -37,9 +36,7 @@ import type {
   WriteOp,
   WriteResult,
 } from './types';
-import { bigIntToWire, wireToBigInt, wireToNumber } from './uint64';
 import { Watcher } from './watch';
-import type { MethodDesc } from './proto';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 2_000;
 export const DEFAULT_TOTAL_TIMEOUT_MS = 10_000;
@@ -51,14 +48,15 @@ function isLoopback(endpoint: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
+/** A positive exact integer (an unsafe one would not reach the wire exactly), else INVALID_ARGUMENT. */
 function positiveInt(name: string, value: number): number {
-  if (!Number.isInteger(value) || value <= 0) throw new FenceLockError('INVALID_ARGUMENT', `${name} must be a positive integer, got ${value}`);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new FenceLockError('INVALID_ARGUMENT', `${name} must be a positive integer, got ${value}`);
   return value;
 }
 
-function toWireOps(ops: WriteOp[]): WireOp[] {
+function toWireOps(ops: WriteOp[]): Op[] {
   if (!Array.isArray(ops) || ops.length === 0) throw new FenceLockError('INVALID_ARGUMENT', 'ops: a write needs at least one operation');
-  return ops.map((op, i): WireOp => {
+  return ops.map((op, i): Op => {
     if (op && 'put' in op && typeof op.put === 'string') {
       const v = op.value;
       let value: Buffer;
@@ -72,7 +70,7 @@ function toWireOps(ops: WriteOp[]): WireOp[] {
   });
 }
 
-function toNodeStatus(s: WireStatusResponse): NodeStatus {
+function toNodeStatus(s: StatusResponse__Output): NodeStatus {
   return {
     id: s.id,
     address: s.address,
@@ -181,9 +179,9 @@ export class FenceLockClient implements SessionHost {
     const ttl = positiveInt('ttlMs', opts.ttlMs ?? DEFAULT_TTL_MS);
     const name = opts.name ?? '';
     const sentAt = monotonicNow();
-    const res = await this.mutate(methods().open, (header) => ({ header, ttlMs: String(ttl), clientName: name }), { what: 'open session' });
+    const res = await this.mutate(methods().open, (header) => ({ header, ttlMs: intToWire('ttl_ms', ttl), clientName: name }), { what: 'open session' });
     const granted = wireToNumber(res.ttlMs);
-    const session = new Session(this, res.sessionId, granted > 0 ? granted : ttl, name, sentAt, wireToNumber(res.electionTimeoutMs ?? '0'));
+    const session = new Session(this, res.sessionId, granted > 0 ? granted : ttl, name, sentAt, wireToNumber(res.electionTimeoutMs));
     if (this.closing) {
       void session.close().catch(() => undefined);
       throw new FenceLockError('CANCELLED', 'open session: the fencelock client is closed');
@@ -272,7 +270,7 @@ export class FenceLockClient implements SessionHost {
     try {
       const res = await this.mutate(
         methods().acquire,
-        (header) => ({ header, lock, sessionId: session.id, waitTimeoutMs: String(waitTimeoutMs) }),
+        (header) => ({ header, lock, sessionId: session.id, waitTimeoutMs: intToWire('wait_timeout_ms', waitTimeoutMs) }),
         {
           what: `acquire lock ${JSON.stringify(lock)}`,
           attemptTimeoutMs: waitTimeoutMs + this.requestTimeoutMs,
@@ -530,14 +528,15 @@ export class FenceLockClient implements SessionHost {
    * applied: it goes again once, under a fresh client id. After an attempt that may have reached a leader,
    * it may have been applied, so the refusal stands.
    */
-  private async mutate<Req, Res>(m: MethodDesc<Req, Res>, build: (header: WireRequestHeader) => Req, opts: CallOptions): Promise<Res> {
+  private async mutate<Req, Res>(m: MethodDesc<Req, Res>, build: (header: RequestHeader) => Req, opts: CallOptions): Promise<Res> {
     for (let renewed = false; ; renewed = true) {
-      const { header, done } = this.ids.begin();
+      const ids = this.ids;
+      const { header, done } = ids.begin();
       try {
         return await this.router.call(m, build(header), opts);
       } catch (err) {
         if (renewed || !(err instanceof FenceLockError) || err.reason !== 'REQUEST_TOO_OLD' || !neverProposed(err)) throw err;
-        this.renewClientId(header.clientId);
+        this.renewClientId(ids.clientId);
       } finally {
         done();
       }

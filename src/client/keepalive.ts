@@ -2,10 +2,12 @@ import * as grpc from '@grpc/grpc-js';
 import { monotonicNow } from './clock';
 import { FenceLockError, toFenceLockError } from './errors';
 import type { Logger } from './logger';
-import { methods, type WireKeepAliveRequest, type WireKeepAliveResponse } from './proto';
+import type { KeepAliveRequest } from '../protocol/generated/fencelock/v1/KeepAliveRequest';
+import type { KeepAliveResponse__Output } from '../protocol/generated/fencelock/v1/KeepAliveResponse';
+import { uintToWire, wireToNumber } from '../protocol/wireInt';
+import { methods } from './proto';
 import { publicSessionId } from './publicId';
 import { nextBackoff, type Router } from './router';
-import { wireToNumber } from './uint64';
 
 /** What the keepalive stream needs from a session. */
 export interface Renewable {
@@ -36,7 +38,7 @@ interface Entry {
  */
 const MAX_PENDING = 16;
 
-type Stream = grpc.ClientDuplexStream<WireKeepAliveRequest, WireKeepAliveResponse>;
+type Stream = grpc.ClientDuplexStream<KeepAliveRequest, KeepAliveResponse__Output>;
 
 /**
  * The one bidirectional KeepAlive stream of a client. Each registered session is renewed every ttl/3 on it.
@@ -140,7 +142,7 @@ export class KeepAliveStream {
     this.stream = stream;
     this.streamAddress = address;
     for (const entry of this.entries.values()) entry.pending.clear();
-    stream.on('data', (res: WireKeepAliveResponse) => this.onResponse(stream, res));
+    stream.on('data', (res: KeepAliveResponse__Output) => this.onResponse(stream, res));
     stream.on('error', (err: unknown) => this.onBroken(stream, err));
     stream.on('end', () => this.onBroken(stream, undefined));
     if (first) this.renew(first);
@@ -158,7 +160,7 @@ export class KeepAliveStream {
     if (!s) return;
     // Too many unanswered: skip this renewal (see MAX_PENDING). The stall timer is armed, it reopens the stream.
     if (entry.pending.size >= MAX_PENDING) return;
-    const renewalId = String(++this.lastRenewalId);
+    const renewalId = uintToWire('renewal_id', ++this.lastRenewalId);
     entry.pending.set(renewalId, monotonicNow());
     s.write({ sessionId: entry.session.id, renewalId });
     if (!this.stallTimer) this.armStallTimer(this.stallMs);
@@ -201,7 +203,7 @@ export class KeepAliveStream {
     }
   }
 
-  private onResponse(stream: Stream, res: WireKeepAliveResponse): void {
+  private onResponse(stream: Stream, res: KeepAliveResponse__Output): void {
     if (stream !== this.stream) return;
     this.backoff = 0;
     this.hintsInARow = 0;
@@ -279,11 +281,11 @@ const REFUSED_FOR_GOOD = new Set(['UNAUTHENTICATED', 'PERMISSION_DENIED']);
 
 /**
  * The send time of the renewal an acknowledgement answers, removed from `pending` with every renewal sent
- * before it; undefined when it answers none of them. `renewalId` '0' (or absent): a server older than the
- * field, matched to the oldest unanswered renewal.
+ * before it; undefined when it answers none of them. `renewalId` '0' (also what an absent field decodes to): a
+ * server older than the field, matched to the oldest unanswered renewal.
  */
-function takeSendTime(pending: Map<string, number>, renewalId: string | number | undefined): number | undefined {
-  const id = renewalId === undefined || renewalId === '' ? '0' : String(renewalId);
+function takeSendTime(pending: Map<string, number>, renewalId: KeepAliveResponse__Output['renewalId']): number | undefined {
+  const id = renewalId === '' ? '0' : renewalId;
   if (id === '0') {
     const oldest = pending.entries().next();
     if (oldest.done) return undefined;

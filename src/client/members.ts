@@ -1,8 +1,10 @@
 // client.members: membership changes (docs/operations.md). Every change is safe to retry: one already made
 // answers as done, so the router's retries (leader changes, lost answers) never make a change twice.
 import { FenceLockError } from './errors';
-import type { MemberMethods, MethodDesc, WireMemberChangeResponse, WireMemberListResponse } from './proto';
-import { wireToBigInt } from './uint64';
+import type { MemberChangeResponse__Output } from '../protocol/generated/fencelock/v1/MemberChangeResponse';
+import type { MemberListResponse__Output } from '../protocol/generated/fencelock/v1/MemberListResponse';
+import { wireToBigInt } from '../protocol/wireInt';
+import type { MemberMethods, MethodDesc } from './proto';
 
 export interface MemberRecord {
   id: string;
@@ -32,7 +34,7 @@ export interface MemberChange {
 
 type Call = <Req, Res>(m: MethodDesc<Req, Res>, req: Req, what: string) => Promise<Res>;
 
-function listing(w: WireMemberListResponse): MemberListing {
+function listing(w: MemberListResponse__Output): MemberListing {
   return {
     members: w.members.map((m) => ({ id: m.id, clientAddress: m.clientAddress, peerAddress: m.peerAddress, learner: m.learner, match: wireToBigInt(m.match) })),
     clusterId: w.clusterId,
@@ -41,7 +43,7 @@ function listing(w: WireMemberListResponse): MemberListing {
   };
 }
 
-function changed(w: WireMemberChangeResponse): MemberChange {
+function changed(w: MemberChangeResponse__Output): MemberChange {
   if (!w.members) throw new FenceLockError('INTERNAL', `membership change at index ${w.index}: the server's answer lists no members; run \`fencelock member list\``);
   return { index: wireToBigInt(w.index), members: listing(w.members) };
 }

@@ -1,10 +1,15 @@
 import * as grpc from '@grpc/grpc-js';
-import type { MethodDesc, PipelineCall, WireCallResponse } from './proto';
+import type { CallRequest } from '../protocol/generated/fencelock/v1/CallRequest';
+import type { CallResponse__Output } from '../protocol/generated/fencelock/v1/CallResponse';
+import { uintToWire } from '../protocol/wireInt';
+import type { MethodDesc, PipelineRoute } from './proto';
 import { monotonicNow } from './clock';
 
+type CallStream = grpc.ClientDuplexStream<CallRequest, CallResponse__Output>;
+
 interface Pending {
-  kind: PipelineCall;
-  resolve: (res: unknown) => void;
+  /** Resolves the caller's promise with the result the response carries. */
+  resolve: (res: CallResponse__Output) => void;
   reject: (err: grpc.ServiceError) => void;
   timer: NodeJS.Timeout;
 }
@@ -42,7 +47,7 @@ export function pipelineError(code: grpc.status, details: string, metadata: Reco
 export const PIPELINE_IDLE_MS = 1_000;
 
 export class PipelineLink {
-  private stream: grpc.ClientDuplexStream<unknown, WireCallResponse> | undefined;
+  private stream: CallStream | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly pending = new Map<string, Pending>();
   private nextCallId = 1;
@@ -58,13 +63,13 @@ export class PipelineLink {
 
   constructor(
     private readonly client: grpc.Client,
-    private readonly method: MethodDesc<unknown, WireCallResponse>,
+    private readonly method: MethodDesc<CallRequest, CallResponse__Output>,
   ) {}
 
-  call<Res>(kind: PipelineCall, req: unknown, timeoutMs: number): Promise<Res> {
+  call<Req, Res>(route: PipelineRoute<Req, Res>, req: Req, timeoutMs: number): Promise<Res> {
     this.stopIdleTimer();
     const stream = this.stream ?? this.open();
-    const callId = String(this.nextCallId++);
+    const callId = uintToWire('call_id', this.nextCallId++);
     // Within what a timer can wait (a longer one fires at once) and what timeout_ms (uint32) can carry.
     const timeout = Math.min(MAX_TIMEOUT_MS, Math.max(1, Math.floor(timeoutMs)));
     return new Promise<Res>((resolve, reject) => {
@@ -73,8 +78,8 @@ export class PipelineLink {
         if (!this.pending.delete(callId)) return;
         reject(pipelineError(grpc.status.DEADLINE_EXCEEDED, `deadline of ${timeout} ms exceeded`));
       }, timeout);
-      this.pending.set(callId, { kind, resolve: resolve as (res: unknown) => void, reject, timer });
-      stream.write({ callId, timeoutMs: timeout, [kind]: req });
+      this.pending.set(callId, { resolve: (res) => resolve(route.result(res)), reject, timer });
+      stream.write(route.request(callId, timeout, req));
     });
   }
 
@@ -86,10 +91,10 @@ export class PipelineLink {
     stream?.cancel();
   }
 
-  private open(): grpc.ClientDuplexStream<unknown, WireCallResponse> {
+  private open(): CallStream {
     const stream = this.client.makeBidiStreamRequest(this.method.path, this.method.serialize, this.method.deserialize);
     this.stream = stream;
-    stream.on('data', (res: WireCallResponse) => this.answer(res));
+    stream.on('data', (res: CallResponse__Output) => this.answer(res));
     const broken = (why: string, as?: grpc.ServiceError): void => {
       if (this.stream !== stream) return;
       this.stream = undefined;
@@ -111,12 +116,12 @@ export class PipelineLink {
     return stream;
   }
 
-  private answer(res: WireCallResponse): void {
+  private answer(res: CallResponse__Output): void {
     const p = this.pending.get(res.callId);
     if (!p) return; // timed out here already
     this.pending.delete(res.callId);
     clearTimeout(p.timer);
-    if (res.code === grpc.status.OK) p.resolve(res[p.kind]);
+    if (res.code === grpc.status.OK) p.resolve(res);
     else p.reject(pipelineError(res.code, res.message, res.metadata));
     if (this.pending.size === 0) this.armIdleTimer();
   }

@@ -1,336 +1,24 @@
 import type * as grpc from '@grpc/grpc-js';
 import * as path from 'node:path';
 import * as protoLoader from '@grpc/proto-loader';
+import type { AuthDefinition } from '../protocol/generated/fencelock/v1/Auth';
+import type { CallRequest } from '../protocol/generated/fencelock/v1/CallRequest';
+import type { CallResponse__Output } from '../protocol/generated/fencelock/v1/CallResponse';
+import type { ClusterDefinition } from '../protocol/generated/fencelock/v1/Cluster';
+import type { KVDefinition } from '../protocol/generated/fencelock/v1/KV';
+import type { LockDefinition } from '../protocol/generated/fencelock/v1/Lock';
+import type { PipelineDefinition } from '../protocol/generated/fencelock/v1/Pipeline';
+import type { SessionDefinition } from '../protocol/generated/fencelock/v1/Session';
 import { findProtoRoot } from './protoPath';
 
 /*
- * Wire shapes of the messages in proto/fencelock/v1/lock.proto as @grpc/proto-loader presents them with the
- * options below: camelCase field names, 64-bit integers as decimal strings, enums as their names, bytes as
- * Buffer, every field present (defaults: true). Outgoing messages may carry 64-bit values as decimal strings.
+ * The client speaks the messages of proto/fencelock/v1/lock.proto in the types generated from it
+ * (src/protocol/generated, `npm run gen:proto`): for every method, what it may send (the message type) and
+ * what the decoder yields (its `__Output` type), both taken from the generated service definitions. The
+ * loader options below are the ones those types were generated for: camelCase field names, 64-bit integers
+ * as decimal strings (read and written through src/protocol/wireInt.ts), enums as their names, bytes as
+ * Buffer, every field present (defaults), the name of the oneof member set (oneofs).
  */
-
-export interface WireRequestHeader {
-  clientId: string;
-  requestId: string;
-  ackedBelow: string;
-}
-
-export interface WireOpenSessionRequest {
-  header: WireRequestHeader;
-  ttlMs: string;
-  clientName: string;
-}
-export interface WireOpenSessionResponse {
-  sessionId: string;
-  ttlMs: string;
-  /** '0' from a server older than the field. */
-  electionTimeoutMs?: string;
-}
-export interface WireKeepAliveRequest {
-  sessionId: string;
-  /** Unique per renewal on the stream, echoed in the response; '0': not set. */
-  renewalId: string;
-}
-export interface WireKeepAliveResponse {
-  sessionId: string;
-  alive: boolean;
-  remainingMs: string;
-  /** The acknowledged request's renewalId; '0' from a server older than the field. */
-  renewalId: string;
-  /** With alive false: 'REVOKED' when an admin ended the session; '' otherwise (and from older servers). */
-  reason?: string;
-}
-export interface WireCloseSessionRequest {
-  header: WireRequestHeader;
-  sessionId: string;
-}
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- an empty message, as generated
-export type WireCloseSessionResponse = {};
-
-export interface WireAcquireRequest {
-  header: WireRequestHeader;
-  lock: string;
-  sessionId: string;
-  waitTimeoutMs: string;
-}
-export interface WireAcquireResponse {
-  acquired: boolean;
-  token: string;
-  holderSession: string;
-}
-export interface WireReleaseRequest {
-  header: WireRequestHeader;
-  lock: string;
-  sessionId: string;
-  token: string;
-}
-export interface WireReleaseResponse {
-  nextHolderSession: string;
-  nextToken: string;
-}
-export interface WireDescribeRequest {
-  lock: string;
-}
-export interface WireDescribeResponse {
-  held: boolean;
-  holderSession: string;
-  token: string;
-  grantedAtMs: string;
-  waiters: string[];
-  latestToken: string;
-}
-export interface WireWatchRequest {
-  lock: string;
-}
-export type WireLockEventKind = 'KIND_UNSPECIFIED' | 'GRANTED' | 'RELEASED' | 'EXPIRED';
-export interface WireLockEvent {
-  kind: WireLockEventKind;
-  lock: string;
-  sessionId: string;
-  token: string;
-  index: string;
-}
-
-export type WireOpType = 'TYPE_UNSPECIFIED' | 'PUT' | 'DELETE';
-export interface WireOp {
-  type: WireOpType;
-  key: string;
-  value: Uint8Array;
-}
-export interface WireWriteRequest {
-  header: WireRequestHeader;
-  lock: string;
-  token: string;
-  sessionId: string;
-  ops: WireOp[];
-}
-export interface WireWriteResponse {
-  index: string;
-}
-export interface WireGetRequest {
-  key: string;
-  staleOk: boolean;
-}
-export interface WireGetResponse {
-  found: boolean;
-  value: Buffer;
-  token: string;
-  lock: string;
-  deleted: boolean;
-}
-export interface WireListRequest {
-  prefix: string;
-  startAfter: string;
-  limit: number;
-  includeDeleted: boolean;
-}
-export interface WireKeyValue {
-  key: string;
-  value: Buffer;
-  token: string;
-  lock: string;
-  deleted: boolean;
-}
-export interface WireListResponse {
-  items: WireKeyValue[];
-  more: boolean;
-}
-
-/** KV.Move: `what` names the oneof member set (proto-loader `oneofs: true`, on messages it decodes). */
-export interface WireMoveRequest {
-  header: WireRequestHeader;
-  key?: string;
-  prefix?: string;
-  toLock: string;
-  what?: 'key' | 'prefix';
-}
-export interface WireMoveResponse {
-  moved: string;
-  index: string;
-}
-
-export type WireStatusRequest = Record<string, never>;
-export type WireSnapshotRequest = Record<string, never>;
-export interface WireSnapshotHeader {
-  index: string;
-  term: string;
-  size: string;
-  sha256: Buffer;
-  voters: string[];
-}
-/** Cluster.Snapshot: the header in the first message (null in the others), then the data. */
-export interface WireSnapshotChunk {
-  header: WireSnapshotHeader | null;
-  data: Buffer;
-}
-export interface WirePeerStatus {
-  id: string;
-  address: string;
-  match: string;
-  next: string;
-  state: string;
-}
-export interface WireStatusResponse {
-  id: string;
-  role: string;
-  term: string;
-  leader: string;
-  leaderAddress: string;
-  commit: string;
-  applied: string;
-  snapshotIndex: string;
-  lastIndex: string;
-  peers: WirePeerStatus[];
-  address: string;
-  sessions: string;
-  locksHeld: string;
-  waiters: string;
-}
-
-// ----- Membership (docs/operations.md) -----
-
-export interface WireMember {
-  id: string;
-  clientAddress: string;
-  peerAddress: string;
-  learner: boolean;
-  match: string;
-}
-export interface WireMemberListResponse {
-  members: WireMember[];
-  clusterId: string;
-  commit: string;
-  removed: string[];
-}
-export interface WireMemberAddRequest {
-  id: string;
-  clientAddress: string;
-  peerAddress: string;
-}
-export interface WireMemberRequest {
-  id: string;
-}
-export interface WireMemberChangeResponse {
-  index: string;
-  /** A message field: null when the server left it out. */
-  members: WireMemberListResponse | null;
-}
-
-// ----- Auth (docs/auth.md) -----
-
-export type WirePermission = 'PERMISSION_UNSPECIFIED' | 'LOCK' | 'WRITE' | 'READ' | 'ADMIN';
-export interface WirePermissionRule {
-  permission: WirePermission;
-  prefix: string;
-}
-export interface WireQuota {
-  name: string;
-  value: string;
-}
-export type WireWhoAmIRequest = Record<string, never>;
-export interface WireWhoAmIResponse {
-  identity: string;
-  via: string;
-  authEnabled: boolean;
-  roles: string[];
-  rules: WirePermissionRule[];
-}
-export type WireAuthListRequest = Record<string, never>;
-export interface WireUserInfo {
-  name: string;
-  roles: string[];
-}
-export interface WireRoleInfo {
-  name: string;
-  rules: WirePermissionRule[];
-  quotas: WireQuota[];
-}
-export interface WireTokenInfo {
-  id: string;
-  user: string;
-}
-export interface WireAuthListResponse {
-  authEnabled: boolean;
-  users: WireUserInfo[];
-  roles: WireRoleInfo[];
-  tokens: WireTokenInfo[];
-}
-export interface WireUserRequest {
-  header: WireRequestHeader;
-  user: string;
-}
-export interface WireUserRoleRequest {
-  header: WireRequestHeader;
-  user: string;
-  role: string;
-}
-export interface WireRoleRequest {
-  header: WireRequestHeader;
-  role: string;
-}
-export interface WirePermissionRequest {
-  header: WireRequestHeader;
-  role: string;
-  rule: WirePermissionRule;
-}
-export interface WireQuotaRequest {
-  header: WireRequestHeader;
-  role: string;
-  name: string;
-  value: string;
-  unset: boolean;
-}
-export interface WireTokenIssueRequest {
-  header: WireRequestHeader;
-  user: string;
-}
-export interface WireTokenIssueResponse {
-  tokenId: string;
-  token: string;
-}
-export interface WireTokenRevokeRequest {
-  header: WireRequestHeader;
-  tokenId: string;
-}
-export interface WireAuthChangeResponse {
-  index: string;
-}
-export interface WireListSessionsRequest {
-  startAfter: string;
-  limit: number;
-}
-export interface WireSessionSummary {
-  handle: string;
-  identity: string;
-  clientName: string;
-  locks?: string[];
-  waiting?: string[];
-  ageMs: string;
-  ttlMs: string;
-}
-export interface WireListSessionsResponse {
-  sessions?: WireSessionSummary[];
-  more: boolean;
-}
-export interface WireRevokeSessionRequest {
-  header: WireRequestHeader;
-  handle: string;
-}
-export interface WireRevokeSessionResponse {
-  released?: string[];
-}
-
-/** The calls that travel on the Pipeline stream: the oneof field names of CallRequest and CallResponse. */
-export type PipelineCall = 'acquire' | 'release' | 'write' | 'get';
-
-/** One answer on the Pipeline stream: a status, and on OK the result under the call's name. */
-export interface WireCallResponse {
-  callId: string;
-  code: number;
-  message: string;
-  metadata: Record<string, string>;
-  [result: string]: unknown;
-}
 
 /** Options for @grpc/proto-loader; the server side may use the same so both agree on shapes. */
 export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
@@ -351,6 +39,8 @@ export const SERVICE_NAMES = {
   auth: 'fencelock.v1.Auth',
 } as const;
 
+type ServiceName = (typeof SERVICE_NAMES)[keyof typeof SERVICE_NAMES];
+
 let cached: protoLoader.PackageDefinition | undefined;
 
 /** Loads (once) the package definition of proto/fencelock/v1/lock.proto. */
@@ -363,10 +53,48 @@ export function loadLockPackage(): protoLoader.PackageDefinition {
 }
 
 /** The grpc-js service definition of one of the public services. */
-export function serviceDefinition(name: (typeof SERVICE_NAMES)[keyof typeof SERVICE_NAMES]): grpc.ServiceDefinition {
+export function serviceDefinition(name: ServiceName): grpc.ServiceDefinition {
   const def = loadLockPackage()[name];
   if (!def || 'format' in def) throw new Error(`service ${name} is missing from lock.proto`);
   return def as unknown as grpc.ServiceDefinition;
+}
+
+/** The generated definition of each service, by its fully qualified name. */
+interface ServiceDefinitions {
+  'fencelock.v1.Session': SessionDefinition;
+  'fencelock.v1.Lock': LockDefinition;
+  'fencelock.v1.KV': KVDefinition;
+  'fencelock.v1.Cluster': ClusterDefinition;
+  'fencelock.v1.Pipeline': PipelineDefinition;
+  'fencelock.v1.Auth': AuthDefinition;
+}
+
+/** The calls that travel on the Pipeline stream: the oneof member names of CallRequest and CallResponse. */
+export type PipelineCall = NonNullable<CallRequest['call']>;
+
+/** What a call of kind K sends inside a CallRequest, and what it reads from a CallResponse. */
+export type PipelineRequest<K extends PipelineCall> = NonNullable<CallRequest[K]>;
+export type PipelineResponse<K extends PipelineCall> = NonNullable<CallResponse__Output[K]>;
+
+/** How one call travels on the Pipeline stream: as the member `kind` of the request's and the response's oneof. */
+export interface PipelineRoute<Req, Res> {
+  kind: PipelineCall;
+  /** The CallRequest that carries `req`. */
+  request(callId: string, timeoutMs: number, req: Req): CallRequest;
+  /** The result an OK CallResponse carries (undefined, which the type does not show, from a server that left it out, as before). */
+  result(res: CallResponse__Output): Res;
+}
+
+export function pipelineRoute<K extends PipelineCall>(kind: K): PipelineRoute<PipelineRequest<K>, PipelineResponse<K>> {
+  return {
+    kind,
+    request(callId, timeoutMs, req) {
+      const call: CallRequest = { callId, timeoutMs };
+      call[kind] = req;
+      return call;
+    },
+    result: (res) => res[kind] as PipelineResponse<K>,
+  };
 }
 
 /** What is needed to call one method on a generic grpc-js Client. */
@@ -374,111 +102,79 @@ export interface MethodDesc<Req, Res> {
   path: string;
   serialize: (req: Req) => Buffer;
   deserialize: (buf: Buffer) => Res;
-  /** Set when the call may also travel on the Pipeline stream, under this name. */
-  pipeline?: PipelineCall;
+  /** Set when the call may also travel on the Pipeline stream. */
+  pipeline?: PipelineRoute<Req, Res>;
 }
 
-function method<Req, Res>(service: (typeof SERVICE_NAMES)[keyof typeof SERVICE_NAMES], name: string, pipeline?: PipelineCall): MethodDesc<Req, Res> {
+/** A generated method definition's message type (what the client sends) and decoded response type. */
+type DescOf<D> = D extends protoLoader.MethodDefinition<infer Req, infer _Sent, infer _Decoded, infer Res> ? MethodDesc<Req, Res> : never;
+
+function method<S extends ServiceName, M extends keyof ServiceDefinitions[S] & string>(service: S, name: M): DescOf<ServiceDefinitions[S][M]> {
   const def = serviceDefinition(service)[name];
   if (!def) throw new Error(`method ${service}/${name} is missing from lock.proto`);
+  // The loader's definitions are untyped; lock.proto is the one source of both them and the generated types.
+  const desc: MethodDesc<unknown, unknown> = { path: def.path, serialize: def.requestSerialize, deserialize: def.responseDeserialize };
+  return desc as DescOf<ServiceDefinitions[S][M]>;
+}
+
+/** A method that may also travel on the Pipeline stream: tsc checks that both ways carry the same messages. */
+function pipelined<Req, Res>(desc: MethodDesc<Req, Res>, route: PipelineRoute<Req, Res>): MethodDesc<Req, Res> {
+  return { ...desc, pipeline: route };
+}
+
+function allMethods() {
+  const { session, lock, kv, cluster, pipeline, auth } = SERVICE_NAMES;
   return {
-    path: def.path,
-    serialize: def.requestSerialize as (req: Req) => Buffer,
-    deserialize: def.responseDeserialize as (buf: Buffer) => Res,
-    pipeline,
+    open: method(session, 'Open'),
+    keepAlive: method(session, 'KeepAlive'),
+    closeSession: method(session, 'Close'),
+    acquire: pipelined(method(lock, 'Acquire'), pipelineRoute('acquire')),
+    release: pipelined(method(lock, 'Release'), pipelineRoute('release')),
+    describe: method(lock, 'Describe'),
+    watch: method(lock, 'Watch'),
+    write: pipelined(method(kv, 'Write'), pipelineRoute('write')),
+    get: pipelined(method(kv, 'Get'), pipelineRoute('get')),
+    list: method(kv, 'List'),
+    move: method(kv, 'Move'),
+    status: method(cluster, 'Status'),
+    snapshot: method(cluster, 'Snapshot'),
+    pipelineCalls: method(pipeline, 'Calls'),
+    members: {
+      MemberList: method(cluster, 'MemberList'),
+      MemberAdd: method(cluster, 'MemberAdd'),
+      MemberPromote: method(cluster, 'MemberPromote'),
+      MemberRemove: method(cluster, 'MemberRemove'),
+    },
+    auth: {
+      WhoAmI: method(auth, 'WhoAmI'),
+      List: method(auth, 'List'),
+      UserAdd: method(auth, 'UserAdd'),
+      UserDelete: method(auth, 'UserDelete'),
+      UserGrantRole: method(auth, 'UserGrantRole'),
+      UserRevokeRole: method(auth, 'UserRevokeRole'),
+      RoleAdd: method(auth, 'RoleAdd'),
+      RoleDelete: method(auth, 'RoleDelete'),
+      RoleGrantPermission: method(auth, 'RoleGrantPermission'),
+      RoleRevokePermission: method(auth, 'RoleRevokePermission'),
+      RoleSetQuota: method(auth, 'RoleSetQuota'),
+      TokenIssue: method(auth, 'TokenIssue'),
+      TokenRevoke: method(auth, 'TokenRevoke'),
+      /** Session.List and Session.Revoke: admin calls, so they live with the Auth methods in the client. */
+      SessionList: method(session, 'List'),
+      SessionRevoke: method(session, 'Revoke'),
+    },
   };
 }
 
-export interface Methods {
-  open: MethodDesc<WireOpenSessionRequest, WireOpenSessionResponse>;
-  keepAlive: MethodDesc<WireKeepAliveRequest, WireKeepAliveResponse>;
-  closeSession: MethodDesc<WireCloseSessionRequest, WireCloseSessionResponse>;
-  acquire: MethodDesc<WireAcquireRequest, WireAcquireResponse>;
-  release: MethodDesc<WireReleaseRequest, WireReleaseResponse>;
-  describe: MethodDesc<WireDescribeRequest, WireDescribeResponse>;
-  watch: MethodDesc<WireWatchRequest, WireLockEvent>;
-  write: MethodDesc<WireWriteRequest, WireWriteResponse>;
-  get: MethodDesc<WireGetRequest, WireGetResponse>;
-  list: MethodDesc<WireListRequest, WireListResponse>;
-  move: MethodDesc<WireMoveRequest, WireMoveResponse>;
-  status: MethodDesc<WireStatusRequest, WireStatusResponse>;
-  snapshot: MethodDesc<WireSnapshotRequest, WireSnapshotChunk>;
-  pipelineCalls: MethodDesc<unknown, WireCallResponse>;
-  auth: AuthMethods;
-  members: MemberMethods;
-}
-
-export interface MemberMethods {
-  MemberList: MethodDesc<Record<string, never>, WireMemberListResponse>;
-  MemberAdd: MethodDesc<WireMemberAddRequest, WireMemberChangeResponse>;
-  MemberPromote: MethodDesc<WireMemberRequest, WireMemberChangeResponse>;
-  MemberRemove: MethodDesc<WireMemberRequest, WireMemberChangeResponse>;
-}
-
-/** The Auth service's methods, by the proto's method names. */
-export interface AuthMethods {
-  WhoAmI: MethodDesc<WireWhoAmIRequest, WireWhoAmIResponse>;
-  List: MethodDesc<WireAuthListRequest, WireAuthListResponse>;
-  UserAdd: MethodDesc<WireUserRequest, WireAuthChangeResponse>;
-  UserDelete: MethodDesc<WireUserRequest, WireAuthChangeResponse>;
-  UserGrantRole: MethodDesc<WireUserRoleRequest, WireAuthChangeResponse>;
-  UserRevokeRole: MethodDesc<WireUserRoleRequest, WireAuthChangeResponse>;
-  RoleAdd: MethodDesc<WireRoleRequest, WireAuthChangeResponse>;
-  RoleDelete: MethodDesc<WireRoleRequest, WireAuthChangeResponse>;
-  RoleGrantPermission: MethodDesc<WirePermissionRequest, WireAuthChangeResponse>;
-  RoleRevokePermission: MethodDesc<WirePermissionRequest, WireAuthChangeResponse>;
-  RoleSetQuota: MethodDesc<WireQuotaRequest, WireAuthChangeResponse>;
-  TokenIssue: MethodDesc<WireTokenIssueRequest, WireTokenIssueResponse>;
-  TokenRevoke: MethodDesc<WireTokenRevokeRequest, WireAuthChangeResponse>;
-  /** Session.List and Session.Revoke: admin calls, so they live with the Auth methods in the client. */
-  SessionList: MethodDesc<WireListSessionsRequest, WireListSessionsResponse>;
-  SessionRevoke: MethodDesc<WireRevokeSessionRequest, WireRevokeSessionResponse>;
-}
+/** Method descriptors of every call the client makes, typed by the generated service definitions. */
+export type Methods = ReturnType<typeof allMethods>;
+export type AuthMethods = Methods['auth'];
+export type MemberMethods = Methods['members'];
 
 let cachedMethods: Methods | undefined;
 
 /** Method descriptors of every call the client makes. */
 export function methods(): Methods {
-  if (!cachedMethods) {
-    cachedMethods = {
-      open: method(SERVICE_NAMES.session, 'Open'),
-      keepAlive: method(SERVICE_NAMES.session, 'KeepAlive'),
-      closeSession: method(SERVICE_NAMES.session, 'Close'),
-      acquire: method(SERVICE_NAMES.lock, 'Acquire', 'acquire'),
-      release: method(SERVICE_NAMES.lock, 'Release', 'release'),
-      describe: method(SERVICE_NAMES.lock, 'Describe'),
-      watch: method(SERVICE_NAMES.lock, 'Watch'),
-      write: method(SERVICE_NAMES.kv, 'Write', 'write'),
-      get: method(SERVICE_NAMES.kv, 'Get', 'get'),
-      list: method(SERVICE_NAMES.kv, 'List'),
-      move: method(SERVICE_NAMES.kv, 'Move'),
-      status: method(SERVICE_NAMES.cluster, 'Status'),
-      snapshot: method(SERVICE_NAMES.cluster, 'Snapshot'),
-      pipelineCalls: method(SERVICE_NAMES.pipeline, 'Calls'),
-      members: {
-        MemberList: method(SERVICE_NAMES.cluster, 'MemberList'),
-        MemberAdd: method(SERVICE_NAMES.cluster, 'MemberAdd'),
-        MemberPromote: method(SERVICE_NAMES.cluster, 'MemberPromote'),
-        MemberRemove: method(SERVICE_NAMES.cluster, 'MemberRemove'),
-      },
-      auth: {
-        WhoAmI: method(SERVICE_NAMES.auth, 'WhoAmI'),
-        List: method(SERVICE_NAMES.auth, 'List'),
-        UserAdd: method(SERVICE_NAMES.auth, 'UserAdd'),
-        UserDelete: method(SERVICE_NAMES.auth, 'UserDelete'),
-        UserGrantRole: method(SERVICE_NAMES.auth, 'UserGrantRole'),
-        UserRevokeRole: method(SERVICE_NAMES.auth, 'UserRevokeRole'),
-        RoleAdd: method(SERVICE_NAMES.auth, 'RoleAdd'),
-        RoleDelete: method(SERVICE_NAMES.auth, 'RoleDelete'),
-        RoleGrantPermission: method(SERVICE_NAMES.auth, 'RoleGrantPermission'),
-        RoleRevokePermission: method(SERVICE_NAMES.auth, 'RoleRevokePermission'),
-        RoleSetQuota: method(SERVICE_NAMES.auth, 'RoleSetQuota'),
-        TokenIssue: method(SERVICE_NAMES.auth, 'TokenIssue'),
-        TokenRevoke: method(SERVICE_NAMES.auth, 'TokenRevoke'),
-        SessionList: method(SERVICE_NAMES.session, 'List'),
-        SessionRevoke: method(SERVICE_NAMES.session, 'Revoke'),
-      },
-    };
-  }
+  cachedMethods ??= allMethods();
   return cachedMethods;
 }

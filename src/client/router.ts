@@ -3,7 +3,9 @@ import { createSleeper, monotonicNow, type Sleeper } from './clock';
 import { FenceLockError, toFenceLockError } from './errors';
 import type { Logger } from './logger';
 import { PipelineLink } from './pipeline';
-import { methods, type MethodDesc, type WireRequestHeader } from './proto';
+import type { RequestHeader } from '../protocol/generated/fencelock/v1/RequestHeader';
+import { bigIntToWire } from '../protocol/wireInt';
+import { methods, type MethodDesc } from './proto';
 import { certificateProblem, untrustedCertificateError } from './untrusted';
 
 /**
@@ -87,12 +89,12 @@ export class RequestIds {
   constructor(readonly clientId: string) {}
 
   /** A header for a new request; call `done()` once the operation (with all its retries) has finished. */
-  begin(): { header: WireRequestHeader; id: bigint; done: () => void } {
+  begin(): { header: RequestHeader; id: bigint; done: () => void } {
     const id = this.next++;
     this.inFlight.add(id);
     let lowest = id;
     for (const other of this.inFlight) if (other < lowest) lowest = other;
-    const header: WireRequestHeader = { clientId: this.clientId, requestId: id.toString(), ackedBelow: lowest.toString() };
+    const header = { clientId: this.clientId, requestId: bigIntToWire(id), ackedBelow: bigIntToWire(lowest) };
     return { header, id, done: () => void this.inFlight.delete(id) };
   }
 
@@ -225,9 +227,9 @@ export class Router {
 
   /** One attempt against one endpoint, with a deadline. Rejects with the raw gRPC error (or its twin from the pipeline). */
   once<Req, Res>(address: string, m: MethodDesc<Req, Res>, req: Req, timeoutMs: number): Promise<Res> {
-    const pipelineCall = this.pipelining ? m.pipeline : undefined;
-    const link = pipelineCall ? this.pipelineFor(address) : undefined;
-    if (pipelineCall && link) return link.call<Res>(pipelineCall, req, timeoutMs);
+    const route = this.pipelining ? m.pipeline : undefined;
+    const link = route ? this.pipelineFor(address) : undefined;
+    if (route && link) return link.call(route, req, timeoutMs);
     const client = this.clientFor(address);
     return new Promise<Res>((resolve, reject) => {
       const call = client.makeUnaryRequest(

@@ -147,7 +147,7 @@ export class Session implements Renewable {
    */
   async acquire(lock: string, opts: AcquireOptions = {}): Promise<LockHandle> {
     const wait = opts.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
-    if (!Number.isInteger(wait) || wait < 0) {
+    if (!Number.isSafeInteger(wait) || wait < 0) {
       throw new FenceLockError('INVALID_ARGUMENT', `waitTimeoutMs must be a non-negative integer, got ${wait}`);
     }
     const res = await this.acquireRaw(lock, wait);

@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { monotonicNow } from './clock';
 import { FenceLockError, toFenceLockError } from './errors';
-import { methods, type WireSnapshotChunk } from './proto';
+import type { SnapshotChunk__Output } from '../protocol/generated/fencelock/v1/SnapshotChunk';
+import { wireToBigInt } from '../protocol/wireInt';
+import { methods } from './proto';
 import { nextBackoff, type Router } from './router';
-import { wireToBigInt } from './uint64';
 
 /** What a backup is of: its header, sent by the leader before the data. */
 export interface SnapshotInfo {
@@ -87,7 +88,7 @@ class SnapshotAttempt {
       };
       // Each message is handed to the sink with the stream paused: a slow disk slows the node's sending.
       let chain = Promise.resolve();
-      call.on('data', (msg: WireSnapshotChunk) => {
+      call.on('data', (msg: SnapshotChunk__Output) => {
         call.pause();
         chain = chain.then(() => this.take(msg)).then(() => void call.resume(), fail);
       });
@@ -98,7 +99,7 @@ class SnapshotAttempt {
     });
   }
 
-  private async take(msg: WireSnapshotChunk): Promise<void> {
+  private async take(msg: SnapshotChunk__Output): Promise<void> {
     if (this.info === undefined) {
       if (!msg.header) throw new FenceLockError('DATA_LOSS', `snapshot (via ${this.address}): the stream did not start with a header`);
       const h = msg.header;

@@ -1,10 +1,11 @@
 import * as grpc from '@grpc/grpc-js';
 import { FenceLockError, toFenceLockError } from './errors';
 import type { Logger } from './logger';
-import { methods, type WireLockEvent } from './proto';
+import type { LockEvent__Output } from '../protocol/generated/fencelock/v1/LockEvent';
+import { wireToBigInt } from '../protocol/wireInt';
+import { methods } from './proto';
 import { nextBackoff, type Router } from './router';
 import type { LockEvent, LockEventKind, WatchHandle, WatchOptions } from './types';
-import { wireToBigInt } from './uint64';
 
 /**
  * Statuses after which a watch gives up instead of reconnecting. Not ABORTED: the node lost events to a
@@ -14,7 +15,7 @@ import { wireToBigInt } from './uint64';
  */
 const FINAL_CODES = new Set(['INVALID_ARGUMENT', 'NOT_FOUND', 'FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED', 'UNIMPLEMENTED', 'PERMISSION_DENIED', 'UNAUTHENTICATED', 'OUT_OF_RANGE']);
 
-export function toLockEvent(ev: WireLockEvent): LockEvent {
+export function toLockEvent(ev: LockEvent__Output): LockEvent {
   const kind: LockEventKind = ev.kind === 'GRANTED' || ev.kind === 'RELEASED' || ev.kind === 'EXPIRED' ? ev.kind : 'UNSPECIFIED';
   return { kind, lock: ev.lock, sessionId: ev.sessionId, token: wireToBigInt(ev.token), index: wireToBigInt(ev.index) };
 }
@@ -31,7 +32,7 @@ export function toLockEvent(ev: WireLockEvent): LockEvent {
  * broken stream; the watch does not stop, and `onError` stays reserved for the end of the watch.
  */
 export class Watcher implements WatchHandle {
-  private call: grpc.ClientReadableStream<WireLockEvent> | undefined;
+  private call: grpc.ClientReadableStream<LockEvent__Output> | undefined;
   private address = '';
   private timer: NodeJS.Timeout | undefined;
   private backoff = 0;
@@ -75,7 +76,7 @@ export class Watcher implements WatchHandle {
     const call = this.router.clientFor(address).makeServerStreamRequest(m.path, m.serialize, m.deserialize, { lock: this.lock }, new grpc.Metadata(), {});
     this.call = call;
     this.address = address;
-    call.on('data', (ev: WireLockEvent) => {
+    call.on('data', (ev: LockEvent__Output) => {
       if (call !== this.call) return;
       this.backoff = 0;
       this.hintsInARow = 0;
@@ -98,7 +99,7 @@ export class Watcher implements WatchHandle {
     call.on('end', () => this.broken(call, undefined));
   }
 
-  private broken(call: grpc.ClientReadableStream<WireLockEvent>, raw: unknown): void {
+  private broken(call: grpc.ClientReadableStream<LockEvent__Output>, raw: unknown): void {
     if (call !== this.call || this.cancelled) return;
     this.call = undefined;
     const err = raw === undefined ? undefined : toFenceLockError(raw, `watch lock ${JSON.stringify(this.lock)} (via ${this.address})`);

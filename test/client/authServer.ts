@@ -5,12 +5,14 @@
  * failures come first. Not a cluster: nothing is checked, nothing is stored.
  */
 import * as grpc from '@grpc/grpc-js';
-import { serviceDefinition, SERVICE_NAMES, type WireCallResponse, type WireRequestHeader } from '../../src/client/proto';
+import type { CallResponse } from '../../src/protocol/generated/fencelock/v1/CallResponse';
+import type { RequestHeader__Output } from '../../src/protocol/generated/fencelock/v1/RequestHeader';
+import { serviceDefinition, SERVICE_NAMES } from '../../src/client/proto';
 
 export interface AuthCall {
   method: string;
   req: unknown;
-  header?: WireRequestHeader;
+  header?: RequestHeader__Output;
   /** The `authorization` metadata values the call carried (streams: once, when opened). */
   authorization: string[];
 }
@@ -106,7 +108,7 @@ export class AuthServer {
   }
 
   private record(method: string, req: unknown, metadata: grpc.Metadata): void {
-    const header = (req as { header?: WireRequestHeader } | undefined)?.header;
+    const header = (req as { header?: RequestHeader__Output } | undefined)?.header;
     this.calls.push({ method, req, header, authorization: metadata.get('authorization').map(String) });
   }
 
@@ -171,7 +173,7 @@ export class AuthServer {
       },
     });
     this.server.addService(serviceDefinition(SERVICE_NAMES.pipeline), {
-      Calls: (stream: grpc.ServerDuplexStream<Record<string, unknown> & { callId: string }, WireCallResponse>) => {
+      Calls: (stream: grpc.ServerDuplexStream<Record<string, unknown> & { callId: string }, CallResponse>) => {
         this.record('Pipeline', {}, stream.metadata);
         const refused = this.unauthenticated(stream.metadata);
         if (refused) {

@@ -620,4 +620,23 @@ describe('FenceLockClient against a fake cluster', () => {
     await expect(c.write({ lock: 'l', token: 1n << 64n, sessionId: 's', ops: [{ put: 'k', value: 'v' }] })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     await expect(c.write({ lock: 'l', token: 1n, sessionId: 's', ops: [] })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
+
+  // Issue 31: a number the wire cannot carry exactly (String(1e21) is '1e+21', which protobufjs reads as
+  // something else) is refused here, before any call, never sent.
+  it('refuses a TTL or wait the wire cannot carry exactly, and sends nothing', async () => {
+    const { state, nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    for (const ttlMs of [1e21, 2 ** 53, 1.5]) {
+      expect(await rejection(c.openSession({ ttlMs }))).toMatchObject({ code: 'INVALID_ARGUMENT' });
+    }
+    expect(state.callsOf('Open')).toHaveLength(0);
+    const s = await c.openSession({ ttlMs: 5_000 });
+    for (const waitTimeoutMs of [1e21, 2 ** 53, 0.5, -1]) {
+      expect(await rejection(s.acquire('l', { waitTimeoutMs }))).toMatchObject({ code: 'INVALID_ARGUMENT' });
+    }
+    expect(state.callsOf('Acquire')).toHaveLength(0);
+    const lock = await s.acquire('l', { waitTimeoutMs: 1_234 });
+    expect(state.callsOf('Acquire').map((x) => (x.req as { waitTimeoutMs: string }).waitTimeoutMs)).toEqual(['1234']);
+    await lock.release();
+  });
 });

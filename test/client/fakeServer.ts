@@ -13,29 +13,27 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { serviceDefinition, SERVICE_NAMES } from '../../src/client/proto';
 import { publicSessionId } from '../../src/client/publicId';
-import type {
-  WireAcquireRequest,
-  WireAcquireResponse,
-  WireCloseSessionRequest,
-  WireDescribeRequest,
-  WireDescribeResponse,
-  WireGetRequest,
-  WireGetResponse,
-  WireKeepAliveRequest,
-  WireKeepAliveResponse,
-  WireListRequest,
-  WireListResponse,
-  WireLockEvent,
-  WireOpenSessionRequest,
-  WireOpenSessionResponse,
-  WireReleaseRequest,
-  WireReleaseResponse,
-  WireRequestHeader,
-  WireStatusResponse,
-  WireWatchRequest,
-  WireWriteRequest,
-  WireWriteResponse,
-} from '../../src/client/proto';
+import type { AcquireRequest__Output } from '../../src/protocol/generated/fencelock/v1/AcquireRequest';
+import type { AcquireResponse } from '../../src/protocol/generated/fencelock/v1/AcquireResponse';
+import type { CloseSessionRequest__Output } from '../../src/protocol/generated/fencelock/v1/CloseSessionRequest';
+import type { DescribeRequest__Output } from '../../src/protocol/generated/fencelock/v1/DescribeRequest';
+import type { DescribeResponse } from '../../src/protocol/generated/fencelock/v1/DescribeResponse';
+import type { GetRequest__Output } from '../../src/protocol/generated/fencelock/v1/GetRequest';
+import type { GetResponse } from '../../src/protocol/generated/fencelock/v1/GetResponse';
+import type { KeepAliveRequest__Output } from '../../src/protocol/generated/fencelock/v1/KeepAliveRequest';
+import type { KeepAliveResponse } from '../../src/protocol/generated/fencelock/v1/KeepAliveResponse';
+import type { ListRequest__Output } from '../../src/protocol/generated/fencelock/v1/ListRequest';
+import type { ListResponse } from '../../src/protocol/generated/fencelock/v1/ListResponse';
+import type { LockEvent } from '../../src/protocol/generated/fencelock/v1/LockEvent';
+import type { OpenSessionRequest__Output } from '../../src/protocol/generated/fencelock/v1/OpenSessionRequest';
+import type { OpenSessionResponse } from '../../src/protocol/generated/fencelock/v1/OpenSessionResponse';
+import type { ReleaseRequest__Output } from '../../src/protocol/generated/fencelock/v1/ReleaseRequest';
+import type { ReleaseResponse } from '../../src/protocol/generated/fencelock/v1/ReleaseResponse';
+import type { RequestHeader__Output } from '../../src/protocol/generated/fencelock/v1/RequestHeader';
+import type { StatusResponse } from '../../src/protocol/generated/fencelock/v1/StatusResponse';
+import type { WatchRequest__Output } from '../../src/protocol/generated/fencelock/v1/WatchRequest';
+import type { WriteRequest__Output } from '../../src/protocol/generated/fencelock/v1/WriteRequest';
+import type { WriteResponse } from '../../src/protocol/generated/fencelock/v1/WriteResponse';
 
 export interface GrpcFailure {
   code: grpc.status;
@@ -57,7 +55,7 @@ function toServiceError(f: GrpcFailure): Partial<grpc.StatusObject> {
 
 interface Waiter {
   sessionId: string;
-  resolve: (o: Outcome<WireAcquireResponse>) => void;
+  resolve: (o: Outcome<AcquireResponse>) => void;
   timer: NodeJS.Timeout;
 }
 
@@ -72,7 +70,7 @@ interface LockState {
 export interface RecordedCall {
   node: string;
   method: string;
-  header?: WireRequestHeader;
+  header?: RequestHeader__Output;
   req: unknown;
   /** subjectaltname of the client certificate the call came with (TLS with a client certificate only). */
   peerSan?: string;
@@ -88,7 +86,7 @@ export class FakeState {
   readonly kv = new Map<string, { value: Buffer | null; token: bigint; lock: string }>();
   readonly dedup = new Map<string, Promise<Outcome<unknown>>>();
   readonly calls: RecordedCall[] = [];
-  private readonly watchers = new Set<{ lock: string; send: (ev: WireLockEvent) => void }>();
+  private readonly watchers = new Set<{ lock: string; send: (ev: LockEvent) => void }>();
 
   constructor(firstIndex = 1n) {
     this.nextIndex = firstIndex;
@@ -111,18 +109,19 @@ export class FakeState {
     return l;
   }
 
-  watch(lock: string, send: (ev: WireLockEvent) => void): () => void {
+  watch(lock: string, send: (ev: LockEvent) => void): () => void {
     const w = { lock, send };
     this.watchers.add(w);
     return () => this.watchers.delete(w);
   }
 
-  private emit(kind: WireLockEvent['kind'], lock: string, sessionId: string, token: bigint, index: bigint): void {
+  private emit(kind: LockEvent['kind'], lock: string, sessionId: string, token: bigint, index: bigint): void {
     for (const w of this.watchers) if (w.lock === lock) w.send({ kind, lock, sessionId: publicSessionId(sessionId), token: token.toString(), index: index.toString() });
   }
 
   /** Runs a mutating request once per (client_id, request_id); a retry gets the original outcome. */
-  dedupe<T>(header: WireRequestHeader, apply: () => Promise<Outcome<T>>): Promise<Outcome<T>> {
+  dedupe<T>(header: RequestHeader__Output | null, apply: () => Promise<Outcome<T>>): Promise<Outcome<T>> {
+    if (!header) return Promise.resolve({ ok: false, err: failure(grpc.status.INVALID_ARGUMENT, 'a mutating request needs a header') });
     const key = `${header.clientId}/${header.requestId}`;
     let p = this.dedup.get(key) as Promise<Outcome<T>> | undefined;
     if (!p) {
@@ -132,14 +131,14 @@ export class FakeState {
     return p;
   }
 
-  open(req: WireOpenSessionRequest): Outcome<WireOpenSessionResponse> {
+  open(req: OpenSessionRequest__Output): Outcome<OpenSessionResponse> {
     this.index();
     const id = randomBytes(16).toString('hex');
     this.sessions.set(id, { ttlMs: Number(req.ttlMs), clientName: req.clientName });
     return { ok: true, res: { sessionId: id, ttlMs: req.ttlMs } };
   }
 
-  closeSession(req: WireCloseSessionRequest): Outcome<Record<string, never>> {
+  closeSession(req: CloseSessionRequest__Output): Outcome<Record<string, never>> {
     if (!this.sessions.has(req.sessionId)) return { ok: false, err: failure(grpc.status.NOT_FOUND, 'unknown session', { 'fencelock-reason': 'UNKNOWN_SESSION' }) };
     this.endSession(req.sessionId, 'RELEASED');
     return { ok: true, res: {} };
@@ -181,7 +180,7 @@ export class FakeState {
     }
   }
 
-  acquire(req: WireAcquireRequest): Promise<Outcome<WireAcquireResponse>> {
+  acquire(req: AcquireRequest__Output): Promise<Outcome<AcquireResponse>> {
     if (!this.sessions.has(req.sessionId)) {
       return Promise.resolve({ ok: false, err: failure(grpc.status.NOT_FOUND, `unknown session ${req.sessionId}`, { 'fencelock-reason': 'UNKNOWN_SESSION' }) });
     }
@@ -208,7 +207,7 @@ export class FakeState {
     });
   }
 
-  release(req: WireReleaseRequest): Outcome<WireReleaseResponse> {
+  release(req: ReleaseRequest__Output): Outcome<ReleaseResponse> {
     if (!this.sessions.has(req.sessionId)) return { ok: false, err: failure(grpc.status.NOT_FOUND, 'unknown session', { 'fencelock-reason': 'UNKNOWN_SESSION' }) };
     const l = this.lock(req.lock);
     if (l.holder !== req.sessionId || l.token.toString() !== req.token) {
@@ -220,11 +219,11 @@ export class FakeState {
     return { ok: true, res: { nextHolderSession: publicSessionId(l.holder ?? ''), nextToken: l.holder ? l.token.toString() : '0' } };
   }
 
-  write(req: WireWriteRequest): Outcome<WireWriteResponse> {
+  write(req: WriteRequest__Output): Outcome<WriteResponse> {
     if (!this.sessions.has(req.sessionId)) return { ok: false, err: failure(grpc.status.NOT_FOUND, 'unknown session', { 'fencelock-reason': 'UNKNOWN_SESSION' }) };
     const token = BigInt(req.token);
     const l = this.lock(req.lock);
-    const refuse = (reason: string, watermark: bigint, why: string, more: Record<string, string> = {}): Outcome<WireWriteResponse> => ({
+    const refuse = (reason: string, watermark: bigint, why: string, more: Record<string, string> = {}): Outcome<WriteResponse> => ({
       ok: false,
       err: failure(grpc.status.FAILED_PRECONDITION, why, { 'fencelock-reason': reason, 'fencelock-watermark': watermark.toString(), ...more }),
     });
@@ -243,13 +242,13 @@ export class FakeState {
     return { ok: true, res: { index: index.toString() } };
   }
 
-  get(req: WireGetRequest): WireGetResponse {
+  get(req: GetRequest__Output): GetResponse {
     const e = this.kv.get(req.key);
     if (e === undefined) return { found: false, value: Buffer.alloc(0), token: '0', lock: '', deleted: false };
     return { found: e.value !== null, ...this.wireEntry(req.key) };
   }
 
-  list(req: WireListRequest): WireListResponse {
+  list(req: ListRequest__Output): ListResponse {
     const limit = req.limit || 100;
     const listed = (k: string): boolean => req.includeDeleted || this.kv.get(k)!.value !== null;
     const keys = [...this.kv.keys()].filter((k) => k.startsWith(req.prefix) && (!req.startAfter || k > req.startAfter) && listed(k)).sort();
@@ -261,7 +260,7 @@ export class FakeState {
     return { value: e.value ?? Buffer.alloc(0), token: e.token.toString(), lock: e.lock, deleted: e.value === null };
   }
 
-  describe(req: WireDescribeRequest): WireDescribeResponse {
+  describe(req: DescribeRequest__Output): DescribeResponse {
     const l = this.lock(req.lock);
     return {
       held: l.holder !== undefined,
@@ -337,7 +336,7 @@ export class FakeNode {
   address = '';
   private server: grpc.Server | undefined;
   private readonly tls: FakeTls | undefined;
-  private readonly streams = new Set<grpc.ServerDuplexStream<WireKeepAliveRequest, WireKeepAliveResponse> | grpc.ServerWritableStream<WireWatchRequest, WireLockEvent>>();
+  private readonly streams = new Set<grpc.ServerDuplexStream<KeepAliveRequest__Output, KeepAliveResponse> | grpc.ServerWritableStream<WatchRequest__Output, LockEvent>>();
   private readonly unwatch = new Set<() => void>();
 
   private constructor(
@@ -375,7 +374,7 @@ export class FakeNode {
   }
 
   private record(method: string, req: unknown, call?: AnyServerCall): void {
-    const header = (req as { header?: WireRequestHeader }).header;
+    const header = (req as { header?: RequestHeader__Output }).header;
     const peerSan = call?.getAuthContext?.()?.sslPeerCertificate?.subjectaltname;
     const [authorization] = call?.metadata?.get('authorization') ?? [];
     this.state.calls.push({ node: this.id, method, header, req, ...(peerSan ? { peerSan } : {}), ...(authorization !== undefined ? { authorization: String(authorization) } : {}) });
@@ -407,23 +406,23 @@ export class FakeNode {
     const s = this.state;
     const server = new grpc.Server();
     server.addService(serviceDefinition(SERVICE_NAMES.session), {
-      Open: this.unary<WireOpenSessionRequest, WireOpenSessionResponse>('Open', (req) => s.dedupe(req.header, async () => s.open(req))),
-      Close: this.unary<WireCloseSessionRequest, Record<string, never>>('Close', (req) => s.dedupe(req.header, async () => s.closeSession(req))),
-      KeepAlive: (stream: grpc.ServerDuplexStream<WireKeepAliveRequest, WireKeepAliveResponse>) => this.keepAlive(stream),
+      Open: this.unary<OpenSessionRequest__Output, OpenSessionResponse>('Open', (req) => s.dedupe(req.header, async () => s.open(req))),
+      Close: this.unary<CloseSessionRequest__Output, Record<string, never>>('Close', (req) => s.dedupe(req.header, async () => s.closeSession(req))),
+      KeepAlive: (stream: grpc.ServerDuplexStream<KeepAliveRequest__Output, KeepAliveResponse>) => this.keepAlive(stream),
     });
     server.addService(serviceDefinition(SERVICE_NAMES.lock), {
-      Acquire: this.unary<WireAcquireRequest, WireAcquireResponse>('Acquire', (req) => s.dedupe(req.header, () => s.acquire(req))),
-      Release: this.unary<WireReleaseRequest, WireReleaseResponse>('Release', (req) => s.dedupe(req.header, async () => s.release(req))),
-      Describe: this.unary<WireDescribeRequest, WireDescribeResponse>('Describe', async (req) => ({ ok: true, res: s.describe(req) })),
-      Watch: (call: grpc.ServerWritableStream<WireWatchRequest, WireLockEvent>) => this.watch(call),
+      Acquire: this.unary<AcquireRequest__Output, AcquireResponse>('Acquire', (req) => s.dedupe(req.header, () => s.acquire(req))),
+      Release: this.unary<ReleaseRequest__Output, ReleaseResponse>('Release', (req) => s.dedupe(req.header, async () => s.release(req))),
+      Describe: this.unary<DescribeRequest__Output, DescribeResponse>('Describe', async (req) => ({ ok: true, res: s.describe(req) })),
+      Watch: (call: grpc.ServerWritableStream<WatchRequest__Output, LockEvent>) => this.watch(call),
     });
     server.addService(serviceDefinition(SERVICE_NAMES.kv), {
-      Write: this.unary<WireWriteRequest, WireWriteResponse>('Write', (req) => s.dedupe(req.header, async () => s.write(req))),
-      Get: this.unary<WireGetRequest, WireGetResponse>('Get', async (req) => ({ ok: true, res: s.get(req) })),
-      List: this.unary<WireListRequest, WireListResponse>('List', async (req) => ({ ok: true, res: s.list(req) })),
+      Write: this.unary<WriteRequest__Output, WriteResponse>('Write', (req) => s.dedupe(req.header, async () => s.write(req))),
+      Get: this.unary<GetRequest__Output, GetResponse>('Get', async (req) => ({ ok: true, res: s.get(req) })),
+      List: this.unary<ListRequest__Output, ListResponse>('List', async (req) => ({ ok: true, res: s.list(req) })),
     });
     server.addService(serviceDefinition(SERVICE_NAMES.cluster), {
-      Status: (call: grpc.ServerUnaryCall<unknown, WireStatusResponse>, cb: grpc.sendUnaryData<WireStatusResponse>) => {
+      Status: (call: grpc.ServerUnaryCall<unknown, StatusResponse>, cb: grpc.sendUnaryData<StatusResponse>) => {
         this.record('Status', call.request, call);
         const hint = this.role === 'leader' ? this.address : (this.leaderHint() ?? '');
         cb(null, {
@@ -458,7 +457,7 @@ export class FakeNode {
     return grpc.ServerCredentials.createSsl(t.ca ? buf(t.ca) : null, [{ cert_chain: buf(t.cert), private_key: buf(t.key) }], t.requireClientCert ?? false);
   }
 
-  private keepAlive(stream: grpc.ServerDuplexStream<WireKeepAliveRequest, WireKeepAliveResponse>): void {
+  private keepAlive(stream: grpc.ServerDuplexStream<KeepAliveRequest__Output, KeepAliveResponse>): void {
     this.record('KeepAlive', {}, stream);
     const nl = this.notLeader() ?? this.keepAliveRefusal;
     if (nl) {
@@ -468,7 +467,7 @@ export class FakeNode {
     this.streams.add(stream);
     this.openKeepAlives++;
     this.maxOpenKeepAlives = Math.max(this.maxOpenKeepAlives, this.openKeepAlives);
-    stream.on('data', (req: WireKeepAliveRequest) => {
+    stream.on('data', (req: KeepAliveRequest__Output) => {
       const receivedAt = performance.now();
       this.record('KeepAliveRenewal', req, stream);
       if (this.keepAliveMode === 'silent') return;
@@ -498,7 +497,7 @@ export class FakeNode {
     stream.on('cancelled', done);
   }
 
-  private watch(call: grpc.ServerWritableStream<WireWatchRequest, WireLockEvent>): void {
+  private watch(call: grpc.ServerWritableStream<WatchRequest__Output, LockEvent>): void {
     this.record('Watch', call.request, call);
     const nl = this.notLeader();
     if (nl) {

@@ -6,7 +6,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FenceLockClient } from '../../src/client';
 import { toFenceLockError } from '../../src/client/errors';
 import { PipelineLink } from '../../src/client/pipeline';
-import { methods, serviceDefinition, SERVICE_NAMES, type PipelineCall, type WireCallResponse } from '../../src/client/proto';
+import type { CallRequest } from '../../src/protocol/generated/fencelock/v1/CallRequest';
+import type { CallResponse__Output } from '../../src/protocol/generated/fencelock/v1/CallResponse';
+import { methods, pipelineRoute, serviceDefinition, SERVICE_NAMES, type PipelineCall } from '../../src/client/proto';
 import { type CallScope, type Handler } from '../../src/node/api/context';
 import { refusalError } from '../../src/node/api/refusals';
 import { ApiError } from '../../src/node/api/errors';
@@ -100,12 +102,12 @@ function link(address: string): PipelineLink {
 function rawStream(
   address: string,
   client = grpcClient(address),
-): { stream: grpc.ClientDuplexStream<unknown, WireCallResponse>; responses: WireCallResponse[]; ended: () => boolean } {
+): { stream: grpc.ClientDuplexStream<CallRequest, CallResponse__Output>; responses: CallResponse__Output[]; ended: () => boolean } {
   const m = methods().pipelineCalls;
   const stream = client.makeBidiStreamRequest(m.path, m.serialize, m.deserialize);
-  const responses: WireCallResponse[] = [];
+  const responses: CallResponse__Output[] = [];
   let ended = false;
-  stream.on('data', (r: WireCallResponse) => responses.push(r));
+  stream.on('data', (r: CallResponse__Output) => responses.push(r));
   stream.on('end', () => (ended = true));
   stream.on('error', () => (ended = true));
   cleanups.push(() => stream.cancel());
@@ -129,8 +131,8 @@ describe('pipelineService: one stream, many calls', () => {
     );
     const l = link(address);
     const order: string[] = [];
-    const acq = l.call<{ acquired: boolean; token: string }>('acquire', { lock: 'a', sessionId: 's', waitTimeoutMs: '1000' }, 5_000).then((r) => (order.push('acquire'), r));
-    const get = l.call<{ found: boolean; value: Buffer; token: string }>('get', { key: 'k', staleOk: true }, 5_000).then((r) => (order.push('get'), r));
+    const acq = l.call(pipelineRoute('acquire'), { lock: 'a', sessionId: 's', waitTimeoutMs: '1000' }, 5_000).then((r) => (order.push('acquire'), r));
+    const get = l.call(pipelineRoute('get'), { key: 'k', staleOk: true }, 5_000).then((r) => (order.push('get'), r));
     const g = await get;
     expect(g.found).toBe(true);
     expect(Buffer.from(g.value).toString()).toBe('value of k');
@@ -162,9 +164,9 @@ describe('pipelineService: one stream, many calls', () => {
     );
     const l = link(address);
     const settled: string[] = [];
-    const first = l.call('get', { key: 'a' }, 5_000).finally(() => settled.push('first'));
-    const second = l.call('get', { key: 'b' }, 5_000).finally(() => settled.push('second'));
-    const third = rejection(l.call('get', { key: 'c' }, 5_000));
+    const first = l.call(pipelineRoute('get'), { key: 'a' }, 5_000).finally(() => settled.push('first'));
+    const second = l.call(pipelineRoute('get'), { key: 'b' }, 5_000).finally(() => settled.push('second'));
+    const third = rejection(l.call(pipelineRoute('get'), { key: 'c' }, 5_000));
     const err = await third;
     expect(grpc.status[err.code]).toBe('RESOURCE_EXHAUSTED');
     expect(err.details).toContain('more than 2 calls in flight');
@@ -175,7 +177,7 @@ describe('pipelineService: one stream, many calls', () => {
     expect(await first).toMatchObject({ found: true, token: '11' });
     expect(await second).toMatchObject({ found: true, token: '11' });
     // Answered calls leave the limit: the stream takes new calls again.
-    const fourth = l.call('get', { key: 'd' }, 5_000);
+    const fourth = l.call(pipelineRoute('get'), { key: 'd' }, 5_000);
     await until(() => pending.length === 3);
     pending[2]!.resolve(getResult('d'));
     expect(await fourth).toMatchObject({ found: true });
@@ -200,7 +202,7 @@ describe('pipelineService: one stream, many calls', () => {
     expect(sending.taken(), 'the node takes no more requests while the client reads nothing').toBe(takenUnread);
     expect(takenUnread).toBeLessThan(CALLS / 10);
 
-    const responses: WireCallResponse[] = [];
+    const responses: CallResponse__Output[] = [];
     call.read((bytes) => responses.push(m.deserialize(bytes)));
     await until(() => responses.length === CALLS, 20_000);
     const refused = responses.filter((r) => r.code === grpc.status.RESOURCE_EXHAUSTED);
@@ -277,7 +279,7 @@ describe('pipelineService: one stream, many calls', () => {
     );
     const l = link(address);
 
-    const stale = await rejection(l.call('write', { lock: 'l', token: '5', ops: [] }, 5_000));
+    const stale = await rejection(l.call(pipelineRoute('write'), { lock: 'l', token: '5', ops: [] }, 5_000));
     expect(stale.code).toBe(grpc.status.FAILED_PRECONDITION);
     expect(stale.details).toBe('STALE_TOKEN: a newer grant exists; current watermark 42');
     expect(stale.metadata.get('fencelock-reason')).toEqual(['STALE_TOKEN']);
@@ -285,24 +287,24 @@ describe('pipelineService: one stream, many calls', () => {
     const mapped = toFenceLockError(stale, 'write');
     expect(mapped).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'STALE_TOKEN', watermark: 42n });
 
-    const notLeader = toFenceLockError(await rejection(l.call('acquire', { lock: 'l' }, 5_000)), 'acquire');
+    const notLeader = toFenceLockError(await rejection(l.call(pipelineRoute('acquire'), { lock: 'l' }, 5_000)), 'acquire');
     expect(notLeader).toMatchObject({ code: 'UNAVAILABLE', leader: '127.0.0.1:9' });
 
-    const internal = await rejection(l.call('release', { lock: 'l' }, 5_000));
+    const internal = await rejection(l.call(pipelineRoute('release'), { lock: 'l' }, 5_000));
     expect(grpc.status[internal.code]).toBe('INTERNAL');
     expect(internal.details).toContain('boom');
 
-    const invalid = await rejection(l.call('get', { key: '' }, 5_000));
+    const invalid = await rejection(l.call(pipelineRoute('get'), { key: '' }, 5_000));
     expect(grpc.status[invalid.code]).toBe('INVALID_ARGUMENT');
     expect(invalid.details).toBe('key: must not be empty');
 
-    expect(await l.call('get', { key: 'still' }, 5_000)).toMatchObject({ found: true });
+    expect(await l.call(pipelineRoute('get'), { key: 'still' }, 5_000)).toMatchObject({ found: true });
   });
 
   it('carries a WRONG_LOCK naming a non-ASCII key and lock: percent-encoded metadata (gRPC allows only ASCII), decoded by the client', async () => {
     const write = (): Promise<object> => Promise.reject(refusalError('WRONG_LOCK', 7, 'clé 100%', 'commandes/été'));
     const { address } = await serve(pipelineService(logger, handlers({ write })));
-    const err = await rejection(link(address).call('write', { lock: 'l', token: '5', ops: [] }, 5_000));
+    const err = await rejection(link(address).call(pipelineRoute('write'), { lock: 'l', token: '5', ops: [] }, 5_000));
     expect(err.metadata.get('fencelock-key')).toEqual(['cl%C3%A9 100%25']);
     expect(err.metadata.get('fencelock-key-lock')).toEqual(['commandes/%C3%A9t%C3%A9']);
     expect(err.details).toBe(
@@ -408,7 +410,7 @@ describe('pipelineService: one stream, many calls', () => {
       ),
     );
     const l = new PipelineLink(grpcClient(address), methods().pipelineCalls);
-    const p = rejection(l.call('acquire', { lock: 'l' }, 5_000));
+    const p = rejection(l.call(pipelineRoute('acquire'), { lock: 'l' }, 5_000));
     await until(() => started === 1);
     l.close();
     expect(grpc.status[(await p).code]).toBe('CANCELLED');
@@ -473,13 +475,13 @@ describe('PipelineLink against servers that misbehave', () => {
     });
     const { address } = await serve(s.impl);
     const l = link(address);
-    const a = rejection(l.call('get', { key: 'a' }, 5_000));
-    const b = rejection(l.call('get', { key: 'b' }, 5_000));
+    const a = rejection(l.call(pipelineRoute('get'), { key: 'a' }, 5_000));
+    const b = rejection(l.call(pipelineRoute('get'), { key: 'b' }, 5_000));
     for (const err of [await a, await b]) {
       expect(grpc.status[err.code]).toBe('UNAVAILABLE');
       expect(err.details).toContain('ended by the server');
     }
-    expect(await l.call('get', { key: 'c' }, 5_000)).toMatchObject({ found: true });
+    expect(await l.call(pipelineRoute('get'), { key: 'c' }, 5_000)).toMatchObject({ found: true });
     expect(s.streams()).toBe(2);
     expect(l.supported).toBe(true);
   });
@@ -491,10 +493,10 @@ describe('PipelineLink against servers that misbehave', () => {
     });
     const { address } = await serve(s.impl);
     const l = link(address);
-    const err = await rejection(l.call('get', { key: 'a' }, 5_000));
+    const err = await rejection(l.call(pipelineRoute('get'), { key: 'a' }, 5_000));
     expect(grpc.status[err.code]).toBe('UNAVAILABLE');
     expect(err.details).toContain('stream torn down');
-    expect(await l.call('get', { key: 'b' }, 5_000)).toMatchObject({ found: true });
+    expect(await l.call(pipelineRoute('get'), { key: 'b' }, 5_000)).toMatchObject({ found: true });
   });
 
   it('passes on UNAUTHENTICATED and PERMISSION_DENIED of the stream (who the caller is, not the connection) with their metadata', async () => {
@@ -506,11 +508,11 @@ describe('PipelineLink against servers that misbehave', () => {
     });
     const { address } = await serve(s.impl);
     const l = link(address);
-    const err = await rejection(l.call('get', { key: 'a' }, 5_000));
+    const err = await rejection(l.call(pipelineRoute('get'), { key: 'a' }, 5_000));
     expect(grpc.status[err.code]).toBe('PERMISSION_DENIED');
     expect(err.details).toBe('identity "bob" lacks lock on "k"');
     expect(err.metadata.get('fencelock-reason')).toEqual(['PERMISSION_DENIED']);
-    expect(await l.call('get', { key: 'b' }, 5_000)).toMatchObject({ found: true });
+    expect(await l.call(pipelineRoute('get'), { key: 'b' }, 5_000)).toMatchObject({ found: true });
   });
 
   it('a stream refused over a stream cap or quota (RESOURCE_EXHAUSTED) fails its calls UNAVAILABLE and steps aside for unary calls', async () => {
@@ -523,7 +525,7 @@ describe('PipelineLink against servers that misbehave', () => {
     const { address } = await serve(s.impl);
     const l = link(address);
     expect(l.supported).toBe(true);
-    const err = await rejection(l.call('get', { key: 'a' }, 5_000));
+    const err = await rejection(l.call(pipelineRoute('get'), { key: 'a' }, 5_000));
     expect(grpc.status[err.code]).toBe('UNAVAILABLE');
     expect(err.details).toContain('quota pipeline_streams');
     // The router makes unary calls to this node meanwhile (they count against no stream quota).
@@ -534,7 +536,7 @@ describe('PipelineLink against servers that misbehave', () => {
     const s = scripted(() => undefined);
     const { address, server } = await serve(s.impl);
     const l = link(address);
-    const p = rejection(l.call('get', { key: 'a' }, 5_000));
+    const p = rejection(l.call(pipelineRoute('get'), { key: 'a' }, 5_000));
     await until(() => s.received.length === 1);
     server.forceShutdown();
     expect(grpc.status[(await p).code]).toBe('UNAVAILABLE');
@@ -545,7 +547,7 @@ describe('PipelineLink against servers that misbehave', () => {
     const { address } = await serve(s.impl);
     const l = link(address);
     const t0 = Date.now();
-    const err = await rejection(l.call('get', { key: 'a' }, 200));
+    const err = await rejection(l.call(pipelineRoute('get'), { key: 'a' }, 200));
     const took = Date.now() - t0;
     expect(grpc.status[err.code]).toBe('DEADLINE_EXCEEDED');
     expect(took).toBeGreaterThanOrEqual(190);
@@ -558,8 +560,8 @@ describe('PipelineLink against servers that misbehave', () => {
     const s = scripted((st) => (stream = st));
     const { address } = await serve(s.impl);
     const l = link(address);
-    expect(grpc.status[(await rejection(l.call('get', { key: 'a' }, 100))).code]).toBe('DEADLINE_EXCEEDED');
-    const second = l.call<{ found: boolean }>('get', { key: 'b' }, 5_000);
+    expect(grpc.status[(await rejection(l.call(pipelineRoute('get'), { key: 'a' }, 100))).code]).toBe('DEADLINE_EXCEEDED');
+    const second = l.call(pipelineRoute('get'), { key: 'b' }, 5_000);
     await until(() => s.received.length === 2);
     stream!.write(ok('1')); // late: its caller gave up already
     stream!.write({ callId: '2', code: grpc.status.NOT_FOUND, message: 'no such thing', metadata: { 'fencelock-reason': 'UNKNOWN_SESSION' } });
@@ -572,7 +574,7 @@ describe('PipelineLink against servers that misbehave', () => {
     const { address } = await serve(pipelineService(logger, handlers({ get: async () => (await sleep(100), getResult('slow')) })));
     const l = link(address);
     // 2^32 + 5 would be 5 ms on the wire, and a timer beyond 2^31 - 1 ms fires at once.
-    expect(await l.call('get', { key: 'slow' }, 2 ** 32 + 5)).toMatchObject({ found: true });
+    expect(await l.call(pipelineRoute('get'), { key: 'slow' }, 2 ** 32 + 5)).toMatchObject({ found: true });
   });
 });
 
@@ -581,7 +583,7 @@ describe('a server without the Pipeline service', () => {
     const { nodes, stop } = await startFakeCluster(1);
     cleanups.push(stop);
     const l = link(nodes[0]!.address);
-    const err = await rejection(l.call('get', { key: 'k' }, 2_000));
+    const err = await rejection(l.call(pipelineRoute('get'), { key: 'k' }, 2_000));
     expect(grpc.status[err.code]).toBe('UNAVAILABLE');
     expect(l.supported).toBe(false);
   });

@@ -4,7 +4,8 @@
 // EVENTS_MISSED, naming the log index, instead of staying open and silent. Over real node processes.
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { methods, type WireLockEvent } from '../../src/client/proto';
+import { methods } from '../../src/client/proto';
+import type { LockEvent__Output } from '../../src/protocol/generated/fencelock/v1/LockEvent';
 import { eventually, LocalCluster, testCredentials } from '../integration/harness';
 import { header, rawClient, type RawNodeClient } from '../integration/rawClient';
 
@@ -44,12 +45,12 @@ async function settledLeader(): Promise<number> {
 }
 
 /** A raw Watch stream on one node, recording what it delivers and how it ends. */
-function watch(address: string): { events: WireLockEvent[]; ended: Promise<grpc.ServiceError | 'end'>; cancel: () => void } {
+function watch(address: string): { events: LockEvent__Output[]; ended: Promise<grpc.ServiceError | 'end'>; cancel: () => void } {
   watchClient ??= new grpc.Client(address, testCredentials());
   const m = methods().watch;
   const call = watchClient.makeServerStreamRequest(m.path, m.serialize, m.deserialize, { lock: LOCK }, new grpc.Metadata(), {});
-  const events: WireLockEvent[] = [];
-  call.on('data', (ev: WireLockEvent) => events.push(ev));
+  const events: LockEvent__Output[] = [];
+  call.on('data', (ev: LockEvent__Output) => events.push(ev));
   const ended = new Promise<grpc.ServiceError | 'end'>((resolve) => {
     call.on('error', (err: grpc.ServiceError) => resolve(err));
     call.on('end', () => resolve('end'));

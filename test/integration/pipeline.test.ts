@@ -135,7 +135,7 @@ async function paths<T>(fn: () => Promise<T>): Promise<{ result: T; pipelined: s
     const hot = /\.(Lock\/Acquire|Lock\/Release|KV\/Write|KV\/Get)$/; // /fencelock.v1.Lock/Acquire
     return {
       result,
-      pipelined: link.mock.calls.map((c) => c[0]),
+      pipelined: link.mock.calls.map((c) => c[0].kind),
       unaryHot: unaryCalls.mock.calls.map((c) => c[0]).filter((p) => hot.test(p)),
     };
   } finally {
@@ -455,7 +455,7 @@ describe('retries over the pipeline across a leader change', () => {
     // Every write went on the pipeline under one request id for all its attempts: the writes in flight at the
     // change failed there and were retried with the same id (which the server answers from its dedup table).
     const attempts = linkCalls.mock.calls
-      .map((args, i) => ({ kind: args[0], id: (args[1] as { header: { requestId: string } }).header.requestId, outcome: linkCalls.mock.settledResults[i]!.type }))
+      .map((args, i) => ({ kind: args[0].kind, id: (args[1] as { header: { requestId: string } }).header.requestId, outcome: linkCalls.mock.settledResults[i]!.type }))
       .filter((a) => a.kind === 'write');
     const succeeded = new Set(attempts.filter((a) => a.outcome === 'fulfilled').map((a) => a.id));
     const failed = attempts.filter((a) => a.outcome === 'rejected');

@@ -1,6 +1,7 @@
-// Builds the client package: compiles src/client and src/protocol (CommonJS and declarations) into dist/cjs,
-// writes the ESM entry that re-exports the same objects by name, and copies lock.proto where
-// src/client/protoPath.ts looks for it (a proto/ folder above the compiled files).
+// Builds the client package: compiles src/client and src/protocol (CommonJS and declarations) into dist/cjs
+// (of the generated wire types, the declarations only), writes the ESM entry that re-exports the same objects
+// by name, and copies lock.proto where src/client/protoPath.ts looks for it (a proto/ folder above the
+// compiled files).
 'use strict';
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -12,6 +13,17 @@ const dist = path.join(pkg, 'dist');
 
 fs.rmSync(dist, { recursive: true, force: true });
 execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(pkg, 'tsconfig.json')], { stdio: 'inherit' });
+
+// The types generated from lock.proto (src/protocol/generated) describe the messages the declarations name:
+// their .d.ts ship, their .js (empty: the client imports them as types only) do not. A require of one would
+// be a bug: the build fails then rather than ship a package that cannot load.
+const generated = path.join(dist, 'cjs', 'protocol', 'generated');
+for (const f of fs.readdirSync(path.join(dist, 'cjs'), { recursive: true })) {
+  const file = path.join(dist, 'cjs', f);
+  if (!file.endsWith('.js') || file.startsWith(generated + path.sep)) continue;
+  if (/require\("[^"]*\/generated\//.test(fs.readFileSync(file, 'utf8'))) throw new Error(`${f} loads a generated type module at run time`);
+}
+for (const f of fs.readdirSync(generated, { recursive: true })) if (f.endsWith('.js')) fs.rmSync(path.join(generated, f));
 
 // Named exports, one per export of the CommonJS entry, so ESM importers get the very same classes
 // (instanceof FenceLockError holds whichever way the package was loaded).
