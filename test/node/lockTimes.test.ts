@@ -106,6 +106,17 @@ describe('lock wait and hold times', () => {
     expect(log.metrics.locks.times.remembered()).toBe(0);
   });
 
+  it('a re-entrant Acquire neither observes a wait nor restarts the hold', async () => {
+    const log = new Log();
+    log.open(0, S1);
+    const token = (log.acquire(100, S1, 'k').result as { token: number }).token;
+    expect(log.acquire(400, S1, 'k').result).toMatchObject({ status: 'granted', token, newGrant: false });
+    log.release(600, S1, 'k', token);
+    const m = await log.scrape();
+    expect(sumOf(m, 'fencelock_lock_wait_seconds_count')).toBe(1);
+    expect(valueOf(m, 'fencelock_lock_hold_seconds_sum', { cause: 'released' })).toBeCloseTo(0.5);
+  });
+
   it('after a snapshot install, grants of unknown start are not observed; later ones are', async () => {
     const source = new Log();
     source.open(0, S1);
