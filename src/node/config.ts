@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { isUserName } from '../state/auth/names';
 import { isHostPort, isLoopback, isNodeId, memberAddressProblem, NODE_ID_RULE } from './memberAddress';
+import { MAX_LOCK_LABEL_DEPTH } from './metrics/lockLabel';
 import { unknownKeyReason } from './nearestName';
 
 /**
@@ -34,6 +35,11 @@ export interface NodeConfig {
   peerListen: string;
   /** host:port of the Prometheus listener (plain HTTP GET /metrics, docs/metrics.md); absent: none. */
   metricsListen?: string;
+  /**
+   * The wait and hold time metrics get a `lock` label of this many leading '/'-separated segments of the
+   * lock name (0..MAX_LOCK_LABEL_DEPTH); absent or 0: no lock label (docs/metrics.md, cardinality).
+   */
+  metricsLockLabelDepth?: number;
   /** Every member of the cluster (this node included): id -> its client and peer addresses. */
   members: Record<string, MemberAddresses>;
   /**
@@ -104,7 +110,7 @@ export const CONFIG_DEFAULTS = {
 
 /** Every top-level key of a config file (docs/configuration.md lists each; a test keeps the two in step). */
 export const KNOWN_FIELDS = new Set<string>([
-  'id', 'listen', 'peerListen', 'metricsListen', 'members', 'peerAddresses', 'clusterId', 'tls', 'clientCertAuth', 'insecure', 'dataDir', 'auth',
+  'id', 'listen', 'peerListen', 'metricsListen', 'metricsLockLabelDepth', 'members', 'peerAddresses', 'clusterId', 'tls', 'clientCertAuth', 'insecure', 'dataDir', 'auth',
   ...Object.keys(CONFIG_DEFAULTS),
 ]);
 
@@ -139,6 +145,13 @@ function checkMetricsListen(cfg: NodeConfig, fail: Fail): void {
   for (const other of ['listen', 'peerListen'] as const) {
     if (portOf(cfg.metricsListen) === portOf(cfg[other])) fail('metricsListen', `must not use the port of ${other} (${cfg[other]}): metrics have a listener of their own`);
   }
+}
+
+/** Each lock label value is a series per cause: the depth stays small and is a whole number. */
+function checkMetricsLockLabelDepth(cfg: NodeConfig, fail: Fail): void {
+  const depth = cfg.metricsLockLabelDepth;
+  if (depth === undefined) return;
+  if (!Number.isInteger(depth) || depth < 0 || depth > MAX_LOCK_LABEL_DEPTH) fail('metricsLockLabelDepth', `must be an integer from 0 to ${MAX_LOCK_LABEL_DEPTH}`);
 }
 
 function portOf(hostPort: string): string {
@@ -212,6 +225,7 @@ export function validateConfig(raw: unknown, origin = 'config'): NodeConfig {
   if (!isHostPort(cfg.peerListen)) fail('peerListen', 'must be host:port (the peer listener, apart from the client listener)');
   if (cfg.peerListen === cfg.listen) fail('peerListen', 'must differ from listen: peers and clients have listeners of their own');
   checkMetricsListen(cfg, fail);
+  checkMetricsLockLabelDepth(cfg, fail);
   checkMembers(cfg, fail);
   cfg.clusterId ??= deriveClusterId(cfg.members);
   checkSecurity(cfg, fail);

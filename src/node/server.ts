@@ -73,7 +73,7 @@ export class FenceLockServer {
     const transport = peer.transport;
 
     const ports = realPorts();
-    const metrics = new NodeMetrics(config.id, () => ports.clock.monotonicMs(), true);
+    const metrics = new NodeMetrics(config.id, () => ports.clock.monotonicMs(), true, config.metricsLockLabelDepth);
     const runtime = await NodeRuntime.start({ config, storage, transport, ports, logger, metrics });
     const health = new HealthImplementation({ '': 'SERVING', 'fencelock.v1.Lock': 'NOT_SERVING' });
 

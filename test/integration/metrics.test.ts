@@ -92,6 +92,17 @@ function expectStateCounts(before: Scrape[], after: Scrape[]): void {
     expect(moved('fencelock_fenced_write_refusals_total', { reason: 'STALE_TOKEN' })).toBe(1);
     expect(moved('fencelock_fenced_write_refusals_total')).toBe(1);
     expect(moved('fencelock_sessions_opened_total')).toBe(2);
+    expect(moved('fencelock_refusals_total', { command: 'Write', reason: 'STALE_TOKEN' })).toBe(1);
+    expect(moved('fencelock_refusals_total')).toBe(1);
+    // Wait times: eight immediate grants observed as 0, one handover after a queued wait of some time.
+    expect(moved('fencelock_lock_wait_seconds_count', { cause: 'acquired' })).toBe(8);
+    expect(moved('fencelock_lock_wait_seconds_sum', { cause: 'acquired' })).toBe(0);
+    expect(moved('fencelock_lock_wait_seconds_count', { cause: 'released' })).toBe(1);
+    expect(moved('fencelock_lock_wait_seconds_sum', { cause: 'released' })).toBeGreaterThan(0);
+    // Hold times: the two released grants (m/x by s1, m/w by s1); no lock label by default.
+    expect(moved('fencelock_lock_hold_seconds_count', { cause: 'released' })).toBe(2);
+    expect(moved('fencelock_lock_hold_seconds_count')).toBe(2);
+    expect(s.samples.some((x) => x.name.startsWith('fencelock_lock_hold_seconds') && 'lock' in x.labels)).toBe(false);
     expect(valueOf(s, 'fencelock_sessions')).toBe(2);
     expect(valueOf(s, 'fencelock_locks_held')).toBe(7); // m/lock-0..4 (s1), m/x and m/w (s2)
     expect(valueOf(s, 'fencelock_lock_waiters')).toBe(0);

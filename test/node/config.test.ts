@@ -51,6 +51,12 @@ describe('node config', () => {
     expect(isLoopback('127.0.0.1.example.com:1')).toBe(false);
   });
 
+  it('takes an optional metricsLockLabelDepth from 0 to 8', () => {
+    expect(validateConfig(base).metricsLockLabelDepth).toBeUndefined();
+    expect(validateConfig({ ...base, metricsLockLabelDepth: 2 }).metricsLockLabelDepth).toBe(2);
+    for (const bad of [-1, 9, 1.5, '1']) expect(refusal({ ...base, metricsLockLabelDepth: bad })).toMatch(/field "metricsLockLabelDepth" must be an integer from 0 to 8/);
+  });
+
   it('takes an optional metricsListen apart from both gRPC listeners', () => {
     expect(validateConfig(base).metricsListen).toBeUndefined();
     expect(validateConfig({ ...base, metricsListen: '0.0.0.0:9464' }).metricsListen).toBe('0.0.0.0:9464');

@@ -1,6 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Command, CommandResult, StateStats } from '../../state';
 import type { LockApp } from '../lockApp';
+import { LockTimes } from './lockTimes';
 
 /**
  * The lock state's metrics. Counts (sessions, locks, waiters, keys) are read from the state machine when
@@ -18,8 +19,11 @@ export class LockMetrics {
   readonly sessionsEnded: Counter<'cause'>;
   readonly writes: Counter;
   readonly writeRefusals: Counter<'reason'>;
+  readonly refusals: Counter<'command' | 'reason'>;
+  readonly times: LockTimes;
 
-  constructor(registry: Registry) {
+  /** `lockLabelDepth`: the segments of a lock name the wait and hold times are labelled with (0: none). */
+  constructor(registry: Registry, lockLabelDepth = 0) {
     const registers = [registry];
     // collect() runs with the gauge as `this`: the state is reached through this closure.
     const stats = (): StateStats | undefined => this.stats();
@@ -38,12 +42,15 @@ export class LockMetrics {
     this.sessionsEnded = new Counter({ name: 'fencelock_sessions_ended_total', help: 'Sessions ended, by cause: closed by their client, or expired (their lease ran out).', labelNames: ['cause'], registers });
     this.writes = new Counter({ name: 'fencelock_fenced_writes_total', help: 'Fenced writes accepted.', registers });
     this.writeRefusals = new Counter({ name: 'fencelock_fenced_write_refusals_total', help: 'Fenced writes refused, by reason (STALE_TOKEN, LOCK_NOT_HELD, WRONG_LOCK, UNKNOWN_SESSION, NOT_HOLDER, ...).', labelNames: ['reason'], registers });
+    this.refusals = new Counter({ name: 'fencelock_refusals_total', help: 'Applied log entries the state machine refused (nothing changed), by command type (Acquire, Release, Write, OpenSession, ...) and refusal reason (a fixed set: STALE_TOKEN, TOO_MANY_WAITERS, PERMISSION_DENIED, ...). Counted on every member as it applies the entry.', labelNames: ['command', 'reason'], registers });
+    this.times = new LockTimes(registry, lockLabelDepth);
   }
 
   /** Reads this app's state from now on and counts what its applied entries do. */
   watch(app: LockApp): void {
     this.app = app;
     app.on('applied', (_index: number, command: Command, outcome: CommandResult) => this.count(command, outcome));
+    app.on('restored', () => this.times.forget());
   }
 
   private stats(): StateStats | undefined {
@@ -64,7 +71,9 @@ export class LockMetrics {
       else if (e.type === 'released') this.releases.inc({ cause: e.cause });
       else if (e.type === 'session_ended') this.sessionsEnded.inc({ cause: e.cause });
     }
+    this.times.applied(command.now, outcome.events);
     const { result } = outcome;
+    if (result.status === 'refused') this.refusals.inc({ command: command.type, reason: result.reason });
     if (result.status === 'session_opened') this.sessionsOpened.inc();
     if (command.type !== 'Write') return;
     if (result.status === 'written') this.writes.inc();

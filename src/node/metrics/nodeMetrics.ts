@@ -16,12 +16,12 @@ export class NodeMetrics {
 
   /**
    * `processDefaults`: also the process's own metrics (CPU, memory, event loop lag, GC): for the server,
-   * where the process is the node.
+   * where the process is the node. `lockLabelDepth`: the config's metricsLockLabelDepth (docs/metrics.md).
    */
-  constructor(nodeId: string, nowMs: () => number, processDefaults = false) {
+  constructor(nodeId: string, nowMs: () => number, processDefaults = false, lockLabelDepth = 0) {
     this.registry.setDefaultLabels({ node: nodeId });
     this.raft = new RaftMetrics(this.registry);
-    this.locks = new LockMetrics(this.registry);
+    this.locks = new LockMetrics(this.registry, lockLabelDepth);
     this.api = new ApiMetrics(this.registry, nowMs);
     if (processDefaults) collectDefaultMetrics({ register: this.registry });
   }

@@ -84,7 +84,7 @@ export class NodeRuntime {
     const { config, ports, logger } = opts;
     const app = new LockApp(opts.snapshotSliceUnits);
     const now = (): number => ports.clock.monotonicMs();
-    const metrics = opts.metrics ?? new NodeMetrics(config.id, now);
+    const metrics = opts.metrics ?? new NodeMetrics(config.id, now, false, config.metricsLockLabelDepth);
     const driver = await RaftDriver.start<CommandResult>({
       raft: {
         // The defaults first: they hold empty learners and addresses, which must not replace the bootstrap's.
