@@ -107,7 +107,7 @@ export interface WireCluster {
   stop(): Promise<void>;
 }
 
-/** A TLS cluster with auth on and the harness's certificate as its admin, once it has a leader with auth on. */
+/** A TLS cluster with auth on and the harness's certificate as its admin, once every node follows a leader with auth on. */
 export async function startCluster(size = 1): Promise<WireCluster> {
   const startedAt = Date.now();
   const cluster = await LocalCluster.create({ size, authAdmin: ADMIN });
@@ -125,6 +125,18 @@ export async function startCluster(size = 1): Promise<WireCluster> {
     },
     60_000,
     'a leader with auth on',
+  );
+  // Every node up and following: the tests ask each node, and a follower must know whom to point at.
+  await eventually(
+    async () => {
+      for (const c of clients) {
+        const status = await c.unary('Cluster', 'Status', {}, 2_000);
+        if (!status.ok || status.res.leaderAddress !== leader.address) return false;
+      }
+      return true;
+    },
+    60_000,
+    'every node following the leader',
   );
   return {
     cluster,
@@ -371,12 +383,17 @@ export function expectOk(out: Outcome, what: string, service: Service, method: s
 /** Codes that say the server itself failed: never an answer to anything a client sends. */
 const SERVER_FAULTS = [grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.DATA_LOSS, grpc.status.UNIMPLEMENTED];
 
-/** A refusal with one of `codes` whose message names `field` (its proto name, or the JSON name of a nested one). */
+/**
+ * A refusal with one of `codes` whose message names `field`: by its proto name (`token_id`), or by its
+ * proto3 JSON name (`tokenId`), which is how the checks of the state machine name the fields of a command.
+ */
 export function expectRefused(out: Outcome, what: string, codes: grpc.status[], field?: string): void {
   if (out.ok) expect.fail(`${what}: expected ${codes.map((c) => grpc.status[c]).join('/')}, got OK ${JSON.stringify(out.res).slice(0, 300)}`);
   expect(SERVER_FAULTS, `${what}: ${grpc.status[out.code]} ${out.details}`).not.toContain(out.code);
   expect(codes, `${what}: ${grpc.status[out.code]} ${out.details}`).toContain(out.code);
-  if (field !== undefined) expect(out.details, `${what}: the message names ${field}`).toContain(field);
+  if (field === undefined) return;
+  const jsonName = field.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+  expect(out.details.includes(field) || out.details.includes(jsonName), `${what}: the message (${out.details}) names ${field}`).toBe(true);
 }
 
 /** Whatever the answer, not a server fault. */
