@@ -412,7 +412,7 @@ export function header(gen: Gen): Obj {
   return { clientId: gen.name('wire-client'), requestId: '1', ackedBelow: '0' };
 }
 
-/** A decoded string field's reason metadata, if any. */
+/** The `fencelock-reason` metadata of a refusal, if any. */
 export function reasonOf(out: Outcome): string | undefined {
   return out.ok ? undefined : (out.metadata.get('fencelock-reason')[0] as string | undefined);
 }
