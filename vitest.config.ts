@@ -53,6 +53,18 @@ export default defineConfig({
         },
       },
       {
+        // Property tests on the wire: every RPC of lock.proto with seeded edge values through a raw gRPC client,
+        // each answer field against the proto and docs/limits.md, over a real TLS node with auth on
+        // (WIRE_SEED=N replays a run). Real processes: one file at a time.
+        test: {
+          name: 'wire',
+          include: ['test/wire/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
         // The side-by-side benchmark, briefly: local fencelock and etcd clusters and a ZooKeeper ensemble. The
         // global setup installs Debian's etcd-server and zookeeper when missing. Runs its processes on loopback like the integration tests.
         test: {
