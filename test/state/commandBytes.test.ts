@@ -1,6 +1,7 @@
 // The bytes of log entries do not change: fixtures/commandEntries.json holds what the codec wrote before the
 // command registry (issue 31), what those bytes decoded to and what applying them in order gave, and the
-// snapshot after. An old log must decode and apply the same, and a new entry must be written the same.
+// snapshot after (format 4). An old log must decode and apply the same, to the same state, and a new entry
+// must be written the same.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -49,6 +50,9 @@ describe('log entry bytes, as written before the command registry', () => {
       if (decoded.type === 'Invalid') expect(applied?.result, name).toEqual({ status: 'invalid', message: decoded.problem });
       expect(plain(applied), name).toEqual(f.applied);
     }
-    expect(hex(m.writeSnapshot())).toBe(byName.get('final snapshot')?.hex);
+    // The fixture's snapshot was written in format 4 (before snapshot format 5): the state it holds, read
+    // and written again today, is the state these entries give today.
+    const before = LockStateMachine.readSnapshot(Buffer.from(byName.get('final snapshot')?.hex ?? '', 'hex'));
+    expect(hex(m.writeSnapshot())).toBe(hex(before.writeSnapshot()));
   });
 });
