@@ -33,6 +33,12 @@ describe.each(PEER_CARRIERS)('peerCarrier "%s": a removed member dials in', (car
     await eventually(async () => ((await client.members.remove('n3').catch(() => undefined)) ? true : undefined), 30_000, 'n3 removed');
     // The cluster id is fixed at creation, from the first members (n3 among them).
     const clusterId = deriveClusterId(Object.fromEntries(cluster.nodes.map((n) => [n.id, { client: n.address, peer: n.peerAddress }])));
+    // The removal is committed on the leader; each target refuses n3 once it has applied it too.
+    const removedAt = (await client.status()).commit;
+    await eventually(async () => {
+      const all = await client.statusAll();
+      return all.every((s) => s.ok && s.status.applied >= removedAt) ? true : undefined;
+    }, 30_000, 'n1 and n2 applied the removal');
     const termBefore = (await client.status()).term;
     for (const target of ['n1', 'n2']) {
       const node = cluster.node(target);
