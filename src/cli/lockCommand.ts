@@ -4,7 +4,7 @@ import { FenceLockClient, type FenceLockClientOptions, type LockHandle, type Ses
 import { CommandFailure, EXIT, EXIT_CMD_NOT_EXECUTABLE, EXIT_CMD_NOT_FOUND } from './exitCodes';
 import { releaseAndClose, watchForLoss } from './heldLock';
 import { holdUntilDone } from './lockHold';
-import type { CliIO } from './output';
+import { clientOf, type CliIO } from './output';
 import { ENV_AUTH_TOKEN } from './security';
 import { explainUnreachable } from './unreachable';
 
@@ -20,6 +20,8 @@ export interface LockCommandOptions {
   command: string[];
   ttlMs: number;
   waitMs: number;
+  /** --label: the session's labels, besides host and pid. */
+  labels?: Record<string, string>;
   /** Between SIGTERM and SIGKILL of CMD when the lock is lost (unused without CMD). */
   graceMs: number;
   /** The --timeout of the CLI, for the message when no leader is found. */
@@ -68,10 +70,10 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
   let session: Session;
   let lock: LockHandle;
   try {
-    session = await client.openSession({ ttlMs: o.ttlMs, name: `fencelock lock ${o.name} (pid ${process.pid})` });
+    session = await client.openSession({ ttlMs: o.ttlMs, name: `fencelock lock ${o.name} (pid ${process.pid})`, labels: o.labels });
     if (o.waitMs === 0) {
       const got = await session.tryAcquire(o.name);
-      if (!got) throw new CommandFailure('LOCK_HELD', `lock ${JSON.stringify(o.name)} is held by another session (--wait 0)${notRun(o)}`, EXIT.UNAVAILABLE);
+      if (!got) throw new CommandFailure('LOCK_HELD', `lock ${JSON.stringify(o.name)} is held by ${await holderOf(client, o.name)} (--wait 0)${notRun(o)}`, EXIT.UNAVAILABLE);
       lock = got;
     } else {
       lock = await session.acquire(o.name, { waitTimeoutMs: o.waitMs });
@@ -109,6 +111,13 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
   const outcome = await runHolding(o, io, cmd, args, env, held);
   if (outcome.failure) throw outcome.failure;
   return { exitCode: outcome.exitCode, token: lock.token };
+}
+
+/** Who holds the lock, as describe shows it; 'another session' when that cannot be read (it may be free by now). */
+async function holderOf(client: FenceLockClient, lock: string): Promise<string> {
+  const d = await client.describe(lock).catch(() => undefined);
+  if (d?.holder == null) return 'another session';
+  return `session ${d.holder.handle} (${clientOf(d.holder)})`;
 }
 
 /** The end of a message about a lock not taken: CMD, if there is one, did not run. */

@@ -7,6 +7,7 @@ import {
   type KeyValue,
   type LockDescription,
   type LockEvent,
+  type SessionDetails,
   type WhoAmI,
 } from '../client';
 import { CommandFailure, exitCodeFor } from './exitCodes';
@@ -174,10 +175,14 @@ export function formatDescription(d: LockDescription): string {
     ['held', d.held ? 'yes' : 'no'],
   ];
   if (d.held) {
-    lines.push(['holder', d.holderSession], ['token', d.token.toString()]);
+    lines.push(['holder', d.holderSession]);
+    if (d.holder !== null) lines.push(['holder client', clientOf(d.holder)]);
+    lines.push(['token', d.token.toString()]);
     if (d.grantedAtMs > 0) lines.push(['granted at', new Date(d.grantedAtMs).toISOString()]);
   }
   lines.push(['waiters', d.waiters.length === 0 ? '0' : `${d.waiters.length} (${d.waiters.join(', ')})`]);
+  d.waiterSessions.slice(0, SHOWN_WAITERS).forEach((w, i) => lines.push([`waiter ${i + 1}`, `${w.handle} ${clientOf(w)}`]));
+  if (d.waiterSessions.length > SHOWN_WAITERS) lines.push(['', `... ${d.waiterSessions.length - SHOWN_WAITERS} more (--json lists them all)`]);
   lines.push(['latest token', hasRecord(d) ? d.latestToken.toString() : NO_RECORD]);
   return fields(lines);
 }
@@ -199,16 +204,49 @@ const NO_RECORD = 'none kept: no record of this lock (never granted, or free, wi
  * for the session it is about (the library calls them holderSession and sessionId).
  */
 export function descriptionJson(d: LockDescription): Record<string, unknown> {
-  return { lock: d.lock, held: d.held, session: d.holderSession, token: d.token, grantedAtMs: d.grantedAtMs, waiters: d.waiters, latestToken: d.latestToken, recorded: hasRecord(d) };
+  return {
+    lock: d.lock,
+    held: d.held,
+    session: d.holderSession,
+    holder: d.holder,
+    token: d.token,
+    grantedAtMs: d.grantedAtMs,
+    waiters: d.waiters,
+    waiterSessions: d.waiterSessions,
+    latestToken: d.latestToken,
+    recorded: hasRecord(d),
+  };
+}
+
+/** Waiters `describe` lists one a line; the rest are counted. */
+const SHOWN_WAITERS = 10;
+
+/** A session's client name (quoted, '-' when none) and labels, for humans: `"worker" host=a pid=12`. */
+export function clientOf(s: Pick<SessionDetails, 'clientName' | 'labels'>): string {
+  const name = s.clientName === '' ? '-' : JSON.stringify(s.clientName);
+  const labels = formatLabels(s.labels);
+  return labels === '' ? name : `${name} ${labels}`;
+}
+
+/** Labels as k=v separated by spaces, in key order; a value with a space, quote or = is quoted as JSON. */
+export function formatLabels(labels: Record<string, string>): string {
+  return Object.keys(labels)
+    .sort()
+    .map((k) => {
+      const v = labels[k] ?? '';
+      return `${k}=${/^[^\s"=]*$/.test(v) ? v : JSON.stringify(v)}`;
+    })
+    .join(' ');
 }
 
 /** A watch event for JSON: `session` is the public handle of the session it is about, as in descriptionJson. */
 export function eventJson(ev: LockEvent): Record<string, unknown> {
-  return { kind: ev.kind, lock: ev.lock, session: ev.sessionId, token: ev.token, index: ev.index };
+  return { kind: ev.kind, lock: ev.lock, session: ev.sessionId, token: ev.token, index: ev.index, ...(ev.holder === null ? {} : { holder: ev.holder }) };
 }
 
 export function formatEvent(ev: LockEvent): string {
-  return `${ev.kind.padEnd(8)} lock=${ev.lock} session=${ev.sessionId} token=${ev.token} index=${ev.index}\n`;
+  const holder = ev.holder === null ? '' : ` client=${clientOf(ev.holder)}`;
+  return `${ev.kind.padEnd(8)} lock=${ev.lock} session=${ev.sessionId} token=${ev.token} index=${ev.index}${holder}\n`;
 }
 
 /** A rule for humans: the permission and its prefix, quoted ("" = every name). */

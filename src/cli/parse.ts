@@ -54,6 +54,13 @@ export function parseNonNegativeInt(text: string, what: string, max = Number.MAX
   return n;
 }
 
+/** One `--label k=v` added to those before it (the key's rules are checked with all labels, when the session opens). */
+export function parseLabel(text: string, previous: Record<string, string>): Record<string, string> {
+  const eq = text.indexOf('=');
+  if (eq <= 0) throw new UsageError(`--label: ${JSON.stringify(text)} is not KEY=VALUE`);
+  return { ...previous, [text.slice(0, eq)]: text.slice(eq + 1) };
+}
+
 export function parsePositiveInt(text: string, what: string, max = Number.MAX_SAFE_INTEGER): number {
   const n = parseNonNegativeInt(text, what, max);
   if (n === 0) throw new UsageError(`${what}: must be at least 1`);

@@ -31,6 +31,7 @@ import {
   formatDescription,
   formatEvent,
   formatKey,
+  formatLabels,
   formatStatusTable,
   formatWhoAmI,
   humanValue,
@@ -41,7 +42,7 @@ import {
   statusJson,
   toJson,
 } from './output';
-import { DEFAULT_ENDPOINTS, parseNonNegativeInt, parsePositiveInt, resolveEndpoints, resolveFencing } from './parse';
+import { DEFAULT_ENDPOINTS, parseLabel, parseNonNegativeInt, parsePositiveInt, resolveEndpoints, resolveFencing } from './parse';
 import { ENV_AUTH_TOKEN, resolveAuthToken, resolveClientSecurity, type AuthTokenFlags, type SecurityFlags } from './security';
 import { explainUnreachable } from './unreachable';
 import { DEFAULT_MAX_LAG, health } from './health';
@@ -188,6 +189,7 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void, opts: {
         .argParser(argParser((t) => parseNonNegativeInt(t, '--wait')))
         .default(DEFAULT_WAIT_TIMEOUT_MS),
     )
+    .option('--label <key=value>', 'a label of the session, shown to those who may describe the lock (repeatable; host and pid are added)', (text: string, previous: Record<string, string>) => argParser((t) => parseLabel(t, previous))(text), {} as Record<string, string>)
     .addOption(
       new Option('--grace <ms>', 'after SIGTERM on lock loss, SIGKILL CMD after this long').argParser(argParser((t) => parseNonNegativeInt(t, '--grace'))).default(1_000),
     )
@@ -204,12 +206,12 @@ Examples: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/la
           fencelock lock maintenance            # hold it until Ctrl-C`,
     )
     .action(
-      action(async (name: string, command: string[], opts: { ttl: number; wait: number; grace: number }, cmd: Command) => {
+      action(async (name: string, command: string[], opts: { ttl: number; wait: number; grace: number; label: Record<string, string> }, cmd: Command) => {
         const g = globals(cmd);
         const security = resolveClientSecurity(g, io.env);
         const client = clientOptions(g, security);
         const outcome = await runLockCommand(
-          { client, childEnv: security.childEnv, trust: security.trust, name, command, ttlMs: opts.ttl, waitMs: opts.wait, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
+          { client, childEnv: security.childEnv, trust: security.trust, name, command, ttlMs: opts.ttl, waitMs: opts.wait, labels: opts.label, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
           io,
         );
         // Without CMD the JSON document came when the lock was held.
@@ -508,7 +510,8 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
           } else {
             for (const s of sessions) {
               const name = s.clientName === '' ? '-' : JSON.stringify(s.clientName);
-              io.stdout(`${s.handle}  ${s.identity === '' ? '-' : s.identity}  ${name}  age ${Math.round(s.ageMs / 1000)}s  locks ${s.locks.length === 0 ? '-' : s.locks.join(',')}${s.waiting.length === 0 ? '' : `  waiting ${s.waiting.join(',')}`}\n`);
+              const labels = formatLabels(s.labels);
+              io.stdout(`${s.handle}  ${s.identity === '' ? '-' : s.identity}  ${name}${labels === '' ? '' : `  ${labels}`}  age ${Math.round(s.ageMs / 1000)}s  locks ${s.locks.length === 0 ? '-' : s.locks.join(',')}${s.waiting.length === 0 ? '' : `  waiting ${s.waiting.join(',')}`}\n`);
             }
           }
           return EXIT.OK;

@@ -235,7 +235,7 @@ export class AuthClient {
       const r = await this.host.read(this.host.methods().SessionList, { startAfter, limit: 1_000 }, 'session list');
       const page = r.sessions ?? [];
       for (const s of page) {
-        out.push({ handle: s.handle, identity: s.identity, clientName: s.clientName, locks: s.locks ?? [], waiting: s.waiting ?? [], ageMs: wireToNumber(s.ageMs), ttlMs: wireToNumber(s.ttlMs) });
+        out.push({ handle: s.handle, identity: s.identity, clientName: s.clientName, labels: { ...(s.labels ?? {}) }, locks: s.locks ?? [], waiting: s.waiting ?? [], ageMs: wireToNumber(s.ageMs), ttlMs: wireToNumber(s.ttlMs) });
       }
       const last = page[page.length - 1];
       if (!r.more || last === undefined) return out;

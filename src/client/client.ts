@@ -6,6 +6,7 @@ import { monotonicNow } from './clock';
 import { resolveCredentials, type CredentialSource } from './credentials';
 import { FenceLockError, isFenceLockError, toFenceLockError } from './errors';
 import { KeepAliveStream } from './keepalive';
+import { processLabels, sessionLabels, toSessionDetails } from './sessionLabels';
 import { silentLogger, type Logger } from './logger';
 import type { Op } from '../protocol/generated/fencelock/v1/Op';
 import type { RequestHeader } from '../protocol/generated/fencelock/v1/RequestHeader';
@@ -119,6 +120,9 @@ export class FenceLockClient implements SessionHost {
   private readonly watchers = new Set<Watcher>();
   private readonly cleanupTimers = new Set<NodeJS.Timeout>();
   private closing: Promise<void> | undefined;
+  /** Defaults of every session this client opens (FenceLockClientOptions.clientName, labels). */
+  private readonly clientName: string | undefined;
+  private readonly labels: Record<string, string>;
 
   constructor(opts: FenceLockClientOptions) {
     this.logger = opts.logger ?? silentLogger;
@@ -127,6 +131,8 @@ export class FenceLockClient implements SessionHost {
     if (idBytes < 1 || idBytes > MAX_CLIENT_ID_BYTES) throw new FenceLockError('INVALID_ARGUMENT', `clientId must be 1..${MAX_CLIENT_ID_BYTES} bytes (UTF-8), got ${idBytes}`);
     this.requestTimeoutMs = positiveInt('requestTimeoutMs', opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
     this.totalTimeoutMs = positiveInt('totalTimeoutMs', opts.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS);
+    this.clientName = opts.clientName;
+    this.labels = sessionLabels(opts.processLabels === false ? undefined : processLabels(), opts.labels);
     // The token is checked first and then kept only in the interceptor's closure: never a field, never logged.
     this.authTokenId = opts.token === undefined ? undefined : checkAuthToken(opts.token, 'token');
     const interceptors = opts.token === undefined ? [] : [bearerInterceptor(opts.token)];
@@ -177,9 +183,10 @@ export class FenceLockClient implements SessionHost {
   async openSession(opts: OpenSessionOptions = {}): Promise<Session> {
     this.assertOpen();
     const ttl = positiveInt('ttlMs', opts.ttlMs ?? DEFAULT_TTL_MS);
-    const name = opts.name ?? '';
+    const name = opts.name ?? this.clientName ?? '';
+    const labels = sessionLabels(this.labels, opts.labels);
     const sentAt = monotonicNow();
-    const res = await this.mutate(methods().open, (header) => ({ header, ttlMs: intToWire('ttl_ms', ttl), clientName: name }), { what: 'open session' });
+    const res = await this.mutate(methods().open, (header) => ({ header, ttlMs: intToWire('ttl_ms', ttl), clientName: name, labels }), { what: 'open session' });
     const granted = wireToNumber(res.ttlMs);
     const session = new Session(this, res.sessionId, granted > 0 ? granted : ttl, name, sentAt, wireToNumber(res.electionTimeoutMs));
     if (this.closing) {
@@ -254,7 +261,7 @@ export class FenceLockClient implements SessionHost {
         },
       );
     }
-    const p = this.openSession({ ttlMs: ttl, name: 'withLock' });
+    const p = this.openSession({ ttlMs: ttl, name: this.clientName ?? 'withLock' });
     this.shared.set(ttl, p);
     p.catch(() => {
       if (this.shared.get(ttl) === p) this.shared.delete(ttl);
@@ -432,6 +439,8 @@ export class FenceLockClient implements SessionHost {
       grantedAtMs: wireToNumber(d.grantedAtMs),
       waiters: d.waiters ?? [],
       latestToken: wireToBigInt(d.latestToken),
+      holder: d.held ? toSessionDetails(d.holder) : null,
+      waiterSessions: (d.waiterSessions ?? []).flatMap((w) => toSessionDetails(w) ?? []),
     };
   }
 

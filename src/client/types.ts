@@ -36,6 +36,15 @@ export interface FenceLockClientOptions {
    * (docs/auth.md). Checked for shape when the client is built; never logged.
    */
   token?: string;
+  /** Default client name of the sessions this client opens (openSession's `name` wins). */
+  clientName?: string;
+  /**
+   * Labels every session of this client carries (openSession's `labels` win, key by key). Limits: README
+   * "Limits" (at most 16; keys 1..64 bytes of a-z 0-9 _ . -; values up to 256 bytes; 1024 bytes in all).
+   */
+  labels?: Record<string, string>;
+  /** Add host (os.hostname()) and pid labels to every session; default true. Either may be overridden by `labels`. */
+  processLabels?: boolean;
 }
 
 /** One operation of a fenced write: put a value, or delete a key. */
@@ -97,14 +106,25 @@ export interface ListResult {
   more: boolean;
 }
 
+/** A session as describe() and watch() show it: its public handle and what its client said of itself. */
+export interface SessionDetails {
+  handle: string;
+  clientName: string;
+  labels: Record<string, string>;
+}
+
 export interface LockDescription {
   lock: string;
   held: boolean;
   holderSession: string;
+  /** The holder's handle, client name and labels; null when free (or from a server older than labels). */
+  holder: SessionDetails | null;
   token: bigint;
   /** Leader's wall clock (ms since epoch) when the granting entry was proposed; 0 when not held. */
   grantedAtMs: number;
   waiters: string[];
+  /** The waiters, in the same order, with their client names and labels (empty from a server older than labels). */
+  waiterSessions: SessionDetails[];
   /** Highest token ever issued for this lock (0n: never granted). */
   latestToken: bigint;
 }
@@ -118,6 +138,8 @@ export interface LockEvent {
   token: bigint;
   /** Log index of the entry that caused the event. */
   index: bigint;
+  /** GRANTED: the new holder's handle, client name and labels; null otherwise. */
+  holder: SessionDetails | null;
 }
 
 export interface WatchOptions {
@@ -169,8 +191,10 @@ export type EndpointStatus = { endpoint: string; ok: true; status: NodeStatus } 
 export interface OpenSessionOptions {
   /** Lease length; default 10,000 ms. The server enforces its bounds (default 3,000..300,000). */
   ttlMs?: number;
-  /** Informational name shown by the server, up to 128 bytes. */
+  /** Informational name shown by the server, up to 128 bytes; default the client's `clientName`, else ''. */
   name?: string;
+  /** Labels for this session, over the client's (see FenceLockClientOptions.labels). */
+  labels?: Record<string, string>;
 }
 
 export interface WithLockOptions {
@@ -258,6 +282,8 @@ export interface SessionSummary {
   /** Who opened it ('' for a session opened before auth was on). */
   identity: string;
   clientName: string;
+  /** As given when it opened (host and pid among them for the client library's sessions). */
+  labels: Record<string, string>;
   /** Locks held, sorted. */
   locks: string[];
   /** Locks waited for, sorted. */

@@ -4,6 +4,7 @@ import type { Logger } from './logger';
 import type { LockEvent__Output } from '../protocol/generated/fencelock/v1/LockEvent';
 import { wireToBigInt } from '../protocol/wireInt';
 import { methods } from './proto';
+import { toSessionDetails } from './sessionLabels';
 import { nextBackoff, type Router } from './router';
 import type { LockEvent, LockEventKind, WatchHandle, WatchOptions } from './types';
 
@@ -17,7 +18,7 @@ const FINAL_CODES = new Set(['INVALID_ARGUMENT', 'NOT_FOUND', 'FAILED_PRECONDITI
 
 export function toLockEvent(ev: LockEvent__Output): LockEvent {
   const kind: LockEventKind = ev.kind === 'GRANTED' || ev.kind === 'RELEASED' || ev.kind === 'EXPIRED' ? ev.kind : 'UNSPECIFIED';
-  return { kind, lock: ev.lock, sessionId: ev.sessionId, token: wireToBigInt(ev.token), index: wireToBigInt(ev.index) };
+  return { kind, lock: ev.lock, sessionId: ev.sessionId, token: wireToBigInt(ev.token), index: wireToBigInt(ev.index), holder: toSessionDetails(ev.holder) };
 }
 
 /**

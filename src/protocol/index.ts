@@ -7,3 +7,4 @@ export * from './reasons';
 export * from './limits';
 export * from './fencingHeaders';
 export * from './wireInt';
+export * from './labels';

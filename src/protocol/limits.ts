@@ -27,3 +27,14 @@ export const MAX_WAIT_TIMEOUT_MS = 60 * 60 * 1000;
 export const MAX_LIST_LIMIT = 1_000;
 /** Keys one MoveKeys entry moves at most (the entry's apply time is bounded). Beyond: refused, nothing moves. */
 export const MAX_MOVE_KEYS = 10_000;
+/** Labels one session carries (host and pid count as labels: src/protocol/labels.ts). */
+export const MAX_SESSION_LABELS = 16;
+/** A label key: 1..64 bytes of a-z 0-9 _ . - */
+export const MAX_LABEL_KEY_BYTES = 64;
+/** A label value: 0..256 UTF-8 bytes, no control characters. */
+export const MAX_LABEL_VALUE_BYTES = 256;
+/**
+ * All of a session's label keys and values together. Every open session keeps them in memory and in
+ * snapshots: at MAX_SESSIONS (100,000) sessions this bounds them to about 100 MB.
+ */
+export const MAX_LABELS_BYTES = 1024;

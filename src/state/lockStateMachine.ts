@@ -47,6 +47,7 @@ import {
   type Session,
 } from './records';
 import { entryOf, type MachineState, type PermissionScope } from './registry/index';
+import type { SessionLabels } from '../protocol/labels';
 import { SessionTable } from './sessions';
 import { SnapshotEncoding } from './capture';
 import { UsageTable, recountUsage } from './usage';
@@ -58,6 +59,8 @@ import { compareStrings, sortedStrings } from './text';
 export interface SessionInfo {
   id: string;
   clientName: string;
+  /** As given at open, sorted by key. */
+  labels: SessionLabels;
   ttlMs: number;
   openedAt: number;
   openIndex: number;
@@ -73,10 +76,12 @@ export interface SessionInfo {
  */
 export interface LockInfo {
   name: string;
-  holder: { sessionId: string; clientName: string; token: number; grantIndex: number; grantedAt: number } | null;
+  holder: { sessionId: string; clientName: string; labels: SessionLabels; token: number; grantIndex: number; grantedAt: number } | null;
   latestToken: number;
   /** Queued session ids, FIFO order. */
   waiters: string[];
+  /** The same waiters with what their clients said of themselves. */
+  waiterSessions: { sessionId: string; clientName: string; labels: SessionLabels }[];
 }
 
 export type SessionLockState =
@@ -299,12 +304,19 @@ export class LockStateMachine {
     return {
       id: s.id,
       clientName: s.clientName,
+      labels: s.labels,
       ttlMs: s.ttlMs,
       openedAt: s.openedAt,
       openIndex: s.openIndex,
       locks: sortedStrings(heldLocks(s).map((rec) => rec.name)),
       waiting: sortedNames(s.waiting),
     };
+  }
+
+  /** An open session's client name and labels: cheap, for each grant a watch shows. */
+  sessionFacts(id: string): { clientName: string; labels: SessionLabels } | undefined {
+    const s = this.sessions.get(id);
+    return s === undefined ? undefined : { clientName: s.clientName, labels: s.labels };
   }
 
   /** undefined for a lock the machine has no record of (never used, or idle without keys and forgotten). */
@@ -317,12 +329,15 @@ export class LockStateMachine {
         : {
             sessionId: rec.holder.id,
             clientName: rec.holder.clientName,
+            labels: rec.holder.labels,
             token: tokenOf(rec),
             grantIndex: tokenOf(rec),
             grantedAt: rec.grantedAt,
           };
-    const waiters = rec.waiters === null ? [] : Array.from(rec.waiters, (s) => s.id);
-    return { name: rec.name, holder, latestToken: rec.latestToken, waiters };
+    const queue = rec.waiters === null ? [] : Array.from(rec.waiters);
+    const waiters = queue.map((s) => s.id);
+    const waiterSessions = queue.map((s) => ({ sessionId: s.id, clientName: s.clientName, labels: s.labels }));
+    return { name: rec.name, holder, latestToken: rec.latestToken, waiters, waiterSessions };
   }
 
   /** Where `sessionId` stands with `lock`: for answering a blocked or retried Acquire. */

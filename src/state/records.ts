@@ -12,6 +12,11 @@
 //   instead of a Set per session), and the sets of waiters and awaited locks are created only when first
 //   needed and dropped when they empty again: most locks have no waiters, most sessions wait for nothing.
 
+import type { SessionLabels } from '../protocol/labels';
+
+/** The labels of a session opened without any (shared: labels are never changed in place). */
+export const NO_LABELS: SessionLabels = Object.freeze([]);
+
 export interface SessionInit {
   readonly id: string;
   readonly clientName: string;
@@ -22,6 +27,8 @@ export interface SessionInit {
   readonly openIndex: number;
   /** The caller that opened it ('' when none: node-internal, legacy); with auth on only it may use the session. */
   readonly owner: string;
+  /** What its client said of itself at open (src/protocol/labels.ts): sorted by key; shown beside its handle. */
+  readonly labels: SessionLabels;
 }
 
 /** What the snapshot holds of a session. */
@@ -83,8 +90,8 @@ export interface LockRecord {
   heldNext: LockRecord | null;
 }
 
-export function newSession(id: string, clientName: string, ttlMs: number, openedAt: number, openIndex: number, remainingMs = ttlMs, owner = ''): Session {
-  return { id, clientName, ttlMs, openedAt, openIndex, owner, remainingMs, heldHead: null, heldCount: 0, waiting: null, usage: null, ordinal: 0, ordinalOwner: null };
+export function newSession(id: string, clientName: string, ttlMs: number, openedAt: number, openIndex: number, remainingMs = ttlMs, owner = '', labels: SessionLabels = NO_LABELS): Session {
+  return { id, clientName, ttlMs, openedAt, openIndex, owner, labels, remainingMs, heldHead: null, heldCount: 0, waiting: null, usage: null, ordinal: 0, ordinalOwner: null };
 }
 
 /** A free lock record (as created for a first grant, or restored and then filled in). */

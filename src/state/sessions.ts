@@ -31,7 +31,7 @@ export class SessionTable {
   }
 
   add(init: SessionInit): Session {
-    const s = newSession(init.id, init.clientName, init.ttlMs, init.openedAt, init.openIndex, init.ttlMs, init.owner);
+    const s = newSession(init.id, init.clientName, init.ttlMs, init.openedAt, init.openIndex, init.ttlMs, init.owner, init.labels);
     this.byId.set(s.id, s);
     this.sorted.insert(s);
     return s;
@@ -93,5 +93,5 @@ export class SessionTable {
 }
 
 function copySession(s: Session): SessionImage {
-  return { id: s.id, clientName: s.clientName, ttlMs: s.ttlMs, openedAt: s.openedAt, openIndex: s.openIndex, owner: s.owner, remainingMs: s.remainingMs };
+  return { id: s.id, clientName: s.clientName, ttlMs: s.ttlMs, openedAt: s.openedAt, openIndex: s.openIndex, owner: s.owner, labels: s.labels, remainingMs: s.remainingMs };
 }

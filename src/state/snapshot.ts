@@ -1,4 +1,4 @@
-// The state machine's tables to snapshot bytes and back (format 5), with no intermediate form: the
+// The state machine's tables to snapshot bytes and back (format 6), with no intermediate form: the
 // encoder walks the tables in their kept order (sessions by id, locks by name, keys by key: nothing is
 // sorted), and the decoder checks everything as it goes and builds the records directly (session ids are
 // decoded once; a lock's holder, latest holder and waiters are the session records themselves).
@@ -8,11 +8,12 @@
 // writes those bytes again). Nodes keep them on disk and send them to followers: never change them without a
 // new format number. test/state/snapshotOracle.ts is a second, plain encoder of the same grammar.
 //
-//   file        = magic "FLSM" | varint format (5) | varint lastApplied | varint gcFloor
+//   file        = magic "FLSM" | varint format (6) | varint lastApplied | varint gcFloor
 //                 | list(session) | list(lock) | list(key) | list(dedupClient) | auth
 //   list(x)     = varint count | x * count
 //   session     = str id | str clientName | varint ttlMs | varint openedAt | varint openIndex
 //                 | varint remainingMs (its lease checkpoint, <= ttlMs) | str owner (its caller, '' = none)
+//                 | list(str key | str value) (its labels, sorted by key: src/protocol/labels.ts)
 //   lock        = str name | sref holder | varint token | varint grantedAt | varint latestToken
 //                 | sref latestHolder | list(sref waiter)
 //   sref        = varint: 0 = '' | 1 then str = an id that is none of the sessions' | 2 + i = id of session i
@@ -26,7 +27,8 @@
 //   dstr, str, bytes, varint: see snapshotWire.ts
 //
 // Older formats are still read, and converted as they are: their results become the same Result objects,
-// which this version writes as format 5. Format 4 (before protobuf results): each result is a dictionary
+// which this version writes as format 6. Format 5 (before session labels): no labels list (none).
+// Format 4 (before protobuf results): each result is a dictionary
 // form or its JSON (legacyResults.ts). Format 3 (before auth): no session owner, key payer or dedup caller (all
 // ''), no auth section (auth off). Format 2 (before lease checkpoints): format 3 without remainingMs, which
 // is then the TTL.
@@ -41,7 +43,8 @@ import type { DedupEntry, DedupTable, DedupView } from './dedup';
 import type { FencedKv, KeyImage, KvRecord } from './fencedKv';
 import { InvariantError, invariant } from './invariant';
 import type { LockImage, LockTable } from './locks';
-import { addHeld, addWaiter, addWaiting, hasWaiter, newLockRecord, newSession, type LockRecord, type Session, type SessionImage } from './records';
+import { labelsProblem, type SessionLabel, type SessionLabels } from '../protocol/labels';
+import { NO_LABELS, addHeld, addWaiter, addWaiting, hasWaiter, newLockRecord, newSession, type LockRecord, type Session, type SessionImage } from './records';
 import { readLegacyResult } from './legacyResults';
 import type { Result } from './results';
 import { readStoredResult, writeStoredResult } from './resultCodec';
@@ -69,10 +72,12 @@ export interface StateView {
   readonly auth: AuthImage;
 }
 
-export const SNAPSHOT_FORMAT = 5;
+export const SNAPSHOT_FORMAT = 6;
 /** The formats this version reads (SNAPSHOT_FORMAT and every older one since format 2). */
-export const SNAPSHOT_FORMATS_READ: readonly number[] = Object.freeze([2, 3, 4, 5]);
-/** The previous format, still read: stored results as dictionary fields or JSON (legacyResults.ts). */
+export const SNAPSHOT_FORMATS_READ: readonly number[] = Object.freeze([2, 3, 4, 5, 6]);
+/** The previous format, still read: sessions without labels. */
+const FORMAT_WITHOUT_LABELS = 5;
+/** The format before, still read: stored results as dictionary fields or JSON (legacyResults.ts). */
 const FORMAT_WITH_LEGACY_RESULTS = 4;
 /** The format before, still read: sessions without their owner, no auth section. */
 const FORMAT_WITHOUT_AUTH = 3;
@@ -221,6 +226,7 @@ function* writeSessions(w: Writer, sessions: TableView<Session, SessionImage>, s
       w.putVarint(s.openIndex);
       w.putVarint(sessions.image(s).remainingMs);
       w.putStr(owner);
+      writeLabels(w, s.labels);
       if (slice.spend(1)) yield;
     }
   }
@@ -379,6 +385,7 @@ function readHeader(r: Reader): { format: number; lastApplied: number; gcFloor: 
 function readSessions(r: Reader, table: SessionTable, format: number): Session[] {
   const withCheckpoints = format > FORMAT_WITHOUT_CHECKPOINTS;
   const withOwners = format > FORMAT_WITHOUT_AUTH;
+  const withLabels = format > FORMAT_WITHOUT_LABELS;
   const count = r.count(5);
   const byOrdinal: Session[] = new Array<Session>(count);
   let previousId = '';
@@ -388,13 +395,32 @@ function readSessions(r: Reader, table: SessionTable, format: number): Session[]
     if (i > 0 && !(previousId < id)) bad(`session ${id} out of order`); // ids are ASCII: < is code point order
     const clientName = r.str();
     const ttlMs = r.varint();
-    const s = newSession(id, clientName, ttlMs, r.varint(), r.varint(), withCheckpoints ? r.varint() : ttlMs, withOwners ? readCaller(r) : '');
+    const s = newSession(id, clientName, ttlMs, r.varint(), r.varint(), withCheckpoints ? r.varint() : ttlMs, withOwners ? readCaller(r) : '', withLabels ? readLabels(r, id) : NO_LABELS);
     if (s.remainingMs > ttlMs) bad(`session ${id} has a lease checkpoint above its TTL`);
     table.restore(s);
     byOrdinal[i] = s;
     previousId = id;
   }
   return byOrdinal;
+}
+
+function writeLabels(w: Writer, labels: SessionLabels): void {
+  w.varint(labels.length);
+  for (const { key, value } of labels) {
+    w.str(key);
+    w.str(value);
+  }
+}
+
+/** A session's labels, checked as OpenSession checks them (a snapshot holds nothing an entry could not make). */
+function readLabels(r: Reader, sessionId: string): SessionLabels {
+  const count = r.count(2);
+  if (count === 0) return NO_LABELS;
+  const labels: SessionLabel[] = new Array<SessionLabel>(count);
+  for (let i = 0; i < count; i++) labels[i] = { key: r.str(), value: r.str() };
+  const problem = labelsProblem(labels);
+  if (problem !== null) bad(`session ${sessionId}: ${problem}`);
+  return labels;
 }
 
 function sessionAt(sessions: readonly Session[], ref: number): Session {

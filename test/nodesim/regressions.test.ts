@@ -14,7 +14,7 @@ import { World } from './world';
 const TTL = 3_000;
 
 async function openSession(c: ScriptedCluster, leaderId: string): Promise<string> {
-  const res = (await c.call(leaderId, (rt) => rt.services.session.calls.open.handle({ header: header(), ttlMs: String(TTL), clientName: 't' }, noScope))) as { sessionId: string };
+  const res = (await c.call(leaderId, (rt) => rt.services.session.calls.open.handle({ header: header(), ttlMs: String(TTL), clientName: 't', labels: {} }, noScope))) as { sessionId: string };
   return res.sessionId;
 }
 

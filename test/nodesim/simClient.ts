@@ -175,7 +175,7 @@ export class SimClient {
     const header = this.header();
     const o = this.begin('open', { ttlMs });
     const sentAt = this.mono();
-    const r = await this.request('open', (rt, scope) => rt.services.session.calls.open.handle({ header, ttlMs: String(ttlMs), clientName: this.name }, scope), ATTEMPT_TIMEOUT_MS);
+    const r = await this.request('open', (rt, scope) => rt.services.session.calls.open.handle({ header, ttlMs: String(ttlMs), clientName: this.name, labels: {} }, scope), ATTEMPT_TIMEOUT_MS);
     const id = r.res?.sessionId as string | undefined;
     this.finish(o, r, id ? { session: id } : {});
     if (!id) return;

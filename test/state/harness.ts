@@ -187,6 +187,7 @@ export function referenceSnapshot(m: LockStateMachine): StateSnapshot {
       openIndex: s.openIndex,
       remainingMs: s.remainingMs,
       owner: s.owner,
+      labels: s.labels.map((l) => ({ key: l.key, value: l.value })),
     })),
     locks: locks.map((rec) => ({
       name: rec.name,

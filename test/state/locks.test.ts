@@ -12,9 +12,10 @@ describe('acquire', () => {
     expect(out.events).toEqual([{ type: 'granted', lock: 'L', sessionId: a, token: h.index, cause: 'acquired' }]);
     expect(h.m.describeLock('L')).toEqual({
       name: 'L',
-      holder: { sessionId: a, clientName: 'test', token: h.index, grantIndex: h.index, grantedAt: h.now },
+      holder: { sessionId: a, clientName: 'test', labels: [], token: h.index, grantIndex: h.index, grantedAt: h.now },
       latestToken: h.index,
       waiters: [],
+      waiterSessions: [],
     });
     expect(h.m.getSession(a)?.locks).toEqual(['L']);
   });

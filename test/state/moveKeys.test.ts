@@ -23,7 +23,7 @@ describe('moving keys', () => {
     const { h, a, t } = setup();
     expect(move(h, { key: 'k/2' }, 'T')).toEqual({ status: 'keys_moved', moved: 1 });
     expect(h.m.get('k/2')).toMatchObject({ lock: 'T', watermark: t });
-    expect(h.m.describeLock('T')).toEqual({ name: 'T', holder: null, latestToken: t, waiters: [] });
+    expect(h.m.describeLock('T')).toEqual({ name: 'T', holder: null, latestToken: t, waiters: [], waiterSessions: [] });
     // The source's holder may no longer write it: the key names its new lock.
     expect(h.write(a, 'S', t, [put('k/2', 'late')]).result).toMatchObject({ status: 'refused', reason: 'WRONG_LOCK', key: 'k/2', owner: 'T' });
     // Nor use its token on the target (not a grant of T).

@@ -28,7 +28,7 @@ describe('a state restored for a new cluster', () => {
     expect(sessionsEnded).toBe(2);
     expect(m.lastApplied).toBe(backupIndex + BUMP);
     expect(m.sessionIds()).toEqual([]);
-    expect(m.describeLock('held')).toEqual({ name: 'held', holder: null, latestToken: heldToken, waiters: [] });
+    expect(m.describeLock('held')).toEqual({ name: 'held', holder: null, latestToken: heldToken, waiters: [], waiterSessions: [] });
     expect(m.get('held/k')).toMatchObject({ lock: 'held', watermark: heldToken });
     expect(m.get('free/k')).toMatchObject({ lock: 'free', watermark: freeToken });
     expect(m.auth.userInfo('alice')).toBeDefined();

@@ -1,4 +1,4 @@
-// The snapshot byte format (format 5; formats 2 to 4 are still read) and the machinery that makes taking and
+// The snapshot byte format (format 6; formats 2 to 5 are still read) and the machinery that makes taking and
 // installing a snapshot fast: the machine's own encoder against the oracle, the restored records (lazily created sets, a lock's holder
 // and waiters being the session records themselves), canonical encodings, and the sorted indexes that spare
 // the snapshot any sorting.
@@ -216,6 +216,8 @@ interface Parts {
   owner?: string;
   /** Writes the auth section (format 4 on; default: auth off, empty). */
   auth?: (w: Writer) => void;
+  /** The session's labels, written as given (format 6 on; default none). */
+  labels?: Array<[string, string]>;
 }
 
 /** A snapshot file: lastApplied 9, one session (S1), then the given sections. */
@@ -234,6 +236,14 @@ function file(p: Parts = {}): Uint8Array {
   const format = p.format ?? SNAPSHOT_FORMAT;
   if (format >= 3) w.varint(p.remainingMs ?? 5_000);
   if (format >= 4) w.str(p.owner ?? '');
+  if (format >= 6) {
+    const labels = p.labels ?? [];
+    w.varint(labels.length);
+    for (const [key, value] of labels) {
+      w.str(key);
+      w.str(value);
+    }
+  }
   (p.locks ?? ((x) => lockList(x, [2], [2])))(w);
   (p.keys ?? ((x) => x.varint(0)))(w);
   (p.dedup ?? ((x) => x.varint(0)))(w);
@@ -292,7 +302,18 @@ describe('the format', () => {
     expectSameBytes(m.writeSnapshot(), bytes);
   });
 
-  it('installs format 2 (no lease checkpoints: each is the TTL) and 3 (no owners, no auth), and writes them again as format 5', () => {
+  it('installs a session\'s labels (format 6) and writes them again as they were; format 5 has none', () => {
+    const labels: Array<[string, string]> = [['host', 'web-1'], ['pid', '7']];
+    const bytes = file({ labels });
+    const m = LockStateMachine.readSnapshot(bytes);
+    expect(m.getSession(S1)?.labels).toEqual([{ key: 'host', value: 'web-1' }, { key: 'pid', value: '7' }]);
+    expectSameBytes(m.writeSnapshot(), bytes);
+    const m5 = LockStateMachine.readSnapshot(file({ format: 5 }));
+    expect(m5.getSession(S1)?.labels).toEqual([]);
+    expectSameBytes(m5.writeSnapshot(), file());
+  });
+
+  it('installs format 2 (no lease checkpoints: each is the TTL) and 3 (no owners, no auth), and writes them again as format 6', () => {
     const m = LockStateMachine.readSnapshot(file({ format: 2 }));
     expect(m.leases()).toEqual([{ id: S1, ttlMs: 5_000, remainingMs: 5_000 }]);
     expectSameBytes(m.writeSnapshot(), file());
@@ -320,7 +341,10 @@ describe('the format', () => {
     };
     const cases: Array<[string, Uint8Array, RegExp]> = [
       ['format 1 (never deployed)', file({ format: 1 }), /unsupported format 1/],
-      ['format 6 (a newer version)', file({ format: 6 }), /unsupported format 6: this version reads formats 2, 3, 4, 5 \(written by a newer version: upgrade this node\)/],
+      ['format 7 (a newer version)', file({ format: 7 }), /unsupported format 7: this version reads formats 2, 3, 4, 5, 6 \(written by a newer version: upgrade this node\)/],
+      ['labels out of order', file({ labels: [['b', ''], ['a', '']] }), /session 0+1: labels: keys must be sorted/],
+      ['a label key that OpenSession refuses', file({ labels: [['Host', 'x']] }), /label key "Host"/],
+      ['a label value with a control character', file({ labels: [['k', '\u0007']] }), /control characters/],
       ['a default value written', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x2a, 0x02, 0x08, 0x00])); }) }), /token 0 is written/],
       ['fields out of order', file({ dedup: dedupOne((w) => { w.dstr('Write'); w.bytes(new Uint8Array([0x5a, 0x04, 0x10, 0x01, 0x08, 0x02])); }) }), /field 1 unknown, out of order/],
       ['an unknown result member', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x82, 0x01, 0x00])); }) }), /unknown oneof member 16/],

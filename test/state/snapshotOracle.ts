@@ -19,6 +19,8 @@ export interface SessionSnapshot {
   remainingMs: number;
   /** The caller that opened it, '' for none (format 4 on; before, always ''). */
   owner: string;
+  /** Its labels, sorted by key (format 6 on; before, none). */
+  labels?: { key: string; value: string }[];
 }
 
 export interface LockSnapshot {
@@ -126,6 +128,14 @@ export function encodePlainSnapshot(s: StateSnapshot): Uint8Array {
     w.varint(x.openIndex);
     if (s.format >= 3) w.varint(x.remainingMs);
     if (s.format >= 4) w.str(x.owner);
+    if (s.format >= 6) {
+      const labels = x.labels ?? [];
+      w.varint(labels.length);
+      for (const l of labels) {
+        w.str(l.key);
+        w.str(l.value);
+      }
+    }
   }
   w.varint(s.locks.length);
   for (const x of s.locks) {

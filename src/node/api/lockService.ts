@@ -14,6 +14,7 @@ import { proposing } from './proposal';
 import { expectOk, refusalError, withheldRefusalError } from './refusals';
 import { lockWatch } from './lockWatch';
 import { publicSessionId } from './publicSessionId';
+import { sessionInfo } from './sessionInfo';
 import { unaryMethods, type PipelineCalls } from './rpc';
 import * as v from './validate';
 import { AcquireWaits } from '../runtime/acquireWaits';
@@ -142,6 +143,9 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
       grantedAtMs: intToWire('granted_at_ms', info?.holder?.grantedAt ?? 0),
       waiters: (info?.waiters ?? []).map(publicSessionId),
       latestToken: intToWire('latest_token', info?.latestToken ?? 0),
+      // Labels are shown only here and in Watch, both behind the permission to describe the lock.
+      holder: info?.holder ? sessionInfo(info.holder) : null,
+      waiterSessions: (info?.waiterSessions ?? []).map((w) => sessionInfo(w)),
     };
   };
 

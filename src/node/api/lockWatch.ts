@@ -4,6 +4,8 @@ import type { Command, CommandResult, LockEvent } from '../../state';
 import { ApiError, reasonMetadata } from './errors';
 import { toServiceError, type NodeContext } from './context';
 import { publicSessionId } from './publicSessionId';
+import { sessionInfo } from './sessionInfo';
+import type { SessionInfo__Output } from '../../protocol/generated/fencelock/v1/SessionInfo';
 import { MAX_WATCH_BACKLOG_EVENTS } from './streamLimits';
 import * as v from './validate';
 import type { LockEvent__Output } from '../../protocol/generated/fencelock/v1/LockEvent';
@@ -45,7 +47,7 @@ export function lockWatch(ctx: NodeContext, maxBacklog = MAX_WATCH_BACKLOG_EVENT
           end(fellBehind(call.writableLength, maxBacklog, index));
           return;
         }
-        call.write(messageOf(e, index));
+        call.write(messageOf(ctx, e, index));
       }
     };
     // A snapshot from the leader replaces this node's state: the entries it covers are never applied here, so
@@ -84,13 +86,24 @@ export function lockWatch(ctx: NodeContext, maxBacklog = MAX_WATCH_BACKLOG_EVENT
  */
 const messages = new WeakMap<LockEvent, LockEvent__Output>();
 
-function messageOf(e: WatchedEvent, index: number): LockEvent__Output {
+function messageOf(ctx: NodeContext, e: WatchedEvent, index: number): LockEvent__Output {
   let message = messages.get(e);
   if (!message) {
-    message = { kind: kindName(e), lock: e.lock, sessionId: publicSessionId(e.sessionId), token: intToWire('token', e.token), index: intToWire('index', index) };
+    const handle = publicSessionId(e.sessionId);
+    message = { kind: kindName(e), lock: e.lock, sessionId: handle, token: intToWire('token', e.token), index: intToWire('index', index), holder: holderOf(ctx, e, handle) };
     messages.set(e, message);
   }
   return message;
+}
+
+/**
+ * A grant's new holder as the watch shows it. Read as the entry is applied, so the session is there unless the
+ * same entry ended it after the grant (then the handle alone).
+ */
+function holderOf(ctx: NodeContext, e: WatchedEvent, handle: string): SessionInfo__Output | null {
+  if (e.type !== 'granted') return null;
+  const facts = ctx.machine.sessionFacts(e.sessionId) ?? { clientName: '', labels: [] };
+  return sessionInfo({ sessionId: e.sessionId, ...facts }, handle);
 }
 
 /** The end of a watch whose client left `unsent` events unread; the event of entry `index` was the one too many. */

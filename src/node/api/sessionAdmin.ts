@@ -7,6 +7,7 @@ import type { ListSessionsResponse__Output } from '../../protocol/generated/fenc
 import type { RevokeSessionRequest__Output } from '../../protocol/generated/fencelock/v1/RevokeSessionRequest';
 import type { RevokeSessionResponse__Output } from '../../protocol/generated/fencelock/v1/RevokeSessionResponse';
 import type { SessionSummary__Output } from '../../protocol/generated/fencelock/v1/SessionSummary';
+import { labelsToRecord } from '../../protocol/labels';
 import { intToWire } from '../../protocol/wireInt';
 import { ApiError } from './errors';
 import type { CallScope, NodeContext } from './context';
@@ -49,7 +50,7 @@ export function sessionAdmin(ctx: NodeContext): {
       const s = ctx.machine.getSession(id);
       if (s === undefined) return [];
       const identity = ctx.machine.auth.sessionOwner(id) ?? '';
-      return [{ handle, identity, clientName: s.clientName, locks: s.locks, waiting: s.waiting, ageMs: intToWire('age_ms', Math.max(0, now - s.openedAt)), ttlMs: intToWire('ttl_ms', s.ttlMs) }];
+      return [{ handle, identity, clientName: s.clientName, locks: s.locks, waiting: s.waiting, ageMs: intToWire('age_ms', Math.max(0, now - s.openedAt)), ttlMs: intToWire('ttl_ms', s.ttlMs), labels: labelsToRecord(s.labels) }];
     });
     return { sessions, more: page.length > limit };
   };

@@ -42,10 +42,12 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
     fields: (req: OpenSessionRequest__Output, caller) => {
       const ttlMs = v.safeInteger('ttl_ms', req.ttlMs, { min: minTtl, max: maxTtl });
       const clientName = v.text('client_name', req.clientName, L.MAX_CLIENT_NAME_BYTES, { allowEmpty: true });
+      const labels = v.labels(req.labels);
       // 128 random bits chosen here on the leader and carried in the entry: ids cannot be guessed.
       const sessionId = Buffer.from(ctx.ports.random.bytes(16)).toString('hex');
       access.permitUser(caller);
-      return { sessionId, ttlMs, clientName };
+      // No labels: the entry is written as before labels existed.
+      return labels.length === 0 ? { sessionId, ttlMs, clientName } : { sessionId, ttlMs, clientName, labels };
     },
     answers: 'session_opened',
     response: (ok): OpenSessionResponse__Output => ({

@@ -4,7 +4,9 @@ import * as L from '../../state/limits';
 import { isWellFormed, utf8ByteLength } from '../../state/text';
 import type { RequestHeader__Output } from '../../protocol/generated/fencelock/v1/RequestHeader';
 import { intFromWire } from '../../protocol/wireInt';
-import { invalidArgument } from './errors';
+import * as grpc from '@grpc/grpc-js';
+import { labelsFromRecord, labelsProblem, type SessionLabel } from '../../protocol/labels';
+import { ApiError, invalidArgument } from './errors';
 
 export interface RequestIdentity {
   clientId: string;
@@ -52,4 +54,14 @@ export function header(h: RequestHeader__Output | null | undefined): RequestIden
   const requestId = safeInteger('header.request_id', h.requestId, { min: 1 });
   const ackedBelow = safeInteger('header.acked_below', h.ackedBelow, { max: requestId });
   return ackedBelow > 0 ? { clientId, requestId, ackedBelow } : { clientId, requestId };
+}
+
+/** A session's labels (a proto map) in their sorted form; beyond a limit, INVALID_ARGUMENT naming it. */
+export function labels(v: unknown, field = 'labels'): SessionLabel[] {
+  if (v === undefined || v === null) return [];
+  if (typeof v !== 'object' || Array.isArray(v)) throw invalidArgument(field, 'must be a map of strings to strings');
+  const sorted = labelsFromRecord(v as Record<string, string>);
+  const problem = labelsProblem(sorted);
+  if (problem !== null) throw new ApiError(grpc.status.INVALID_ARGUMENT, problem);
+  return sorted;
 }

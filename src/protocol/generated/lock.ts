@@ -51,6 +51,7 @@ import type { RevokeSessionResponse as _fencelock_v1_RevokeSessionResponse, Revo
 import type { RoleInfo as _fencelock_v1_RoleInfo, RoleInfo__Output as _fencelock_v1_RoleInfo__Output } from './fencelock/v1/RoleInfo';
 import type { RoleRequest as _fencelock_v1_RoleRequest, RoleRequest__Output as _fencelock_v1_RoleRequest__Output } from './fencelock/v1/RoleRequest';
 import type { SessionClient as _fencelock_v1_SessionClient, SessionDefinition as _fencelock_v1_SessionDefinition } from './fencelock/v1/Session';
+import type { SessionInfo as _fencelock_v1_SessionInfo, SessionInfo__Output as _fencelock_v1_SessionInfo__Output } from './fencelock/v1/SessionInfo';
 import type { SessionSummary as _fencelock_v1_SessionSummary, SessionSummary__Output as _fencelock_v1_SessionSummary__Output } from './fencelock/v1/SessionSummary';
 import type { SnapshotChunk as _fencelock_v1_SnapshotChunk, SnapshotChunk__Output as _fencelock_v1_SnapshotChunk__Output } from './fencelock/v1/SnapshotChunk';
 import type { SnapshotHeader as _fencelock_v1_SnapshotHeader, SnapshotHeader__Output as _fencelock_v1_SnapshotHeader__Output } from './fencelock/v1/SnapshotHeader';
@@ -143,6 +144,7 @@ export interface ProtoGrpcType {
       RoleInfo: MessageTypeDefinition<_fencelock_v1_RoleInfo, _fencelock_v1_RoleInfo__Output>
       RoleRequest: MessageTypeDefinition<_fencelock_v1_RoleRequest, _fencelock_v1_RoleRequest__Output>
       Session: SubtypeConstructor<typeof grpc.Client, _fencelock_v1_SessionClient> & { service: _fencelock_v1_SessionDefinition }
+      SessionInfo: MessageTypeDefinition<_fencelock_v1_SessionInfo, _fencelock_v1_SessionInfo__Output>
       SessionSummary: MessageTypeDefinition<_fencelock_v1_SessionSummary, _fencelock_v1_SessionSummary__Output>
       SnapshotChunk: MessageTypeDefinition<_fencelock_v1_SnapshotChunk, _fencelock_v1_SnapshotChunk__Output>
       SnapshotHeader: MessageTypeDefinition<_fencelock_v1_SnapshotHeader, _fencelock_v1_SnapshotHeader__Output>

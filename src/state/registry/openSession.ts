@@ -1,5 +1,7 @@
 // OpenSession: a client's session. The leader picks the 128-bit id; the TTL is enforced by the leader, not here.
+import { labelsProblem, type SessionLabel, type SessionLabels } from '../../protocol/labels';
 import * as L from '../limits';
+import { NO_LABELS } from '../records';
 import { Reason, refused, refusedAbout } from '../results';
 import { checkSessionId, checkText, isNonNegativeInt } from './checks';
 import type { CommandEntry, RequestMeta } from './entry';
@@ -9,6 +11,8 @@ export interface OpenSessionCommand extends RequestMeta {
   sessionId: string;
   ttlMs: number;
   clientName: string;
+  /** Absent in entries written before labels, and when none were given (the entry's bytes stay the same). */
+  labels?: SessionLabels;
 }
 
 export const openSession: CommandEntry<OpenSessionCommand, 'session_opened'> = {
@@ -16,15 +20,19 @@ export const openSession: CommandEntry<OpenSessionCommand, 'session_opened'> = {
   kind: 'request',
   statuses: ['session_opened'],
   member: 'openSession',
-  encode: (c) => ({ sessionId: c.sessionId, ttlMs: c.ttlMs, clientName: c.clientName }),
-  decode: (b, meta) => ({ type: 'OpenSession', ...meta, sessionId: b.str('sessionId'), ttlMs: b.num('ttlMs'), clientName: b.str('clientName') }),
+  encode: (c) => ({ sessionId: c.sessionId, ttlMs: c.ttlMs, clientName: c.clientName, labels: (c.labels ?? []).map((l) => ({ key: l.key, value: l.value })) }),
+  decode(b, meta) {
+    const c: OpenSessionCommand = { type: 'OpenSession', ...meta, sessionId: b.str('sessionId'), ttlMs: b.num('ttlMs'), clientName: b.str('clientName') };
+    const labels = b.list('labels').map((l): SessionLabel => ({ key: l.str('key'), value: l.str('value') }));
+    return labels.length === 0 ? c : { ...c, labels };
+  },
   validate(c) {
     const sessionProblem = checkSessionId(c.sessionId);
     if (sessionProblem !== null) return sessionProblem;
     if (!isNonNegativeInt(c.ttlMs) || c.ttlMs < L.MIN_SESSION_TTL_MS || c.ttlMs > L.MAX_SESSION_TTL_MS) {
       return `ttlMs must be an integer in [${L.MIN_SESSION_TTL_MS}, ${L.MAX_SESSION_TTL_MS}]`;
     }
-    return checkText(c.clientName, 'clientName', 0, L.MAX_CLIENT_NAME_BYTES);
+    return checkText(c.clientName, 'clientName', 0, L.MAX_CLIENT_NAME_BYTES) ?? checkLabels(c.labels);
   },
   // Any user may open a session; it is theirs (the session owner every later check compares with).
   permit: () => null,
@@ -33,9 +41,15 @@ export const openSession: CommandEntry<OpenSessionCommand, 'session_opened'> = {
     if (m.sessions.has(c.sessionId)) return refused(Reason.SESSION_EXISTS, 0);
     if (m.overQuota(owner, 'sessions', m.usage.counts(owner).sessions, 1)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'sessions');
     if (m.sessions.size >= L.MAX_SESSIONS) return refused(Reason.TOO_MANY_SESSIONS, 0);
-    const s = m.sessions.add({ id: c.sessionId, clientName: c.clientName, ttlMs: c.ttlMs, openedAt: c.now, openIndex: index, owner });
+    const s = m.sessions.add({ id: c.sessionId, clientName: c.clientName, ttlMs: c.ttlMs, openedAt: c.now, openIndex: index, owner, labels: c.labels ?? NO_LABELS });
     s.usage = m.usage.of(owner);
     if (s.usage !== null) s.usage.sessions++;
     return { status: 'session_opened', sessionId: c.sessionId, ttlMs: c.ttlMs };
   },
 };
+
+function checkLabels(v: unknown): string | null {
+  if (v === undefined) return null;
+  if (!Array.isArray(v) || !v.every((l) => typeof l === 'object' && l !== null)) return 'labels must be a list of { key, value }';
+  return labelsProblem(v as SessionLabel[]);
+}

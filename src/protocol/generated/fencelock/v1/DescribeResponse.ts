@@ -1,5 +1,6 @@
 // Original file: proto/fencelock/v1/lock.proto
 
+import type { SessionInfo as _fencelock_v1_SessionInfo, SessionInfo__Output as _fencelock_v1_SessionInfo__Output } from '../../fencelock/v1/SessionInfo';
 import type { Long } from '@grpc/proto-loader';
 
 export interface DescribeResponse {
@@ -23,6 +24,14 @@ export interface DescribeResponse {
    * key's watermark never goes back.
    */
   'latestToken'?: (number | string | Long);
+  /**
+   * set while held: the holder's handle, client name and labels
+   */
+  'holder'?: (_fencelock_v1_SessionInfo | null);
+  /**
+   * the waiters as in `waiters`, with their names and labels
+   */
+  'waiterSessions'?: (_fencelock_v1_SessionInfo)[];
 }
 
 export interface DescribeResponse__Output {
@@ -46,4 +55,12 @@ export interface DescribeResponse__Output {
    * key's watermark never goes back.
    */
   'latestToken': (string);
+  /**
+   * set while held: the holder's handle, client name and labels
+   */
+  'holder': (_fencelock_v1_SessionInfo__Output | null);
+  /**
+   * the waiters as in `waiters`, with their names and labels
+   */
+  'waiterSessions': (_fencelock_v1_SessionInfo__Output)[];
 }

@@ -1,5 +1,6 @@
 // Original file: proto/fencelock/v1/lock.proto
 
+import type { SessionInfo as _fencelock_v1_SessionInfo, SessionInfo__Output as _fencelock_v1_SessionInfo__Output } from '../../fencelock/v1/SessionInfo';
 import type { Long } from '@grpc/proto-loader';
 
 // Original file: proto/fencelock/v1/lock.proto
@@ -35,6 +36,10 @@ export interface LockEvent {
    * log index of the entry that caused it
    */
   'index'?: (number | string | Long);
+  /**
+   * GRANTED: the new holder's handle, client name and labels
+   */
+  'holder'?: (_fencelock_v1_SessionInfo | null);
 }
 
 export interface LockEvent__Output {
@@ -49,4 +54,8 @@ export interface LockEvent__Output {
    * log index of the entry that caused it
    */
   'index': (string);
+  /**
+   * GRANTED: the new holder's handle, client name and labels
+   */
+  'holder': (_fencelock_v1_SessionInfo__Output | null);
 }

@@ -13,6 +13,12 @@ export interface OpenSessionRequest {
    * informational, up to 128 bytes
    */
   'clientName'?: (string);
+  /**
+   * Informational key=value labels (the client library adds host and pid). Limits (README "Limits"): at most
+   * 16 labels; keys 1..64 bytes of a-z 0-9 _ . -; values 0..256 UTF-8 bytes without control characters;
+   * keys and values together at most 1024 bytes. Beyond: INVALID_ARGUMENT naming the limit.
+   */
+  'labels'?: ({[key: string]: string});
 }
 
 export interface OpenSessionRequest__Output {
@@ -25,4 +31,10 @@ export interface OpenSessionRequest__Output {
    * informational, up to 128 bytes
    */
   'clientName': (string);
+  /**
+   * Informational key=value labels (the client library adds host and pid). Limits (README "Limits"): at most
+   * 16 labels; keys 1..64 bytes of a-z 0-9 _ . -; values 0..256 UTF-8 bytes without control characters;
+   * keys and values together at most 1024 bytes. Beyond: INVALID_ARGUMENT naming the limit.
+   */
+  'labels': ({[key: string]: string});
 }

@@ -28,6 +28,10 @@ export interface SessionSummary {
    */
   'ageMs'?: (number | string | Long);
   'ttlMs'?: (number | string | Long);
+  /**
+   * as given at Session.Open
+   */
+  'labels'?: ({[key: string]: string});
 }
 
 /**
@@ -56,4 +60,8 @@ export interface SessionSummary__Output {
    */
   'ageMs': (string);
   'ttlMs': (string);
+  /**
+   * as given at Session.Open
+   */
+  'labels': ({[key: string]: string});
 }
