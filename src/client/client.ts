@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { MAX_CLIENT_ID_BYTES } from '../protocol/limits';
 import { AuthClient, bearerInterceptor, checkAuthToken } from './auth';
 import { MembersClient } from './members';
-import { monotonicNow } from './clock';
 import { resolveCredentials, type CredentialSource } from './credentials';
 import { FenceLockError, isFenceLockError, toFenceLockError } from './errors';
+import { GrpcTransport } from './grpcTransport';
 import { KeepAliveStream } from './keepalive';
 import { processLabels, sessionLabels, toSessionDetails } from './sessionLabels';
 import { silentLogger, type Logger } from './logger';
@@ -12,8 +11,10 @@ import type { Op } from '../protocol/generated/fencelock/v1/Op';
 import type { RequestHeader } from '../protocol/generated/fencelock/v1/RequestHeader';
 import type { StatusResponse__Output } from '../protocol/generated/fencelock/v1/StatusResponse';
 import { bigIntToWire, intToWire, wireToBigInt, wireToNumber } from '../protocol/wireInt';
+import type { ClientPorts, ClientTimer } from './ports';
 import { methods, type MethodDesc } from './proto';
-import { neverProposed, RequestIds, Router, type CallOptions } from './router';
+import { realClock, realRandom, realTimers } from './realPorts';
+import { CHANNEL_OPTIONS, neverProposed, RequestIds, Router, type CallOptions } from './router';
 import { streamSnapshot, type SnapshotInfo, type SnapshotSink } from './snapshot';
 import { DEFAULT_TTL_MS, LockHandle, Session, type SessionHost } from './session';
 import type {
@@ -112,13 +113,15 @@ export class FenceLockClient implements SessionHost {
   readonly auth: AuthClient;
   /** Membership changes (docs/operations.md): list, add a learner, promote, remove. */
   readonly members: MembersClient;
+  /** @internal The clock, timers, randomness and transport everything runs on (FenceLockClientOptions.ports). */
+  readonly ports: ClientPorts;
   private readonly router: Router;
   private ids: RequestIds;
   private readonly keepalive: KeepAliveStream;
   private readonly sessions = new Set<Session>();
   private readonly shared = new Map<number, Promise<Session>>();
   private readonly watchers = new Set<Watcher>();
-  private readonly cleanupTimers = new Set<NodeJS.Timeout>();
+  private readonly cleanupTimers = new Set<ClientTimer>();
   private closing: Promise<void> | undefined;
   /** Defaults of every session this client opens (FenceLockClientOptions.clientName, labels). */
   private readonly clientName: string | undefined;
@@ -126,7 +129,8 @@ export class FenceLockClient implements SessionHost {
 
   constructor(opts: FenceLockClientOptions) {
     this.logger = opts.logger ?? silentLogger;
-    const clientId = opts.clientId ?? randomBytes(16).toString('hex');
+    const random = opts.ports?.random ?? realRandom;
+    const clientId = opts.clientId ?? Buffer.from(random.bytes(16)).toString('hex');
     const idBytes = Buffer.byteLength(clientId, 'utf8');
     if (idBytes < 1 || idBytes > MAX_CLIENT_ID_BYTES) throw new FenceLockError('INVALID_ARGUMENT', `clientId must be 1..${MAX_CLIENT_ID_BYTES} bytes (UTF-8), got ${idBytes}`);
     this.requestTimeoutMs = positiveInt('requestTimeoutMs', opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
@@ -139,7 +143,13 @@ export class FenceLockClient implements SessionHost {
     const creds = resolveCredentials({ tls: opts.tls, insecure: opts.insecure });
     this.credentialSource = creds.source;
     const endpoints = opts.endpoints ?? [];
-    this.router = new Router(endpoints, this.requestTimeoutMs, this.totalTimeoutMs, this.logger, opts.pipeline ?? true, creds.credentials, creds.channelOptions, interceptors, creds.trust);
+    this.ports = {
+      clock: opts.ports?.clock ?? realClock,
+      timers: opts.ports?.timers ?? realTimers,
+      random,
+      transport: opts.ports?.transport ?? new GrpcTransport(creds.credentials, { ...CHANNEL_OPTIONS, ...creds.channelOptions }, interceptors),
+    };
+    this.router = new Router(endpoints, this.requestTimeoutMs, this.totalTimeoutMs, this.logger, opts.pipeline ?? true, this.ports, creds.trust);
     this.logger.debug(
       { credentials: creds.source, clientCert: creds.clientCert, files: creds.files, bearerTokenId: this.authTokenId ?? null },
       'fencelock: channel credentials',
@@ -185,7 +195,7 @@ export class FenceLockClient implements SessionHost {
     const ttl = positiveInt('ttlMs', opts.ttlMs ?? DEFAULT_TTL_MS);
     const name = opts.name ?? this.clientName ?? '';
     const labels = sessionLabels(this.labels, opts.labels);
-    const sentAt = monotonicNow();
+    const sentAt = this.ports.clock.monotonicMs();
     const res = await this.mutate(methods().open, (header) => ({ header, ttlMs: intToWire('ttl_ms', ttl), clientName: name, labels }), { what: 'open session' });
     const granted = wireToNumber(res.ttlMs);
     const session = new Session(this, res.sessionId, granted > 0 ? granted : ttl, name, sentAt, wireToNumber(res.electionTimeoutMs));
@@ -349,7 +359,7 @@ export class FenceLockClient implements SessionHost {
    * over, look, and release such an orphan grant.
    */
   private scheduleOrphanCheck(session: Session, lock: string, waitTimeoutMs: number): void {
-    const timer = setTimeout(() => {
+    const timer = this.ports.timers.setTimeout(() => {
       this.cleanupTimers.delete(timer);
       if (this.closing || session.isLost() || session.isClosed() || session.holdsHandle(lock)) return;
       this.describe(lock)
@@ -509,15 +519,15 @@ export class FenceLockClient implements SessionHost {
 
   private async doClose(timeoutMs: number): Promise<void> {
     for (const w of [...this.watchers]) w.cancel();
-    for (const t of this.cleanupTimers) clearTimeout(t);
+    for (const t of this.cleanupTimers) this.ports.timers.clearTimeout(t);
     this.cleanupTimers.clear();
     const sessions = [...this.sessions];
     const closed = Promise.allSettled(sessions.map((s) => s.close({ timeoutMs: Math.max(1, timeoutMs) })));
     if (timeoutMs > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      const waited = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+      let timer: ClientTimer | undefined;
+      const waited = new Promise<'timeout'>((resolve) => (timer = this.ports.timers.setTimeout(() => resolve('timeout'), timeoutMs)));
       const outcome = await Promise.race([closed, waited]);
-      clearTimeout(timer);
+      this.ports.timers.clearTimeout(timer);
       if (outcome === 'timeout') this.logger.warn({ sessions: sessions.length, timeoutMs }, 'fencelock: close not confirmed in time; unconfirmed sessions expire on the server after their TTL');
     }
     this.keepalive.close();
@@ -555,7 +565,7 @@ export class FenceLockClient implements SessionHost {
   /** A new client id in place of `forgotten` (unless another call renewed it already). */
   private renewClientId(forgotten: string): void {
     if (this.ids.clientId !== forgotten) return;
-    const fresh = `${forgotten.slice(0, 100)}~${randomBytes(6).toString('hex')}`;
+    const fresh = `${forgotten.slice(0, 100)}~${Buffer.from(this.ports.random.bytes(6)).toString('hex')}`;
     this.logger.info({ clientId: fresh }, 'fencelock: the cluster has no record of this client id; continuing under a new one');
     this.ids = new RequestIds(fresh);
   }

@@ -1,8 +1,9 @@
-import { performance } from 'node:perf_hooks';
+import type { ClientTimers } from './ports';
+import { realClock } from './realPorts';
 
-/** Monotonic milliseconds (performance.now): immune to wall-clock steps, comparable within this process only. */
+/** Monotonic milliseconds of the real clock (performance.now): immune to wall-clock steps, comparable within this process only. */
 export function monotonicNow(): number {
-  return performance.now();
+  return realClock.monotonicMs();
 }
 
 /** A sleep that can be cut short: `wake()` resolves it at once (used when the client closes). */
@@ -11,18 +12,18 @@ export interface Sleeper {
   wakeAll(): void;
 }
 
-export function createSleeper(): Sleeper {
+export function createSleeper(timers: ClientTimers): Sleeper {
   const pending = new Set<() => void>();
   return {
     sleep(ms: number): Promise<void> {
       if (ms <= 0) return Promise.resolve();
       return new Promise((resolve) => {
         const done = (): void => {
-          clearTimeout(timer);
+          timers.clearTimeout(timer);
           pending.delete(done);
           resolve();
         };
-        const timer = setTimeout(done, ms);
+        const timer = timers.setTimeout(done, ms);
         pending.add(done);
       });
     },

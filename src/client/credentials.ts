@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as crypto from 'node:crypto';
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { FenceLockError } from './errors';
 import { withoutIpServerName } from './ipServerName';
 
@@ -84,12 +84,12 @@ function material(value: string | Buffer, what: string): Material {
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
 /** Every certificate of a PEM bundle, parsed; at least one. */
-function certificates(pem: Buffer, what: string): crypto.X509Certificate[] {
+function certificates(pem: Buffer, what: string): X509Certificate[] {
   const blocks = pem.toString('utf8').match(PEM_CERT) ?? [];
   if (blocks.length === 0) throw new FenceLockError('INVALID_ARGUMENT', `${what}: no PEM certificate in it`);
   return blocks.map((b, i) => {
     try {
-      return new crypto.X509Certificate(b);
+      return new X509Certificate(b);
     } catch (err) {
       throw new FenceLockError('INVALID_ARGUMENT', `${what}: certificate ${i + 1} cannot be parsed (${(err as Error).message})`);
     }
@@ -108,9 +108,9 @@ function build(opts: ClientTlsOptions, source: CredentialSource, names: Material
   if (ca) certificates(ca.pem, names.ca);
   const leaf = cert ? certificates(cert.pem, names.cert)[0] : undefined;
   if (leaf && key) {
-    let keyObject: crypto.KeyObject;
+    let keyObject: KeyObject;
     try {
-      keyObject = crypto.createPrivateKey(key.pem);
+      keyObject = createPrivateKey(key.pem);
     } catch (err) {
       throw new FenceLockError('INVALID_ARGUMENT', `${names.key}: not a PEM private key (${(err as Error).message})`);
     }

@@ -1,13 +1,13 @@
-import * as grpc from '@grpc/grpc-js';
-import { monotonicNow } from './clock';
 import { FenceLockError, toFenceLockError } from './errors';
 import type { Logger } from './logger';
 import type { KeepAliveRequest } from '../protocol/generated/fencelock/v1/KeepAliveRequest';
 import type { KeepAliveResponse__Output } from '../protocol/generated/fencelock/v1/KeepAliveResponse';
 import { uintToWire, wireToNumber } from '../protocol/wireInt';
+import type { ClientTimer } from './ports';
 import { methods } from './proto';
 import { publicSessionId } from './publicId';
 import { nextBackoff, type Router } from './router';
+import type { BidiStreamCall } from './transport';
 
 /** What the keepalive stream needs from a session. */
 export interface Renewable {
@@ -21,7 +21,7 @@ export interface Renewable {
 
 interface Entry {
   session: Renewable;
-  timer: NodeJS.Timeout;
+  timer: ClientTimer;
   /**
    * Renewals of this session on the current stream that may still be answered: renewal id (decimal) ->
    * monotonic send time, in send order (a Map iterates in insertion order). At most MAX_PENDING.
@@ -38,7 +38,7 @@ interface Entry {
  */
 const MAX_PENDING = 16;
 
-type Stream = grpc.ClientDuplexStream<KeepAliveRequest, KeepAliveResponse__Output>;
+type Stream = BidiStreamCall<KeepAliveRequest, KeepAliveResponse__Output>;
 
 /**
  * The one bidirectional KeepAlive stream of a client. Each registered session is renewed every ttl/3 on it.
@@ -63,8 +63,8 @@ export class KeepAliveStream {
   private readonly entries = new Map<string, Entry>();
   private stream: Stream | undefined;
   private streamAddress = '';
-  private reconnectTimer: NodeJS.Timeout | undefined;
-  private stallTimer: NodeJS.Timeout | undefined;
+  private reconnectTimer: ClientTimer | undefined;
+  private stallTimer: ClientTimer | undefined;
   private backoff = 0;
   private hintsInARow = 0;
   private closed = false;
@@ -79,11 +79,15 @@ export class KeepAliveStream {
     private readonly logger: Logger,
   ) {}
 
+  private get timers() {
+    return this.router.ports.timers;
+  }
+
   /** Starts renewing a session (every ttl/3). */
   add(session: Renewable): void {
     if (this.closed || this.entries.has(session.id)) return;
     const interval = Math.max(1, Math.floor(session.ttlMs / 3));
-    const entry: Entry = { session, pending: new Map(), timer: setInterval(() => this.renew(entry), interval).unref() };
+    const entry: Entry = { session, pending: new Map(), timer: this.timers.setInterval(() => this.renew(entry), interval).unref() };
     this.entries.set(session.id, entry);
     if (!this.stream && !this.reconnectTimer) this.open();
   }
@@ -92,7 +96,7 @@ export class KeepAliveStream {
   remove(sessionId: string): void {
     const entry = this.entries.get(sessionId);
     if (!entry) return;
-    clearInterval(entry.timer);
+    this.timers.clearInterval(entry.timer);
     this.entries.delete(sessionId);
     if (this.entries.size === 0) this.shutdownStream();
   }
@@ -105,15 +109,15 @@ export class KeepAliveStream {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const entry of this.entries.values()) clearInterval(entry.timer);
+    for (const entry of this.entries.values()) this.timers.clearInterval(entry.timer);
     this.entries.clear();
     this.shutdownStream();
   }
 
   private shutdownStream(): void {
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.timers.clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
-    if (this.stallTimer) clearTimeout(this.stallTimer);
+    this.timers.clearTimeout(this.stallTimer);
     this.stallTimer = undefined;
     const s = this.stream;
     this.stream = undefined;
@@ -131,8 +135,7 @@ export class KeepAliveStream {
     const address = this.router.current();
     let stream: Stream;
     try {
-      const m = methods().keepAlive;
-      stream = this.router.clientFor(address).makeBidiStreamRequest(m.path, m.serialize, m.deserialize, new grpc.Metadata(), {});
+      stream = this.router.bidiStream(address, methods().keepAlive);
     } catch (err) {
       this.logger.warn({ err, endpoint: address }, 'fencelock: cannot open keepalive stream');
       this.router.rotateFrom(address);
@@ -161,13 +164,13 @@ export class KeepAliveStream {
     // Too many unanswered: skip this renewal (see MAX_PENDING). The stall timer is armed, it reopens the stream.
     if (entry.pending.size >= MAX_PENDING) return;
     const renewalId = uintToWire('renewal_id', ++this.lastRenewalId);
-    entry.pending.set(renewalId, monotonicNow());
+    entry.pending.set(renewalId, this.router.ports.clock.monotonicMs());
     s.write({ sessionId: entry.session.id, renewalId });
     if (!this.stallTimer) this.armStallTimer(this.stallMs);
   }
 
   private armStallTimer(ms: number): void {
-    this.stallTimer = setTimeout(() => this.checkStall(), Math.max(1, ms)).unref();
+    this.stallTimer = this.timers.setTimeout(() => this.checkStall(), Math.max(1, ms)).unref();
   }
 
   /**
@@ -180,7 +183,7 @@ export class KeepAliveStream {
     if (!s) return;
     this.stream = undefined;
     this.idle = true;
-    if (this.stallTimer) clearTimeout(this.stallTimer);
+    this.timers.clearTimeout(this.stallTimer);
     this.stallTimer = undefined;
     s.end();
   }
@@ -194,7 +197,7 @@ export class KeepAliveStream {
       if (!first.done) oldest = Math.min(oldest, first.value);
     }
     if (oldest === Infinity) return;
-    const age = monotonicNow() - oldest;
+    const age = this.router.ports.clock.monotonicMs() - oldest;
     if (age >= this.stallMs) {
       this.logger.warn({ endpoint: this.streamAddress, waitedMs: Math.round(age) }, 'fencelock: keepalive stream stalled, switching endpoint');
       this.breakAndReopen(undefined);
@@ -231,7 +234,7 @@ export class KeepAliveStream {
     const old = this.stream;
     const address = this.streamAddress;
     this.stream = undefined;
-    if (this.stallTimer) clearTimeout(this.stallTimer);
+    this.timers.clearTimeout(this.stallTimer);
     this.stallTimer = undefined;
     for (const entry of this.entries.values()) entry.pending.clear();
     if (old) old.cancel();
@@ -272,7 +275,7 @@ export class KeepAliveStream {
       this.backoff = nextBackoff(this.backoff);
       delay = this.backoff;
     }
-    this.reconnectTimer = setTimeout(() => this.open(), delay).unref();
+    this.reconnectTimer = this.timers.setTimeout(() => this.open(), delay).unref();
   }
 }
 

@@ -2,16 +2,17 @@ import * as grpc from '@grpc/grpc-js';
 import type { CallRequest } from '../protocol/generated/fencelock/v1/CallRequest';
 import type { CallResponse__Output } from '../protocol/generated/fencelock/v1/CallResponse';
 import { uintToWire } from '../protocol/wireInt';
+import type { ClientPorts, ClientTimer } from './ports';
 import type { MethodDesc, PipelineRoute } from './proto';
-import { monotonicNow } from './clock';
+import type { BidiStreamCall } from './transport';
 
-type CallStream = grpc.ClientDuplexStream<CallRequest, CallResponse__Output>;
+type CallStream = BidiStreamCall<CallRequest, CallResponse__Output>;
 
 interface Pending {
   /** Resolves the caller's promise with the result the response carries. */
   resolve: (res: CallResponse__Output) => void;
   reject: (err: grpc.ServiceError) => void;
-  timer: NodeJS.Timeout;
+  timer: ClientTimer;
 }
 
 /** How long the router makes unary calls to a node that refused the Pipeline stream over a cap or quota. */
@@ -48,7 +49,7 @@ export const PIPELINE_IDLE_MS = 1_000;
 
 export class PipelineLink {
   private stream: CallStream | undefined;
-  private idleTimer: NodeJS.Timeout | undefined;
+  private idleTimer: ClientTimer | undefined;
   private readonly pending = new Map<string, Pending>();
   private nextCallId = 1;
   /** False once the node answered UNIMPLEMENTED (an older server): the router then uses unary calls. */
@@ -58,12 +59,13 @@ export class PipelineLink {
 
   /** Whether calls go on this stream now (else the router makes unary calls). */
   get supported(): boolean {
-    return this.implemented && monotonicNow() >= this.refusedUntil;
+    return this.implemented && this.ports.clock.monotonicMs() >= this.refusedUntil;
   }
 
   constructor(
-    private readonly client: grpc.Client,
+    private readonly address: string,
     private readonly method: MethodDesc<CallRequest, CallResponse__Output>,
+    private readonly ports: ClientPorts,
   ) {}
 
   call<Req, Res>(route: PipelineRoute<Req, Res>, req: Req, timeoutMs: number): Promise<Res> {
@@ -74,7 +76,7 @@ export class PipelineLink {
     const timeout = Math.min(MAX_TIMEOUT_MS, Math.max(1, Math.floor(timeoutMs)));
     return new Promise<Res>((resolve, reject) => {
       // The server gets the same deadline and gives up on its side; this timer covers a silent server.
-      const timer = setTimeout(() => {
+      const timer = this.ports.timers.setTimeout(() => {
         if (!this.pending.delete(callId)) return;
         reject(pipelineError(grpc.status.DEADLINE_EXCEEDED, `deadline of ${timeout} ms exceeded`));
       }, timeout);
@@ -92,7 +94,7 @@ export class PipelineLink {
   }
 
   private open(): CallStream {
-    const stream = this.client.makeBidiStreamRequest(this.method.path, this.method.serialize, this.method.deserialize);
+    const stream = this.ports.transport.bidiStream(this.address, this.method);
     this.stream = stream;
     stream.on('data', (res: CallResponse__Output) => this.answer(res));
     const broken = (why: string, as?: grpc.ServiceError): void => {
@@ -105,7 +107,7 @@ export class PipelineLink {
       if (e.code === grpc.status.UNIMPLEMENTED) this.implemented = false;
       // Over a stream cap or quota (TOO_MANY_STREAMS, QUOTA_EXCEEDED): unary calls for a while, which count
       // against neither; the calls in flight fail UNAVAILABLE below and are retried that way.
-      if (e.code === grpc.status.RESOURCE_EXHAUSTED) this.refusedUntil = monotonicNow() + STREAM_REFUSED_BACKOFF_MS;
+      if (e.code === grpc.status.RESOURCE_EXHAUSTED) this.refusedUntil = this.ports.clock.monotonicMs() + STREAM_REFUSED_BACKOFF_MS;
       if (e.code !== undefined && CALLER_REFUSED.has(e.code)) {
         broken('refused', Object.assign(new Error(err.message), { code: e.code, details: e.details ?? err.message, metadata: e.metadata ?? new grpc.Metadata() }));
         return;
@@ -120,7 +122,7 @@ export class PipelineLink {
     const p = this.pending.get(res.callId);
     if (!p) return; // timed out here already
     this.pending.delete(res.callId);
-    clearTimeout(p.timer);
+    this.ports.timers.clearTimeout(p.timer);
     if (res.code === grpc.status.OK) p.resolve(res);
     else p.reject(pipelineError(res.code, res.message, res.metadata));
     if (this.pending.size === 0) this.armIdleTimer();
@@ -129,7 +131,7 @@ export class PipelineLink {
   private armIdleTimer(): void {
     this.stopIdleTimer();
     // Unref'd, and harmless so: while it runs, the open stream itself keeps the process alive.
-    this.idleTimer = setTimeout(() => {
+    this.idleTimer = this.ports.timers.setTimeout(() => {
       this.idleTimer = undefined;
       const stream = this.stream;
       if (!stream || this.pending.size > 0) return;
@@ -139,7 +141,7 @@ export class PipelineLink {
   }
 
   private stopIdleTimer(): void {
-    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.ports.timers.clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
   }
 
@@ -147,7 +149,7 @@ export class PipelineLink {
     const calls = [...this.pending.values()];
     this.pending.clear();
     for (const p of calls) {
-      clearTimeout(p.timer);
+      this.ports.timers.clearTimeout(p.timer);
       p.reject(err);
     }
   }

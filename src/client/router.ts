@@ -1,11 +1,13 @@
-import * as grpc from '@grpc/grpc-js';
-import { createSleeper, monotonicNow, type Sleeper } from './clock';
+import type * as grpc from '@grpc/grpc-js';
+import { createSleeper, type Sleeper } from './clock';
 import { FenceLockError, toFenceLockError } from './errors';
 import type { Logger } from './logger';
 import { PipelineLink } from './pipeline';
+import type { ClientPorts } from './ports';
 import type { RequestHeader } from '../protocol/generated/fencelock/v1/RequestHeader';
 import { bigIntToWire } from '../protocol/wireInt';
 import { methods, type MethodDesc } from './proto';
+import type { BidiStreamCall, ServerStreamCall, UnaryCall } from './transport';
 import { certificateProblem, untrustedCertificateError } from './untrusted';
 
 /**
@@ -107,18 +109,16 @@ export class RequestIds {
 }
 
 /**
- * Knows the endpoints, keeps one gRPC channel per endpoint, follows leader hints and rotates past dead
- * nodes. Every unary call of the library goes through `call`, which retries the SAME request (same request
+ * Knows the endpoints, follows leader hints and rotates past dead nodes; calls go through the transport port
+ * (one gRPC channel per endpoint by default). Every unary call of the library goes through `call`, which retries the SAME request (same request
  * header) until it succeeds, fails with a non-retryable status, or runs out of time.
  */
 export class Router {
   private readonly endpoints: string[];
-  private readonly clients = new Map<string, grpc.Client>();
   private readonly pipelines = new Map<string, PipelineLink>();
-  private readonly active = new Set<grpc.ClientUnaryCall>();
-  private readonly sleeper: Sleeper = createSleeper();
+  private readonly active = new Set<UnaryCall<unknown>>();
+  private readonly sleeper: Sleeper;
   private readonly ignoredHints = new Set<string>();
-  private readonly channelOptions: grpc.ChannelOptions;
   private currentIndex = 0;
   private closed = false;
 
@@ -128,18 +128,12 @@ export class Router {
     readonly totalTimeoutMs: number,
     private readonly logger: Logger,
     private readonly pipelining: boolean,
-    /** Of every channel (unary calls, pipeline, keepalive, watch): see credentials.ts. */
-    private readonly credentials: grpc.ChannelCredentials,
-    channelOptions: grpc.ChannelOptions = {},
-    /**
-     * Run on every call of every channel, unary and streaming alike (the bearer token's metadata: see auth.ts).
-     * Interceptors, not call credentials: grpc-js refuses call credentials on plaintext channels.
-     */
-    private readonly interceptors: grpc.Interceptor[] = [],
+    /** The clock, timers and transport (unary calls, pipeline, keepalive, watch) every call goes through. */
+    readonly ports: ClientPorts,
     /** Which CAs the credentials trust, in words, for the error of a certificate that fails verification. */
     private readonly trust: string = 'the configured CA',
   ) {
-    this.channelOptions = { ...CHANNEL_OPTIONS, ...channelOptions };
+    this.sleeper = createSleeper(ports.timers);
     if (endpoints.length === 0) throw new FenceLockError('INVALID_ARGUMENT', 'at least one endpoint is required');
     for (const e of endpoints) {
       const problem = endpointProblem(e);
@@ -200,15 +194,20 @@ export class Router {
     this.currentIndex = (this.currentIndex + 1) % this.endpoints.length;
   }
 
-  /** The generic gRPC client (one channel) of an endpoint, created on first use. */
-  clientFor(address: string): grpc.Client {
+  /** Opens a server-streaming call to an endpoint. */
+  serverStream<Req, Res>(address: string, m: MethodDesc<Req, Res>, req: Req): ServerStreamCall<Res> {
+    this.assertOpen();
+    return this.ports.transport.serverStream(address, m, req);
+  }
+
+  /** Opens a bidirectional stream to an endpoint. */
+  bidiStream<Req, Res>(address: string, m: MethodDesc<Req, Res>): BidiStreamCall<Req, Res> {
+    this.assertOpen();
+    return this.ports.transport.bidiStream(address, m);
+  }
+
+  private assertOpen(): void {
     if (this.closed) throw new FenceLockError('CANCELLED', 'the fencelock client is closed');
-    let c = this.clients.get(address);
-    if (!c) {
-      c = new grpc.Client(address, this.credentials, { ...this.channelOptions, interceptors: this.interceptors });
-      this.clients.set(address, c);
-    }
-    return c;
   }
 
   sleep(ms: number): Promise<void> {
@@ -219,7 +218,8 @@ export class Router {
   private pipelineFor(address: string): PipelineLink | undefined {
     let link = this.pipelines.get(address);
     if (!link) {
-      link = new PipelineLink(this.clientFor(address), methods().pipelineCalls);
+      this.assertOpen();
+      link = new PipelineLink(address, methods().pipelineCalls, this.ports);
       this.pipelines.set(address, link);
     }
     return link.supported ? link : undefined;
@@ -230,23 +230,12 @@ export class Router {
     const route = this.pipelining ? m.pipeline : undefined;
     const link = route ? this.pipelineFor(address) : undefined;
     if (route && link) return link.call(route, req, timeoutMs);
-    const client = this.clientFor(address);
-    return new Promise<Res>((resolve, reject) => {
-      const call = client.makeUnaryRequest(
-        m.path,
-        m.serialize,
-        m.deserialize,
-        req,
-        new grpc.Metadata(),
-        { deadline: Date.now() + Math.max(1, Math.floor(timeoutMs)) },
-        (err, res) => {
-          this.active.delete(call);
-          if (err) reject(err);
-          else resolve(res as Res);
-        },
-      );
-      this.active.add(call);
-    });
+    this.assertOpen();
+    const call = this.ports.transport.unary(address, m, req, timeoutMs);
+    this.active.add(call);
+    const forget = (): void => void this.active.delete(call);
+    call.response.then(forget, forget);
+    return call.response;
   }
 
   /**
@@ -256,7 +245,8 @@ export class Router {
   async call<Req, Res>(m: MethodDesc<Req, Res>, req: Req, opts: CallOptions): Promise<Res> {
     const attemptTimeoutMs = opts.attemptTimeoutMs ?? this.requestTimeoutMs;
     const totalTimeoutMs = opts.totalTimeoutMs ?? this.totalTimeoutMs;
-    const start = monotonicNow();
+    const clock = this.ports.clock;
+    const start = clock.monotonicMs();
     const deadline = start + totalTimeoutMs;
     let backoff = 0;
     let hintsInARow = 0;
@@ -267,7 +257,7 @@ export class Router {
     const byEndpoint = new Map<string, FenceLockError>();
     for (;;) {
       if (this.closed) throw new FenceLockError('CANCELLED', `${opts.what}: the fencelock client is closed`);
-      const remaining = deadline - monotonicNow();
+      const remaining = deadline - clock.monotonicMs();
       if (remaining <= 0) {
         const final = this.gaveUp(opts.what, attempts, totalTimeoutMs, last, byEndpoint, maybeProposed);
         if (!maybeProposed) unproposedRefusals.add(final);
@@ -275,7 +265,7 @@ export class Router {
       }
       const address = this.current();
       const timeout = Math.min(attemptTimeoutMs, remaining);
-      const attemptStart = monotonicNow();
+      const attemptStart = clock.monotonicMs();
       attempts++;
       try {
         return await this.once(address, m, req, timeout);
@@ -288,7 +278,7 @@ export class Router {
           if (!maybeProposed) unproposedRefusals.add(final);
           throw final;
         }
-        const ownDeadlinePassed = monotonicNow() - attemptStart >= timeout - 2;
+        const ownDeadlinePassed = clock.monotonicMs() - attemptStart >= timeout - 2;
         const retryable =
           err.code === 'UNAVAILABLE' ||
           (err.code === 'DEADLINE_EXCEEDED' && (ownDeadlinePassed || !opts.serverDeadlineIsFinal));
@@ -311,7 +301,7 @@ export class Router {
         this.logger.debug({ endpoint: address, code: err.code, what: opts.what }, 'fencelock: attempt failed, rotating');
         this.rotateFrom(address);
         backoff = nextBackoff(backoff);
-        await this.sleep(Math.min(backoff, deadline - monotonicNow()));
+        await this.sleep(Math.min(backoff, deadline - clock.monotonicMs()));
       }
     }
   }
@@ -345,7 +335,6 @@ export class Router {
     this.active.clear();
     for (const link of this.pipelines.values()) link.close();
     this.pipelines.clear();
-    for (const c of this.clients.values()) c.close();
-    this.clients.clear();
+    this.ports.transport.close();
   }
 }

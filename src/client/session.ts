@@ -1,9 +1,9 @@
-import { monotonicNow } from './clock';
 import { FenceLockError } from './errors';
 import { publicSessionId } from './publicId';
 import { lockFencing, type LockFencing } from './fencingToken';
 import type { Renewable } from './keepalive';
 import type { Logger } from './logger';
+import type { ClientPorts, ClientTimer } from './ports';
 import type { WriteOp, WriteResult } from './types';
 
 /** Default session TTL, and the default wait of a blocking acquire. */
@@ -31,6 +31,8 @@ export function safetyMarginMs(ttlMs: number, electionTimeoutMs = 0): number {
 /** What a session needs from the client that opened it (implemented by FenceLockClient). */
 export interface SessionHost {
   readonly logger: Logger;
+  /** The clock and timers the lease is timed on. */
+  readonly ports: Pick<ClientPorts, 'clock' | 'timers'>;
   acquireFor(session: Session, lock: string, waitTimeoutMs: number): Promise<{ acquired: boolean; token: bigint; holderSession: string }>;
   releaseFor(session: Session, lock: string, token: bigint): Promise<void>;
   writeFor(lock: string, token: bigint, sessionId: string, ops: WriteOp[]): Promise<WriteResult>;
@@ -53,8 +55,8 @@ export class Session implements Renewable {
   private lostError: FenceLockError | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
-  private lossTimer: NodeJS.Timeout | undefined;
-  private presumeTimer: NodeJS.Timeout | undefined;
+  private lossTimer: ClientTimer | undefined;
+  private presumeTimer: ClientTimer | undefined;
   /** Called once when the session is first presumed lost, lost or closed (LockHandle.signal). */
   private readonly presumeListeners = new Set<(err: FenceLockError) => void>();
   private readonly lostCallbacks: Array<(err: FenceLockError) => void> = [];
@@ -88,14 +90,14 @@ export class Session implements Renewable {
     return { session: this.publicId, name: this.name, ttlMs: this.ttlMs };
   }
 
-  /** Monotonic time (performance.now) after which holders must presume their locks lost. */
+  /** Monotonic time (the client's clock) after which holders must presume their locks lost. */
   presumedLostAt(): number {
     return this.leaseEndsAt - safetyMarginMs(this.ttlMs, this.electionTimeoutMs);
   }
 
   /** True once the session is lost or closed, or when no renewal was acknowledged recently enough. */
   isPresumedLost(): boolean {
-    return this.lostError !== undefined || this.closed || monotonicNow() >= this.presumedLostAt();
+    return this.lostError !== undefined || this.closed || this.now() >= this.presumedLostAt();
   }
 
   /** True once the session is known to be gone (alive=false, or no acknowledged renewal for a whole TTL). */
@@ -236,14 +238,19 @@ export class Session implements Renewable {
     return handle;
   }
 
+  private now(): number {
+    return this.host.ports.clock.monotonicMs();
+  }
+
   // Both timers are unref'd: they watch a lease in the background and must not keep a finished process alive.
   private armLossTimer(): void {
     this.armPresumeTimer();
-    if (this.lossTimer) clearTimeout(this.lossTimer);
-    const delay = Math.max(0, this.leaseEndsAt - monotonicNow());
-    this.lossTimer = setTimeout(() => {
+    const timers = this.host.ports.timers;
+    timers.clearTimeout(this.lossTimer);
+    const delay = Math.max(0, this.leaseEndsAt - this.now());
+    this.lossTimer = timers.setTimeout(() => {
       this.lossTimer = undefined;
-      if (monotonicNow() >= this.leaseEndsAt) {
+      if (this.now() >= this.leaseEndsAt) {
         this.markLost(
           new FenceLockError('DEADLINE_EXCEEDED', `session ${this.publicId}: no renewal acknowledged within its ${this.ttlMs} ms TTL`, {
             reason: 'KEEPALIVE_TIMEOUT',
@@ -257,11 +264,12 @@ export class Session implements Renewable {
   }
 
   private armPresumeTimer(): void {
-    if (this.presumeTimer) clearTimeout(this.presumeTimer);
-    const delay = Math.max(0, this.presumedLostAt() - monotonicNow());
-    this.presumeTimer = setTimeout(() => {
+    const timers = this.host.ports.timers;
+    timers.clearTimeout(this.presumeTimer);
+    const delay = Math.max(0, this.presumedLostAt() - this.now());
+    this.presumeTimer = timers.setTimeout(() => {
       this.presumeTimer = undefined;
-      if (monotonicNow() >= this.presumedLostAt()) this.notifyPresumedLost();
+      if (this.now() >= this.presumedLostAt()) this.notifyPresumedLost();
       else this.armPresumeTimer();
     }, Math.ceil(delay) + 1);
     this.presumeTimer.unref();
@@ -276,9 +284,9 @@ export class Session implements Renewable {
   }
 
   private stopTimers(): void {
-    if (this.lossTimer) clearTimeout(this.lossTimer);
+    this.host.ports.timers.clearTimeout(this.lossTimer);
     this.lossTimer = undefined;
-    if (this.presumeTimer) clearTimeout(this.presumeTimer);
+    this.host.ports.timers.clearTimeout(this.presumeTimer);
     this.presumeTimer = undefined;
   }
 
@@ -326,7 +334,7 @@ export class LockHandle {
     return lockFencing(this.name, this.token);
   }
 
-  /** Monotonic time (performance.now) after which the holder must presume the lock lost. */
+  /** Monotonic time (the client's clock) after which the holder must presume the lock lost. */
   presumedLostAt(): number {
     return this.session.presumedLostAt();
   }

@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import * as grpc from '@grpc/grpc-js';
-import { monotonicNow } from './clock';
 import { FenceLockError, toFenceLockError } from './errors';
 import type { SnapshotChunk__Output } from '../protocol/generated/fencelock/v1/SnapshotChunk';
 import { wireToBigInt } from '../protocol/wireInt';
@@ -33,7 +31,8 @@ export interface SnapshotSink {
  * `totalTimeoutMs`; once data flows, a broken stream fails the call, and the caller starts again.
  */
 export async function streamSnapshot(router: Router, sink: SnapshotSink, totalTimeoutMs: number): Promise<SnapshotInfo> {
-  const deadline = monotonicNow() + totalTimeoutMs;
+  const clock = router.ports.clock;
+  const deadline = clock.monotonicMs() + totalTimeoutMs;
   let backoff = 0;
   let hints = 0;
   let attempts = 0;
@@ -48,7 +47,7 @@ export async function streamSnapshot(router: Router, sink: SnapshotSink, totalTi
       const err = raw instanceof FenceLockError ? raw : toFenceLockError(raw, `snapshot (via ${address})`);
       if (attempt.started || err.code !== 'UNAVAILABLE' || router.isClosed()) throw err;
       byEndpoint.set(address, err);
-      if (monotonicNow() >= deadline) throw router.gaveUp('snapshot', attempts, totalTimeoutMs, err, byEndpoint);
+      if (clock.monotonicMs() >= deadline) throw router.gaveUp('snapshot', attempts, totalTimeoutMs, err, byEndpoint);
       if (err.leader && err.leader !== address && hints <= router.knownEndpoints().length && router.noteLeader(err.leader)) {
         hints++;
         continue;
@@ -56,7 +55,7 @@ export async function streamSnapshot(router: Router, sink: SnapshotSink, totalTi
       hints = 0;
       router.rotateFrom(address);
       backoff = nextBackoff(backoff);
-      await router.sleep(Math.min(backoff, Math.max(0, deadline - monotonicNow())));
+      await router.sleep(Math.min(backoff, Math.max(0, deadline - clock.monotonicMs())));
     }
   }
 }
@@ -77,7 +76,7 @@ class SnapshotAttempt {
 
   run(): Promise<SnapshotInfo> {
     const m = methods().snapshot;
-    const call = this.router.clientFor(this.address).makeServerStreamRequest(m.path, m.serialize, m.deserialize, {}, new grpc.Metadata(), {});
+    const call = this.router.serverStream(this.address, m, {});
     return new Promise<SnapshotInfo>((resolve, reject) => {
       let failed = false;
       const fail = (err: unknown): void => {

@@ -1,6 +1,7 @@
 import type { ClientTlsOptions } from './credentials';
 import type { FenceLockError } from './errors';
 import type { Logger } from './logger';
+import type { ClientPorts } from './ports';
 
 export interface FenceLockClientOptions {
   /**
@@ -45,6 +46,12 @@ export interface FenceLockClientOptions {
   labels?: Record<string, string>;
   /** Add host (os.hostname()) and pid labels to every session; default true. Either may be overridden by `labels`. */
   processLabels?: boolean;
+  /**
+   * @internal Not for applications: for the simulator and tests. The clock, timers, randomness and transport
+   * the client runs on, each defaulting to the real one (performance.now, Node's timers, node:crypto, gRPC
+   * over `tls`/`insecure`). A transport given here replaces every connection the client would open.
+   */
+  ports?: Partial<ClientPorts>;
 }
 
 /** One operation of a fenced write: put a value, or delete a key. */

@@ -1,11 +1,12 @@
-import * as grpc from '@grpc/grpc-js';
 import { FenceLockError, toFenceLockError } from './errors';
 import type { Logger } from './logger';
 import type { LockEvent__Output } from '../protocol/generated/fencelock/v1/LockEvent';
 import { wireToBigInt } from '../protocol/wireInt';
+import type { ClientTimer } from './ports';
 import { methods } from './proto';
 import { toSessionDetails } from './sessionLabels';
 import { nextBackoff, type Router } from './router';
+import type { ServerStreamCall } from './transport';
 import type { LockEvent, LockEventKind, WatchHandle, WatchOptions } from './types';
 
 /**
@@ -33,9 +34,9 @@ export function toLockEvent(ev: LockEvent__Output): LockEvent {
  * broken stream; the watch does not stop, and `onError` stays reserved for the end of the watch.
  */
 export class Watcher implements WatchHandle {
-  private call: grpc.ClientReadableStream<LockEvent__Output> | undefined;
+  private call: ServerStreamCall<LockEvent__Output> | undefined;
   private address = '';
-  private timer: NodeJS.Timeout | undefined;
+  private timer: ClientTimer | undefined;
   private backoff = 0;
   private hintsInARow = 0;
   private lastIndex = 0n;
@@ -57,7 +58,7 @@ export class Watcher implements WatchHandle {
   cancel(): void {
     if (this.cancelled) return;
     this.cancelled = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.router.ports.timers.clearTimeout(this.timer);
     this.timer = undefined;
     const c = this.call;
     this.call = undefined;
@@ -73,8 +74,7 @@ export class Watcher implements WatchHandle {
       return;
     }
     const address = this.router.current();
-    const m = methods().watch;
-    const call = this.router.clientFor(address).makeServerStreamRequest(m.path, m.serialize, m.deserialize, { lock: this.lock }, new grpc.Metadata(), {});
+    const call = this.router.serverStream(address, methods().watch, { lock: this.lock });
     this.call = call;
     this.address = address;
     call.on('data', (ev: LockEvent__Output) => {
@@ -100,7 +100,7 @@ export class Watcher implements WatchHandle {
     call.on('end', () => this.broken(call, undefined));
   }
 
-  private broken(call: grpc.ClientReadableStream<LockEvent__Output>, raw: unknown): void {
+  private broken(call: ServerStreamCall<LockEvent__Output>, raw: unknown): void {
     if (call !== this.call || this.cancelled) return;
     this.call = undefined;
     const err = raw === undefined ? undefined : toFenceLockError(raw, `watch lock ${JSON.stringify(this.lock)} (via ${this.address})`);
@@ -115,14 +115,14 @@ export class Watcher implements WatchHandle {
     }
     if (err?.leader && err.leader !== this.address && this.hintsInARow <= this.router.knownEndpoints().length && this.router.noteLeader(err.leader)) {
       this.hintsInARow++;
-      this.timer = setTimeout(() => this.open(), 0);
+      this.timer = this.router.ports.timers.setTimeout(() => this.open(), 0);
       return;
     }
     this.hintsInARow = 0;
     this.router.rotateFrom(this.address);
     this.backoff = nextBackoff(this.backoff);
     this.logger.debug({ lock: this.lock, code: err?.code, retryInMs: this.backoff }, 'fencelock: watch stream broke, reconnecting');
-    this.timer = setTimeout(() => this.open(), this.backoff);
+    this.timer = this.router.ports.timers.setTimeout(() => this.open(), this.backoff);
   }
 
   /** Events were lost to a snapshot on the node: said to the application, and the watch goes on. */

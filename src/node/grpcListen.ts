@@ -1,5 +1,6 @@
 // Binding and stopping a grpc.Server: the client listener's, and the peer listener's with the gRPC carrier.
 import * as grpc from '@grpc/grpc-js';
+import type { Timers } from './runtime/ports';
 
 /** Binds a server to one address, resolving when it listens. */
 export function bind(server: grpc.Server, address: string, credentials: grpc.ServerCredentials): Promise<void> {
@@ -9,14 +10,14 @@ export function bind(server: grpc.Server, address: string, credentials: grpc.Ser
 }
 
 /** Stops a server: in-flight calls get a second to finish, then it is forced. */
-export function shutdown(server: grpc.Server): Promise<void> {
+export function shutdown(server: grpc.Server, timers: Pick<Timers, 'setTimeout' | 'clearTimeout'>): Promise<void> {
   return new Promise<void>((resolve) => {
-    const timer = setTimeout(() => {
+    const timer = timers.setTimeout(() => {
       server.forceShutdown();
       resolve();
     }, 1_000);
     server.tryShutdown(() => {
-      clearTimeout(timer);
+      timers.clearTimeout(timer);
       resolve();
     });
   });

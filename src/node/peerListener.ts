@@ -6,6 +6,7 @@ import { PeerPolicy, type PeerPolicyOptions, type TransportLogger } from '../tra
 import { TlsCarrier } from '../transport/tlsCarrier';
 import type { NodeConfig } from './config';
 import { bind, shutdown } from './grpcListen';
+import type { Timers } from './runtime/ports';
 import type { CertificateFiles } from './tls/certificateFiles';
 import { peerChannelCredentials, peerServerCredentials } from './tls/credentials';
 
@@ -19,7 +20,8 @@ export interface PeerListener {
   close(): Promise<void>;
 }
 
-export function openPeerListener(config: NodeConfig, certificates: CertificateFiles | null, logger: TransportLogger): PeerListener {
+/** `timers`: the node's (runtime ports), which bound how long a stopping listener waits for its calls. */
+export function openPeerListener(config: NodeConfig, certificates: CertificateFiles | null, logger: TransportLogger, timers: Pick<Timers, 'setTimeout' | 'clearTimeout'>): PeerListener {
   const peers = Object.fromEntries(Object.entries(config.members).map(([id, m]) => [id, m.peer]));
   const options: PeerPolicyOptions = {
     selfId: config.id,
@@ -28,7 +30,7 @@ export function openPeerListener(config: NodeConfig, certificates: CertificateFi
     selfAddress: config.members[config.id]?.peer,
     logger,
   };
-  return config.peerCarrier === 'tls' ? tlsListener(config, certificates, options) : grpcListener(config, certificates, options);
+  return config.peerCarrier === 'tls' ? tlsListener(config, certificates, options) : grpcListener(config, certificates, options, timers);
 }
 
 function tlsListener(config: NodeConfig, certificates: CertificateFiles | null, options: PeerPolicyOptions): PeerListener {
@@ -46,7 +48,7 @@ function tlsListener(config: NodeConfig, certificates: CertificateFiles | null, 
   };
 }
 
-function grpcListener(config: NodeConfig, certificates: CertificateFiles | null, options: PeerPolicyOptions): PeerListener {
+function grpcListener(config: NodeConfig, certificates: CertificateFiles | null, options: PeerPolicyOptions, timers: Pick<Timers, 'setTimeout' | 'clearTimeout'>): PeerListener {
   const server = new grpc.Server(PEER_SERVER_OPTIONS);
   const transport = new GrpcPeerTransport({
     ...options,
@@ -62,7 +64,7 @@ function grpcListener(config: NodeConfig, certificates: CertificateFiles | null,
     close: async () => {
       // Peer streams end with OK before the server goes (else it cancels them after its grace).
       await transport.close();
-      await shutdown(server);
+      await shutdown(server, timers);
     },
   };
 }

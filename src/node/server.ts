@@ -69,10 +69,10 @@ export class FenceLockServer {
     const certificates = config.tls ? new CertificateFiles(config.tls) : null;
     const storage = await LevelStorage.open(config.dataDir);
     const server = new grpc.Server(CLIENT_SERVER_OPTIONS);
-    const peer = openPeerListener(config, certificates, logger.child({ part: 'transport' }));
+    const ports = realPorts();
+    const peer = openPeerListener(config, certificates, logger.child({ part: 'transport' }), ports.timers);
     const transport = peer.transport;
 
-    const ports = realPorts();
     const metrics = new NodeMetrics(config.id, () => ports.clock.monotonicMs(), true, config.metricsLockLabelDepth);
     const runtime = await NodeRuntime.start({ config, storage, transport, ports, logger, metrics });
     const health = new HealthImplementation({ '': 'SERVING', 'fencelock.v1.Lock': 'NOT_SERVING' });
@@ -97,6 +97,7 @@ export class FenceLockServer {
       identify,
       metrics: metrics.api,
       watchRights: (caller, onLost) => runtime.context.rights.watch(caller, onLost),
+      timers: ports.timers,
     });
     const refusedIn = (service: string) => (method: string, err: ApiError): void => metrics.api.refused(`${service}.${method}`, err);
     server.addService(...strictService(serviceOf('Session'), capStreams(session.service, { KeepAlive: 'KeepAlive streams' }, limits, identify, refusedIn('Session'))));
@@ -146,7 +147,7 @@ export class FenceLockServer {
     await this.runtime.stop();
     // Peer streams end with OK before the peer server goes (else it cancels them after its grace): the
     // peers then log a stop, not a broken link.
-    await Promise.all([this.peer.close(), shutdown(this.server), this.metricsListener?.close()]);
+    await Promise.all([this.peer.close(), shutdown(this.server, this.runtime.context.ports.timers), this.metricsListener?.close()]);
     await this.storage.close();
     this.logger.info('fencelock node stopped');
   }

@@ -80,7 +80,9 @@ describe('the @fencelock/cli package, installed from its tarball into a fresh pr
       ),
     );
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-  });
+    // The tree holds the installed package with its bundled dependencies: removing it took 12 s on a loaded
+    // machine (the nodes had stopped in 0.25 s), past the default 10 s hook timeout.
+  }, 60_000);
 
   it('packs as fencelock-cli-X.tgz with its dependencies bundled, and `fencelock --version` runs from PATH', async () => {
     expect(packed.filename).toMatch(/^fencelock-cli-\d+\.\d+\.\d+\.tgz$/);

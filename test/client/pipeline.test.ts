@@ -6,6 +6,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FenceLockClient } from '../../src/client';
 import { toFenceLockError } from '../../src/client/errors';
 import { PipelineLink } from '../../src/client/pipeline';
+import { GrpcTransport } from '../../src/client/grpcTransport';
+import type { ClientPorts } from '../../src/client/ports';
+import { realClock, realRandom, realTimers } from '../../src/client/realPorts';
 import type { CallRequest } from '../../src/protocol/generated/fencelock/v1/CallRequest';
 import type { CallResponse__Output } from '../../src/protocol/generated/fencelock/v1/CallResponse';
 import { methods, pipelineRoute, serviceDefinition, SERVICE_NAMES, type PipelineCall } from '../../src/client/proto';
@@ -89,8 +92,15 @@ function grpcClient(address: string): grpc.Client {
   return client;
 }
 
+/** The real ports, with a gRPC transport of plaintext channels closed after the test. */
+function realPortsFor(): ClientPorts {
+  const transport = new GrpcTransport(grpc.credentials.createInsecure(), {});
+  cleanups.push(() => transport.close());
+  return { clock: realClock, timers: realTimers, random: realRandom, transport };
+}
+
 function link(address: string): PipelineLink {
-  const l = new PipelineLink(grpcClient(address), methods().pipelineCalls);
+  const l = new PipelineLink(address, methods().pipelineCalls, realPortsFor());
   cleanups.push(() => l.close());
   return l;
 }
@@ -409,7 +419,7 @@ describe('pipelineService: one stream, many calls', () => {
         }),
       ),
     );
-    const l = new PipelineLink(grpcClient(address), methods().pipelineCalls);
+    const l = new PipelineLink(address, methods().pipelineCalls, realPortsFor());
     const p = rejection(l.call(pipelineRoute('acquire'), { lock: 'l' }, 5_000));
     await until(() => started === 1);
     l.close();

@@ -3,6 +3,8 @@ import { EventEmitter } from 'node:events';
 import type { Caller, IdentifiableCall } from '../auth/caller';
 import type { Logger } from '../logger';
 import type { ApiMetrics, CallDone } from '../metrics/apiMetrics';
+import type { TimerHandle, Timers } from '../runtime/ports';
+import { realPorts } from '../runtime/realPorts';
 import { writeOrPause } from './backpressure';
 import type { ConnectionLimits } from './connectionLimits';
 import { ApiError, reasonMetadata } from './errors';
@@ -17,7 +19,7 @@ export type { PipelineCall, PipelineCalls } from './rpc';
 /** A call waiting for its answer: its cancellation scope, its deadline timer, its per-connection count. */
 interface InFlightCall {
   scope: EventEmitter;
-  timer?: NodeJS.Timeout;
+  timer?: TimerHandle;
   release?: () => void;
   /** Ends the call's measure. */
   done?: CallDone;
@@ -37,6 +39,8 @@ export interface PipelineOptions {
    * function that stops watching (src/node/auth/revocation.ts). None: nothing is watched.
    */
   watchRights?: (caller: Caller | undefined, onLost: (err: ApiError) => void) => () => void;
+  /** The runtime's timers, which time each call's deadline. None: real ones (realPorts). */
+  timers?: Pick<Timers, 'setTimeout' | 'clearTimeout'>;
 }
 
 /**
@@ -49,6 +53,7 @@ export function pipelineService(
   opts: PipelineOptions = {},
 ): grpc.UntypedServiceImplementation {
   const maxInFlight = opts.maxInFlight ?? MAX_CALLS_IN_FLIGHT_PER_STREAM;
+  const timers = opts.timers ?? realPorts().timers;
   return {
     Calls: (stream: grpc.ServerDuplexStream<CallRequest, CallResponse>) => {
       let caller: Caller | undefined;
@@ -58,7 +63,7 @@ export function pipelineService(
         stream.emit('error', toServiceError(logger, 'Pipeline.Calls', err));
         return;
       }
-      new PipelineStream(stream, logger, calls, maxInFlight, opts.limits, caller, opts.metrics).serve(opts.watchRights);
+      new PipelineStream(stream, logger, calls, maxInFlight, opts.limits, caller, opts.metrics, timers).serve(opts.watchRights);
     },
   };
 }
@@ -79,6 +84,7 @@ class PipelineStream {
     private readonly limits: ConnectionLimits | undefined,
     private readonly caller: Caller | undefined,
     private readonly metrics: ApiMetrics | undefined,
+    private readonly timers: Pick<Timers, 'setTimeout' | 'clearTimeout'>,
   ) {
     this.connection = stream.getPeer();
   }
@@ -143,7 +149,7 @@ class PipelineStream {
     // A timer beyond 2^31 - 1 ms would fire at once: such a deadline is as good as none.
     const timeoutMs = Math.min(req.timeoutMs ?? 0, 2 ** 31 - 1);
     if (timeoutMs > 0) {
-      entry.timer = setTimeout(() => {
+      entry.timer = this.timers.setTimeout(() => {
         scope.emit('cancelled');
         this.fail(callId, new ApiError(grpc.status.DEADLINE_EXCEEDED, `${rpc}: deadline of ${timeoutMs} ms exceeded`), rpc);
       }, timeoutMs);
@@ -168,7 +174,7 @@ class PipelineStream {
     if (!entry) return; // already answered (deadline) or the stream is gone
     this.inFlight.delete(callId);
     entry.done?.(failure ? failure.err : undefined);
-    if (entry.timer) clearTimeout(entry.timer);
+    this.timers.clearTimeout(entry.timer);
     entry.release?.();
     this.answer(response);
     if (this.clientDone && this.inFlight.size === 0 && this.open) this.stream.end();
@@ -203,7 +209,7 @@ class PipelineStream {
     this.stopWatching();
     this.open = false;
     for (const { scope, timer, release } of this.inFlight.values()) {
-      if (timer) clearTimeout(timer);
+      this.timers.clearTimeout(timer);
       release?.();
       scope.emit('cancelled');
     }
