@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { decodeCommand, encodeCommand } from '../../src/codec/commandCodec';
 import { CONFIG_DEFAULTS } from '../../src/node/config';
-import { LockStateMachine, type Command, type CommandResult } from '../../src/state';
+import { LockStateMachine, validateCommand, type Command, type CommandResult } from '../../src/state';
 import * as limits from '../../src/state/limits';
 import { LevelStorage } from '../../src/storage/levelStorage';
 import {
@@ -72,7 +72,7 @@ function restoreLimits(done: LimitOverride[]): void {
 /** Applies `command` at `index` the way LockApp does: entry bytes in, decoded command applied. */
 function applyEncoded(m: LockStateMachine, index: number, command: Command): CommandResult {
   const decoded = decodeCommand(encodeCommand(command));
-  check(decoded.type !== 'Undecodable' && decoded.type !== 'Invalid', `entry ${index} did not decode to a valid command`);
+  check(decoded.type !== 'Undecodable' && validateCommand(decoded) === null, `entry ${index} did not decode to a valid command`);
   return m.apply(index, decoded);
 }
 

@@ -1,14 +1,9 @@
 import type * as grpc from '@grpc/grpc-js';
 import * as path from 'node:path';
 import * as protoLoader from '@grpc/proto-loader';
-import type { AuthDefinition } from '../protocol/generated/fencelock/v1/Auth';
 import type { CallRequest } from '../protocol/generated/fencelock/v1/CallRequest';
 import type { CallResponse__Output } from '../protocol/generated/fencelock/v1/CallResponse';
-import type { ClusterDefinition } from '../protocol/generated/fencelock/v1/Cluster';
-import type { KVDefinition } from '../protocol/generated/fencelock/v1/KV';
-import type { LockDefinition } from '../protocol/generated/fencelock/v1/Lock';
-import type { PipelineDefinition } from '../protocol/generated/fencelock/v1/Pipeline';
-import type { SessionDefinition } from '../protocol/generated/fencelock/v1/Session';
+import type { ProtoGrpcType } from '../protocol/generated/lock';
 import { findProtoRoot } from './protoPath';
 
 /*
@@ -59,15 +54,14 @@ export function serviceDefinition(name: ServiceName): grpc.ServiceDefinition {
   return def as unknown as grpc.ServiceDefinition;
 }
 
-/** The generated definition of each service, by its fully qualified name. */
-interface ServiceDefinitions {
-  'fencelock.v1.Session': SessionDefinition;
-  'fencelock.v1.Lock': LockDefinition;
-  'fencelock.v1.KV': KVDefinition;
-  'fencelock.v1.Cluster': ClusterDefinition;
-  'fencelock.v1.Pipeline': PipelineDefinition;
-  'fencelock.v1.Auth': AuthDefinition;
-}
+/** The package's generated types: its messages, and its services with their definitions. */
+type V1 = ProtoGrpcType['fencelock']['v1'];
+
+/** The services of lock.proto by their short names (Lock, KV, ...), read off the generated package type. */
+export type ServiceKey = { [K in keyof V1]: V1[K] extends { service: unknown } ? K : never }[keyof V1] & string;
+
+/** The generated definition of one service. */
+type DefinitionOf<S extends ServiceKey> = V1[S] extends { service: infer D } ? D : never;
 
 /** The calls that travel on the Pipeline stream: the oneof member names of CallRequest and CallResponse. */
 export type PipelineCall = NonNullable<CallRequest['call']>;
@@ -109,12 +103,26 @@ export interface MethodDesc<Req, Res> {
 /** A generated method definition's message type (what the client sends) and decoded response type. */
 type DescOf<D> = D extends protoLoader.MethodDefinition<infer Req, infer _Sent, infer _Decoded, infer Res> ? MethodDesc<Req, Res> : never;
 
-function method<S extends ServiceName, M extends keyof ServiceDefinitions[S] & string>(service: S, name: M): DescOf<ServiceDefinitions[S][M]> {
-  const def = serviceDefinition(service)[name];
-  if (!def) throw new Error(`method ${service}/${name} is missing from lock.proto`);
+/** Every method of every service, by its generated name (methods().Lock.Acquire): typed, with no table to edit. */
+export type GeneratedMethods = { [S in ServiceKey]: MethodsOf<DefinitionOf<S>> };
+
+/** A service definition's named methods (without grpc's index signature, so a wrong name does not compile). */
+type MethodsOf<D> = { [M in keyof D as string extends M ? never : M]: DescOf<D[M]> };
+
+const PACKAGE = 'fencelock.v1.';
+
+function generatedMethods(): GeneratedMethods {
+  const services: Record<string, Record<string, MethodDesc<unknown, unknown>>> = {};
+  for (const [name, def] of Object.entries(loadLockPackage())) {
+    if (!name.startsWith(PACKAGE) || 'format' in def) continue; // a message or an enum
+    const methods: Record<string, MethodDesc<unknown, unknown>> = {};
+    for (const [method, d] of Object.entries(def as grpc.ServiceDefinition)) {
+      methods[method] = { path: d.path, serialize: d.requestSerialize, deserialize: d.responseDeserialize };
+    }
+    services[name.slice(PACKAGE.length)] = methods;
+  }
   // The loader's definitions are untyped; lock.proto is the one source of both them and the generated types.
-  const desc: MethodDesc<unknown, unknown> = { path: def.path, serialize: def.requestSerialize, deserialize: def.responseDeserialize };
-  return desc as DescOf<ServiceDefinitions[S][M]>;
+  return services as unknown as GeneratedMethods;
 }
 
 /** A method that may also travel on the Pipeline stream: tsc checks that both ways carry the same messages. */
@@ -123,46 +131,33 @@ function pipelined<Req, Res>(desc: MethodDesc<Req, Res>, route: PipelineRoute<Re
 }
 
 function allMethods() {
-  const { session, lock, kv, cluster, pipeline, auth } = SERVICE_NAMES;
+  const { Session, Lock, KV, Cluster, Pipeline, Auth } = generatedMethods();
   return {
-    open: method(session, 'Open'),
-    keepAlive: method(session, 'KeepAlive'),
-    closeSession: method(session, 'Close'),
-    acquire: pipelined(method(lock, 'Acquire'), pipelineRoute('acquire')),
-    release: pipelined(method(lock, 'Release'), pipelineRoute('release')),
-    describe: method(lock, 'Describe'),
-    watch: method(lock, 'Watch'),
-    write: pipelined(method(kv, 'Write'), pipelineRoute('write')),
-    get: pipelined(method(kv, 'Get'), pipelineRoute('get')),
-    list: method(kv, 'List'),
-    move: method(kv, 'Move'),
-    status: method(cluster, 'Status'),
-    snapshot: method(cluster, 'Snapshot'),
-    pipelineCalls: method(pipeline, 'Calls'),
-    members: {
-      MemberList: method(cluster, 'MemberList'),
-      MemberAdd: method(cluster, 'MemberAdd'),
-      MemberPromote: method(cluster, 'MemberPromote'),
-      MemberRemove: method(cluster, 'MemberRemove'),
-    },
-    auth: {
-      WhoAmI: method(auth, 'WhoAmI'),
-      List: method(auth, 'List'),
-      UserAdd: method(auth, 'UserAdd'),
-      UserDelete: method(auth, 'UserDelete'),
-      UserGrantRole: method(auth, 'UserGrantRole'),
-      UserRevokeRole: method(auth, 'UserRevokeRole'),
-      RoleAdd: method(auth, 'RoleAdd'),
-      RoleDelete: method(auth, 'RoleDelete'),
-      RoleGrantPermission: method(auth, 'RoleGrantPermission'),
-      RoleRevokePermission: method(auth, 'RoleRevokePermission'),
-      RoleSetQuota: method(auth, 'RoleSetQuota'),
-      TokenIssue: method(auth, 'TokenIssue'),
-      TokenRevoke: method(auth, 'TokenRevoke'),
-      /** Session.List and Session.Revoke: admin calls, so they live with the Auth methods in the client. */
-      SessionList: method(session, 'List'),
-      SessionRevoke: method(session, 'Revoke'),
-    },
+    // Every method by its generated name: a new RPC needs no entry here (methods().Lock.Describe).
+    Session,
+    Lock,
+    KV,
+    Cluster,
+    Pipeline,
+    Auth,
+    // The names the client has always used, and the calls that may also travel on the Pipeline stream.
+    open: Session.Open,
+    keepAlive: Session.KeepAlive,
+    closeSession: Session.Close,
+    acquire: pipelined(Lock.Acquire, pipelineRoute('acquire')),
+    release: pipelined(Lock.Release, pipelineRoute('release')),
+    describe: Lock.Describe,
+    watch: Lock.Watch,
+    write: pipelined(KV.Write, pipelineRoute('write')),
+    get: pipelined(KV.Get, pipelineRoute('get')),
+    list: KV.List,
+    move: KV.Move,
+    status: Cluster.Status,
+    snapshot: Cluster.Snapshot,
+    pipelineCalls: Pipeline.Calls,
+    members: { MemberList: Cluster.MemberList, MemberAdd: Cluster.MemberAdd, MemberPromote: Cluster.MemberPromote, MemberRemove: Cluster.MemberRemove },
+    /** Session.List and Session.Revoke: admin calls, so they live with the Auth methods in the client. */
+    auth: { ...Auth, SessionList: Session.List, SessionRevoke: Session.Revoke },
   };
 }
 

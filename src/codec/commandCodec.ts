@@ -2,7 +2,7 @@
 // body is on the wire is its registry entry's (src/state/registry): here are only the fields every entry
 // shares (request ids, caller, clock) and the protobuf library.
 import * as protobuf from 'protobufjs';
-import { entryOf, decoderOfMember, validateCommand, type BodyReader, type Command, type RequestMeta, type WireBody } from '../state';
+import { entryOf, decoderOfMember, type BodyReader, type Command, type RequestMeta, type WireBody } from '../state';
 import { protoFile } from './protoPath';
 
 const root = protobuf.loadSync(protoFile('fencelock/v1/state.proto'));
@@ -12,17 +12,6 @@ const CommandType = root.lookupType('fencelock.v1.state.Command');
 export interface UndecodableEntry {
   type: 'Undecodable';
   error: string;
-}
-
-/**
- * An entry that decodes to a command that fails validation (a buggy or older proposer wrote it). It still
- * goes to the state machine, which answers `invalid` (and stores that answer for a retry when its request
- * ids are valid), exactly as every replica did before the registry.
- */
-export interface InvalidEntry {
-  type: 'Invalid';
-  command: Command;
-  problem: string;
 }
 
 /** A uint64 field as a number: protobufjs decodes it to a Long (or a number); beyond 2^53 it is refused. */
@@ -71,18 +60,18 @@ export function encodeCommand(c: Command): Uint8Array {
 }
 
 /**
- * Decodes an entry's command and validates it (as apply does, through its registry entry). Bytes that are
- * no command are `Undecodable`, a command that fails validation is `Invalid`: never a crash, and the same
- * answer on every replica.
+ * Decodes an entry's command, unchecked: bytes that are no command are `Undecodable` (never a crash, and the
+ * same answer on every replica). What the command says is validated once, by the state machine's apply
+ * (validateCommand): a command that fails it is answered `invalid`, and that answer is stored for a retry
+ * when its request ids are valid. So the type claims more than the codec checked: apply it, do not trust it.
  */
-export function decodeCommand(data: Uint8Array): Command | InvalidEntry | UndecodableEntry {
+export function decodeCommand(data: Uint8Array): Command | UndecodableEntry {
   let w: WireBody;
   try {
     w = CommandType.decode(data) as unknown as WireBody;
   } catch (err) {
     return { type: 'Undecodable', error: (err as Error).message };
   }
-  let command: Command;
   try {
     // Every entry's ids and clock are read (and a uint64 beyond 2^53 refused) before its body, as ever.
     const head = reader(w);
@@ -90,12 +79,10 @@ export function decodeCommand(data: Uint8Array): Command | InvalidEntry | Undeco
     const decoder = typeof w.body === 'string' ? decoderOfMember(w.body) : undefined;
     if (decoder === undefined) return { type: 'Undecodable', error: 'entry carries no command' };
     const body = reader((w[w.body as string] ?? {}) as WireBody);
-    command = decoder.decode(body, decoder.kind === 'request' ? meta : ({ now: meta.now } as RequestMeta));
+    return decoder.decode(body, decoder.kind === 'request' ? meta : ({ now: meta.now } as RequestMeta));
   } catch (err) {
     return { type: 'Undecodable', error: (err as Error).message };
   }
-  const problem = validateCommand(command);
-  return problem === null ? command : { type: 'Invalid', command, problem };
 }
 
 /** Absent or '' decode to undefined, as ackedBelow 0 does: entries written before these fields decode as before. */

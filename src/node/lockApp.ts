@@ -23,12 +23,11 @@ export class LockApp extends EventEmitter implements ReplicatedApp<CommandResult
   }
 
   apply(index: number, data: Uint8Array): CommandResult {
-    const decoded = decodeCommand(data);
-    if (decoded.type === 'Undecodable') {
-      return { result: { status: 'invalid', message: `undecodable entry: ${decoded.error}` }, events: [], duplicate: false };
+    const command = decodeCommand(data);
+    if (command.type === 'Undecodable') {
+      return { result: { status: 'invalid', message: `undecodable entry: ${command.error}` }, events: [], duplicate: false };
     }
-    // An invalid command still goes to the machine: it answers `invalid` and keeps that answer for a retry.
-    const command = decoded.type === 'Invalid' ? decoded.command : decoded;
+    // Unchecked: the machine validates it, answers `invalid` if need be, and keeps that answer for a retry.
     const outcome = this.machine.apply(index, command);
     this.emit('applied', index, command, outcome);
     return outcome;

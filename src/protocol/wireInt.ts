@@ -1,8 +1,15 @@
 // The wire's integer conversions, shared by server and client (issue 31: one exact conversion, never a rounding).
 
-/** The widest range a wire integer can have: int64's low end to uint64's high end. */
+// The widest range a wire integer can have: int64's low end to uint64's high end (2^64-1 is also in
+// src/client/uint64.ts, which the fencing package ships alone: it must import nothing).
 const WIRE_MIN = -(2n ** 63n);
 const WIRE_MAX = 2n ** 64n - 1n;
+
+/** The one 64-bit range check: `value` as its decimal string when within [min, 2^64-1], else a RangeError. */
+function bigIntWithin(field: string, value: bigint, min: bigint, range: string): string {
+  if (value < min || value > WIRE_MAX) throw new RangeError(`${field}: out of the ${range} range: ${value.toString()}`);
+  return value.toString();
+}
 
 /**
  * The one conversion of a number into a wire int64/uint64 (proto-loader `longs: String`, so a decimal
@@ -12,10 +19,7 @@ const WIRE_MAX = 2n ** 64n - 1n;
  * the rest.
  */
 export function intToWire(field: string, value: number | bigint): string {
-  if (typeof value === 'bigint') {
-    if (value < WIRE_MIN || value > WIRE_MAX) throw new RangeError(`${field}: out of the 64-bit range: ${value.toString()}`);
-    return value.toString();
-  }
+  if (typeof value === 'bigint') return bigIntWithin(field, value, WIRE_MIN, '64-bit');
   if (!Number.isSafeInteger(value)) throw new RangeError(`${field}: not an exact integer for the wire: ${String(value)}`);
   return String(value);
 }
@@ -35,9 +39,6 @@ export function intFromWire(value: unknown): number | undefined {
 
 // ----- the client's side: its numbers and bigints onto the wire, and the wire's integers back -----
 
-/** 2^64-1. Also in src/client/uint64.ts, which the fencing package ships alone (it must import nothing). */
-const UINT64_LIMIT = (1n << 64n) - 1n;
-
 const DECIMAL_UINT = /^(0|[1-9][0-9]*)$/;
 
 /** A non-negative number as a wire uint64: exact integers only, as intToWire, and never below 0. */
@@ -47,10 +48,9 @@ export function uintToWire(field: string, value: number): string {
 }
 
 /** A bigint as a wire uint64 (decimal string); throws RangeError when outside 0..2^64-1. */
-export function bigIntToWire(value: bigint): string {
+export function bigIntToWire(value: bigint, field = 'uint64'): string {
   if (typeof value !== 'bigint') throw new TypeError(`expected a bigint, got ${typeof value}`);
-  if (value < 0n || value > UINT64_LIMIT) throw new RangeError(`uint64 out of range: ${value}`);
-  return value.toString(10);
+  return bigIntWithin(field, value, 0n, 'uint64');
 }
 
 /** A wire uint64 as a bigint: a decimal string (`longs: String`), or a number from a hand-written peer. */
@@ -63,7 +63,7 @@ export function wireToBigInt(value: string | number | bigint | null | undefined)
   }
   if (!DECIMAL_UINT.test(value)) throw new RangeError(`not a decimal uint64: ${JSON.stringify(value)}`);
   const n = BigInt(value);
-  if (n > UINT64_LIMIT) throw new RangeError(`uint64 out of range: ${value}`);
+  if (n > WIRE_MAX) throw new RangeError(`uint64 out of range: ${value}`);
   return n;
 }
 

@@ -5,8 +5,8 @@
 // Every field is chosen by the leader before the entry is proposed, so applying an entry is deterministic:
 // `now` is the leader's clock (ms) when it proposed the entry, `sessionId` of OpenSession comes from the
 // leader's random source. The node encodes commands into log entries (protobufjs); the state machine only
-// sees decoded plain objects, and validates them again (validateCommand) because a log entry may carry
-// anything a buggy or older proposer wrote.
+// sees decoded plain objects, which the codec does not check: apply validates them (validateCommand), once,
+// because a log entry may carry anything a buggy or older proposer wrote.
 import { isNonNegativeInt, isRecord, validateRequestMeta } from './registry/checks';
 import { entryOf, isCommandType, type Command, type CommandType } from './registry/index';
 
@@ -48,10 +48,18 @@ export function validateCommand(c: unknown): string | null {
   if (!isRecord(c)) return 'a command must be an object';
   if (!isCommandType(c.type)) return 'unknown command type';
   if (!isNonNegativeInt(c.now)) return 'now must be an integer >= 0 (ms)';
-  const entry = entryOf(c.type);
-  if (entry.kind === 'request') {
+  if (entryOf(c.type).kind === 'request') {
     const metaProblem = validateRequestMeta(c);
     if (metaProblem !== null) return metaProblem;
   }
-  return entry.validate(c);
+  return entryOf(c.type).validate(c);
+}
+
+/**
+ * validateCommand for a request whose type and ids were checked already (the machine checks them first,
+ * so that an invalid request with valid ids still has its `invalid` answer stored): its clock and body.
+ */
+export function validateRequestBody(type: RequestCommand['type'], c: Record<string, unknown>): string | null {
+  if (!isNonNegativeInt(c.now)) return 'now must be an integer >= 0 (ms)';
+  return entryOf(type).validate(c);
 }

@@ -31,7 +31,7 @@ export type { Rule } from './auth/authTable';
 export { ROOT_ROLE } from './auth/authChange';
 export { PERMISSIONS, QUOTA_NAMES, isCaller, isRoleName, isTokenHash, isTokenId, isUserName, type Permission, type QuotaName } from './auth/names';
 export { SNAPSHOT_FORMAT, SNAPSHOT_FORMATS_READ } from './snapshot';
-export { RESULT_CODECS, decodeResult, encodeResult, type FieldCodec, type FieldKind, type StatusCodec } from './resultCodec';
+export { decodeResult, encodeResult } from './resultCodec';
 export { SnapshotError } from './snapshotWire';
 export { compareStrings, utf8ByteLength, isWellFormed, isSessionId } from './text';
 export { decoderOfMember, entryOf, type BodyReader, type EntryOf, type MemberDecoder, type WireBody } from './registry/index';

@@ -13,7 +13,7 @@ import { AuthTable } from './auth/authTable';
 import { AuthView } from './auth/view';
 import type { QuotaName } from './auth/names';
 import { quotaOf } from './auth/permissions';
-import { isCommandType, isRequestCommandType, validateCommand, validateRequestMeta, type Command, type LeaseCommand, type RequestCommand } from './commands';
+import { isCommandType, isRequestCommandType, validateCommand, validateRequestBody, validateRequestMeta, type Command, type LeaseCommand, type RequestCommand } from './commands';
 import { DedupTable } from './dedup';
 import { FencedKv, type KvEntry, type KvListOptions } from './fencedKv';
 import { InvariantError, invariant } from './invariant';
@@ -165,6 +165,8 @@ export class LockStateMachine {
       return { result: freezeResult(result), events, duplicate: false };
     }
 
+    // Every entry is validated here, once: the codec hands over what it decoded unchecked (a log may carry
+    // anything a buggy or older proposer wrote), and tests and tools apply commands that were never encoded.
     const metaProblem = validateRequestMeta(c);
     if (metaProblem !== null) return outcome(freezeResult(invalid(metaProblem)));
     const clientId = c.clientId as string;
@@ -188,14 +190,14 @@ export class LockStateMachine {
       }
     }
     const events: LockEvent[] = [];
-    const result = freezeResult(this.checkAndExecute(index, c, events));
+    const result = freezeResult(this.checkAndExecute(index, type, c, events));
     if (deduplicated) this.dedup.record(caller, clientId, requestId, ackedBelow, type, result, quotaOf(this.authTable, caller, 'dedup_clients'));
     return { result, events, duplicate: false };
   }
 
   /** A request whose ids are valid: validated, its caller checked (auth/access.ts, then its entry's rule), then executed. */
-  private checkAndExecute(index: number, c: Fields, events: LockEvent[]): Result {
-    const problem = validateCommand(c);
+  private checkAndExecute(index: number, type: RequestCommand['type'], c: Fields, events: LockEvent[]): Result {
+    const problem = validateRequestBody(type, c);
     if (problem !== null) return invalid(problem);
     const command = c as unknown as RequestCommand;
     const entry = entryOf(command.type);

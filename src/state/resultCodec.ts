@@ -1,82 +1,19 @@
 // Results <-> StoredResult (proto/fencelock/v1/state.proto), the form snapshots store the retry table's
-// answers in from format 5 on. Hand-written protobuf (src/state may not import protobufjs), driven by one
-// table keyed by status: RESULT_CODECS says each status's oneof member and its fields, in the order
-// results.ts builds them, so a decoded result equals the built one field for field (and as JSON).
+// answers in from format 5 on. Hand-written protobuf (src/state may not import protobufjs), driven by the
+// table of statuses in results.ts (RESULT_CODECS: each status's oneof member and its fields, in the order
+// the machine builds them), so a decoded result equals the built one field for field (and as JSON).
 //
 // Canonical and exact: the encoder writes fields in number order, leaves proto3 defaults out (0, '', false)
 // and writes an `optional` field whenever it is present; the decoder accepts only that (so a restored
 // machine writes the same bytes again) and refuses a uint64 above 2^53 - 1 instead of rounding it.
-import { Reason, freezeResult, type Result, type ResultStatus } from './results';
+import { RESULT_CODECS, Reason, SESSION_END_CAUSES, freezeResult, type FieldCodec, type FieldKind, type Result, type ResultStatus, type StatusCodec } from './results';
 import { Reader, SnapshotError, Writer } from './snapshotWire';
 import { isWellFormed, utf8ByteLength } from './text';
-
-/**
- * How a field is encoded. uint: uint64 (wire type 0), exact below 2^53; bool: varint 1 (false is left out);
- * string: UTF-8 (wire type 2); strings: a repeated string; cause: the SessionEndCause enum; reason: a
- * Reason by name (a string on the wire).
- */
-export type FieldKind = 'uint' | 'bool' | 'string' | 'strings' | 'cause' | 'reason';
-
-export interface FieldCodec {
-  /** The field number in the status's message. */
-  readonly no: number;
-  /** The Result property. */
-  readonly name: string;
-  readonly kind: FieldKind;
-  /** proto3 `optional`: the property may be absent; written whenever present, even with a default value. */
-  readonly optional?: true;
-}
-
-export interface StatusCodec {
-  /** The StoredResult oneof member's field number. */
-  readonly no: number;
-  /** In the order results.ts builds the result's properties (after `status`). */
-  readonly fields: readonly FieldCodec[];
-  /** What the field kinds cannot say: undefined when the result is one the machine builds, else why not. */
-  readonly check?: (r: Readonly<Record<string, unknown>>) => string | undefined;
-}
-
-const uint = (no: number, name: string, optional?: true): FieldCodec => ({ no, name, kind: 'uint', ...(optional ? { optional } : {}) });
-const str = (no: number, name: string, optional?: true): FieldCodec => ({ no, name, kind: 'string', ...(optional ? { optional } : {}) });
-
-/** Every Result status: a status without its codec does not compile (the mapped type needs every key). */
-export const RESULT_CODECS: { readonly [S in ResultStatus]: StatusCodec } = Object.freeze({
-  session_opened: { no: 1, fields: [str(1, 'sessionId'), uint(2, 'ttlMs')] },
-  session_ended: { no: 2, fields: [str(1, 'sessionId'), { no: 2, name: 'cause', kind: 'cause' }, { no: 3, name: 'released', kind: 'strings' }] },
-  sessions_expired: { no: 3, fields: [{ no: 1, name: 'ended', kind: 'strings' }] },
-  checkpointed: { no: 4, fields: [uint(1, 'sessions')] },
-  granted: { no: 5, fields: [uint(1, 'token'), { no: 2, name: 'newGrant', kind: 'bool' }] },
-  waiting: { no: 6, fields: [uint(1, 'holderToken'), uint(2, 'position')] },
-  held: { no: 7, fields: [uint(1, 'holderToken')] },
-  cancelled: { no: 8, fields: [] },
-  not_waiting: { no: 9, fields: [] },
-  released: {
-    no: 10,
-    fields: [uint(1, 'token'), str(2, 'nextHolder', true), uint(3, 'nextToken', true)],
-    check: (r) => ((r.nextHolder === undefined) !== (r.nextToken === undefined) ? 'a handover names its holder and token together' : undefined),
-  },
-  written: { no: 11, fields: [uint(1, 'token'), uint(2, 'ops'), uint(3, 'index', true)] },
-  auth_changed: { no: 12, fields: [str(1, 'tokenId', true)] },
-  keys_moved: { no: 13, fields: [uint(1, 'moved')] },
-  refused: {
-    no: 14,
-    fields: [{ no: 1, name: 'reason', kind: 'reason' }, uint(2, 'watermark'), str(3, 'key', true), str(4, 'owner', true), str(5, 'subject', true)],
-    check: refusalCheck,
-  },
-  invalid: { no: 15, fields: [str(1, 'message')] },
-});
-
-/** Only a WRONG_LOCK for a key names the key's owner (fencing.ts); a subject is never about a key. */
-function refusalCheck(r: Readonly<Record<string, unknown>>): string | undefined {
-  if (r.owner !== undefined && (r.key === undefined || r.reason !== Reason.WRONG_LOCK)) return 'a refusal names an owner but is not WRONG_LOCK for a key';
-  if (r.subject !== undefined && r.key !== undefined) return 'a refusal names both a key and a subject';
-  return undefined;
-}
 
 /** The statuses by their oneof field number. */
 const STATUS_BY_NO: ReadonlyMap<number, ResultStatus> = new Map(Object.entries(RESULT_CODECS).map(([s, c]) => [c.no, s as ResultStatus]));
 
-const CAUSES = ['closed', 'expired', 'revoked'] as const;
+const CAUSES = SESSION_END_CAUSES;
 const REASONS: ReadonlySet<string> = new Set(Object.values(Reason));
 
 const WIRE_VARINT = 0;

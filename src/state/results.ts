@@ -35,158 +35,169 @@ export function isResourceExhausted(reason: Reason): boolean {
   return RESOURCE_EXHAUSTED.has(reason);
 }
 
-export interface SessionOpenedResult {
-  status: 'session_opened';
-  sessionId: string;
-  ttlMs: number;
-}
-
 /**
  * Why a session ended: its client closed it, its lease ran out, or an admin ended it (RevokeSession, or its
  * user was deleted).
  */
-export type SessionEndCause = 'closed' | 'expired' | 'revoked';
+export type SessionEndCause = (typeof SESSION_END_CAUSES)[number];
 
-export interface SessionEndedResult {
-  status: 'session_ended';
-  sessionId: string;
+/** In the order of state.proto's SessionEndCause enum (value = position + 1). */
+export const SESSION_END_CAUSES = ['closed', 'expired', 'revoked'] as const;
+
+// ---- every result status: its fields, their types and its stored form (StoredResult, state.proto) ----
+
+/**
+ * How a field is stored, and so its type. uint: uint64 (wire type 0), a number exact below 2^53; bool:
+ * varint 1 (false is left out); string: UTF-8 (wire type 2); strings: a repeated string; cause: the
+ * SessionEndCause enum; reason: a Reason by name (a string on the wire).
+ */
+export type FieldKind = 'uint' | 'bool' | 'string' | 'strings' | 'cause' | 'reason';
+
+interface KindTypes {
+  uint: number;
+  bool: boolean;
+  string: string;
+  strings: string[];
   cause: SessionEndCause;
-  /** Locks the session held, now released (and handed over where someone waited), sorted. */
-  released: string[];
-}
-
-/** ExpireSession: the sessions that ended, in the entry's order (unknown ones were skipped). */
-export interface SessionsExpiredResult {
-  status: 'sessions_expired';
-  ended: string[];
-}
-
-/** CheckpointLeases: how many open sessions got their checkpoint (unknown ones were skipped). */
-export interface CheckpointedResult {
-  status: 'checkpointed';
-  sessions: number;
-}
-
-/**
- * The session holds the lock under `token`. `newGrant` is true when this very entry granted it (then
- * token = this entry's index); false for a re-entrant Acquire, and for a CancelWait that found the session
- * already granted (the wait ended in a grant before the cancel was applied: the caller owns the lock and
- * should report success, or release it, rather than DEADLINE_EXCEEDED).
- */
-export interface GrantedResult {
-  status: 'granted';
-  token: number;
-  newGrant: boolean;
-}
-
-/** Acquire queued the session (or found it queued). `position` is 1-based in the FIFO queue. */
-export interface WaitingResult {
-  status: 'waiting';
-  holderToken: number;
-  position: number;
-}
-
-/** A try-only Acquire found the lock held by another session under `holderToken`. */
-export interface HeldResult {
-  status: 'held';
-  holderToken: number;
-}
-
-/** CancelWait removed the session from the queue. */
-export interface CancelledResult {
-  status: 'cancelled';
-}
-
-/** CancelWait found the session neither waiting for nor holding the lock. */
-export interface NotWaitingResult {
-  status: 'not_waiting';
-}
-
-/**
- * `nextHolder` / `nextToken`: the session the lock was handed to and its token (= this entry's index), when
- * a live waiter got it; both absent when the lock became free. Stored, so a retry learns the same handover.
- */
-export interface ReleasedResult {
-  status: 'released';
-  token: number;
-  nextHolder?: string;
-  nextToken?: number;
-}
-
-/**
- * The fenced write was applied: every touched key's watermark is now `token`. `index`: the entry that applied
- * it (a retry answers with it). Absent in results stored before it was recorded (older snapshots).
- */
-export interface WrittenResult {
-  status: 'written';
-  token: number;
-  ops: number;
-  index?: number;
-}
-
-/** AuthChange applied (or had nothing to do: the table already was as asked). `tokenId`: of token_issue. */
-export interface AuthChangedResult {
-  status: 'auth_changed';
-  tokenId?: string;
-}
-
-/** MoveKeys: `moved` keys now belong to the target lock (keys that already did are not counted). */
-export interface KeysMovedResult {
-  status: 'keys_moved';
-  moved: number;
-}
-
-/**
- * The command was valid but refused; nothing changed. `watermark`:
- * - Write: max(latest token of the lock (0 without a record), watermark of every touched key that exists,
- *   whatever its lock) — every token below it is stale for this write; STORE_FULL: the write's token;
- * - Acquire, CancelWait, Release: the lock's latest token (0 without a record);
- * - session and dedup refusals (SESSION_EXISTS, TOO_MANY_SESSIONS, UNKNOWN_SESSION of Close/Expire,
- *   REQUEST_TOO_OLD, REQUEST_ID_REUSED): 0.
- * `key`: the key that caused a Write refusal, when one did (WRONG_LOCK for a key bound to another lock,
- * STALE_TOKEN for a key watermark). `owner`: with WRONG_LOCK for a key, the lock that key belongs to, so the
- * caller learns where the key lives. Absent in results stored before it was recorded (older snapshots).
- * `subject`: what an auth, quota or move refusal is about (never with `key`; watermark 0):
- * - PERMISSION_DENIED: `<perm> <name>` for a missing rule (`lock orders`, `write k/1` for the first key
- *   refused, `admin` for a command only admins may send), `user <caller>` when the caller is no user, `token <id>` when
- *   the request's token was revoked or is another user's;
- * - USER_EXISTS, UNKNOWN_USER: the user; ROLE_EXISTS, UNKNOWN_ROLE: the role; UNKNOWN_TOKEN, TOKEN_EXISTS:
- *   the token id; LAST_ADMIN: the user or role the change was about; AUTH_FULL: the bound reached;
- *   QUOTA_EXCEEDED: the quota's name; LOCK_BUSY: the target lock; MOVE_TOO_LARGE: the prefix.
- */
-export interface RefusedResult {
-  status: 'refused';
   reason: Reason;
-  watermark: number;
-  key?: string;
-  owner?: string;
-  subject?: string;
 }
 
-/** The command was malformed or beyond a limit; nothing changed. */
-export interface InvalidResult {
-  status: 'invalid';
-  message: string;
+export interface FieldCodec<N extends string = string, K extends FieldKind = FieldKind> {
+  /** The field number in the status's message. */
+  readonly no: number;
+  /** The Result property. */
+  readonly name: N;
+  readonly kind: K;
+  /** proto3 `optional`: the property may be absent; written whenever present, even with a default value. */
+  readonly optional?: true;
 }
 
-export type Result =
-  | SessionOpenedResult
-  | SessionEndedResult
-  | SessionsExpiredResult
-  | CheckpointedResult
-  | GrantedResult
-  | WaitingResult
-  | HeldResult
-  | CancelledResult
-  | NotWaitingResult
-  | ReleasedResult
-  | WrittenResult
-  | AuthChangedResult
-  | KeysMovedResult
-  | RefusedResult
-  | InvalidResult;
+export interface StatusCodec {
+  /** The StoredResult oneof member's field number. */
+  readonly no: number;
+  /** In number order, which is the order the machine builds the result's properties in (after `status`). */
+  readonly fields: readonly FieldCodec[];
+  /** What the field kinds cannot say: undefined when the result is one the machine builds, else why not. */
+  readonly check?: (r: Readonly<Record<string, unknown>>) => string | undefined;
+}
 
-export type ResultStatus = Result['status'];
+const ofKind =
+  <K extends FieldKind>(kind: K) =>
+  <N extends string>(no: number, name: N): FieldCodec<N, K> => ({ no, name, kind });
+const uint = ofKind('uint');
+const bool = ofKind('bool');
+const str = ofKind('string');
+const strs = ofKind('strings');
+const cause = ofKind('cause');
+const reason = ofKind('reason');
+/** A proto3 `optional` field: its property may be absent. */
+const opt = <F extends FieldCodec>(f: F): F & { readonly optional: true } => ({ ...f, optional: true });
+
+/** Only a WRONG_LOCK for a key names the key's owner (fencing.ts); a subject is never about a key. */
+function refusalCheck(r: Readonly<Record<string, unknown>>): string | undefined {
+  if (r.owner !== undefined && (r.key === undefined || r.reason !== Reason.WRONG_LOCK)) return 'a refusal names an owner but is not WRONG_LOCK for a key';
+  if (r.subject !== undefined && r.key !== undefined) return 'a refusal names both a key and a subject';
+  return undefined;
+}
+
+/**
+ * Every result status: its StoredResult oneof member number and its fields. The Result types below are read
+ * off this table, so a status's type and its stored form cannot drift (issue 31): adding a status is an
+ * entry here and its message in state.proto (test/state/resultCodec.test.ts holds the two together).
+ */
+const STATUSES = {
+  session_opened: { no: 1, fields: [str(1, 'sessionId'), uint(2, 'ttlMs')] },
+  /** `released`: the locks the session held, now released (and handed over where someone waited), sorted. */
+  session_ended: { no: 2, fields: [str(1, 'sessionId'), cause(2, 'cause'), strs(3, 'released')] },
+  /** ExpireSession: the sessions that ended, in the entry's order (unknown ones were skipped). */
+  sessions_expired: { no: 3, fields: [strs(1, 'ended')] },
+  /** CheckpointLeases: how many open sessions got their checkpoint (unknown ones were skipped). */
+  checkpointed: { no: 4, fields: [uint(1, 'sessions')] },
+  /**
+   * The session holds the lock under `token`. `newGrant` is true when this very entry granted it (then
+   * token = this entry's index); false for a re-entrant Acquire, and for a CancelWait that found the session
+   * already granted (the wait ended in a grant before the cancel was applied: the caller owns the lock and
+   * should report success, or release it, rather than DEADLINE_EXCEEDED).
+   */
+  granted: { no: 5, fields: [uint(1, 'token'), bool(2, 'newGrant')] },
+  /** Acquire queued the session (or found it queued). `position` is 1-based in the FIFO queue. */
+  waiting: { no: 6, fields: [uint(1, 'holderToken'), uint(2, 'position')] },
+  /** A try-only Acquire found the lock held by another session under `holderToken`. */
+  held: { no: 7, fields: [uint(1, 'holderToken')] },
+  /** CancelWait removed the session from the queue. */
+  cancelled: { no: 8, fields: [] },
+  /** CancelWait found the session neither waiting for nor holding the lock. */
+  not_waiting: { no: 9, fields: [] },
+  /**
+   * `nextHolder` / `nextToken`: the session the lock was handed to and its token (= this entry's index), when
+   * a live waiter got it; both absent when the lock became free. Stored, so a retry learns the same handover.
+   */
+  released: {
+    no: 10,
+    fields: [uint(1, 'token'), opt(str(2, 'nextHolder')), opt(uint(3, 'nextToken'))],
+    check: (r) => ((r.nextHolder === undefined) !== (r.nextToken === undefined) ? 'a handover names its holder and token together' : undefined),
+  },
+  /**
+   * The fenced write was applied: every touched key's watermark is now `token`. `index`: the entry that applied
+   * it (a retry answers with it). Absent in results stored before it was recorded (older snapshots).
+   */
+  written: { no: 11, fields: [uint(1, 'token'), uint(2, 'ops'), opt(uint(3, 'index'))] },
+  /** AuthChange applied (or had nothing to do: the table already was as asked). `tokenId`: of token_issue. */
+  auth_changed: { no: 12, fields: [opt(str(1, 'tokenId'))] },
+  /** MoveKeys: `moved` keys now belong to the target lock (keys that already did are not counted). */
+  keys_moved: { no: 13, fields: [uint(1, 'moved')] },
+  /**
+   * The command was valid but refused; nothing changed. `watermark`:
+   * - Write: max(latest token of the lock (0 without a record), watermark of every touched key that exists,
+   *   whatever its lock) — every token below it is stale for this write; STORE_FULL: the write's token;
+   * - Acquire, CancelWait, Release: the lock's latest token (0 without a record);
+   * - session and dedup refusals (SESSION_EXISTS, TOO_MANY_SESSIONS, UNKNOWN_SESSION of Close/Expire,
+   *   REQUEST_TOO_OLD, REQUEST_ID_REUSED): 0.
+   * `key`: the key that caused a Write refusal, when one did (WRONG_LOCK for a key bound to another lock,
+   * STALE_TOKEN for a key watermark). `owner`: with WRONG_LOCK for a key, the lock that key belongs to, so the
+   * caller learns where the key lives. Absent in results stored before it was recorded (older snapshots).
+   * `subject`: what an auth, quota or move refusal is about (never with `key`; watermark 0):
+   * - PERMISSION_DENIED: `<perm> <name>` for a missing rule (`lock orders`, `write k/1` for the first key
+   *   refused, `admin` for a command only admins may send), `user <caller>` when the caller is no user, `token <id>` when
+   *   the request's token was revoked or is another user's;
+   * - USER_EXISTS, UNKNOWN_USER: the user; ROLE_EXISTS, UNKNOWN_ROLE: the role; UNKNOWN_TOKEN, TOKEN_EXISTS:
+   *   the token id; LAST_ADMIN: the user or role the change was about; AUTH_FULL: the bound reached;
+   *   QUOTA_EXCEEDED: the quota's name; LOCK_BUSY: the target lock; MOVE_TOO_LARGE: the prefix.
+   */
+  refused: {
+    no: 14,
+    fields: [reason(1, 'reason'), uint(2, 'watermark'), opt(str(3, 'key')), opt(str(4, 'owner')), opt(str(5, 'subject'))],
+    check: refusalCheck,
+  },
+  /** The command was malformed or beyond a limit; nothing changed. */
+  invalid: { no: 15, fields: [str(1, 'message')] },
+} as const satisfies Readonly<Record<string, StatusCodec>>;
+
+export type ResultStatus = keyof typeof STATUSES;
+
+/** Every status's codec, keyed by status (resultCodec.ts reads them). */
+export const RESULT_CODECS: { readonly [S in ResultStatus]: StatusCodec } = Object.freeze(STATUSES);
+
+type FieldOf<S extends ResultStatus> = (typeof STATUSES)[S]['fields'][number];
+type Flatten<T> = { [K in keyof T]: T[K] };
+
+/** The result of one status, as its table entry says (its `optional` fields may be absent). */
+type ResultOfStatus<S extends ResultStatus> = Flatten<
+  { status: S } & { [F in FieldOf<S> as F extends { optional: true } ? never : F['name']]: KindTypes[F['kind']] } & {
+    [F in FieldOf<S> as F extends { optional: true } ? F['name'] : never]?: KindTypes[F['kind']];
+  }
+>;
+
+export type Result = { [S in ResultStatus]: ResultOfStatus<S> }[ResultStatus];
+
+/** The results of one status, or of each of a union of them. */
+export type ResultWith<S extends ResultStatus> = Extract<Result, { status: S }>;
+
+export type SessionEndedResult = ResultWith<'session_ended'>;
+export type AuthChangedResult = ResultWith<'auth_changed'>;
+export type KeysMovedResult = ResultWith<'keys_moved'>;
+export type RefusedResult = ResultWith<'refused'>;
+export type InvalidResult = ResultWith<'invalid'>;
 
 /**
  * State changes of locks caused by one entry, in the order they happened. The node uses them to answer

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeCommand, encodeCommand } from '../../src/codec/commandCodec';
-import { LockStateMachine } from '../../src/state';
+import { LockStateMachine, validateCommand } from '../../src/state';
 import { COMMAND_SAMPLES, LEGACY_ENTRIES } from './commandSamples';
 
 interface Fixture {
@@ -41,13 +41,13 @@ describe('log entry bytes, as written before the command registry', () => {
     for (const name of names) {
       const f = byName.get(name);
       if (f === undefined) throw new Error(`no fixture ${name}`);
-      const decoded = decodeCommand(Buffer.from(f.hex, 'hex'));
+      const command = decodeCommand(Buffer.from(f.hex, 'hex'));
       index += 1;
-      // A command that fails validation decodes as Invalid, carrying the command decoded as before.
-      const command = decoded.type === 'Invalid' ? decoded.command : decoded;
+      // A command that fails validation decodes as it was written; apply answers the problem.
       expect(plain(command), name).toEqual(f.decoded);
       const applied = command.type === 'Undecodable' ? null : m.apply(index, command);
-      if (decoded.type === 'Invalid') expect(applied?.result, name).toEqual({ status: 'invalid', message: decoded.problem });
+      const problem = command.type === 'Undecodable' ? null : validateCommand(command);
+      if (problem !== null) expect(applied?.result, name).toEqual({ status: 'invalid', message: problem });
       expect(plain(applied), name).toEqual(f.applied);
     }
     // The fixture's snapshot was written in format 4 (before snapshot format 5): the state it holds, read

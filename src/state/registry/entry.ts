@@ -4,7 +4,7 @@ import type { QuotaName } from '../auth/names';
 import type { FencedKv } from '../fencedKv';
 import type { LockTable } from '../locks';
 import type { LockRecord, Session } from '../records';
-import type { InvalidResult, LockEvent, RefusedResult, Result, SessionEndCause, SessionEndedResult } from '../results';
+import type { InvalidResult, LockEvent, RefusedResult, Result, ResultWith, SessionEndCause, SessionEndedResult } from '../results';
 import type { SessionTable } from '../sessions';
 import type { UsageTable } from '../usage';
 
@@ -76,9 +76,6 @@ export interface PermissionScope {
   caller: string;
   sessionOwner(sessionId: string): string | undefined;
 }
-
-/** The results of one status. */
-export type ResultWith<S extends Result['status']> = Extract<Result, { status: S }>;
 
 /** Fields every command has in the log: its type and the leader's clock. */
 export interface CommandBase {

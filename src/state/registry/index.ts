@@ -3,13 +3,13 @@
 // and the results it may yield. The codec (src/codec/commandCodec.ts), the state machine's dispatch and the
 // node's typed propose all read this table; adding a command is a new entry file listed here, its proto
 // message, and (if clients send it) its RPC.
-import type { InvalidResult, RefusedResult } from '../results';
+import type { InvalidResult, RefusedResult, ResultWith } from '../results';
 import { acquire } from './acquire';
 import { authChange } from './authChange';
 import { cancelWait } from './cancelWait';
 import { checkpointLeases } from './checkpointLeases';
 import { closeSession } from './closeSession';
-import type { BodyReader, CommandEntry, MetaOf, RequestMeta, ResultWith } from './entry';
+import type { BodyReader, CommandEntry, MetaOf, RequestMeta } from './entry';
 import { expireSession } from './expireSession';
 import { moveKeys } from './moveKeys';
 import { openSession } from './openSession';
