@@ -130,7 +130,7 @@ export function memberService(ctx: NodeContext): grpc.UntypedServiceImplementati
 }
 
 function changeError(ctx: NodeContext, err: unknown): unknown {
-  if (err instanceof ConfChangeRefusedError) return refused(err.why, /behind/.test(err.why) ? 'LEARNER_BEHIND' : 'MEMBERSHIP_REFUSED');
+  if (err instanceof ConfChangeRefusedError) return refused(err.why, err.kind === 'learner-behind' ? 'LEARNER_BEHIND' : 'MEMBERSHIP_REFUSED');
   if (err instanceof NotLeaderError) {
     if (/conf-change-pending/.test(err.message)) {
       return new ApiError(grpc.status.UNAVAILABLE, 'another membership change is in progress; retry shortly', reasonMetadata('CHANGE_IN_PROGRESS'));
