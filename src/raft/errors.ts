@@ -24,9 +24,15 @@ export class ProposalDroppedError extends Error {
   }
 }
 
-/** A membership change that cannot be made to the current configuration (it says why); retrying will not help. */
+/**
+ * A membership change that cannot be made (it says why). Retrying will not help, except for
+ * 'learner-behind': a learner not yet promotable may become so once it runs and catches up.
+ */
 export class ConfChangeRefusedError extends Error {
-  constructor(readonly why: string) {
+  constructor(
+    readonly why: string,
+    readonly kind: 'rule' | 'learner-behind' = 'rule',
+  ) {
     super(`membership change refused: ${why}`);
     this.name = 'ConfChangeRefusedError';
   }

@@ -281,8 +281,9 @@ export class RawNode {
    * only once this leader has committed an entry of its term: without that rule a new leader could add a
    * change on top of an uncommitted one of a deposed leader, and two disjoint majorities could decide
    * (the single-server bug, dissertation §4.1 and Ongaro's 2015 correction). A learner is promoted only
-   * when it is within maxPromoteLag entries of the commit index, so that a promotion never leaves the
-   * cluster waiting for a voter that is still catching up. The new configuration takes effect at once.
+   * when it answers and is within maxPromoteLag entries of the commit index (checkPromotable), so that a
+   * promotion never leaves the cluster waiting for a voter that is still catching up, or that is not there.
+   * The new configuration takes effect at once.
    */
   proposeConfChange(change: ConfChange): { index: number; term: number } {
     if (this.role !== Role.Leader) throw new ProposalDroppedError('not-leader');
@@ -291,15 +292,33 @@ export class RawNode {
     if (blocked !== undefined) throw new ProposalDroppedError(blocked);
     const next = applyConfChange(this.conf, change);
     if (typeof next === 'string') throw new ConfChangeRefusedError(next);
-    if (change.type === 'promote') {
-      const match = this.progressOf(change.node).match;
-      if (match + this.cfg.maxPromoteLag < this.log.committed) {
-        throw new ConfChangeRefusedError(`learner ${change.node} is behind (it holds ${match} of ${this.log.committed} committed entries); promote it once it has caught up`);
-      }
-    }
+    if (change.type === 'promote') this.checkPromotable(change.node);
     if (this.log.lastIndex() + 1 >= RAFT_NUMBER_LIMIT) throw new ProposalDroppedError('log-full');
     const e = this.appendEntry(encodeConfigEntry(next), EntryType.ConfChange);
     return { index: e.index, term: e.term };
+  }
+
+  /**
+   * A learner is promoted only if it answered a heartbeat of this leader within an election timeout (the
+   * measure check-quorum uses) and holds the log up to maxPromoteLag entries below the commit index, and at
+   * least one entry. Position alone is not enough: on a log shorter than the lag, a learner that never ran
+   * would pass, and as a voter it would count towards the quorum while it cannot answer.
+   */
+  private checkPromotable(id: NodeId): void {
+    const pr = this.progressOf(id);
+    if (this.ticks - pr.lastAckTick >= this.cfg.electionTicks) {
+      const peer = this.conf.addresses[id]?.peer;
+      throw new ConfChangeRefusedError(
+        `learner ${id} has not answered this leader within an election timeout (it holds ${pr.match} of ${this.log.committed} committed entries): is its node running, and can the leader reach its peer address${peer === undefined ? '' : ` ${peer}`}? Promote it once it has caught up`,
+        'learner-behind',
+      );
+    }
+    if (pr.match === 0 || pr.match + this.cfg.maxPromoteLag < this.log.committed) {
+      throw new ConfChangeRefusedError(
+        `learner ${id} is behind (it holds ${pr.match} of ${this.log.committed} committed entries); promote it once it has caught up`,
+        'learner-behind',
+      );
+    }
   }
 
   /** The configuration in force (the same object until it changes: compare by reference). */

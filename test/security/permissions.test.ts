@@ -352,20 +352,25 @@ describe('hostile input to the Auth service, KV.Move and the authorization metad
     expect(users).not.toContain('mallory');
   });
 
+  // Regression: a malformed token id was refused naming `tokenId` (the log entry's field), not the proto's
+  // `token_id`; each message now starts with the request's own field name.
   it('bad names, permissions, quotas and token ids are INVALID_ARGUMENT naming the field, and change nothing', async () => {
     const before = await admin().call('Auth', 'List', {});
     const cases: Array<[string, Obj, RegExp]> = [
-      ['UserAdd', { user: '' }, /user/],
-      ['UserAdd', { user: 'a b' }, /user/],
-      ['UserAdd', { user: 'x'.repeat(300) }, /user/],
-      ['RoleAdd', { role: '../etc' }, /role/],
-      ['RoleGrantPermission', { role: 'empty', rule: { permission: 'PERMISSION_UNSPECIFIED', prefix: 'a/' } }, /permission/],
-      ['RoleGrantPermission', { role: 'empty', rule: { permission: 'ADMIN', prefix: 'a/' } }, /admin|prefix/],
-      ['RoleGrantPermission', { role: 'empty', rule: { permission: 'READ', prefix: 'p'.repeat(600) } }, /prefix/],
-      ['RoleSetQuota', { role: 'empty', name: 'bogus', value: '1' }, /name: must be one of the quotas/],
-      ['RoleSetQuota', { role: 'empty', name: 'sessions', value: '9007199254740993' }, /value/],
-      ['TokenRevoke', { tokenId: 'not-hex' }, /token/],
-      ['TokenIssue', { user: '' }, /user/],
+      ['UserAdd', { user: '' }, /^user: must not be empty/],
+      ['UserAdd', { user: 'a b' }, /^user: must be letters, digits/],
+      ['UserAdd', { user: 'x'.repeat(300) }, /^user: is 300 bytes/],
+      ['RoleAdd', { role: '../etc' }, /^role: must be letters, digits/],
+      ['UserGrantRole', { user: 'bob', role: '-x' }, /^role: must be letters, digits/],
+      ['RoleGrantPermission', { role: 'empty', rule: { permission: 'PERMISSION_UNSPECIFIED', prefix: 'a/' } }, /^rule\.permission: /],
+      ['RoleGrantPermission', { role: 'empty', rule: { permission: 'ADMIN', prefix: 'a/' } }, /^rule\.prefix: must be empty for ADMIN/],
+      ['RoleGrantPermission', { role: 'empty', rule: { permission: 'READ', prefix: 'p'.repeat(600) } }, /^rule\.prefix: is 600 bytes/],
+      ['RoleSetQuota', { role: 'empty', name: 'bogus', value: '1' }, /^name: must be one of the quotas/],
+      ['RoleSetQuota', { role: 'empty', name: 'sessions', value: '9007199254740993' }, /^value: /],
+      ['RoleSetQuota', { role: 'empty', name: 'sessions', value: '1000000000001' }, /^value: must be at most 1000000000000/],
+      ['TokenRevoke', { tokenId: 'not-hex' }, /^token_id: must be 16 lowercase hex digits/],
+      ['TokenRevoke', { tokenId: '0123456789ABCDEF' }, /^token_id: must be 16 lowercase hex digits/],
+      ['TokenIssue', { user: '' }, /^user: must not be empty/],
     ];
     for (const [method, req, field] of cases) {
       const r = await refusal(admin().call('Auth', method, { header: header('admin'), ...req }));

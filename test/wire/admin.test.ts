@@ -124,8 +124,8 @@ describe('Cluster.Member*', () => {
       expectRefused(await w.leader.unary('Cluster', 'MemberAdd', { id, clientAddress: addr(), peerAddress: addr() }), `${what} reused after removal`, [grpc.status.FAILED_PRECONDITION]);
     }
     expect(added, 'two valid ids were added').toBe(2);
-    // Promoting a voter is a change already made. (A learner that never started is not promoted here: within
-    // maxPromoteLag entries of a short log it counts as caught up, and would become a voter that never votes.)
+    // Promoting a voter is a change already made. (A learner that never started is refused LEARNER_BEHIND:
+    // test/integration/memberRefusals.test.ts.)
     for (const id of w.cluster.ids) expect(expectOk(await w.leader.unary('Cluster', 'MemberPromote', { id }), `promote voter ${id}`, 'Cluster', 'MemberPromote').index).toBe('0');
     for (const id of ids.filter((i) => !NODE_ID.test(i))) {
       expectRefused(await w.leader.unary('Cluster', 'MemberPromote', { id }), `promote ${JSON.stringify(id)}`, [grpc.status.INVALID_ARGUMENT], 'id');

@@ -1,7 +1,8 @@
 // The Auth service (docs/auth.md): every change is an AuthChange log entry, checked again when applied.
 import * as grpc from '@grpc/grpc-js';
 import { AUTH_RULES_CLOSED_WHEN_OFF, Reason, type AuthChange, type Permission } from '../../state';
-import { isQuotaName, QUOTA_NAMES, type QuotaName } from '../../state/auth/names';
+import { isQuotaName, isTokenId, isUserName, QUOTA_NAMES, type QuotaName } from '../../state/auth/names';
+import * as L from '../../state/limits';
 import type { AuthChangeResponse__Output } from '../../protocol/generated/fencelock/v1/AuthChangeResponse';
 import type { AuthListRequest__Output } from '../../protocol/generated/fencelock/v1/AuthListRequest';
 import type { AuthListResponse__Output } from '../../protocol/generated/fencelock/v1/AuthListResponse';
@@ -28,12 +29,28 @@ import * as v from './validate';
 const PERMISSIONS: Record<string, Permission> = { LOCK: 'lock', WRITE: 'write', READ: 'read', ADMIN: 'admin' };
 const WIRE_PERMISSION: Record<Permission, Permission__Output> = { lock: 'LOCK', write: 'WRITE', read: 'READ', admin: 'ADMIN' };
 
-const name = (field: string, value: unknown): string => v.text(field, value, 128);
+// Every field is checked here as the state machine checks it again at apply, so that a refusal names the
+// request's own field (token_id, rule.prefix), not the log entry's (tokenId, prefix).
+
+/** A user or role name (docs/auth.md "Identities"). */
+function name(field: string, value: unknown): string {
+  const s = v.text(field, value, L.MAX_AUTH_NAME_BYTES);
+  if (!isUserName(s)) throw invalidArgument(field, "must be letters, digits, '.', '_', '@' or '-', starting with a letter or digit");
+  return s;
+}
+
+function tokenId(value: unknown): string {
+  const s = v.text('token_id', value, 128);
+  if (!isTokenId(s)) throw invalidArgument('token_id', `must be ${L.TOKEN_ID_HEX_CHARS} lowercase hex digits, as Auth.List shows it`);
+  return s;
+}
 
 function rule(wire: PermissionRule__Output | null): { perm: Permission; prefix: string } {
   const perm = PERMISSIONS[wire?.permission ?? ''];
   if (perm === undefined) throw invalidArgument('rule.permission', 'must be LOCK, WRITE, READ or ADMIN');
-  return { perm, prefix: v.text('rule.prefix', wire?.prefix ?? '', 512, { allowEmpty: true }) };
+  const prefix = v.text('rule.prefix', wire?.prefix ?? '', L.MAX_RULE_PREFIX_BYTES, { allowEmpty: true });
+  if (perm === 'admin' && prefix !== '') throw invalidArgument('rule.prefix', "must be empty for ADMIN (admin is a permission on everything)");
+  return { perm, prefix };
 }
 
 function quotaName(value: unknown): QuotaName {
@@ -104,9 +121,9 @@ export function authService(ctx: NodeContext): grpc.UntypedServiceImplementation
       op: 'role_quota',
       role: name('role', r.role),
       quota: quotaName(r.name),
-      ...(r.unset === true ? {} : { value: v.safeInteger('value', r.value) }),
+      ...(r.unset === true ? {} : { value: v.safeInteger('value', r.value, { max: L.MAX_QUOTA_VALUE }) }),
     })),
-    TokenRevoke: changeOf((r: TokenRevokeRequest__Output) => ({ op: 'token_revoke', tokenId: name('token_id', r.tokenId) })),
+    TokenRevoke: changeOf((r: TokenRevokeRequest__Output) => ({ op: 'token_revoke', tokenId: tokenId(r.tokenId) })),
     TokenIssue: unary(ctx, 'Auth.TokenIssue', async (req: TokenIssueRequest__Output, call): Promise<TokenIssueResponse__Output> => {
       const user = name('user', req.user);
       // Drawn here, on the leader: the entry carries the id and the secret's digest, never the secret.

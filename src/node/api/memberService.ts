@@ -2,7 +2,8 @@
 // change that is already made answers as done, so that a retry after a lost answer is harmless.
 import * as grpc from '@grpc/grpc-js';
 import { ConfChangeRefusedError, type ConfChange, type FullConfig } from '../../raft';
-import { isLoopback, isNodeId, MAX_ADDRESS_LENGTH, memberAddressProblem, NODE_ID_RULE } from '../memberAddress';
+import { isLoopback, isNodeId, MAX_ADDRESS_LENGTH, memberAddressProblem, NODE_ID_RULE, sameMemberAddress } from '../memberAddress';
+import type { MemberInfo } from '../members';
 import { NodeStoppedError, NotLeaderError, OutcomeUnknownError } from '../raftDriver';
 import type { MemberAddRequest__Output } from '../../protocol/generated/fencelock/v1/MemberAddRequest';
 import type { MemberChangeResponse__Output } from '../../protocol/generated/fencelock/v1/MemberChangeResponse';
@@ -33,22 +34,20 @@ function address(field: string, value: unknown): string {
 
 const refused = (why: string, reason: ApiReason): ApiError => new ApiError(grpc.status.FAILED_PRECONDITION, why, reasonMetadata(reason));
 
-/** Host names compare without case; the rest as written. */
-const sameAddress = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
-
 /**
  * Refuses addresses a current member (voter or learner) other than `id` uses, as its client or its peer
- * address: a second name for one machine would count twice toward the quorum (promoted, the phantom's
- * vote is the real member's, and losing that one node loses two votes).
+ * address, however either is spelt (sameMemberAddress: localhost is 127.0.0.1): a second name for one
+ * machine would count twice toward the quorum (promoted, the phantom's vote is the real member's, and
+ * losing that one node loses two votes).
  */
-function checkAddressesFree(c: FullConfig, id: string, wanted: { client: string; peer: string }): void {
-  for (const member of [...c.voters, ...c.learners]) {
-    const a = c.addresses[member];
-    if (member === id || a === undefined) continue;
+function checkAddressesFree(members: MemberInfo[], id: string, wanted: { client: string; peer: string }): void {
+  for (const m of members) {
+    if (m.id === id) continue;
     for (const [field, value] of [['peer_address', wanted.peer], ['client_address', wanted.client]] as const) {
-      const use = sameAddress(value, a.peer) ? 'peer' : sameAddress(value, a.client) ? 'client' : undefined;
+      const use = m.peer && sameMemberAddress(value, m.peer) ? 'peer' : m.client && sameMemberAddress(value, m.client) ? 'client' : undefined;
       if (use !== undefined) {
-        throw refused(`${field}: ${value} is the ${use} address of member ${member}${c.learners.includes(member) ? ' (a learner)' : ''}; a new member needs addresses of its own (remove ${member} first if it moved)`, 'MEMBERSHIP_REFUSED');
+        const named = m.client === value || m.peer === value ? '' : ` (given as ${use === 'peer' ? m.peer : m.client})`;
+        throw refused(`${field}: ${value} is the ${use} address of member ${m.id}${named}${m.learner ? ' (a learner)' : ''}; a new member needs addresses of its own (remove ${m.id} first if it moved)`, 'MEMBERSHIP_REFUSED');
       }
     }
   }
@@ -101,9 +100,9 @@ export function memberService(ctx: NodeContext): grpc.UntypedServiceImplementati
       if (ctx.config.insecure && !(isLoopback(client) && isLoopback(peer))) {
         throw invalidArgument('peer_address', 'this cluster runs without TLS ("insecure"), so its members must be on loopback');
       }
-      if (sameAddress(client, peer)) throw invalidArgument('peer_address', `is the client address too (${peer}); a member has a peer listener apart from its client listener`);
+      if (sameMemberAddress(client, peer)) throw invalidArgument('peer_address', `is the client address too (${peer}); a member has a peer listener apart from its client listener`);
       ctx.requireLeader();
-      checkAddressesFree(driver.config(), id, { client, peer });
+      checkAddressesFree(ctx.members.list(), id, { client, peer });
       return changeMembers({ type: 'add-learner', node: id, address: { client, peer } }, (c) => {
         const known = c.addresses[id];
         return c.learners.includes(id) && known?.client === client && known.peer === peer;
@@ -130,7 +129,7 @@ export function memberService(ctx: NodeContext): grpc.UntypedServiceImplementati
 }
 
 function changeError(ctx: NodeContext, err: unknown): unknown {
-  if (err instanceof ConfChangeRefusedError) return refused(err.why, /behind/.test(err.why) ? 'LEARNER_BEHIND' : 'MEMBERSHIP_REFUSED');
+  if (err instanceof ConfChangeRefusedError) return refused(err.why, err.kind === 'learner-behind' ? 'LEARNER_BEHIND' : 'MEMBERSHIP_REFUSED');
   if (err instanceof NotLeaderError) {
     if (/conf-change-pending/.test(err.message)) {
       return new ApiError(grpc.status.UNAVAILABLE, 'another membership change is in progress; retry shortly', reasonMetadata('CHANGE_IN_PROGRESS'));

@@ -48,14 +48,18 @@ export interface ClusterClient extends grpc.Client {
   memberList(argument: _fencelock_v1_MemberListRequest, callback: grpc.requestCallback<_fencelock_v1_MemberListResponse__Output>): grpc.ClientUnaryCall;
   
   /**
-   * Makes a caught-up learner a voter (FAILED_PRECONDITION while it is behind).
+   * Makes a caught-up learner a voter. FAILED_PRECONDITION (reason LEARNER_BEHIND) while it is behind: until
+   * it has answered the leader within an election timeout and holds at least one entry and all but at most
+   * 1,000 of the committed ones (docs/membership.md).
    */
   MemberPromote(argument: _fencelock_v1_MemberRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_MemberChangeResponse__Output>): grpc.ClientUnaryCall;
   MemberPromote(argument: _fencelock_v1_MemberRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_MemberChangeResponse__Output>): grpc.ClientUnaryCall;
   MemberPromote(argument: _fencelock_v1_MemberRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_MemberChangeResponse__Output>): grpc.ClientUnaryCall;
   MemberPromote(argument: _fencelock_v1_MemberRequest, callback: grpc.requestCallback<_fencelock_v1_MemberChangeResponse__Output>): grpc.ClientUnaryCall;
   /**
-   * Makes a caught-up learner a voter (FAILED_PRECONDITION while it is behind).
+   * Makes a caught-up learner a voter. FAILED_PRECONDITION (reason LEARNER_BEHIND) while it is behind: until
+   * it has answered the leader within an election timeout and holds at least one entry and all but at most
+   * 1,000 of the committed ones (docs/membership.md).
    */
   memberPromote(argument: _fencelock_v1_MemberRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_MemberChangeResponse__Output>): grpc.ClientUnaryCall;
   memberPromote(argument: _fencelock_v1_MemberRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_MemberChangeResponse__Output>): grpc.ClientUnaryCall;
@@ -117,7 +121,9 @@ export interface ClusterHandlers extends grpc.UntypedServiceImplementation {
   MemberList: grpc.handleUnaryCall<_fencelock_v1_MemberListRequest__Output, _fencelock_v1_MemberListResponse>;
   
   /**
-   * Makes a caught-up learner a voter (FAILED_PRECONDITION while it is behind).
+   * Makes a caught-up learner a voter. FAILED_PRECONDITION (reason LEARNER_BEHIND) while it is behind: until
+   * it has answered the leader within an election timeout and holds at least one entry and all but at most
+   * 1,000 of the committed ones (docs/membership.md).
    */
   MemberPromote: grpc.handleUnaryCall<_fencelock_v1_MemberRequest__Output, _fencelock_v1_MemberChangeResponse>;
   
