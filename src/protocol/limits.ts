@@ -27,3 +27,7 @@ export const MAX_WAIT_TIMEOUT_MS = 60 * 60 * 1000;
 export const MAX_LIST_LIMIT = 1_000;
 /** Keys one MoveKeys entry moves at most (the entry's apply time is bounded). Beyond: refused, nothing moves. */
 export const MAX_MOVE_KEYS = 10_000;
+/** The reason an admin gives for Lock.Revoke (audit log and watch event): 0..256 UTF-8 bytes. */
+export const MAX_REVOKE_REASON_BYTES = 256;
+/** Grants one keepalive renewal asks about (KeepAliveRequest.held); a client holding more asks in turns. */
+export const MAX_HELD_PER_RENEWAL = 64;
