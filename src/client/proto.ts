@@ -132,6 +132,7 @@ function allMethods() {
     release: pipelined(method(lock, 'Release'), pipelineRoute('release')),
     describe: method(lock, 'Describe'),
     watch: method(lock, 'Watch'),
+    revokeLock: method(lock, 'Revoke'),
     write: pipelined(method(kv, 'Write'), pipelineRoute('write')),
     get: pipelined(method(kv, 'Get'), pipelineRoute('get')),
     list: method(kv, 'List'),

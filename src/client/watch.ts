@@ -16,8 +16,9 @@ import type { LockEvent, LockEventKind, WatchHandle, WatchOptions } from './type
 const FINAL_CODES = new Set(['INVALID_ARGUMENT', 'NOT_FOUND', 'FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED', 'UNIMPLEMENTED', 'PERMISSION_DENIED', 'UNAUTHENTICATED', 'OUT_OF_RANGE']);
 
 export function toLockEvent(ev: LockEvent__Output): LockEvent {
-  const kind: LockEventKind = ev.kind === 'GRANTED' || ev.kind === 'RELEASED' || ev.kind === 'EXPIRED' ? ev.kind : 'UNSPECIFIED';
-  return { kind, lock: ev.lock, sessionId: ev.sessionId, token: wireToBigInt(ev.token), index: wireToBigInt(ev.index) };
+  const kind: LockEventKind = ev.kind === 'GRANTED' || ev.kind === 'RELEASED' || ev.kind === 'EXPIRED' || ev.kind === 'REVOKED' ? ev.kind : 'UNSPECIFIED';
+  const event: LockEvent = { kind, lock: ev.lock, sessionId: ev.sessionId, token: wireToBigInt(ev.token), index: wireToBigInt(ev.index) };
+  return kind === 'REVOKED' ? { ...event, revokedBy: ev.revokedBy, reason: ev.reason } : event;
 }
 
 /**

@@ -87,7 +87,16 @@ const messages = new WeakMap<LockEvent, LockEvent__Output>();
 function messageOf(e: WatchedEvent, index: number): LockEvent__Output {
   let message = messages.get(e);
   if (!message) {
-    message = { kind: kindName(e), lock: e.lock, sessionId: publicSessionId(e.sessionId), token: intToWire('token', e.token), index: intToWire('index', index) };
+    const revoked = e.type === 'released' && e.cause === 'lock_revoked';
+    message = {
+      kind: kindName(e),
+      lock: e.lock,
+      sessionId: publicSessionId(e.sessionId),
+      token: intToWire('token', e.token),
+      index: intToWire('index', index),
+      revokedBy: revoked ? (e.revokedBy ?? '') : '',
+      reason: revoked ? (e.reason ?? '') : '',
+    };
     messages.set(e, message);
   }
   return message;
@@ -111,5 +120,6 @@ function isWatched(e: LockEvent): e is WatchedEvent {
 
 function kindName(e: WatchedEvent): LockEvent__Output['kind'] {
   if (e.type === 'granted') return 'GRANTED';
+  if (e.cause === 'lock_revoked') return 'REVOKED';
   return e.cause === 'expired' ? 'EXPIRED' : 'RELEASED';
 }

@@ -9,6 +9,10 @@ export const _fencelock_v1_LockEvent_Kind = {
   GRANTED: 'GRANTED',
   RELEASED: 'RELEASED',
   EXPIRED: 'EXPIRED',
+  /**
+   * an admin ended the grant (Lock.Revoke); the holder's session goes on
+   */
+  REVOKED: 'REVOKED',
 } as const;
 
 export type _fencelock_v1_LockEvent_Kind =
@@ -20,6 +24,11 @@ export type _fencelock_v1_LockEvent_Kind =
   | 2
   | 'EXPIRED'
   | 3
+  /**
+   * an admin ended the grant (Lock.Revoke); the holder's session goes on
+   */
+  | 'REVOKED'
+  | 4
 
 export type _fencelock_v1_LockEvent_Kind__Output = typeof _fencelock_v1_LockEvent_Kind[keyof typeof _fencelock_v1_LockEvent_Kind]
 
@@ -35,6 +44,11 @@ export interface LockEvent {
    * log index of the entry that caused it
    */
   'index'?: (number | string | Long);
+  /**
+   * REVOKED only: the identity that revoked the grant and the reason it gave.
+   */
+  'revokedBy'?: (string);
+  'reason'?: (string);
 }
 
 export interface LockEvent__Output {
@@ -49,4 +63,9 @@ export interface LockEvent__Output {
    * log index of the entry that caused it
    */
   'index': (string);
+  /**
+   * REVOKED only: the identity that revoked the grant and the reason it gave.
+   */
+  'revokedBy': (string);
+  'reason': (string);
 }
