@@ -39,6 +39,11 @@ export class Watcher implements WatchHandle {
   private backoff = 0;
   private hintsInARow = 0;
   private lastIndex = 0n;
+  /**
+   * Events delivered of entry lastIndex: one entry may cause several (a release and the handover's grant),
+   * so a stream's events at lastIndex beyond this many are new, not repeats of an earlier stream's.
+   */
+  private deliveredAtLast = 0;
   private cancelled = false;
 
   constructor(
@@ -77,6 +82,7 @@ export class Watcher implements WatchHandle {
     const call = this.router.clientFor(address).makeServerStreamRequest(m.path, m.serialize, m.deserialize, { lock: this.lock }, new grpc.Metadata(), {});
     this.call = call;
     this.address = address;
+    let seenAtLast = 0;
     call.on('data', (ev: LockEvent__Output) => {
       if (call !== this.call) return;
       this.backoff = 0;
@@ -88,8 +94,17 @@ export class Watcher implements WatchHandle {
         this.logger.warn({ err }, 'fencelock: malformed watch event ignored');
         return;
       }
-      if (event.index !== 0n && event.index <= this.lastIndex) return;
-      if (event.index > this.lastIndex) this.lastIndex = event.index;
+      if (event.index !== 0n) {
+        if (event.index < this.lastIndex) return;
+        if (event.index > this.lastIndex) {
+          this.lastIndex = event.index;
+          this.deliveredAtLast = 0;
+          seenAtLast = 0;
+        }
+        seenAtLast++;
+        if (seenAtLast <= this.deliveredAtLast) return;
+        this.deliveredAtLast = seenAtLast;
+      }
       try {
         this.onEvent(event);
       } catch (err) {

@@ -5,7 +5,9 @@ import * as L from '../../state/limits';
 import type { RevokeLockRequest__Output } from '../../protocol/generated/fencelock/v1/RevokeLockRequest';
 import type { RevokeLockResponse__Output } from '../../protocol/generated/fencelock/v1/RevokeLockResponse';
 import { intToWire } from '../../protocol/wireInt';
-import type { Command, CommandResult } from '../../state';
+import { Reason, type Command, type CommandResult } from '../../state';
+import { ApiError } from './errors';
+import { refusalError } from './refusals';
 import type { NodeContext } from './context';
 import { proposing } from './proposal';
 import { publicSessionId } from './publicSessionId';
@@ -31,6 +33,16 @@ export function lockRevoke(ctx: NodeContext): Rpc<RevokeLockRequest__Output, Rev
       nextHolderSession: ok.nextHolder === undefined ? '' : publicSessionId(ok.nextHolder),
       nextToken: intToWire('next_token', ok.nextToken ?? 0),
     }),
+    // The shared texts speak of a holder's own token; an admin's revoke gets its own, same status and metadata.
+    withhold: (refused, { lock, token }) => {
+      const general = refusalError(refused.reason, refused.watermark);
+      const q = JSON.stringify(lock);
+      if (refused.reason === Reason.LOCK_NOT_HELD) return new ApiError(general.code, `LOCK_NOT_HELD: lock ${q} is not held: nothing to revoke`, general.metadata);
+      if (refused.reason === Reason.WRONG_TOKEN) {
+        return new ApiError(general.code, `WRONG_TOKEN: lock ${q} is no longer held under token ${token} (that grant ended): nothing revoked; describe shows the current grant`, general.metadata);
+      }
+      return undefined;
+    },
   });
 }
 
