@@ -7,7 +7,8 @@ import { withoutGrpcNoise } from './unreachable';
 
 /**
  * Calls `onLoss` once with why, when the lock is presumed lost (no renewal acknowledged for TTL minus the
- * safety margin) or the session is lost (expired, revoked). Returns the stop, for when the hold ends.
+ * safety margin), the session is lost (expired, revoked), or the grant alone is (an admin's Lock.Revoke).
+ * Returns the stop, for when the hold ends.
  */
 export function watchForLoss(session: Session, lock: LockHandle, onLoss: (why: string) => void): () => void {
   let stopped = false;
@@ -31,6 +32,8 @@ export function watchForLoss(session: Session, lock: LockHandle, onLoss: (why: s
   };
   check();
   session.onLost((err) => lost(`was lost: ${err.message}`));
+  // An admin's revoke (learnt from a renewal) or a refused fenced write ends the grant, not the session.
+  lock.onLost((err) => lost(`${err.reason === 'REVOKED' ? 'was revoked' : 'was lost'}: ${err.message}`));
   return () => {
     stopped = true;
     if (timer) clearTimeout(timer);

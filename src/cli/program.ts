@@ -21,6 +21,7 @@ import { EXIT, EXIT_CODES_HELP, exitCodeFor, UsageError } from './exitCodes';
 import { isReadOnly, lockDashDashHint, wantsJson } from './invocation';
 import { runLockCommand } from './lockCommand';
 import { addMemberCommands } from './memberCommand';
+import { addRevokeCommand } from './revokeCommand';
 import { addSnapshotCommands } from './snapshotCommand';
 import { addCheckResourceCommand } from './checkResource/command';
 import {
@@ -574,6 +575,7 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
     );
 
   addMemberCommands(program, io, action, withClient);
+  addRevokeCommand(program, io, action, withClient);
 
   // The proxy asks the cluster (the global --endpoints and credentials) which tokens each lock issued.
   defineProxyCommand(program.command('proxy'), io, action, 'fencelock proxy', (cmd) => new FenceLockClient(clientOptions(globals(cmd))));

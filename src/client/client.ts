@@ -31,6 +31,8 @@ import type {
   MoveTarget,
   NodeStatus,
   OpenSessionOptions,
+  RevokeLockOptions,
+  RevokeLockResult,
   WatchHandle,
   WatchOptions,
   WithLockOptions,
@@ -434,6 +436,21 @@ export class FenceLockClient implements SessionHost {
     const subject = 'key' in target ? `key ${JSON.stringify(target.key)}` : `keys under ${JSON.stringify(target.prefix)}`;
     const res = await this.mutate(methods().move, (header) => ({ header, ...target, toLock }), { what: `move ${subject} to lock ${JSON.stringify(toLock)}` });
     return { moved: wireToNumber(res.moved), index: wireToBigInt(res.index) };
+  }
+
+  /**
+   * Ends the lock's current grant without ending its holder's session (needs the `admin` permission): the
+   * next waiter gets the lock with a higher token, so the old holder's fenced writes are refused; its client
+   * learns REVOKED from its next renewal. FAILED_PRECONDITION (LOCK_NOT_HELD) when nobody holds the lock;
+   * with `token`, WRONG_TOKEN when that grant is no longer the current one. Retried like every mutation.
+   */
+  async revokeLock(lock: string, opts: RevokeLockOptions = {}): Promise<RevokeLockResult> {
+    this.assertOpen();
+    if (typeof lock !== 'string' || lock === '') throw new FenceLockError('INVALID_ARGUMENT', 'revokeLock: the lock name must be a non-empty string');
+    const reason = opts.reason ?? '';
+    const token = opts.token === undefined ? {} : { token: bigIntToWire(opts.token) };
+    const res = await this.mutate(methods().revokeLock, (header) => ({ header, lock, reason, ...token }), { what: `revoke lock ${JSON.stringify(lock)}` });
+    return { endedToken: wireToBigInt(res.endedToken), nextHolderSession: res.nextHolderSession, nextToken: wireToBigInt(res.nextToken) };
   }
 
   // ----- inspection -----

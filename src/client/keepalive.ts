@@ -2,7 +2,8 @@ import { FenceLockError, toFenceLockError } from './errors';
 import type { Logger } from './logger';
 import type { KeepAliveRequest } from '../protocol/generated/fencelock/v1/KeepAliveRequest';
 import type { KeepAliveResponse__Output } from '../protocol/generated/fencelock/v1/KeepAliveResponse';
-import { uintToWire, wireToNumber } from '../protocol/wireInt';
+import { MAX_HELD_PER_RENEWAL } from '../protocol/limits';
+import { bigIntToWire, uintToWire, wireToBigInt, wireToNumber } from '../protocol/wireInt';
 import type { ClientTimer } from './ports';
 import { methods } from './proto';
 import { publicSessionId } from './publicId';
@@ -17,6 +18,16 @@ export interface Renewable {
   renewed(sentAt: number, remainingMs: number): void;
   /** The leader answered alive=false: the session is gone for good. */
   expired(err: FenceLockError): void;
+  /** Up to `max` grants the session holds, to ask the leader about (KeepAliveRequest.held); in turns when more. */
+  heldGrants(max: number): HeldGrant[];
+  /** The leader says these grants ended while the session lives: an admin revoked them. */
+  grantsRevoked(grants: HeldGrant[]): void;
+}
+
+/** A grant as a renewal names it. */
+export interface HeldGrant {
+  lock: string;
+  token: bigint;
 }
 
 interface Entry {
@@ -165,7 +176,8 @@ export class KeepAliveStream {
     if (entry.pending.size >= MAX_PENDING) return;
     const renewalId = uintToWire('renewal_id', ++this.lastRenewalId);
     entry.pending.set(renewalId, this.router.ports.clock.monotonicMs());
-    s.write({ sessionId: entry.session.id, renewalId });
+    const held = entry.session.heldGrants(MAX_HELD_PER_RENEWAL).map((g) => ({ lock: g.lock, token: bigIntToWire(g.token) }));
+    s.write({ sessionId: entry.session.id, renewalId, held });
     if (!this.stallTimer) this.armStallTimer(this.stallMs);
   }
 
@@ -222,6 +234,9 @@ export class KeepAliveStream {
     const sentAt = takeSendTime(entry.pending, res.renewalId);
     if (sentAt === undefined) return; // an answer to no renewal we know: its send time is unknown, so it proves nothing
     entry.session.renewed(sentAt, wireToNumber(res.remainingMs));
+    // A server older than the field leaves it out: nothing learned, as before.
+    const revoked = (res.revoked ?? []).map((g) => ({ lock: g.lock, token: wireToBigInt(g.token) }));
+    if (revoked.length > 0) entry.session.grantsRevoked(revoked);
     this.retireIfIdle();
   }
 

@@ -148,6 +148,7 @@ function allMethods() {
     release: pipelined(Lock.Release, pipelineRoute('release')),
     describe: Lock.Describe,
     watch: Lock.Watch,
+    revokeLock: Lock.Revoke,
     write: pipelined(KV.Write, pipelineRoute('write')),
     get: pipelined(KV.Get, pipelineRoute('get')),
     list: KV.List,

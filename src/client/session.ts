@@ -1,7 +1,7 @@
-import { FenceLockError } from './errors';
+import { FenceLockError, isFenceLockError } from './errors';
 import { publicSessionId } from './publicId';
 import { lockFencing, type LockFencing } from './fencingToken';
-import type { Renewable } from './keepalive';
+import type { HeldGrant, Renewable } from './keepalive';
 import type { Logger } from './logger';
 import type { ClientPorts, ClientTimer } from './ports';
 import type { WriteOp, WriteResult } from './types';
@@ -61,6 +61,8 @@ export class Session implements Renewable {
   private readonly presumeListeners = new Set<(err: FenceLockError) => void>();
   private readonly lostCallbacks: Array<(err: FenceLockError) => void> = [];
   private readonly held = new Map<string, LockHandle>();
+  /** Where the next renewal starts naming held grants, when there are more than one renewal names. */
+  private heldCursor = 0;
   /**
    * The handle other clients see for this session in describe() and watch() (the id itself is a secret).
    * Everything the library logs or puts in an error message names a session by this handle, never by its id.
@@ -211,6 +213,29 @@ export class Session implements Renewable {
     this.markLost(err);
   }
 
+  heldGrants(max: number): HeldGrant[] {
+    if (this.lostError || this.closed) return [];
+    // A grant being released is left out: the leader would report its end, which is no revoke.
+    const grants = [...this.held.values()].filter((h) => h.isHeld()).map((h) => ({ lock: h.name, token: h.token }));
+    if (grants.length <= max) return grants;
+    const start = this.heldCursor % grants.length;
+    this.heldCursor = start + max;
+    return [...grants, ...grants].slice(start, start + max);
+  }
+
+  grantsRevoked(grants: HeldGrant[]): void {
+    for (const g of grants) {
+      const h = this.held.get(g.lock);
+      // Only the very grant asked about: the lock may have been released and granted again since the renewal.
+      if (h === undefined || h.token !== g.token || !h.isHeld()) continue;
+      h.lose(
+        new FenceLockError('FAILED_PRECONDITION', `lock ${JSON.stringify(g.lock)} (token ${g.token}) was revoked by an admin; session ${this.publicId} goes on`, {
+          reason: 'REVOKED',
+        }),
+      );
+    }
+  }
+
   // --- internals ---
 
   /** True when this client holds an unreleased handle on the lock through this session. */
@@ -298,10 +323,12 @@ export class Session implements Renewable {
     this.host.logger.warn({ session: this.publicId, reason: err.reason }, `fencelock: session lost: ${err.message}`);
     const callbacks = this.lostCallbacks.splice(0);
     for (const cb of callbacks) this.runCallback(cb, err);
+    for (const h of [...this.held.values()]) h.lose(err);
     this.notifyPresumedLost();
   }
 
-  private runCallback(cb: (err: FenceLockError) => void, err: FenceLockError): void {
+  /** @internal Runs a loss callback, logging what it throws. */
+  runCallback(cb: (err: FenceLockError) => void, err: FenceLockError): void {
     try {
       cb(err);
     } catch (cbErr) {
@@ -314,6 +341,9 @@ export class Session implements Renewable {
 export class LockHandle {
   private released = false;
   private releasing: Promise<void> | undefined;
+  /** Why the grant is known to be over without this client's release: revoked, fenced out, session lost. */
+  private lostError: FenceLockError | undefined;
+  private readonly lostCallbacks: Array<(err: FenceLockError) => void> = [];
   private aborter: AbortController | undefined;
   private unsubscribe: (() => void) | undefined;
 
@@ -353,15 +383,48 @@ export class LockHandle {
       const aborter = new AbortController();
       this.aborter = aborter;
       if (this.released) aborter.abort(this.releasedError('RELEASED'));
+      else if (this.lostError) aborter.abort(this.lostError);
       else if (this.session.isPresumedLost()) aborter.abort(this.session.presumptionError());
       else this.unsubscribe = this.session.whenPresumedLost((err) => aborter.abort(err));
     }
     return this.aborter.signal;
   }
 
-  /** True once released, or when the session is lost or presumed lost. */
+  /** True once released or lost (revoked, fenced out), or when the session is lost or presumed lost. */
   isPresumedLost(): boolean {
-    return this.released || this.session.isPresumedLost();
+    return this.released || this.lostError !== undefined || this.session.isPresumedLost();
+  }
+
+  /**
+   * Registers a callback run once when this client learns the grant is over without its own release: an
+   * admin revoked it (reason REVOKED, from the next renewal), a fenced write under it was refused because a
+   * newer grant exists or it ended (STALE_TOKEN, LOCK_NOT_HELD), or its session was lost. At once,
+   * asynchronously, if it already is. Not called for this client's own release.
+   */
+  onLost(cb: (err: FenceLockError) => void): void {
+    const err = this.lostError;
+    if (err) queueMicrotask(() => this.session.runCallback(cb, err));
+    else if (!this.released) this.lostCallbacks.push(cb);
+  }
+
+  /** The reason the grant is known lost (undefined: not known lost). */
+  lossError(): FenceLockError | undefined {
+    return this.lostError;
+  }
+
+  /** @internal Held as far as this client knows: not released, not being released, not known lost. */
+  isHeld(): boolean {
+    return !this.released && this.releasing === undefined && this.lostError === undefined;
+  }
+
+  /** @internal The grant is over without this client's release: the first cause wins. */
+  lose(err: FenceLockError): void {
+    if (this.released || this.lostError) return;
+    this.lostError = err;
+    this.session.forget(this);
+    this.unsubscribe?.();
+    this.aborter?.abort(err);
+    for (const cb of this.lostCallbacks.splice(0)) this.session.runCallback(cb, err);
   }
 
   isReleased(): boolean {
@@ -371,7 +434,12 @@ export class LockHandle {
   /** A fenced write under this lock's token: the server refuses it if a newer holder exists. */
   write(ops: WriteOp[]): Promise<WriteResult> {
     if (this.released) return Promise.reject(this.releasedError());
-    return this.host.writeFor(this.name, this.token, this.session.id, ops);
+    if (this.lostError) return Promise.reject(this.lostError);
+    return this.host.writeFor(this.name, this.token, this.session.id, ops).catch((err: unknown) => {
+      // The server says a newer grant exists or this one ended: the lock is lost, whatever renewals say.
+      if (isFenceLockError(err, 'FAILED_PRECONDITION') && (err.reason === 'STALE_TOKEN' || err.reason === 'LOCK_NOT_HELD')) this.lose(err);
+      throw err;
+    });
   }
 
   /**
@@ -397,6 +465,7 @@ export class LockHandle {
   /** Marks the handle released without a call (the session was closed). */
   markReleased(): void {
     this.released = true;
+    this.lostCallbacks.length = 0;
     this.session.forget(this);
     this.unsubscribe?.();
     this.aborter?.abort(this.releasedError('RELEASED'));

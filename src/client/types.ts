@@ -136,7 +136,8 @@ export interface LockDescription {
   latestToken: bigint;
 }
 
-export type LockEventKind = 'GRANTED' | 'RELEASED' | 'EXPIRED' | 'UNSPECIFIED';
+/** REVOKED: an admin ended the grant (Lock.Revoke); the holder's session goes on. */
+export type LockEventKind = 'GRANTED' | 'RELEASED' | 'EXPIRED' | 'REVOKED' | 'UNSPECIFIED';
 
 export interface LockEvent {
   kind: LockEventKind;
@@ -147,6 +148,9 @@ export interface LockEvent {
   index: bigint;
   /** GRANTED: the new holder's handle, client name and labels; null otherwise. */
   holder: SessionDetails | null;
+  /** REVOKED only: who revoked the grant and why (absent otherwise). */
+  revokedBy?: string;
+  reason?: string;
 }
 
 export interface WatchOptions {
@@ -220,6 +224,21 @@ export interface CloseOptions {
 
 /** What a key move moves: one key, or every key under a prefix (at most 10,000 per call). */
 export type MoveTarget = { key: string } | { prefix: string };
+
+export interface RevokeLockOptions {
+  /** Why, for the audit log and the watch event (up to 256 bytes). */
+  reason?: string;
+  /** Revoke only while this is the current grant's token (from describe()); default: whatever grant is current. */
+  token?: bigint;
+}
+
+export interface RevokeLockResult {
+  /** The token of the grant that ended. */
+  endedToken: bigint;
+  /** Public handle of the waiter the lock went to ('' when it became free), and its token (0n then). */
+  nextHolderSession: string;
+  nextToken: bigint;
+}
 
 export interface MoveResult {
   /** How many keys changed lock. */

@@ -18,8 +18,9 @@ import type { LockEvent, LockEventKind, WatchHandle, WatchOptions } from './type
 const FINAL_CODES = new Set(['INVALID_ARGUMENT', 'NOT_FOUND', 'FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED', 'UNIMPLEMENTED', 'PERMISSION_DENIED', 'UNAUTHENTICATED', 'OUT_OF_RANGE']);
 
 export function toLockEvent(ev: LockEvent__Output): LockEvent {
-  const kind: LockEventKind = ev.kind === 'GRANTED' || ev.kind === 'RELEASED' || ev.kind === 'EXPIRED' ? ev.kind : 'UNSPECIFIED';
-  return { kind, lock: ev.lock, sessionId: ev.sessionId, token: wireToBigInt(ev.token), index: wireToBigInt(ev.index), holder: toSessionDetails(ev.holder) };
+  const kind: LockEventKind = ev.kind === 'GRANTED' || ev.kind === 'RELEASED' || ev.kind === 'EXPIRED' || ev.kind === 'REVOKED' ? ev.kind : 'UNSPECIFIED';
+  const event: LockEvent = { kind, lock: ev.lock, sessionId: ev.sessionId, token: wireToBigInt(ev.token), index: wireToBigInt(ev.index), holder: toSessionDetails(ev.holder) };
+  return kind === 'REVOKED' ? { ...event, revokedBy: ev.revokedBy, reason: ev.reason } : event;
 }
 
 /**
@@ -40,6 +41,11 @@ export class Watcher implements WatchHandle {
   private backoff = 0;
   private hintsInARow = 0;
   private lastIndex = 0n;
+  /**
+   * Events delivered of entry lastIndex: one entry may cause several (a release and the handover's grant),
+   * so a stream's events at lastIndex beyond this many are new, not repeats of an earlier stream's.
+   */
+  private deliveredAtLast = 0;
   private cancelled = false;
 
   constructor(
@@ -77,6 +83,7 @@ export class Watcher implements WatchHandle {
     const call = this.router.serverStream(address, methods().watch, { lock: this.lock });
     this.call = call;
     this.address = address;
+    let seenAtLast = 0;
     call.on('data', (ev: LockEvent__Output) => {
       if (call !== this.call) return;
       this.backoff = 0;
@@ -88,8 +95,17 @@ export class Watcher implements WatchHandle {
         this.logger.warn({ err }, 'fencelock: malformed watch event ignored');
         return;
       }
-      if (event.index !== 0n && event.index <= this.lastIndex) return;
-      if (event.index > this.lastIndex) this.lastIndex = event.index;
+      if (event.index !== 0n) {
+        if (event.index < this.lastIndex) return;
+        if (event.index > this.lastIndex) {
+          this.lastIndex = event.index;
+          this.deliveredAtLast = 0;
+          seenAtLast = 0;
+        }
+        seenAtLast++;
+        if (seenAtLast <= this.deliveredAtLast) return;
+        this.deliveredAtLast = seenAtLast;
+      }
       try {
         this.onEvent(event);
       } catch (err) {

@@ -38,3 +38,7 @@ export const MAX_LABEL_VALUE_BYTES = 256;
  * snapshots: at MAX_SESSIONS (100,000) sessions this bounds them to about 100 MB.
  */
 export const MAX_LABELS_BYTES = 1024;
+/** The reason an admin gives for Lock.Revoke (audit log and watch event): 0..256 UTF-8 bytes. */
+export const MAX_REVOKE_REASON_BYTES = 256;
+/** Grants one keepalive renewal asks about (KeepAliveRequest.held); a client holding more asks in turns. */
+export const MAX_HELD_PER_RENEWAL = 64;

@@ -17,6 +17,7 @@ export type { RequestMeta } from './registry/entry';
 export type { OpenSessionCommand } from './registry/openSession';
 export type { CloseSessionCommand } from './registry/closeSession';
 export type { RevokeSessionCommand } from './registry/revokeSession';
+export type { RevokeLockCommand } from './registry/revokeLock';
 export type { ExpireSessionCommand } from './registry/expireSession';
 export type { CheckpointLeasesCommand, LeaseCheckpoint } from './registry/checkpointLeases';
 export type { AcquireCommand } from './registry/acquire';

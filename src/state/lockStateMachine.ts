@@ -25,6 +25,7 @@ import {
   invalid,
   refused,
   type CommandResult,
+  type GrantEndCause,
   type LockEvent,
   type RefusedResult,
   type Result,
@@ -272,7 +273,7 @@ export class LockStateMachine {
    * Grants a just-freed lock to its first live waiter (token = `index`); dead waiters are dropped. Returns
    * the new holder's session id, undefined when nobody got the lock.
    */
-  private handOver(rec: LockRecord, index: number, now: number, cause: 'released' | SessionEndCause, events: LockEvent[]): string | undefined {
+  private handOver(rec: LockRecord, index: number, now: number, cause: GrantEndCause, events: LockEvent[]): string | undefined {
     for (let s = firstWaiter(rec); s !== undefined; s = firstWaiter(rec)) {
       this.locks.dequeue(rec, s);
       deleteWaiting(s, rec);

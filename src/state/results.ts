@@ -205,7 +205,7 @@ export type InvalidResult = ResultWith<'invalid'>;
  *
  * Order within one entry: for Release, `released` then the `granted` of the next waiter; for a session end
  * (Close/Expire), first `wait_ended` for every lock it waited for, then per held lock (sorted by name)
- * `released` followed by the handover `granted`, and last `session_ended`. An ExpireSession of several
+ * `released` followed by the handover `granted`, and last `session_ended`. RevokeLock is as Release. An ExpireSession of several
  * sessions ends them together: first the `wait_ended` of them all, then each one's releases and end.
  */
 export type LockEvent =
@@ -215,12 +215,27 @@ export type LockEvent =
       sessionId: string;
       token: number;
       /** 'acquired': the lock was free; otherwise what ended the previous grant. */
-      cause: 'acquired' | 'released' | SessionEndCause;
+      cause: 'acquired' | GrantEndCause;
     }
-  | { type: 'released'; lock: string; sessionId: string; token: number; cause: 'released' | SessionEndCause }
+  | {
+      type: 'released';
+      lock: string;
+      sessionId: string;
+      token: number;
+      cause: GrantEndCause;
+      /** With cause `lock_revoked` (RevokeLock): the admin who revoked it ('' for the node) and their reason. */
+      revokedBy?: string;
+      reason?: string;
+    }
   | { type: 'queued'; lock: string; sessionId: string; position: number }
   | { type: 'wait_ended'; lock: string; sessionId: string; cause: 'cancelled' | SessionEndCause }
   | { type: 'session_ended'; sessionId: string; cause: SessionEndCause };
+
+/**
+ * What ended a grant: its holder released it, an admin revoked the grant alone (`lock_revoked`, RevokeLock:
+ * the session stays open), or its session ended.
+ */
+export type GrantEndCause = 'released' | 'lock_revoked' | SessionEndCause;
 
 /**
  * The outcome of apply(). `duplicate` is true when (clientId, requestId) had been applied before: `result`

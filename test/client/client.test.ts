@@ -517,6 +517,29 @@ describe('FenceLockClient against a fake cluster', () => {
     expect(events[0]!.sessionId).toBe(s.publicId);
   });
 
+  it('watch delivers every event of one entry: a release and the handover grant share a log index (regression: the grant was dropped)', async () => {
+    const { nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    const events: LockEvent[] = [];
+    const w = c.watch('handover', (ev) => events.push(ev));
+    await sleep(100);
+    const [s1, s2] = [await c.openSession(), await c.openSession()];
+    const first = await s1.acquire('handover');
+    const waiting = s2.acquire('handover', { waitTimeoutMs: 5_000 });
+    await sleep(100);
+    await first.release();
+    const second = await waiting;
+    await until(() => events.length >= 3);
+    w.cancel();
+    expect(events.map((e) => [e.kind, e.sessionId])).toEqual([
+      ['GRANTED', s1.publicId],
+      ['RELEASED', s1.publicId],
+      ['GRANTED', s2.publicId],
+    ]);
+    expect(events[2]!.index).toBe(events[1]!.index);
+    expect(events[2]!.token).toBe(second.token);
+  });
+
   it('watch: a stream ended ABORTED EVENTS_MISSED (the node installed a snapshot) is reported to onMissed, and the watch goes on', async () => {
     const events: LockEvent[] = [];
     const { state, node, c, w, missed, errors } = await recordedWatch('m', (ev) => events.push(ev));

@@ -7,7 +7,7 @@ import { driveRandomly } from './randomStates';
 
 describe('command registry', () => {
   it('has one entry per command type, each written in its own state.proto member', () => {
-    expect(new Set(COMMAND_TYPES).size).toBe(11);
+    expect(new Set(COMMAND_TYPES).size).toBe(12);
     const members = COMMAND_TYPES.map((t) => entryOf(t).member);
     expect(new Set(members).size).toBe(members.length);
     for (const t of COMMAND_TYPES) {
@@ -38,7 +38,15 @@ describe('command registry', () => {
       };
       driveRandomly(m, seed, 3_000, seed, { auth });
       // The samples of every kind (the drive sends no RevokeSession nor CheckpointLeases).
-      if (seed === 7) COMMAND_SAMPLES.forEach(([, c]) => m.apply(m.lastApplied + 1, c));
+      if (seed === 7) {
+        COMMAND_SAMPLES.forEach(([, c]) => m.apply(m.lastApplied + 1, c));
+        // Nor a RevokeLock, which is newer than the samples' fixture: revoke a grant of its own.
+        const base = { clientId: 'revoker', now: 5_000 };
+        const sessionId = 'e'.repeat(32);
+        m.apply(m.lastApplied + 1, { type: 'OpenSession', ...base, requestId: 1, sessionId, ttlMs: 10_000, clientName: '' });
+        m.apply(m.lastApplied + 1, { type: 'Acquire', ...base, requestId: 2, lock: 'revoked', sessionId, tryOnly: true });
+        m.apply(m.lastApplied + 1, { type: 'RevokeLock', ...base, requestId: 3, lock: 'revoked', token: 0, reason: '' });
+      }
     }
     // Every entry is reached with commands that run (not only refusals).
     for (const t of COMMAND_TYPES) {

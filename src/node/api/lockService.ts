@@ -12,6 +12,7 @@ import { ApiError } from './errors';
 import type { CallScope, NodeContext } from './context';
 import { proposing } from './proposal';
 import { expectOk, refusalError, withheldRefusalError } from './refusals';
+import { auditRevokes, lockRevoke } from './lockRevoke';
 import { lockWatch } from './lockWatch';
 import { publicSessionId } from './publicSessionId';
 import { sessionInfo } from './sessionInfo';
@@ -149,9 +150,10 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
     };
   };
 
+  auditRevokes(ctx);
   const calls = { acquire: { name: 'Lock.Acquire', handle: acquire }, release };
   const service: grpc.UntypedServiceImplementation = {
-    ...unaryMethods(ctx, [calls.acquire, release, { name: 'Lock.Describe', handle: describe }]),
+    ...unaryMethods(ctx, [calls.acquire, release, { name: 'Lock.Describe', handle: describe }, lockRevoke(ctx)]),
     Watch: lockWatch(ctx),
   };
   return { service, calls };

@@ -90,7 +90,17 @@ function messageOf(ctx: NodeContext, e: WatchedEvent, index: number): LockEvent_
   let message = messages.get(e);
   if (!message) {
     const handle = publicSessionId(e.sessionId);
-    message = { kind: kindName(e), lock: e.lock, sessionId: handle, token: intToWire('token', e.token), index: intToWire('index', index), holder: holderOf(ctx, e, handle) };
+    const revoked = e.type === 'released' && e.cause === 'lock_revoked';
+    message = {
+      kind: kindName(e),
+      lock: e.lock,
+      sessionId: handle,
+      token: intToWire('token', e.token),
+      index: intToWire('index', index),
+      holder: holderOf(ctx, e, handle),
+      revokedBy: revoked ? (e.revokedBy ?? '') : '',
+      reason: revoked ? (e.reason ?? '') : '',
+    };
     messages.set(e, message);
   }
   return message;
@@ -124,5 +134,6 @@ function isWatched(e: LockEvent): e is WatchedEvent {
 
 function kindName(e: WatchedEvent): LockEvent__Output['kind'] {
   if (e.type === 'granted') return 'GRANTED';
+  if (e.cause === 'lock_revoked') return 'REVOKED';
   return e.cause === 'expired' ? 'EXPIRED' : 'RELEASED';
 }

@@ -1,4 +1,4 @@
-import type * as grpc from '@grpc/grpc-js';
+import * as grpc from '@grpc/grpc-js';
 import * as L from '../../state/limits';
 import type { CloseSessionRequest__Output } from '../../protocol/generated/fencelock/v1/CloseSessionRequest';
 import type { CloseSessionResponse__Output } from '../../protocol/generated/fencelock/v1/CloseSessionResponse';
@@ -7,7 +7,8 @@ import type { KeepAliveResponse__Output } from '../../protocol/generated/fencelo
 import type { OpenSessionRequest__Output } from '../../protocol/generated/fencelock/v1/OpenSessionRequest';
 import type { OpenSessionResponse__Output } from '../../protocol/generated/fencelock/v1/OpenSessionResponse';
 import { writeOrPause } from './backpressure';
-import { notLeader } from './errors';
+import { ApiError, notLeader } from './errors';
+import type { HeldGrant__Output } from '../../protocol/generated/fencelock/v1/HeldGrant';
 import { toServiceError, type NodeContext } from './context';
 import type { Caller } from '../auth/caller';
 import { proposing } from './proposal';
@@ -25,7 +26,7 @@ export interface SessionCalls {
    * One renewal: an acknowledgement to send, or 'no-ack' (the lease is not extended), at once or once a
    * checkpoint reset is applied; throws NOT_LEADER.
    */
-  keepAlive(req: KeepAliveRequest__Output, caller?: Caller): RenewalAnswer | Promise<RenewalAnswer>;
+  keepAlive(req: Pick<KeepAliveRequest__Output, 'sessionId' | 'renewalId'>, caller?: Caller): RenewalAnswer | Promise<RenewalAnswer>;
 }
 
 export function sessionService(ctx: NodeContext): { service: grpc.UntypedServiceImplementation; calls: SessionCalls } {
@@ -68,7 +69,7 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
     response: (): CloseSessionResponse__Output => ({}),
   });
   // Renewals are not log entries: the leader extends its in-memory deadline (see LeaderDuties.renew).
-  const keepAlive = (req: KeepAliveRequest__Output, caller?: Caller): RenewalAnswer | Promise<RenewalAnswer> => {
+  const keepAlive = (req: Pick<KeepAliveRequest__Output, 'sessionId' | 'renewalId'>, caller?: Caller): RenewalAnswer | Promise<RenewalAnswer> => {
     const sessionId = v.sessionId(req.sessionId);
     if (!ctx.driver.isLeader()) throw notLeader(ctx.leaderAddress());
     access.permitSession(caller, sessionId);
@@ -94,7 +95,9 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
         const reason = !answer.alive && revoked.has(req.sessionId) ? 'REVOKED' : '';
         try {
           const remainingMs = intToWire('remaining_ms', answer.remainingMs);
-          const response: KeepAliveResponse__Output = { sessionId: req.sessionId, alive: answer.alive, remainingMs, renewalId: req.renewalId, reason };
+          // Judged now, when the answer goes: an acknowledging leader has applied every entry of earlier terms.
+          const revokedGrants = answer.alive ? endedGrants(ctx, req.sessionId, req.held) : [];
+          const response: KeepAliveResponse__Output = { sessionId: req.sessionId, alive: answer.alive, remainingMs, renewalId: req.renewalId, reason, revoked: revokedGrants };
           writeOrPause(call, response);
         } catch (err) {
           // Also reached from a promise (an answer after a checkpoint reset): end the stream, never the node.
@@ -103,6 +106,7 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
       };
       call.on('data', (req: KeepAliveRequest__Output) => {
         try {
+          checkHeld(req.held);
           const answer = keepAlive(req, caller);
           if (answer instanceof Promise) void answer.then((a) => send(req, a));
           else send(req, answer);
@@ -115,4 +119,26 @@ export function sessionService(ctx: NodeContext): { service: grpc.UntypedService
     },
   };
   return { service, calls: { open, close, keepAlive } };
+}
+
+/** KeepAliveRequest.held: at most MAX_HELD_PER_RENEWAL grants, each a lock name and a token. */
+function checkHeld(held: readonly HeldGrant__Output[]): void {
+  if (held.length > L.MAX_HELD_PER_RENEWAL) throw new ApiError(grpc.status.INVALID_ARGUMENT, `held: at most ${L.MAX_HELD_PER_RENEWAL} grants per renewal, got ${held.length}`);
+  held.forEach((g, i) => {
+    v.lockName(g.lock, `held[${i}].lock`);
+    v.token(g.token, `held[${i}].token`);
+  });
+}
+
+/**
+ * The grants of `held` that the open session no longer holds under their token. With the session open, only
+ * its own release or an admin's revoke ends a grant, and the client names no grant it is releasing: so these
+ * were revoked. Read from the replicated state, so it needs no memory of the revoke and any leader answers alike.
+ */
+function endedGrants(ctx: NodeContext, sessionId: string, held: readonly HeldGrant__Output[]): HeldGrant__Output[] {
+  if (held.length === 0 || ctx.machine.sessionLoad(sessionId) === undefined) return [];
+  return held.filter((g) => {
+    const state = ctx.machine.sessionLockState(g.lock, sessionId);
+    return !(state.state === 'holder' && state.token === Number(g.token));
+  });
 }

@@ -16,6 +16,7 @@ import type { DescribeRequest as _fencelock_v1_DescribeRequest, DescribeRequest_
 import type { DescribeResponse as _fencelock_v1_DescribeResponse, DescribeResponse__Output as _fencelock_v1_DescribeResponse__Output } from './fencelock/v1/DescribeResponse';
 import type { GetRequest as _fencelock_v1_GetRequest, GetRequest__Output as _fencelock_v1_GetRequest__Output } from './fencelock/v1/GetRequest';
 import type { GetResponse as _fencelock_v1_GetResponse, GetResponse__Output as _fencelock_v1_GetResponse__Output } from './fencelock/v1/GetResponse';
+import type { HeldGrant as _fencelock_v1_HeldGrant, HeldGrant__Output as _fencelock_v1_HeldGrant__Output } from './fencelock/v1/HeldGrant';
 import type { KVClient as _fencelock_v1_KVClient, KVDefinition as _fencelock_v1_KVDefinition } from './fencelock/v1/KV';
 import type { KeepAliveRequest as _fencelock_v1_KeepAliveRequest, KeepAliveRequest__Output as _fencelock_v1_KeepAliveRequest__Output } from './fencelock/v1/KeepAliveRequest';
 import type { KeepAliveResponse as _fencelock_v1_KeepAliveResponse, KeepAliveResponse__Output as _fencelock_v1_KeepAliveResponse__Output } from './fencelock/v1/KeepAliveResponse';
@@ -46,6 +47,8 @@ import type { QuotaRequest as _fencelock_v1_QuotaRequest, QuotaRequest__Output a
 import type { ReleaseRequest as _fencelock_v1_ReleaseRequest, ReleaseRequest__Output as _fencelock_v1_ReleaseRequest__Output } from './fencelock/v1/ReleaseRequest';
 import type { ReleaseResponse as _fencelock_v1_ReleaseResponse, ReleaseResponse__Output as _fencelock_v1_ReleaseResponse__Output } from './fencelock/v1/ReleaseResponse';
 import type { RequestHeader as _fencelock_v1_RequestHeader, RequestHeader__Output as _fencelock_v1_RequestHeader__Output } from './fencelock/v1/RequestHeader';
+import type { RevokeLockRequest as _fencelock_v1_RevokeLockRequest, RevokeLockRequest__Output as _fencelock_v1_RevokeLockRequest__Output } from './fencelock/v1/RevokeLockRequest';
+import type { RevokeLockResponse as _fencelock_v1_RevokeLockResponse, RevokeLockResponse__Output as _fencelock_v1_RevokeLockResponse__Output } from './fencelock/v1/RevokeLockResponse';
 import type { RevokeSessionRequest as _fencelock_v1_RevokeSessionRequest, RevokeSessionRequest__Output as _fencelock_v1_RevokeSessionRequest__Output } from './fencelock/v1/RevokeSessionRequest';
 import type { RevokeSessionResponse as _fencelock_v1_RevokeSessionResponse, RevokeSessionResponse__Output as _fencelock_v1_RevokeSessionResponse__Output } from './fencelock/v1/RevokeSessionResponse';
 import type { RoleInfo as _fencelock_v1_RoleInfo, RoleInfo__Output as _fencelock_v1_RoleInfo__Output } from './fencelock/v1/RoleInfo';
@@ -101,6 +104,7 @@ export interface ProtoGrpcType {
       DescribeResponse: MessageTypeDefinition<_fencelock_v1_DescribeResponse, _fencelock_v1_DescribeResponse__Output>
       GetRequest: MessageTypeDefinition<_fencelock_v1_GetRequest, _fencelock_v1_GetRequest__Output>
       GetResponse: MessageTypeDefinition<_fencelock_v1_GetResponse, _fencelock_v1_GetResponse__Output>
+      HeldGrant: MessageTypeDefinition<_fencelock_v1_HeldGrant, _fencelock_v1_HeldGrant__Output>
       KV: SubtypeConstructor<typeof grpc.Client, _fencelock_v1_KVClient> & { service: _fencelock_v1_KVDefinition }
       KeepAliveRequest: MessageTypeDefinition<_fencelock_v1_KeepAliveRequest, _fencelock_v1_KeepAliveRequest__Output>
       KeepAliveResponse: MessageTypeDefinition<_fencelock_v1_KeepAliveResponse, _fencelock_v1_KeepAliveResponse__Output>
@@ -139,6 +143,8 @@ export interface ProtoGrpcType {
       ReleaseRequest: MessageTypeDefinition<_fencelock_v1_ReleaseRequest, _fencelock_v1_ReleaseRequest__Output>
       ReleaseResponse: MessageTypeDefinition<_fencelock_v1_ReleaseResponse, _fencelock_v1_ReleaseResponse__Output>
       RequestHeader: MessageTypeDefinition<_fencelock_v1_RequestHeader, _fencelock_v1_RequestHeader__Output>
+      RevokeLockRequest: MessageTypeDefinition<_fencelock_v1_RevokeLockRequest, _fencelock_v1_RevokeLockRequest__Output>
+      RevokeLockResponse: MessageTypeDefinition<_fencelock_v1_RevokeLockResponse, _fencelock_v1_RevokeLockResponse__Output>
       RevokeSessionRequest: MessageTypeDefinition<_fencelock_v1_RevokeSessionRequest, _fencelock_v1_RevokeSessionRequest__Output>
       RevokeSessionResponse: MessageTypeDefinition<_fencelock_v1_RevokeSessionResponse, _fencelock_v1_RevokeSessionResponse__Output>
       RoleInfo: MessageTypeDefinition<_fencelock_v1_RoleInfo, _fencelock_v1_RoleInfo__Output>

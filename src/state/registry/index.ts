@@ -14,6 +14,7 @@ import { expireSession } from './expireSession';
 import { moveKeys } from './moveKeys';
 import { openSession } from './openSession';
 import { release } from './release';
+import { revokeLock } from './revokeLock';
 import { revokeSession } from './revokeSession';
 import { write } from './write';
 
@@ -30,6 +31,7 @@ const ENTRIES = [
   authChange,
   moveKeys,
   revokeSession,
+  revokeLock,
 ] as const;
 
 type AnyEntry = (typeof ENTRIES)[number];

@@ -1,5 +1,6 @@
 // Original file: proto/fencelock/v1/lock.proto
 
+import type { HeldGrant as _fencelock_v1_HeldGrant, HeldGrant__Output as _fencelock_v1_HeldGrant__Output } from '../../fencelock/v1/HeldGrant';
 import type { Long } from '@grpc/proto-loader';
 
 export interface KeepAliveRequest {
@@ -10,6 +11,12 @@ export interface KeepAliveRequest {
    * acknowledged. 0: not set.
    */
   'renewalId'?: (number | string | Long);
+  /**
+   * Grants of this session the client holds (at most 64; a client holding more names them in turns). The
+   * answer lists those the session no longer holds under that token although it is open: an admin revoked
+   * them (Lock.Revoke). Derived from the replicated state at each renewal, so any leader answers it alike.
+   */
+  'held'?: (_fencelock_v1_HeldGrant)[];
 }
 
 export interface KeepAliveRequest__Output {
@@ -20,4 +27,10 @@ export interface KeepAliveRequest__Output {
    * acknowledged. 0: not set.
    */
   'renewalId': (string);
+  /**
+   * Grants of this session the client holds (at most 64; a client holding more names them in turns). The
+   * answer lists those the session no longer holds under that token although it is open: an admin revoked
+   * them (Lock.Revoke). Derived from the replicated state at each renewal, so any leader answers it alike.
+   */
+  'held': (_fencelock_v1_HeldGrant__Output)[];
 }

@@ -1,5 +1,6 @@
 // Original file: proto/fencelock/v1/lock.proto
 
+import type { HeldGrant as _fencelock_v1_HeldGrant, HeldGrant__Output as _fencelock_v1_HeldGrant__Output } from '../../fencelock/v1/HeldGrant';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -25,6 +26,11 @@ export interface KeepAliveResponse {
    * '' otherwise (expired, or unknown).
    */
   'reason'?: (string);
+  /**
+   * With alive true: the grants named in the request's `held` that an admin revoked (Lock.Revoke). The
+   * client takes these locks as lost (reason REVOKED); the session goes on.
+   */
+  'revoked'?: (_fencelock_v1_HeldGrant)[];
 }
 
 /**
@@ -50,4 +56,9 @@ export interface KeepAliveResponse__Output {
    * '' otherwise (expired, or unknown).
    */
   'reason': (string);
+  /**
+   * With alive true: the grants named in the request's `held` that an admin revoked (Lock.Revoke). The
+   * client takes these locks as lost (reason REVOKED); the session goes on.
+   */
+  'revoked': (_fencelock_v1_HeldGrant__Output)[];
 }

@@ -9,6 +9,8 @@ import type { DescribeResponse as _fencelock_v1_DescribeResponse, DescribeRespon
 import type { LockEvent as _fencelock_v1_LockEvent, LockEvent__Output as _fencelock_v1_LockEvent__Output } from '../../fencelock/v1/LockEvent';
 import type { ReleaseRequest as _fencelock_v1_ReleaseRequest, ReleaseRequest__Output as _fencelock_v1_ReleaseRequest__Output } from '../../fencelock/v1/ReleaseRequest';
 import type { ReleaseResponse as _fencelock_v1_ReleaseResponse, ReleaseResponse__Output as _fencelock_v1_ReleaseResponse__Output } from '../../fencelock/v1/ReleaseResponse';
+import type { RevokeLockRequest as _fencelock_v1_RevokeLockRequest, RevokeLockRequest__Output as _fencelock_v1_RevokeLockRequest__Output } from '../../fencelock/v1/RevokeLockRequest';
+import type { RevokeLockResponse as _fencelock_v1_RevokeLockResponse, RevokeLockResponse__Output as _fencelock_v1_RevokeLockResponse__Output } from '../../fencelock/v1/RevokeLockResponse';
 import type { WatchRequest as _fencelock_v1_WatchRequest, WatchRequest__Output as _fencelock_v1_WatchRequest__Output } from '../../fencelock/v1/WatchRequest';
 
 export interface LockClient extends grpc.Client {
@@ -40,6 +42,27 @@ export interface LockClient extends grpc.Client {
   release(argument: _fencelock_v1_ReleaseRequest, callback: grpc.requestCallback<_fencelock_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
   
   /**
+   * Admin only (docs/auth.md "Ending sessions"): ends the lock's current grant without ending its holder's
+   * session. The next waiter is granted with the Revoke entry's index as token, as on a release, so the old
+   * holder's writes are refused; its client learns REVOKED from its next renewal. FAILED_PRECONDITION with
+   * reason LOCK_NOT_HELD when nobody holds the lock, WRONG_TOKEN when `token` is set and not the current grant's.
+   */
+  Revoke(argument: _fencelock_v1_RevokeLockRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_RevokeLockResponse__Output>): grpc.ClientUnaryCall;
+  Revoke(argument: _fencelock_v1_RevokeLockRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_RevokeLockResponse__Output>): grpc.ClientUnaryCall;
+  Revoke(argument: _fencelock_v1_RevokeLockRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_RevokeLockResponse__Output>): grpc.ClientUnaryCall;
+  Revoke(argument: _fencelock_v1_RevokeLockRequest, callback: grpc.requestCallback<_fencelock_v1_RevokeLockResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Admin only (docs/auth.md "Ending sessions"): ends the lock's current grant without ending its holder's
+   * session. The next waiter is granted with the Revoke entry's index as token, as on a release, so the old
+   * holder's writes are refused; its client learns REVOKED from its next renewal. FAILED_PRECONDITION with
+   * reason LOCK_NOT_HELD when nobody holds the lock, WRONG_TOKEN when `token` is set and not the current grant's.
+   */
+  revoke(argument: _fencelock_v1_RevokeLockRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_RevokeLockResponse__Output>): grpc.ClientUnaryCall;
+  revoke(argument: _fencelock_v1_RevokeLockRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_RevokeLockResponse__Output>): grpc.ClientUnaryCall;
+  revoke(argument: _fencelock_v1_RevokeLockRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_RevokeLockResponse__Output>): grpc.ClientUnaryCall;
+  revoke(argument: _fencelock_v1_RevokeLockRequest, callback: grpc.requestCallback<_fencelock_v1_RevokeLockResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
    * Served by any node from the entries it applies. A node that installs a snapshot from the leader cannot
    * send the events of the entries the snapshot covers: it ends the stream with ABORTED, reason EVENTS_MISSED,
    * naming the log index up to which; call Describe for the lock's current state, then Watch again.
@@ -64,6 +87,14 @@ export interface LockHandlers extends grpc.UntypedServiceImplementation {
   Release: grpc.handleUnaryCall<_fencelock_v1_ReleaseRequest__Output, _fencelock_v1_ReleaseResponse>;
   
   /**
+   * Admin only (docs/auth.md "Ending sessions"): ends the lock's current grant without ending its holder's
+   * session. The next waiter is granted with the Revoke entry's index as token, as on a release, so the old
+   * holder's writes are refused; its client learns REVOKED from its next renewal. FAILED_PRECONDITION with
+   * reason LOCK_NOT_HELD when nobody holds the lock, WRONG_TOKEN when `token` is set and not the current grant's.
+   */
+  Revoke: grpc.handleUnaryCall<_fencelock_v1_RevokeLockRequest__Output, _fencelock_v1_RevokeLockResponse>;
+  
+  /**
    * Served by any node from the entries it applies. A node that installs a snapshot from the leader cannot
    * send the events of the entries the snapshot covers: it ends the stream with ABORTED, reason EVENTS_MISSED,
    * naming the log index up to which; call Describe for the lock's current state, then Watch again.
@@ -76,5 +107,6 @@ export interface LockDefinition extends grpc.ServiceDefinition {
   Acquire: MethodDefinition<_fencelock_v1_AcquireRequest, _fencelock_v1_AcquireResponse, _fencelock_v1_AcquireRequest__Output, _fencelock_v1_AcquireResponse__Output>
   Describe: MethodDefinition<_fencelock_v1_DescribeRequest, _fencelock_v1_DescribeResponse, _fencelock_v1_DescribeRequest__Output, _fencelock_v1_DescribeResponse__Output>
   Release: MethodDefinition<_fencelock_v1_ReleaseRequest, _fencelock_v1_ReleaseResponse, _fencelock_v1_ReleaseRequest__Output, _fencelock_v1_ReleaseResponse__Output>
+  Revoke: MethodDefinition<_fencelock_v1_RevokeLockRequest, _fencelock_v1_RevokeLockResponse, _fencelock_v1_RevokeLockRequest__Output, _fencelock_v1_RevokeLockResponse__Output>
   Watch: MethodDefinition<_fencelock_v1_WatchRequest, _fencelock_v1_LockEvent, _fencelock_v1_WatchRequest__Output, _fencelock_v1_LockEvent__Output>
 }

@@ -10,6 +10,10 @@ export const _fencelock_v1_LockEvent_Kind = {
   GRANTED: 'GRANTED',
   RELEASED: 'RELEASED',
   EXPIRED: 'EXPIRED',
+  /**
+   * an admin ended the grant (Lock.Revoke); the holder's session goes on
+   */
+  REVOKED: 'REVOKED',
 } as const;
 
 export type _fencelock_v1_LockEvent_Kind =
@@ -21,6 +25,11 @@ export type _fencelock_v1_LockEvent_Kind =
   | 2
   | 'EXPIRED'
   | 3
+  /**
+   * an admin ended the grant (Lock.Revoke); the holder's session goes on
+   */
+  | 'REVOKED'
+  | 4
 
 export type _fencelock_v1_LockEvent_Kind__Output = typeof _fencelock_v1_LockEvent_Kind[keyof typeof _fencelock_v1_LockEvent_Kind]
 
@@ -40,6 +49,11 @@ export interface LockEvent {
    * GRANTED: the new holder's handle, client name and labels
    */
   'holder'?: (_fencelock_v1_SessionInfo | null);
+  /**
+   * REVOKED only: the identity that revoked the grant and the reason it gave.
+   */
+  'revokedBy'?: (string);
+  'reason'?: (string);
 }
 
 export interface LockEvent__Output {
@@ -58,4 +72,9 @@ export interface LockEvent__Output {
    * GRANTED: the new holder's handle, client name and labels
    */
   'holder': (_fencelock_v1_SessionInfo__Output | null);
+  /**
+   * REVOKED only: the identity that revoked the grant and the reason it gave.
+   */
+  'revokedBy': (string);
+  'reason': (string);
 }

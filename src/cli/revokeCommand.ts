@@ -1,0 +1,46 @@
+// `fencelock revoke LOCK [--reason TEXT] [--token N]` (issue 34): an admin ends a lock's current grant without
+// ending its holder's session (docs/auth.md "Ending sessions").
+import type { Command } from 'commander';
+import { parseDecimalUint64, type FenceLockClient } from '../client';
+import { EXIT, UsageError } from './exitCodes';
+import { toJson, type CliIO } from './output';
+
+type Action = <A extends unknown[]>(fn: (...args: A) => Promise<number>) => (...args: A) => Promise<void>;
+type WithClient = <T>(cmd: Command, fn: (client: FenceLockClient, json: boolean) => Promise<T>) => Promise<T>;
+
+export function addRevokeCommand(program: Command, io: CliIO, action: Action, withClient: WithClient): void {
+  program
+    .command('revoke')
+    .description("end lock LOCK's current grant (admin only): the next waiter gets it with a higher token, the holder's session goes on and its client loses the lock with reason REVOKED")
+    .argument('<lock>', 'lock name')
+    .option('--reason <text>', 'why, for the audit log and watchers (up to 256 bytes)', '')
+    .option('--token <n>', 'revoke only if this is still the current grant (as describe shows it)')
+    .addHelpText(
+      'after',
+      `
+Exits ${EXIT.FENCED} (FAILED_PRECONDITION) when nobody holds LOCK (LOCK_NOT_HELD), or when --token is not the
+current grant's (WRONG_TOKEN). A holder running \`fencelock lock LOCK -- CMD\` sees CMD stopped and exits ${EXIT.LOCK_LOST}.
+Example: fencelock revoke backup --reason "host backup-2 hung" --token 1042`,
+    )
+    .action(
+      action(async (lock: string, opts: { reason: string; token?: string }, cmd: Command) => {
+        if (lock === '') throw new UsageError('revoke: LOCK names no lock');
+        const token = opts.token === undefined ? undefined : parseToken(opts.token);
+        return withClient(cmd, async (client, json) => {
+          const r = await client.revokeLock(lock, { reason: opts.reason, token });
+          if (json) io.stdout(`${toJson({ lock, ...r })}\n`);
+          else {
+            const next = r.nextHolderSession === '' ? 'the lock is free' : `handed to session ${r.nextHolderSession} with token ${r.nextToken}`;
+            io.stdout(`lock ${JSON.stringify(lock)}: grant with token ${r.endedToken} revoked; ${next}\n`);
+          }
+          return EXIT.OK;
+        });
+      }),
+    );
+}
+
+function parseToken(text: string): bigint {
+  const token = parseDecimalUint64(text);
+  if (token === undefined || token < 1n) throw new UsageError(`--token: ${JSON.stringify(text)} is not a token (a decimal number >= 1)`);
+  return token;
+}
