@@ -1,4 +1,4 @@
-// The snapshot byte format (format 5; formats 2 to 4 are still read) and the machinery that makes taking and
+// The snapshot byte format (format 6; formats 2 to 5 are still read) and the machinery that makes taking and
 // installing a snapshot fast: the machine's own encoder against the oracle, the restored records (lazily created sets, a lock's holder
 // and waiters being the session records themselves), canonical encodings, and the sorted indexes that spare
 // the snapshot any sorting.
@@ -147,7 +147,7 @@ describe('restored records', () => {
         expect(t.sessions.get(rec.holder.id)).toBe(rec.holder);
         expect(rec.latestHolder).toBe(rec.holder.id);
       }
-      for (const w of rec.waiters ?? []) expect(t.sessions.get(w.id)).toBe(w);
+      for (const w of rec.waiters?.keys() ?? []) expect(t.sessions.get(w.id)).toBe(w);
     }
     for (const r of [h.m, restored]) {
       const q = internals(r).locks.get('queue')!;
@@ -292,7 +292,7 @@ describe('the format', () => {
     expectSameBytes(m.writeSnapshot(), bytes);
   });
 
-  it('installs format 2 (no lease checkpoints: each is the TTL) and 3 (no owners, no auth), and writes them again as format 5', () => {
+  it('installs format 2 (no lease checkpoints: each is the TTL) and 3 (no owners, no auth), and writes them again as format 6', () => {
     const m = LockStateMachine.readSnapshot(file({ format: 2 }));
     expect(m.leases()).toEqual([{ id: S1, ttlMs: 5_000, remainingMs: 5_000 }]);
     expectSameBytes(m.writeSnapshot(), file());
@@ -320,13 +320,13 @@ describe('the format', () => {
     };
     const cases: Array<[string, Uint8Array, RegExp]> = [
       ['format 1 (never deployed)', file({ format: 1 }), /unsupported format 1/],
-      ['format 6 (a newer version)', file({ format: 6 }), /unsupported format 6: this version reads formats 2, 3, 4, 5 \(written by a newer version: upgrade this node\)/],
+      ['format 7 (a newer version)', file({ format: 7 }), /unsupported format 7: this version reads formats 2, 3, 4, 5, 6 \(written by a newer version: upgrade this node\)/],
       ['a default value written', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x2a, 0x02, 0x08, 0x00])); }) }), /token 0 is written/],
       ['fields out of order', file({ dedup: dedupOne((w) => { w.dstr('Write'); w.bytes(new Uint8Array([0x5a, 0x04, 0x10, 0x01, 0x08, 0x02])); }) }), /field 1 unknown, out of order/],
       ['an unknown result member', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x82, 0x01, 0x00])); }) }), /unknown oneof member 16/],
       ['two result members', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x42, 0x00, 0x42, 0x00])); }) }), /more than one member/],
       ['a token beyond 2^53', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x2a, 0x09, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10])); }) }), /varint beyond 2\^53/],
-      ['a format-4 result in format 5', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(1); cancelled(w); }) }), /a stored result/],
+      ['a format-4 result in format 6', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(1); cancelled(w); }) }), /a stored result/],
       ['an owner that is no caller', file({ owner: 'a b' }), /bad caller/],
       ['an auth flag that is not 0/1', file({ auth: (w) => { w.byte(2); w.varint(0); w.varint(0); w.varint(0); } }), /enabled flag/],
       ['no auth section', file({ auth: () => undefined }), /truncated/],
