@@ -6,6 +6,7 @@ import { monotonicNow } from './clock';
 import { resolveCredentials, type CredentialSource } from './credentials';
 import { FenceLockError, isFenceLockError, toFenceLockError } from './errors';
 import { KeepAliveStream } from './keepalive';
+import { allLocks, listLocksRequest, lockSummary } from './lockList';
 import { silentLogger, type Logger } from './logger';
 import type { Op } from '../protocol/generated/fencelock/v1/Op';
 import type { RequestHeader } from '../protocol/generated/fencelock/v1/RequestHeader';
@@ -21,9 +22,12 @@ import type {
   FenceLockClientOptions,
   GetOptions,
   GetResult,
+  ListLocksOptions,
+  ListLocksResult,
   ListOptions,
   ListResult,
   LockDescription,
+  LockSummary,
   LockEvent,
   MoveResult,
   MoveTarget,
@@ -433,6 +437,23 @@ export class FenceLockClient implements SessionHost {
       waiters: d.waiters ?? [],
       latestToken: wireToBigInt(d.latestToken),
     };
+  }
+
+  /**
+   * One page of the locks under `prefix` that are held or awaited (and idle ones kept for their keys, with
+   * `includeIdle`), in name order: holder, token, hold time and the head of the queue. With auth on, only
+   * the locks the caller may lock; the others are left out as if they did not exist.
+   */
+  async listLocks(opts: ListLocksOptions = {}): Promise<ListLocksResult> {
+    this.assertOpen();
+    const req = listLocksRequest(opts);
+    const res = await this.router.call(methods().listLocks, req, { what: `list locks ${JSON.stringify(req.prefix)}` });
+    return { locks: (res.locks ?? []).map(lockSummary), more: res.more };
+  }
+
+  /** Every lock listLocks would show, page after page (`limit` is the page size). */
+  locks(opts: Omit<ListLocksOptions, 'startAfter'> = {}): AsyncGenerator<LockSummary> {
+    return allLocks((page) => this.listLocks(page), opts);
   }
 
   /** Streams the lock's grants, releases and expiries until cancel(); reconnects across node failures. */

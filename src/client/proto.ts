@@ -131,6 +131,7 @@ function allMethods() {
     acquire: pipelined(method(lock, 'Acquire'), pipelineRoute('acquire')),
     release: pipelined(method(lock, 'Release'), pipelineRoute('release')),
     describe: method(lock, 'Describe'),
+    listLocks: method(lock, 'List'),
     watch: method(lock, 'Watch'),
     write: pipelined(method(kv, 'Write'), pipelineRoute('write')),
     get: pipelined(method(kv, 'Get'), pipelineRoute('get')),

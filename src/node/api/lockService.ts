@@ -12,6 +12,7 @@ import { ApiError } from './errors';
 import type { CallScope, NodeContext } from './context';
 import { proposing } from './proposal';
 import { expectOk, refusalError, withheldRefusalError } from './refusals';
+import { lockList } from './lockList';
 import { lockWatch } from './lockWatch';
 import { publicSessionId } from './publicSessionId';
 import { unaryMethods, type PipelineCalls } from './rpc';
@@ -147,7 +148,7 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
 
   const calls = { acquire: { name: 'Lock.Acquire', handle: acquire }, release };
   const service: grpc.UntypedServiceImplementation = {
-    ...unaryMethods(ctx, [calls.acquire, release, { name: 'Lock.Describe', handle: describe }]),
+    ...unaryMethods(ctx, [calls.acquire, release, { name: 'Lock.Describe', handle: describe }, lockList(ctx)]),
     Watch: lockWatch(ctx),
   };
   return { service, calls };
