@@ -64,6 +64,16 @@ afterAll(async () => {
   await cluster?.destroy();
 });
 
+describe('client.locks()', () => {
+  it('walks every page in name order (page size 1 here), each lock once', async () => {
+    const seen: string[] = [];
+    for await (const l of client.locks({ prefix: 'cli/', limit: 1 })) seen.push(l.lock);
+    expect(seen).toEqual(['cli/a', 'cli/b']);
+    const first = await client.listLocks({ prefix: 'cli/', limit: 1 });
+    expect([first.locks.map((l) => l.lock), first.more]).toEqual([['cli/a'], true]);
+  });
+});
+
 describe('fencelock locks', () => {
   it('prints a table of the locks under the prefix: holder handle, token, how long held, waiters', async () => {
     const r = await finished(['locks', 'cli/']);
