@@ -21,6 +21,7 @@ import { EXIT, EXIT_CODES_HELP, exitCodeFor, UsageError } from './exitCodes';
 import { isReadOnly, lockDashDashHint, wantsJson } from './invocation';
 import { runLockCommand } from './lockCommand';
 import { addMemberCommands } from './memberCommand';
+import { addLocksCommand } from './locksCommand';
 import { addRevokeCommand } from './revokeCommand';
 import { addSnapshotCommands } from './snapshotCommand';
 import { addCheckResourceCommand } from './checkResource/command';
@@ -601,7 +602,9 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
       ),
     );
 
-  addSnapshotCommands(program, { io, action, withClient, json: (cmd) => globals(cmd).json === true, argParser });
+  const kit = { io, action, withClient, json: (cmd: Command) => globals(cmd).json === true, argParser };
+  addSnapshotCommands(program, kit);
+  addLocksCommand(program, kit);
 
   program
     .command('describe')

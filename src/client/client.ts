@@ -5,6 +5,7 @@ import { resolveCredentials, type CredentialSource } from './credentials';
 import { FenceLockError, isFenceLockError, toFenceLockError } from './errors';
 import { GrpcTransport } from './grpcTransport';
 import { KeepAliveStream } from './keepalive';
+import { allLocks, listLocksRequest, lockSummary } from './lockList';
 import { processLabels, sessionLabels, toSessionDetails } from './sessionLabels';
 import { silentLogger, type Logger } from './logger';
 import type { Op } from '../protocol/generated/fencelock/v1/Op';
@@ -23,9 +24,12 @@ import type {
   FenceLockClientOptions,
   GetOptions,
   GetResult,
+  ListLocksOptions,
+  ListLocksResult,
   ListOptions,
   ListResult,
   LockDescription,
+  LockSummary,
   LockEvent,
   MoveResult,
   MoveTarget,
@@ -469,6 +473,23 @@ export class FenceLockClient implements SessionHost {
       holder: d.held ? toSessionDetails(d.holder) : null,
       waiterSessions: (d.waiterSessions ?? []).flatMap((w) => toSessionDetails(w) ?? []),
     };
+  }
+
+  /**
+   * One page of the locks under `prefix` that are held or awaited (and idle ones kept for their keys, with
+   * `includeIdle`), in name order: holder, token, hold time and the head of the queue. With auth on, only
+   * the locks the caller may lock; the others are left out as if they did not exist.
+   */
+  async listLocks(opts: ListLocksOptions = {}): Promise<ListLocksResult> {
+    this.assertOpen();
+    const req = listLocksRequest(opts);
+    const res = await this.router.call(methods().listLocks, req, { what: `list locks ${JSON.stringify(req.prefix)}` });
+    return { locks: (res.locks ?? []).map(lockSummary), more: res.more };
+  }
+
+  /** Every lock listLocks would show, page after page (`limit` is the page size). */
+  locks(opts: Omit<ListLocksOptions, 'startAfter'> = {}): AsyncGenerator<LockSummary> {
+    return allLocks((page) => this.listLocks(page), opts);
   }
 
   /** Streams the lock's grants, releases and expiries until cancel(); reconnects across node failures. */

@@ -147,6 +147,7 @@ function allMethods() {
     acquire: pipelined(Lock.Acquire, pipelineRoute('acquire')),
     release: pipelined(Lock.Release, pipelineRoute('release')),
     describe: Lock.Describe,
+    listLocks: Lock.List,
     watch: Lock.Watch,
     revokeLock: Lock.Revoke,
     write: pipelined(KV.Write, pipelineRoute('write')),

@@ -136,6 +136,50 @@ export interface LockDescription {
   latestToken: bigint;
 }
 
+export interface ListLocksOptions {
+  /** Only locks whose names start with this ('' = every lock the caller may describe). */
+  prefix?: string;
+  /** Only locks whose names sort after this one: the last name of the previous page. */
+  startAfter?: string;
+  /** 1..1000 per page; 0 or omitted = 100. The server refuses more with INVALID_ARGUMENT. */
+  limit?: number;
+  /** Also free locks nobody waits for that the server keeps (they own keys of the fenced store). */
+  includeIdle?: boolean;
+}
+
+/** A queued session of a listed lock. */
+export interface LockWaiter {
+  /** Public handle of the waiting session. */
+  session: string;
+  /** How long it has waited, by the leader's clock (0 when unknown: queued before an upgrade). */
+  waitingMs: number;
+}
+
+/** A lock as Lock.List shows it. */
+export interface LockSummary {
+  lock: string;
+  held: boolean;
+  /** Public handle of the holder's session ('' when free). */
+  holderSession: string;
+  /** The current grant's token (0n when free). */
+  token: bigint;
+  /** Leader's wall clock (ms since epoch) when the grant was proposed; 0 when free. */
+  grantedAtMs: number;
+  /** How long it has been held, by the leader's clock at the read; 0 when free. */
+  heldForMs: number;
+  latestToken: bigint;
+  /** The head of the FIFO queue (at most 100); waiterCount says how many wait in all. */
+  waiters: LockWaiter[];
+  waiterCount: number;
+}
+
+export interface ListLocksResult {
+  /** In name (code point) order. */
+  locks: LockSummary[];
+  /** More locks follow the last one: ask again with startAfter = its name. */
+  more: boolean;
+}
+
 /** REVOKED: an admin ended the grant (Lock.Revoke); the holder's session goes on. */
 export type LockEventKind = 'GRANTED' | 'RELEASED' | 'EXPIRED' | 'REVOKED' | 'UNSPECIFIED';
 

@@ -25,6 +25,8 @@ export const MAX_SESSION_TTL_MS = 24 * 60 * 60 * 1000;
 export const MAX_WAIT_TIMEOUT_MS = 60 * 60 * 1000;
 /** Upper bound on the entries one list() query returns; a larger limit is refused INVALID_ARGUMENT. */
 export const MAX_LIST_LIMIT = 1_000;
+/** Waiters Lock.List shows per lock (the head of the queue; it tells how many wait in all). */
+export const MAX_LIST_WAITERS = 100;
 /** Keys one MoveKeys entry moves at most (the entry's apply time is bounded). Beyond: refused, nothing moves. */
 export const MAX_MOVE_KEYS = 10_000;
 /** Labels one session carries (host and pid count as labels: src/protocol/labels.ts). */

@@ -22,6 +22,8 @@ export type { KvEntry, KvListOptions } from './fencedKv';
 export {
   LockStateMachine,
   type LockInfo,
+  type LockListing,
+  type LockListOptions,
   type SessionInfo,
   type SessionLockState,
   type StateStats,

@@ -85,6 +85,28 @@ export interface LockInfo {
   waiterSessions: { sessionId: string; clientName: string; labels: SessionLabels }[];
 }
 
+/** A lock as a listing reports it: like LockInfo, with the head of its queue and when each waiter was queued. */
+export interface LockListing {
+  name: string;
+  holder: { sessionId: string; token: number; grantedAt: number } | null;
+  latestToken: number;
+  /** The first `maxWaiters` waiters, FIFO, each with the `now` of the Acquire that queued it (0: unknown). */
+  waiters: Array<{ sessionId: string; since: number }>;
+  waiterCount: number;
+}
+
+export interface LockListOptions {
+  /** Only locks whose names sort after this one. */
+  startAfter?: string;
+  /** At most this many (capped at MAX_LIST_LIMIT + 1, so that a caller can tell whether more follow). */
+  limit: number;
+  /** Also the free locks without waiters that are kept (they own keys). */
+  includeIdle: boolean;
+  maxWaiters: number;
+  /** Leaves out the locks it refuses (the caller's permissions): they do not count towards `limit`. */
+  visible: (name: string) => boolean;
+}
+
 export type SessionLockState =
   | { state: 'holder'; token: number }
   | { state: 'waiting'; position: number }
@@ -337,10 +359,26 @@ export class LockStateMachine {
             grantIndex: tokenOf(rec),
             grantedAt: rec.grantedAt,
           };
-    const queue = rec.waiters === null ? [] : Array.from(rec.waiters);
+    const queue = rec.waiters === null ? [] : Array.from(rec.waiters.keys());
     const waiters = queue.map((s) => s.id);
     const waiterSessions = queue.map((s) => ({ sessionId: s.id, clientName: s.clientName, labels: s.labels }));
     return { name: rec.name, holder, latestToken: rec.latestToken, waiters, waiterSessions };
+  }
+
+  /** Locks whose names start with `prefix`, in name (code point) order. O(locks scanned). */
+  listLocks(prefix: string, opts: LockListOptions): LockListing[] {
+    const out: LockListing[] = [];
+    const limit = Math.min(opts.limit, L.MAX_LIST_LIMIT + 1);
+    if (limit <= 0) return out;
+    const { startAfter } = opts;
+    const from = startAfter !== undefined && compareStrings(startAfter, prefix) >= 0 ? startAfter : prefix;
+    this.locks.scanFrom(from, (rec) => {
+      if (!rec.name.startsWith(prefix)) return false;
+      const busy = rec.holder !== null || rec.waiters !== null;
+      if (rec.name !== startAfter && (busy || opts.includeIdle) && opts.visible(rec.name)) out.push(listing(rec, opts.maxWaiters));
+      return out.length < limit;
+    });
+    return out;
   }
 
   /** Where `sessionId` stands with `lock`: for answering a blocked or retried Acquire. */
@@ -455,7 +493,7 @@ export class LockStateMachine {
         if (holder === null) p.push(`free lock ${q(rec.name)} has waiters`);
         if (waiters.size === 0) p.push(`lock ${q(rec.name)} keeps an empty queue`);
         if (waiters.size > maxWaiters) p.push(`lock ${q(rec.name)} has too many waiters`);
-        for (const w of waiters) {
+        for (const w of waiters.keys()) {
           if (!isOpen(w) || w.waiting === null || !w.waiting.has(rec)) {
             p.push(`lock ${q(rec.name)} waiter ${w.id} is dead or does not know it`);
           }
@@ -619,4 +657,16 @@ function sortedNames(set: ReadonlySet<LockRecord> | null): string[] {
 
 function outcome(result: Result): CommandResult {
   return { result, events: [], duplicate: false };
+}
+
+function listing(rec: LockRecord, maxWaiters: number): LockListing {
+  const holder = rec.holder === null ? null : { sessionId: rec.holder.id, token: tokenOf(rec), grantedAt: rec.grantedAt };
+  const waiters: LockListing['waiters'] = [];
+  if (rec.waiters !== null) {
+    for (const [s, since] of rec.waiters) {
+      if (waiters.length >= maxWaiters) break;
+      waiters.push({ sessionId: s.id, since });
+    }
+  }
+  return { name: rec.name, holder, latestToken: rec.latestToken, waiters, waiterCount: waiterCount(rec) };
 }

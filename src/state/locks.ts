@@ -19,7 +19,7 @@ export interface LockImage {
   readonly grantedAt: number;
   readonly latestToken: number;
   readonly latestHolder: string;
-  readonly waiters: ReadonlySet<Session> | null;
+  readonly waiters: ReadonlyMap<Session, number> | null;
 }
 
 class LockIndex extends SortedIndex<LockRecord> {
@@ -71,6 +71,11 @@ export class LockTable {
   /** Calls `visit` for every record in name order. */
   forEachSorted(visit: (rec: LockRecord) => void): void {
     this.sorted.scan(visit);
+  }
+
+  /** Calls `visit` for every record whose name is >= `from`, in name order, until it returns false. */
+  scanFrom(from: string, visit: (rec: LockRecord) => boolean): void {
+    this.sorted.scan(visit, from);
   }
 
   create(name: string): LockRecord {
@@ -125,10 +130,10 @@ export class LockTable {
     return token;
   }
 
-  /** Queues `s` last for the lock. */
-  enqueue(rec: LockRecord, s: Session): void {
+  /** Queues `s` last for the lock, waiting since `now` (the queueing entry's). */
+  enqueue(rec: LockRecord, s: Session, now: number): void {
     this.capture.save(rec);
-    addWaiter(rec, s);
+    addWaiter(rec, s, now);
   }
 
   /** Takes `s` out of the lock's queue; false when it was not queued. */
@@ -158,7 +163,7 @@ function copyLock(rec: LockRecord): LockImage {
     grantedAt: rec.grantedAt,
     latestToken: rec.latestToken,
     latestHolder: rec.latestHolder,
-    waiters: rec.waiters === null ? null : new Set(rec.waiters),
+    waiters: rec.waiters === null ? null : new Map(rec.waiters),
   };
 }
 
@@ -166,7 +171,7 @@ function copyLock(rec: LockRecord): LockImage {
 export function queuePosition(rec: LockRecord, sessionId: string): number {
   if (rec.waiters === null) return 0;
   let i = 0;
-  for (const w of rec.waiters) {
+  for (const w of rec.waiters.keys()) {
     i++;
     if (w.id === sessionId) return i;
   }

@@ -81,8 +81,11 @@ export interface LockRecord {
    * held it is the holder's own id string (not a copy).
    */
   latestHolder: string;
-  /** Queued sessions, null when none; Set iteration order is insertion order, i.e. FIFO. */
-  waiters: Set<Session> | null;
+  /**
+   * Queued sessions, each with the `now` of the Acquire entry that queued it (0 when unknown: restored from a
+   * snapshot older than format 6); null when none. Map iteration order is insertion order, i.e. FIFO.
+   */
+  waiters: Map<Session, number> | null;
   /** Keys of the fenced store bound to this lock (tombstones included). Derived, not snapshotted. */
   boundKeys: number;
   /** Neighbours in the holder's list of held locks (Session.heldHead); null when free or at an end. */
@@ -187,8 +190,9 @@ export function hasWaiter(rec: LockRecord, s: Session): boolean {
   return rec.waiters !== null && rec.waiters.has(s);
 }
 
-export function addWaiter(rec: LockRecord, s: Session): void {
-  (rec.waiters ??= new Set()).add(s);
+/** Queues `s` last; `since` is the `now` of the entry that queues it. */
+export function addWaiter(rec: LockRecord, s: Session, since: number): void {
+  (rec.waiters ??= new Map()).set(s, since);
 }
 
 /** False when `s` was not queued. */
@@ -201,6 +205,6 @@ export function deleteWaiter(rec: LockRecord, s: Session): boolean {
 /** The head of the queue, if any. */
 export function firstWaiter(rec: LockRecord): Session | undefined {
   if (rec.waiters === null) return undefined;
-  for (const s of rec.waiters) return s;
+  for (const s of rec.waiters.keys()) return s;
   return undefined;
 }

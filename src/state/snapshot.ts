@@ -1,4 +1,4 @@
-// The state machine's tables to snapshot bytes and back (format 6), with no intermediate form: the
+// The state machine's tables to snapshot bytes and back (format 7), with no intermediate form: the
 // encoder walks the tables in their kept order (sessions by id, locks by name, keys by key: nothing is
 // sorted), and the decoder checks everything as it goes and builds the records directly (session ids are
 // decoded once; a lock's holder, latest holder and waiters are the session records themselves).
@@ -8,14 +8,15 @@
 // writes those bytes again). Nodes keep them on disk and send them to followers: never change them without a
 // new format number. test/state/snapshotOracle.ts is a second, plain encoder of the same grammar.
 //
-//   file        = magic "FLSM" | varint format (6) | varint lastApplied | varint gcFloor
+//   file        = magic "FLSM" | varint format (7) | varint lastApplied | varint gcFloor
 //                 | list(session) | list(lock) | list(key) | list(dedupClient) | auth
 //   list(x)     = varint count | x * count
 //   session     = str id | str clientName | varint ttlMs | varint openedAt | varint openIndex
 //                 | varint remainingMs (its lease checkpoint, <= ttlMs) | str owner (its caller, '' = none)
 //                 | list(str key | str value) (its labels, sorted by key: src/protocol/labels.ts)
 //   lock        = str name | sref holder | varint token | varint grantedAt | varint latestToken
-//                 | sref latestHolder | list(sref waiter)
+//                 | sref latestHolder | list(waiter)
+//   waiter      = sref session | varint since (the `now` of the Acquire entry that queued it)
 //   sref        = varint: 0 = '' | 1 then str = an id that is none of the sessions' | 2 + i = id of session i
 //   key         = str key | lref lock | varint watermark | byte deleted (0/1) | bytes value
 //                 | str payer (the caller it counts for, '' = none)
@@ -27,7 +28,8 @@
 //   dstr, str, bytes, varint: see snapshotWire.ts
 //
 // Older formats are still read, and converted as they are: their results become the same Result objects,
-// which this version writes as format 6. Format 5 (before session labels): no labels list (none).
+// which this version writes as format 7. Format 6 (before wait times): a waiter is its sref alone, and its
+// wait time is then unknown (0). Format 5 (before session labels): format 6 without the labels list (none).
 // Format 4 (before protobuf results): each result is a dictionary
 // form or its JSON (legacyResults.ts). Format 3 (before auth): no session owner, key payer or dedup caller (all
 // ''), no auth section (auth off). Format 2 (before lease checkpoints): format 3 without remainingMs, which
@@ -72,11 +74,13 @@ export interface StateView {
   readonly auth: AuthImage;
 }
 
-export const SNAPSHOT_FORMAT = 6;
+export const SNAPSHOT_FORMAT = 7;
 /** The formats this version reads (SNAPSHOT_FORMAT and every older one since format 2). */
-export const SNAPSHOT_FORMATS_READ: readonly number[] = Object.freeze([2, 3, 4, 5, 6]);
-/** The previous format, still read: sessions without labels. */
+export const SNAPSHOT_FORMATS_READ: readonly number[] = Object.freeze([2, 3, 4, 5, 6, 7]);
+/** A previous format, still read: sessions without labels. */
 const FORMAT_WITHOUT_LABELS = 5;
+/** The previous format, still read: waiters without the time they were queued. */
+const FORMAT_WITHOUT_WAIT_TIMES = 6;
 /** The format before, still read: stored results as dictionary fields or JSON (legacyResults.ts). */
 const FORMAT_WITH_LEGACY_RESULTS = 4;
 /** The format before, still read: sessions without their owner, no auth section. */
@@ -341,7 +345,10 @@ function writeLock(w: Writer, rec: LockImage, sessions: SessionPositions): void 
     w.varint(0);
   } else {
     w.varint(waiters.size);
-    for (const s of waiters) w.varint(sref(s, sessions));
+    for (const [s, since] of waiters) {
+      w.varint(sref(s, sessions));
+      w.varint(since);
+    }
   }
 }
 
@@ -361,7 +368,7 @@ export function readState(bytes: Uint8Array, t: StateTables): { lastApplied: num
   const header = readHeader(r);
   t.locks.gcFloor = header.gcFloor;
   const sessions = readSessions(r, t.sessions, header.format);
-  const locks = readLocks(r, t, sessions);
+  const locks = readLocks(r, t, sessions, header.format > FORMAT_WITHOUT_WAIT_TIMES);
   const withAuth = header.format > FORMAT_WITHOUT_AUTH;
   readKeys(r, t.kv, locks, withAuth);
   readDedup(r, t.dedup, withAuth, header.format > FORMAT_WITH_LEGACY_RESULTS ? readStoredResult : readLegacyResult);
@@ -430,7 +437,7 @@ function sessionAt(sessions: readonly Session[], ref: number): Session {
 }
 
 /** The lock records, by position. */
-function readLocks(r: Reader, t: StateTables, sessions: readonly Session[]): LockRecord[] {
+function readLocks(r: Reader, t: StateTables, sessions: readonly Session[], withWaitTimes: boolean): LockRecord[] {
   const count = r.count(7);
   const byOrdinal: LockRecord[] = new Array<LockRecord>(count);
   let previous = '';
@@ -463,7 +470,7 @@ function readLocks(r: Reader, t: StateTables, sessions: readonly Session[]): Loc
       if (ref < SREF_FIRST) bad(`lock ${q(name)} awaited by an unknown session`);
       const s = sessionAt(sessions, ref);
       if (hasWaiter(rec, s)) bad(`lock ${q(name)} has a waiter twice`);
-      addWaiter(rec, s);
+      addWaiter(rec, s, withWaitTimes ? r.varint() : 0);
       addWaiting(s, rec);
     }
     t.locks.restore(rec);

@@ -142,6 +142,8 @@ const CASES: Case[] = [
   { name: 'Lock.Acquire outside the prefix', allowed: ['admin'], call: (w) => client(w).call('Lock', 'Acquire', { header: header(w), lock: `other/${w}`, sessionId: sessionOf(w), waitTimeoutMs: '0' }) },
   { name: 'Lock.Describe inside the prefix', allowed: lockUsers, call: (w) => client(w).call('Lock', 'Describe', { lock: 'app/alice' }) },
   { name: 'Lock.Describe outside the prefix', allowed: ['admin'], call: (w) => client(w).call('Lock', 'Describe', { lock: 'other/x' }) },
+  // Any user may list locks; each sees only those it may lock (test/wire/lockList.test.ts checks which).
+  { name: 'Lock.List', allowed: ['bob', 'rita', 'alice', 'carol', 'admin'], call: (w) => client(w).call('Lock', 'List', { prefix: '' }) },
   { name: 'KV.Get inside the prefix', allowed: readers, call: (w) => client(w).call('KV', 'Get', { key: 'app/k' }) },
   { name: 'KV.Get outside the prefix', allowed: ['admin'], call: (w) => client(w).call('KV', 'Get', { key: 'other/k' }) },
   { name: 'KV.List of the prefix', allowed: readers, call: (w) => client(w).call('KV', 'List', { prefix: 'app/' }) },

@@ -166,6 +166,11 @@ export function internals(m: LockStateMachine): MachineInternals {
  * The plain snapshot of a machine built the straightforward way, independently of the machine's own encoder
  * (walk every table, sort, stringify results): the oracle encodes it to what writeSnapshot must write.
  */
+/** The state as formats before 6 keep it: no waiter's queueing time is known (0). */
+export function withoutWaitTimes(s: StateSnapshot): StateSnapshot {
+  return { ...s, locks: s.locks.map((x) => ({ ...x, waitingSince: x.waiters.map(() => 0) })) };
+}
+
 export function referenceSnapshot(m: LockStateMachine): StateSnapshot {
   const t = internals(m);
   const byName = (a: LockRecord, b: LockRecord): number => compareStrings(a.name, b.name);
@@ -196,7 +201,8 @@ export function referenceSnapshot(m: LockStateMachine): StateSnapshot {
       grantedAt: rec.grantedAt,
       latestToken: rec.latestToken,
       latestHolder: rec.latestHolder,
-      waiters: Array.from(rec.waiters ?? [], (s) => s.id),
+      waiters: Array.from(rec.waiters?.keys() ?? [], (s) => s.id),
+      waitingSince: Array.from(rec.waiters?.values() ?? []),
     })),
     keys,
     dedup: Array.from(t.dedup.values(), (c) => ({

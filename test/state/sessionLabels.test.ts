@@ -62,7 +62,7 @@ describe('session labels in the state machine', () => {
     const old = { ...referenceSnapshot(h.m), format: 5 };
     const m = LockStateMachine.readSnapshot(encodePlainSnapshot(old));
     expect(m.getSession(id)?.labels).toEqual([]);
-    expect(referenceSnapshot(m)).toEqual({ ...old, format: 6 });
+    expect(referenceSnapshot(m)).toEqual({ ...old, format: 7 });
   });
 
   it('refuses a snapshot whose labels no entry could have made', () => {

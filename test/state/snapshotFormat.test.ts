@@ -147,7 +147,7 @@ describe('restored records', () => {
         expect(t.sessions.get(rec.holder.id)).toBe(rec.holder);
         expect(rec.latestHolder).toBe(rec.holder.id);
       }
-      for (const w of rec.waiters ?? []) expect(t.sessions.get(w.id)).toBe(w);
+      for (const w of rec.waiters?.keys() ?? []) expect(t.sessions.get(w.id)).toBe(w);
     }
     for (const r of [h.m, restored]) {
       const q = internals(r).locks.get('queue')!;
@@ -341,7 +341,7 @@ describe('the format', () => {
     };
     const cases: Array<[string, Uint8Array, RegExp]> = [
       ['format 1 (never deployed)', file({ format: 1 }), /unsupported format 1/],
-      ['format 7 (a newer version)', file({ format: 7 }), /unsupported format 7: this version reads formats 2, 3, 4, 5, 6 \(written by a newer version: upgrade this node\)/],
+      ['format 8 (a newer version)', file({ format: 8 }), /unsupported format 8: this version reads formats 2, 3, 4, 5, 6, 7 \(written by a newer version: upgrade this node\)/],
       ['labels out of order', file({ labels: [['b', ''], ['a', '']] }), /session 0+1: labels: keys must be sorted/],
       ['a label key that OpenSession refuses', file({ labels: [['Host', 'x']] }), /label key "Host"/],
       ['a label value with a control character', file({ labels: [['k', '\u0007']] }), /control characters/],
@@ -350,7 +350,7 @@ describe('the format', () => {
       ['an unknown result member', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x82, 0x01, 0x00])); }) }), /unknown oneof member 16/],
       ['two result members', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x42, 0x00, 0x42, 0x00])); }) }), /more than one member/],
       ['a token beyond 2^53', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x2a, 0x09, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10])); }) }), /varint beyond 2\^53/],
-      ['a format-4 result in format 5', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(1); cancelled(w); }) }), /a stored result/],
+      ['a format-4 result in format 6', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(1); cancelled(w); }) }), /a stored result/],
       ['an owner that is no caller', file({ owner: 'a b' }), /bad caller/],
       ['an auth flag that is not 0/1', file({ auth: (w) => { w.byte(2); w.varint(0); w.varint(0); w.varint(0); } }), /enabled flag/],
       ['no auth section', file({ auth: () => undefined }), /truncated/],

@@ -1,12 +1,12 @@
-// The machine's snapshot encoder writes the bytes of format 5 exactly: the same bytes as the plain oracle
+// The machine's snapshot encoder writes the bytes of format 6 exactly: the same bytes as the plain oracle
 // (snapshotOracle.ts, whose stored results protobufjs encodes) on random states, and a machine restored from
-// them writes them again. Formats 2 (before lease checkpoints), 3 (before auth) and 4 (before protobuf
-// results) still install: the oracle's bytes of them are those of the encoders that wrote them (digests
+// them writes them again. Formats 2 (before lease checkpoints), 3 (before auth), 4 (before protobuf
+// results) and 5 (before wait times) still install: the oracle's bytes of them are those of the encoders that wrote them (digests
 // pinned from each), and they restore the same state.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { LockStateMachine } from '../../src/state';
-import { expectCanonicalSnapshot, expectSameBytes, referenceSnapshot } from './harness';
+import { expectCanonicalSnapshot, expectSameBytes, referenceSnapshot, withoutWaitTimes } from './harness';
 import { encodePlainSnapshot, type StateSnapshot } from './snapshotOracle';
 import { driveRandomly } from './randomStates';
 
@@ -44,15 +44,22 @@ function withoutOwners(s: StateSnapshot): StateSnapshot {
 }
 
 /**
- * The format-4 bytes of a state (results as dictionary fields or JSON) restore the same state, which writes
- * itself as format 5 again (converted on read); returns them.
+ * The format-4 bytes of a state (results as dictionary fields or JSON) restore the same state (wait times
+ * unknown), which writes itself as format 6 again (converted on read); returns them.
  */
 function expectFormat4Converts(plain: StateSnapshot): Uint8Array {
   const format4 = encodePlainSnapshot({ ...plain, format: 4 });
   const converted = LockStateMachine.readSnapshot(format4);
-  expect(referenceSnapshot(converted)).toEqual(plain);
-  expectSameBytes(converted.writeSnapshot(), encodePlainSnapshot(plain));
+  const known = withoutWaitTimes(plain);
+  expect(referenceSnapshot(converted)).toEqual(known);
+  expectSameBytes(converted.writeSnapshot(), encodePlainSnapshot(known));
   return format4;
+}
+
+/** The format-5 bytes of a state restore it with every wait time 0, and the wait times are all it loses. */
+function expectFormat5Converts(plain: StateSnapshot): void {
+  const converted = LockStateMachine.readSnapshot(encodePlainSnapshot({ ...plain, format: 5 }));
+  expect(referenceSnapshot(converted)).toEqual(withoutWaitTimes(plain));
 }
 
 describe('snapshot bytes', () => {
@@ -72,11 +79,15 @@ describe('snapshot bytes', () => {
         expect(referenceSnapshot(restored)).toEqual(plain);
         // These states have no lease checkpoints, so their format-2 bytes say all there is.
         const format2 = encodePlainSnapshot({ ...plain, format: 2 });
-        expect(referenceSnapshot(LockStateMachine.readSnapshot(format2))).toEqual(plain);
+        expect(referenceSnapshot(LockStateMachine.readSnapshot(format2))).toEqual(withoutWaitTimes(plain));
         // Nor callers or auth: their format-3 bytes say all there is too.
         const format3 = encodePlainSnapshot({ ...plain, format: 3 });
-        expect(referenceSnapshot(LockStateMachine.readSnapshot(format3))).toEqual(plain);
+        expect(referenceSnapshot(LockStateMachine.readSnapshot(format3))).toEqual(withoutWaitTimes(plain));
         const format4 = expectFormat4Converts(plain);
+        expectFormat5Converts(plain);
+        // Queued waiters carry the time their Acquire queued them (the random commands stamp it).
+        const since = plain.locks.flatMap((x) => x.waitingSince ?? []);
+        if (since.length > 0) expect(since.every((t) => t > 0)).toBe(true);
         for (const c of plain.dedup) {
           for (const e of c.entries) kinds.add(Object.keys(JSON.parse(e.result) as object).join(','));
         }

@@ -34,6 +34,8 @@ export interface LockSnapshot {
   latestHolder: string;
   /** Queued session ids in FIFO order. */
   waiters: string[];
+  /** When each waiter was queued, in the same order (format 7 on; absent or short: 0). */
+  waitingSince?: number[];
 }
 
 export interface KeySnapshot {
@@ -146,7 +148,10 @@ export function encodePlainSnapshot(s: StateSnapshot): Uint8Array {
     w.varint(x.latestToken);
     writeSref(w, x.latestHolder, sessionAt);
     w.varint(x.waiters.length);
-    for (const waiter of x.waiters) writeSref(w, waiter, sessionAt);
+    x.waiters.forEach((waiter, i) => {
+      writeSref(w, waiter, sessionAt);
+      if (s.format >= 7) w.varint(x.waitingSince?.[i] ?? 0);
+    });
   }
   const lockAt = s.keys.length === 0 ? new Map<string, number>() : firstPositions(s.locks.map((x) => x.name));
   w.varint(s.keys.length);

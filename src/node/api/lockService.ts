@@ -12,6 +12,7 @@ import { ApiError } from './errors';
 import type { CallScope, NodeContext } from './context';
 import { proposing } from './proposal';
 import { expectOk, refusalError, withheldRefusalError } from './refusals';
+import { lockList } from './lockList';
 import { auditRevokes, lockRevoke } from './lockRevoke';
 import { lockWatch } from './lockWatch';
 import { publicSessionId } from './publicSessionId';
@@ -153,7 +154,7 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
   auditRevokes(ctx);
   const calls = { acquire: { name: 'Lock.Acquire', handle: acquire }, release };
   const service: grpc.UntypedServiceImplementation = {
-    ...unaryMethods(ctx, [calls.acquire, release, { name: 'Lock.Describe', handle: describe }, lockRevoke(ctx)]),
+    ...unaryMethods(ctx, [calls.acquire, release, { name: 'Lock.Describe', handle: describe }, lockRevoke(ctx), lockList(ctx)]),
     Watch: lockWatch(ctx),
   };
   return { service, calls };

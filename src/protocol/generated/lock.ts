@@ -21,12 +21,16 @@ import type { KVClient as _fencelock_v1_KVClient, KVDefinition as _fencelock_v1_
 import type { KeepAliveRequest as _fencelock_v1_KeepAliveRequest, KeepAliveRequest__Output as _fencelock_v1_KeepAliveRequest__Output } from './fencelock/v1/KeepAliveRequest';
 import type { KeepAliveResponse as _fencelock_v1_KeepAliveResponse, KeepAliveResponse__Output as _fencelock_v1_KeepAliveResponse__Output } from './fencelock/v1/KeepAliveResponse';
 import type { KeyValue as _fencelock_v1_KeyValue, KeyValue__Output as _fencelock_v1_KeyValue__Output } from './fencelock/v1/KeyValue';
+import type { ListLocksRequest as _fencelock_v1_ListLocksRequest, ListLocksRequest__Output as _fencelock_v1_ListLocksRequest__Output } from './fencelock/v1/ListLocksRequest';
+import type { ListLocksResponse as _fencelock_v1_ListLocksResponse, ListLocksResponse__Output as _fencelock_v1_ListLocksResponse__Output } from './fencelock/v1/ListLocksResponse';
 import type { ListRequest as _fencelock_v1_ListRequest, ListRequest__Output as _fencelock_v1_ListRequest__Output } from './fencelock/v1/ListRequest';
 import type { ListResponse as _fencelock_v1_ListResponse, ListResponse__Output as _fencelock_v1_ListResponse__Output } from './fencelock/v1/ListResponse';
 import type { ListSessionsRequest as _fencelock_v1_ListSessionsRequest, ListSessionsRequest__Output as _fencelock_v1_ListSessionsRequest__Output } from './fencelock/v1/ListSessionsRequest';
 import type { ListSessionsResponse as _fencelock_v1_ListSessionsResponse, ListSessionsResponse__Output as _fencelock_v1_ListSessionsResponse__Output } from './fencelock/v1/ListSessionsResponse';
 import type { LockClient as _fencelock_v1_LockClient, LockDefinition as _fencelock_v1_LockDefinition } from './fencelock/v1/Lock';
 import type { LockEvent as _fencelock_v1_LockEvent, LockEvent__Output as _fencelock_v1_LockEvent__Output } from './fencelock/v1/LockEvent';
+import type { LockSummary as _fencelock_v1_LockSummary, LockSummary__Output as _fencelock_v1_LockSummary__Output } from './fencelock/v1/LockSummary';
+import type { LockWaiter as _fencelock_v1_LockWaiter, LockWaiter__Output as _fencelock_v1_LockWaiter__Output } from './fencelock/v1/LockWaiter';
 import type { Member as _fencelock_v1_Member, Member__Output as _fencelock_v1_Member__Output } from './fencelock/v1/Member';
 import type { MemberAddRequest as _fencelock_v1_MemberAddRequest, MemberAddRequest__Output as _fencelock_v1_MemberAddRequest__Output } from './fencelock/v1/MemberAddRequest';
 import type { MemberChangeResponse as _fencelock_v1_MemberChangeResponse, MemberChangeResponse__Output as _fencelock_v1_MemberChangeResponse__Output } from './fencelock/v1/MemberChangeResponse';
@@ -109,12 +113,16 @@ export interface ProtoGrpcType {
       KeepAliveRequest: MessageTypeDefinition<_fencelock_v1_KeepAliveRequest, _fencelock_v1_KeepAliveRequest__Output>
       KeepAliveResponse: MessageTypeDefinition<_fencelock_v1_KeepAliveResponse, _fencelock_v1_KeepAliveResponse__Output>
       KeyValue: MessageTypeDefinition<_fencelock_v1_KeyValue, _fencelock_v1_KeyValue__Output>
+      ListLocksRequest: MessageTypeDefinition<_fencelock_v1_ListLocksRequest, _fencelock_v1_ListLocksRequest__Output>
+      ListLocksResponse: MessageTypeDefinition<_fencelock_v1_ListLocksResponse, _fencelock_v1_ListLocksResponse__Output>
       ListRequest: MessageTypeDefinition<_fencelock_v1_ListRequest, _fencelock_v1_ListRequest__Output>
       ListResponse: MessageTypeDefinition<_fencelock_v1_ListResponse, _fencelock_v1_ListResponse__Output>
       ListSessionsRequest: MessageTypeDefinition<_fencelock_v1_ListSessionsRequest, _fencelock_v1_ListSessionsRequest__Output>
       ListSessionsResponse: MessageTypeDefinition<_fencelock_v1_ListSessionsResponse, _fencelock_v1_ListSessionsResponse__Output>
       Lock: SubtypeConstructor<typeof grpc.Client, _fencelock_v1_LockClient> & { service: _fencelock_v1_LockDefinition }
       LockEvent: MessageTypeDefinition<_fencelock_v1_LockEvent, _fencelock_v1_LockEvent__Output>
+      LockSummary: MessageTypeDefinition<_fencelock_v1_LockSummary, _fencelock_v1_LockSummary__Output>
+      LockWaiter: MessageTypeDefinition<_fencelock_v1_LockWaiter, _fencelock_v1_LockWaiter__Output>
       Member: MessageTypeDefinition<_fencelock_v1_Member, _fencelock_v1_Member__Output>
       MemberAddRequest: MessageTypeDefinition<_fencelock_v1_MemberAddRequest, _fencelock_v1_MemberAddRequest__Output>
       MemberChangeResponse: MessageTypeDefinition<_fencelock_v1_MemberChangeResponse, _fencelock_v1_MemberChangeResponse__Output>

@@ -62,7 +62,7 @@ export const acquire: CommandEntry<AcquireCommand, 'granted' | 'waiting' | 'held
       if (m.overQuota(s.owner, 'waiters', s.usage?.waiters ?? 0, 1)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'waiters');
       if (waiterCount(rec) >= L.MAX_WAITERS_PER_LOCK) return refused(Reason.TOO_MANY_WAITERS, watermark);
       if (perSessionFull) return refused(Reason.TOO_MANY_LOCKS, watermark);
-      m.locks.enqueue(rec, s);
+      m.locks.enqueue(rec, s, c.now);
       addWaiting(s, rec);
       events.push({ type: 'queued', lock: c.lock, sessionId: c.sessionId, position: waiterCount(rec) });
       return { status: 'waiting', holderToken: tokenOf(rec), position: waiterCount(rec) };

@@ -6,6 +6,8 @@ import type { AcquireRequest as _fencelock_v1_AcquireRequest, AcquireRequest__Ou
 import type { AcquireResponse as _fencelock_v1_AcquireResponse, AcquireResponse__Output as _fencelock_v1_AcquireResponse__Output } from '../../fencelock/v1/AcquireResponse';
 import type { DescribeRequest as _fencelock_v1_DescribeRequest, DescribeRequest__Output as _fencelock_v1_DescribeRequest__Output } from '../../fencelock/v1/DescribeRequest';
 import type { DescribeResponse as _fencelock_v1_DescribeResponse, DescribeResponse__Output as _fencelock_v1_DescribeResponse__Output } from '../../fencelock/v1/DescribeResponse';
+import type { ListLocksRequest as _fencelock_v1_ListLocksRequest, ListLocksRequest__Output as _fencelock_v1_ListLocksRequest__Output } from '../../fencelock/v1/ListLocksRequest';
+import type { ListLocksResponse as _fencelock_v1_ListLocksResponse, ListLocksResponse__Output as _fencelock_v1_ListLocksResponse__Output } from '../../fencelock/v1/ListLocksResponse';
 import type { LockEvent as _fencelock_v1_LockEvent, LockEvent__Output as _fencelock_v1_LockEvent__Output } from '../../fencelock/v1/LockEvent';
 import type { ReleaseRequest as _fencelock_v1_ReleaseRequest, ReleaseRequest__Output as _fencelock_v1_ReleaseRequest__Output } from '../../fencelock/v1/ReleaseRequest';
 import type { ReleaseResponse as _fencelock_v1_ReleaseResponse, ReleaseResponse__Output as _fencelock_v1_ReleaseResponse__Output } from '../../fencelock/v1/ReleaseResponse';
@@ -31,6 +33,25 @@ export interface LockClient extends grpc.Client {
   describe(argument: _fencelock_v1_DescribeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   describe(argument: _fencelock_v1_DescribeRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   describe(argument: _fencelock_v1_DescribeRequest, callback: grpc.requestCallback<_fencelock_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * The locks whose names start with a prefix, in name order, a page at a time; read like Describe
+   * (linearizable) and filtered by the caller's permissions: a lock the caller may not describe is left out
+   * as if it did not exist.
+   */
+  List(argument: _fencelock_v1_ListLocksRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_ListLocksResponse__Output>): grpc.ClientUnaryCall;
+  List(argument: _fencelock_v1_ListLocksRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_ListLocksResponse__Output>): grpc.ClientUnaryCall;
+  List(argument: _fencelock_v1_ListLocksRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_ListLocksResponse__Output>): grpc.ClientUnaryCall;
+  List(argument: _fencelock_v1_ListLocksRequest, callback: grpc.requestCallback<_fencelock_v1_ListLocksResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * The locks whose names start with a prefix, in name order, a page at a time; read like Describe
+   * (linearizable) and filtered by the caller's permissions: a lock the caller may not describe is left out
+   * as if it did not exist.
+   */
+  list(argument: _fencelock_v1_ListLocksRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_ListLocksResponse__Output>): grpc.ClientUnaryCall;
+  list(argument: _fencelock_v1_ListLocksRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_ListLocksResponse__Output>): grpc.ClientUnaryCall;
+  list(argument: _fencelock_v1_ListLocksRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_ListLocksResponse__Output>): grpc.ClientUnaryCall;
+  list(argument: _fencelock_v1_ListLocksRequest, callback: grpc.requestCallback<_fencelock_v1_ListLocksResponse__Output>): grpc.ClientUnaryCall;
   
   Release(argument: _fencelock_v1_ReleaseRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
   Release(argument: _fencelock_v1_ReleaseRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
@@ -84,6 +105,13 @@ export interface LockHandlers extends grpc.UntypedServiceImplementation {
   
   Describe: grpc.handleUnaryCall<_fencelock_v1_DescribeRequest__Output, _fencelock_v1_DescribeResponse>;
   
+  /**
+   * The locks whose names start with a prefix, in name order, a page at a time; read like Describe
+   * (linearizable) and filtered by the caller's permissions: a lock the caller may not describe is left out
+   * as if it did not exist.
+   */
+  List: grpc.handleUnaryCall<_fencelock_v1_ListLocksRequest__Output, _fencelock_v1_ListLocksResponse>;
+  
   Release: grpc.handleUnaryCall<_fencelock_v1_ReleaseRequest__Output, _fencelock_v1_ReleaseResponse>;
   
   /**
@@ -106,6 +134,7 @@ export interface LockHandlers extends grpc.UntypedServiceImplementation {
 export interface LockDefinition extends grpc.ServiceDefinition {
   Acquire: MethodDefinition<_fencelock_v1_AcquireRequest, _fencelock_v1_AcquireResponse, _fencelock_v1_AcquireRequest__Output, _fencelock_v1_AcquireResponse__Output>
   Describe: MethodDefinition<_fencelock_v1_DescribeRequest, _fencelock_v1_DescribeResponse, _fencelock_v1_DescribeRequest__Output, _fencelock_v1_DescribeResponse__Output>
+  List: MethodDefinition<_fencelock_v1_ListLocksRequest, _fencelock_v1_ListLocksResponse, _fencelock_v1_ListLocksRequest__Output, _fencelock_v1_ListLocksResponse__Output>
   Release: MethodDefinition<_fencelock_v1_ReleaseRequest, _fencelock_v1_ReleaseResponse, _fencelock_v1_ReleaseRequest__Output, _fencelock_v1_ReleaseResponse__Output>
   Revoke: MethodDefinition<_fencelock_v1_RevokeLockRequest, _fencelock_v1_RevokeLockResponse, _fencelock_v1_RevokeLockRequest__Output, _fencelock_v1_RevokeLockResponse__Output>
   Watch: MethodDefinition<_fencelock_v1_WatchRequest, _fencelock_v1_LockEvent, _fencelock_v1_WatchRequest__Output, _fencelock_v1_LockEvent__Output>

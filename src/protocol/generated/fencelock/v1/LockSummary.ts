@@ -1,0 +1,64 @@
+// Original file: proto/fencelock/v1/lock.proto
+
+import type { LockWaiter as _fencelock_v1_LockWaiter, LockWaiter__Output as _fencelock_v1_LockWaiter__Output } from '../../fencelock/v1/LockWaiter';
+import type { Long } from '@grpc/proto-loader';
+
+export interface LockSummary {
+  'name'?: (string);
+  'held'?: (boolean);
+  /**
+   * public handle, '' when free
+   */
+  'holderSession'?: (string);
+  /**
+   * the current grant's token, 0 when free
+   */
+  'token'?: (number | string | Long);
+  /**
+   * leader's clock when the granting entry was proposed, 0 when free
+   */
+  'grantedAtMs'?: (number | string | Long);
+  /**
+   * since granted_at_ms, by the serving node's clock at the read
+   */
+  'heldForMs'?: (number | string | Long);
+  /**
+   * highest token issued for this lock
+   */
+  'latestToken'?: (number | string | Long);
+  /**
+   * The first MAX_LIST_WAITERS (100) waiters, FIFO order; waiter_count says how many are queued in all.
+   */
+  'waiters'?: (_fencelock_v1_LockWaiter)[];
+  'waiterCount'?: (number);
+}
+
+export interface LockSummary__Output {
+  'name': (string);
+  'held': (boolean);
+  /**
+   * public handle, '' when free
+   */
+  'holderSession': (string);
+  /**
+   * the current grant's token, 0 when free
+   */
+  'token': (string);
+  /**
+   * leader's clock when the granting entry was proposed, 0 when free
+   */
+  'grantedAtMs': (string);
+  /**
+   * since granted_at_ms, by the serving node's clock at the read
+   */
+  'heldForMs': (string);
+  /**
+   * highest token issued for this lock
+   */
+  'latestToken': (string);
+  /**
+   * The first MAX_LIST_WAITERS (100) waiters, FIFO order; waiter_count says how many are queued in all.
+   */
+  'waiters': (_fencelock_v1_LockWaiter__Output)[];
+  'waiterCount': (number);
+}
