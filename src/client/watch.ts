@@ -39,6 +39,7 @@ export class Watcher implements WatchHandle {
   private hintsInARow = 0;
   private lastIndex = 0n;
   private cancelled = false;
+  private opened = false;
 
   constructor(
     private readonly router: Router,
@@ -76,6 +77,8 @@ export class Watcher implements WatchHandle {
     const call = this.router.clientFor(address).makeServerStreamRequest(m.path, m.serialize, m.deserialize, { lock: this.lock }, new grpc.Metadata(), {});
     this.call = call;
     this.address = address;
+    if (this.opened) this.reconnected();
+    this.opened = true;
     call.on('data', (ev: LockEvent__Output) => {
       if (call !== this.call) return;
       this.backoff = 0;
@@ -122,6 +125,14 @@ export class Watcher implements WatchHandle {
     this.backoff = nextBackoff(this.backoff);
     this.logger.debug({ lock: this.lock, code: err?.code, retryInMs: this.backoff }, 'fencelock: watch stream broke, reconnecting');
     this.timer = setTimeout(() => this.open(), this.backoff);
+  }
+
+  private reconnected(): void {
+    try {
+      this.opts.onReconnect?.();
+    } catch (err) {
+      this.logger.error({ err }, 'fencelock: watch onReconnect callback threw');
+    }
   }
 
   /** Events were lost to a snapshot on the node: said to the application, and the watch goes on. */
