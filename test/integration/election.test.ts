@@ -1,9 +1,12 @@
 // Elections (issue 34) against a real 3-node cluster: campaign and resign, the line of campaigners, a leader
 // whose process is killed, a deposed leader's proclaim, and observers that see each leadership in token order.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient, isFenceLockError, type Leader, type Leadership } from '../../src/client';
 import { Campaigner } from './campaigner';
-import { eventually, LocalCluster } from './harness';
+import { eventually, LocalCluster, PROJECT_ROOT, runNode } from './harness';
 
 const TTL_MS = 3_000;
 let cluster: LocalCluster;
@@ -135,5 +138,22 @@ describe('client.election', () => {
   it('refuses an empty name and a value that is neither text nor bytes', async () => {
     expect(() => client.election('')).toThrow(/non-empty/);
     await expect(client.election('el/bad').campaign(42 as never)).rejects.toSatisfy((err: unknown) => isFenceLockError(err, 'INVALID_ARGUMENT'));
+  });
+
+  it("runs the README's election example as written (the package name pointed at this build)", async () => {
+    const readme = fs.readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
+    const example = /<!-- example:election -->\n```js\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toBeDefined();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fencelock-election-'));
+    try {
+      const file = path.join(dir, 'election.cjs');
+      fs.writeFileSync(file, example!.replace("require('@fencelock/client')", `require(${JSON.stringify(path.join(PROJECT_ROOT, 'dist/src/client'))})`));
+      const run = await runNode([file], { env: { FENCELOCK_ENDPOINTS: cluster.endpoints.join(',') }, timeoutMs: 30_000 });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/^leading scheduler under token \d+\nleader: node-\d+\n$/);
+      expect(await client.election('scheduler').leader()).toBeNull(); // it resigned
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
