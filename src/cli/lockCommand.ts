@@ -42,7 +42,7 @@ export interface LockOutcome {
 const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 type ForwardedSignal = (typeof FORWARDED_SIGNALS)[number];
 
-function signalExitCode(sig: NodeJS.Signals | string): number {
+export function signalExitCode(sig: NodeJS.Signals | string): number {
   const n = (osConstants.signals as Record<string, number>)[sig];
   return 128 + (n ?? 1);
 }

@@ -20,6 +20,7 @@ import { defineProxyCommand } from '../fencing/proxy/command';
 import { EXIT, EXIT_CODES_HELP, exitCodeFor, UsageError } from './exitCodes';
 import { isReadOnly, lockDashDashHint, wantsJson } from './invocation';
 import { runLockCommand } from './lockCommand';
+import { runElectCommand, runObserveCommand } from './electCommand';
 import { addMemberCommands } from './memberCommand';
 import { addLocksCommand } from './locksCommand';
 import { addRevokeCommand } from './revokeCommand';
@@ -218,6 +219,44 @@ Examples: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/la
         );
         // Without CMD the JSON document came when the lock was held.
         if (g.json === true && command.length > 0) io.stdout(`${toJson({ lock: name, token: outcome.token, exitCode: outcome.exitCode })}\n`);
+        return outcome.exitCode;
+      }),
+    );
+
+  program
+    .command('elect')
+    .description('run CMD while leading election NAME with VALUE (waits in line to lead), or --observe NAME to print each leadership; put -- before CMD')
+    .argument('<name>', 'election name (its lock and its key are both NAME)')
+    .argument('[value]', "the leader's value, readable by everyone (kv get NAME) while it leads")
+    .argument('[cmd...]', 'command and its arguments, run as leader')
+    .option('--observe', 'print each new leadership (token, value, holder) and each vacancy, one line each, until Ctrl-C')
+    .addOption(new Option('--ttl <ms>', 'session TTL in ms: how long a crashed leader still leads').argParser(argParser((t) => parsePositiveInt(t, '--ttl'))).default(DEFAULT_TTL_MS))
+    .addOption(new Option('--wait <ms>', 'give up after waiting this long to lead (default: wait for ever)').argParser(argParser((t) => parseNonNegativeInt(t, '--wait'))))
+    .addOption(
+      new Option('--grace <ms>', 'after SIGTERM on loss of the leadership, SIGKILL CMD after this long').argParser(argParser((t) => parseNonNegativeInt(t, '--grace'))).default(1_000),
+    )
+    .addHelpText(
+      'after',
+      `\nCMD sees FENCELOCK_TOKEN (the leadership's fencing token), FENCELOCK_LOCK and FENCELOCK_ELECTION (NAME),
+FENCELOCK_SESSION and FENCELOCK_ENDPOINTS, as with lock -- CMD. If the leadership is lost, CMD gets SIGTERM
+(SIGKILL after --grace) and fencelock exits ${EXIT.LOCK_LOST}; otherwise it resigns when CMD exits and exits with CMD's code.
+Examples: fencelock elect scheduler node-a -- ./run-scheduler
+          fencelock elect --observe scheduler`,
+    )
+    .action(
+      action(async (name: string, value: string | undefined, command: string[], opts: { observe?: boolean; ttl: number; wait?: number; grace: number }, cmd: Command) => {
+        const g = globals(cmd);
+        if (opts.observe === true) {
+          if (value !== undefined || command.length > 0) throw new UsageError('elect --observe takes only NAME');
+          return withClient(cmd, (client, json) => runObserveCommand(client, name, io, json, g.timeout));
+        }
+        if (value === undefined || command.length === 0) throw new UsageError('elect: give NAME VALUE -- CMD, or --observe NAME');
+        const security = resolveClientSecurity(g, io.env);
+        const outcome = await runElectCommand(
+          { client: clientOptions(g, security), childEnv: security.childEnv, trust: security.trust, name, value, command, ttlMs: opts.ttl, waitMs: opts.wait, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
+          io,
+        );
+        if (g.json === true) io.stdout(`${toJson({ election: name, token: outcome.token, exitCode: outcome.exitCode })}\n`);
         return outcome.exitCode;
       }),
     );

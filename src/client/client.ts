@@ -18,6 +18,7 @@ import { realClock, realRandom, realTimers } from './realPorts';
 import { CHANNEL_OPTIONS, neverProposed, RequestIds, Router, type CallOptions } from './router';
 import { streamSnapshot, type SnapshotInfo, type SnapshotSink } from './snapshot';
 import { DEFAULT_TTL_MS, LockHandle, Session, type SessionHost } from './session';
+import { Election, type ElectionOptions } from './election';
 import type {
   CloseOptions,
   EndpointStatus,
@@ -283,6 +284,15 @@ export class FenceLockClient implements SessionHost {
       if (this.shared.get(ttl) === p) this.shared.delete(ttl);
     });
     return p;
+  }
+
+  /**
+   * An election by name, on lock NAME and key NAME (README, "Elections"): campaign() to lead, leader() to read
+   * who leads, observe() to follow each new leadership.
+   */
+  election(name: string, opts: ElectionOptions = {}): Election {
+    this.assertOpen();
+    return new Election(this, name, opts);
   }
 
   // ----- SessionHost -----

@@ -1,5 +1,9 @@
 /** The fencelock client library. */
 export { FenceLockClient, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_TOTAL_TIMEOUT_MS, DEFAULT_CLOSE_TIMEOUT_MS } from './client';
+export { Election, type ElectionOptions, type CampaignOptions } from './election';
+export { Leadership } from './leadership';
+export type { Leader } from './electionState';
+export { DEFAULT_RESYNC_MS, type ObserveOptions } from './electionObserver';
 export { Session, LockHandle, DEFAULT_TTL_MS, DEFAULT_WAIT_TIMEOUT_MS, safetyMarginMs, CLOCK_RATE_BOUND, type AcquireOptions } from './session';
 export {
   FenceLockError,

@@ -208,6 +208,11 @@ export interface WatchOptions {
    * Without this callback the client logs a warning.
    */
   onMissed?: (err: FenceLockError) => void;
+  /**
+   * Called when the watch opens a new stream after a broken one (a node failed, events were missed): events
+   * of the gap are not sent, so read the lock's state again if every transition matters (elections do).
+   */
+  onReconnect?: () => void;
 }
 
 export interface WatchHandle {

@@ -47,6 +47,7 @@ export class Watcher implements WatchHandle {
    */
   private deliveredAtLast = 0;
   private cancelled = false;
+  private opened = false;
 
   constructor(
     private readonly router: Router,
@@ -84,6 +85,8 @@ export class Watcher implements WatchHandle {
     this.call = call;
     this.address = address;
     let seenAtLast = 0;
+    if (this.opened) this.reconnected();
+    this.opened = true;
     call.on('data', (ev: LockEvent__Output) => {
       if (call !== this.call) return;
       this.backoff = 0;
@@ -139,6 +142,14 @@ export class Watcher implements WatchHandle {
     this.backoff = nextBackoff(this.backoff);
     this.logger.debug({ lock: this.lock, code: err?.code, retryInMs: this.backoff }, 'fencelock: watch stream broke, reconnecting');
     this.timer = this.router.ports.timers.setTimeout(() => this.open(), this.backoff);
+  }
+
+  private reconnected(): void {
+    try {
+      this.opts.onReconnect?.();
+    } catch (err) {
+      this.logger.error({ err }, 'fencelock: watch onReconnect callback threw');
+    }
   }
 
   /** Events were lost to a snapshot on the node: said to the application, and the watch goes on. */
