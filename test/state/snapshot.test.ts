@@ -159,7 +159,7 @@ describe('decoding and restoring bad snapshots', () => {
     };
     const cases: Array<[string, StateSnapshot]> = [
       ['format 1 (older)', mutate((s) => (s.format = 1))],
-      ['format 7 (newer)', mutate((s) => (s.format = 7))],
+      ['format 8 (newer)', mutate((s) => (s.format = 8))],
       ['a session owner that is no caller', mutate((s) => (s.sessions[0]!.owner = 'has space'))],
       ['auth on without an admin', mutate((s) => (s.auth = { enabled: true, users: [{ name: 'a', roles: [] }], roles: [], tokens: [] }))],
       ['a user holding an unknown role', mutate((s) => (s.auth.users = [{ name: 'a', roles: ['r'] }]))],
