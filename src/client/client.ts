@@ -462,6 +462,7 @@ export class FenceLockClient implements SessionHost {
     this.assertOpen();
     if (typeof lock !== 'string' || lock === '') throw new FenceLockError('INVALID_ARGUMENT', 'revokeLock: the lock name must be a non-empty string');
     const reason = opts.reason ?? '';
+    if (opts.token !== undefined && opts.token < 1n) throw new FenceLockError('INVALID_ARGUMENT', `revokeLock: token must be at least 1 (tokens start at 1), got ${opts.token}`);
     const token = opts.token === undefined ? {} : { token: bigIntToWire(opts.token) };
     const res = await this.mutate(methods().revokeLock, (header) => ({ header, lock, reason, ...token }), { what: `revoke lock ${JSON.stringify(lock)}` });
     return { endedToken: wireToBigInt(res.endedToken), nextHolderSession: res.nextHolderSession, nextToken: wireToBigInt(res.nextToken) };

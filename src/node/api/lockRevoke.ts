@@ -22,7 +22,7 @@ export function lockRevoke(ctx: NodeContext): Rpc<RevokeLockRequest__Output, Rev
     fields: (req: RevokeLockRequest__Output, caller) => {
       const lock = v.lockName(req.lock);
       const reason = v.text('reason', req.reason, L.MAX_REVOKE_REASON_BYTES, { allowEmpty: true });
-      const token = req.token === undefined ? 0 : v.token(req.token);
+      const token = v.safeInteger('token', req.token); // 0: whatever grant is current
       access.permitAdmin(caller);
       return { lock, token, reason };
     },

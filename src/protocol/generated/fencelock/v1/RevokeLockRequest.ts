@@ -12,10 +12,11 @@ export interface RevokeLockRequest {
   'reason'?: (string);
   /**
    * Revoke only while this is the current grant's token (from Describe), so that a revoke meant for a stuck
-   * holder cannot end the grant of the holder after it. Unset (0): whatever grant is current.
+   * holder cannot end the grant of the holder after it. 0 (unset): whatever grant is current. Not `optional`:
+   * tokens start at 1, and proto3 `optional` is refused by the older protoc that clients in other languages
+   * may generate with (Debian's grpc_tools; test/contract/python.test.ts).
    */
   'token'?: (number | string | Long);
-  '_token'?: "token";
 }
 
 export interface RevokeLockRequest__Output {
@@ -27,8 +28,9 @@ export interface RevokeLockRequest__Output {
   'reason': (string);
   /**
    * Revoke only while this is the current grant's token (from Describe), so that a revoke meant for a stuck
-   * holder cannot end the grant of the holder after it. Unset (0): whatever grant is current.
+   * holder cannot end the grant of the holder after it. 0 (unset): whatever grant is current. Not `optional`:
+   * tokens start at 1, and proto3 `optional` is refused by the older protoc that clients in other languages
+   * may generate with (Debian's grpc_tools; test/contract/python.test.ts).
    */
-  'token'?: (string);
-  '_token'?: "token";
+  'token': (string);
 }
