@@ -77,7 +77,8 @@ describe('membership changes in containers (recorded workload, history checker)'
       const catchUpMs = await cluster.waitUntil(`${SPARE} catches up`, async () => {
         const l = await admin.members.list();
         const m = l.members.find((x) => x.id === SPARE);
-        return m !== undefined && m.match + 5n >= l.commit;
+        // match 0: it has not answered yet, and the leader would refuse to promote it (LEARNER_BEHIND).
+        return m !== undefined && m.match > 0n && m.match + 5n >= l.commit;
       }, 30_000);
       await admin.members.promote(SPARE);
       const voters = [...majority, SPARE].sort();

@@ -3,6 +3,7 @@
 // the server keeps no record of a lock; `lock NAME cmd -l` hints at `--`; --version; `npx fencelock`.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -90,7 +91,9 @@ describe('a running cluster', () => {
     const busy = await fencelock(['--endpoints', ep, '--json', 'lock', 'rough-held', '--wait', '0', '--', 'sh', '-c', 'echo ran']);
     expect(busy.code).toBe(3);
     expect(busy.stderr).toBe('');
-    expect(JSON.parse(busy.stdout)).toEqual({ error: { code: 'LOCK_HELD', reason: null, message: 'lock "rough-held" is held by another session (--wait 0); CMD was not run', exitCode: 3 } });
+    // The holder is named by its public handle, client name ('-': none) and labels (host and pid by default).
+    const holder = `session ${session.publicId} (- host=${os.hostname()} pid=${process.pid})`;
+    expect(JSON.parse(busy.stdout)).toEqual({ error: { code: 'LOCK_HELD', reason: null, message: `lock "rough-held" is held by ${holder} (--wait 0); CMD was not run`, exitCode: 3 } });
     await held.release();
     await session.close();
 
@@ -104,7 +107,7 @@ describe('a running cluster', () => {
     const session = await client.openSession({ ttlMs: 10_000 });
     const idle = await session.acquire('rough-idle');
     const heldText = await fencelock(['--endpoints', ep, 'describe', 'rough-idle']);
-    expect(heldText.stdout).toContain(`latest token: ${idle.token}\n`);
+    expect(heldText.stdout).toMatch(new RegExp(`^latest token: +${idle.token}\n`, 'm')); // values aligned after the longest label
     await idle.release();
     const gone = await fencelock(['--endpoints', ep, 'describe', 'rough-idle']);
     expect(gone.code).toBe(0);
