@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 const VALUED = new Set(['--endpoints', '--cacert', '--cert', '--key', '--auth-token-file', '--auth-token', '--timeout', '--ttl', '--wait', '--grace']);
 
 /** Commands that change nothing: "it may or may not have happened" (indeterminate) means nothing for them. */
-const READ_ONLY = new Set(['kv get', 'kv list', 'describe', 'watch', 'status', 'member list', 'auth list', 'auth whoami', 'session list', 'snapshot save', 'snapshot status', 'certs init', 'certs node', 'proxy', 'serve']);
+const READ_ONLY = new Set(['kv get', 'kv list', 'describe', 'locks', 'watch', 'status', 'member list', 'auth list', 'auth whoami', 'session list', 'snapshot save', 'snapshot status', 'certs init', 'certs node', 'proxy', 'serve']);
 
 /** `kv get` for the kv get command. */
 function commandPath(cmd: Command): string {

@@ -58,6 +58,9 @@ function cases(dir: string): Record<string, Case> {
     'snapshot status': { args: ['snapshot', 'status', path.join(dir, 'missing.snap')], exit: USAGE },
     'snapshot restore': { args: ['snapshot', 'restore', path.join(dir, 'missing.snap'), '--data-dir', path.join(dir, 'data'), '--member', 'n1', '--bump'], exit: USAGE },
     describe: { args: ['describe', 'l'], exit: UNAVAILABLE },
+    locks: { args: ['locks', 'l/'], exit: UNAVAILABLE },
+    revoke: { args: ['revoke', 'l', '--reason', 'stuck'], exit: UNAVAILABLE, mutating: true },
+    elect: { args: ['elect', 'e', 'v', '--', 'true'], exit: UNAVAILABLE, mutating: true },
     watch: { args: ['watch', 'l'], exit: UNAVAILABLE },
   };
 }
