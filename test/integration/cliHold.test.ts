@@ -2,6 +2,7 @@
 // holds the lock, shows its token and the session's public handle, and lets go on the end of stdin, SIGINT or
 // SIGTERM (exit 0), or exits 4 when an admin revokes its session.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient } from '../../src/client';
@@ -117,7 +118,8 @@ describe('fencelock lock NAME without a command', () => {
     const first = await session.acquire('hold/busy');
     const busy = hold(['lock', 'hold/busy', '--wait', '0']);
     expect(await exitWithin(busy, 10_000)).toBe(3);
-    expect(busy.err()).toContain('lock "hold/busy" is held by another session (--wait 0)');
+    // Names the holder: its public handle, client name ('-': none) and labels (host and pid by default).
+    expect(busy.err()).toContain(`lock "hold/busy" is held by session ${session.publicId} (- host=${os.hostname()} pid=${process.pid}) (--wait 0)`);
     expect(busy.err()).not.toContain('CMD');
 
     const waiter = hold(['lock', 'hold/busy', '--wait', '20000']);
