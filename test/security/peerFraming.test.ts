@@ -194,7 +194,12 @@ describe('hostile framing on the TLS peer listener of a real node', () => {
     });
     await new Promise<void>((r) => rogue.listen(Number(port), host, () => r()));
     try {
-      const leaderId = (await client.status()).leader;
+      // Killing n3 may have cost the leadership, and a node may still name the dead n3 as leader for a moment:
+      // wait for a leader that is alive (found flaky in a loaded run: ENOENT on the dead process's /proc entry).
+      const leaderId = await eventually(async () => {
+        const id = (await client.status()).leader;
+        return id && id !== victim.id ? id : undefined;
+      }, 20_000, 'a leader other than the killed n3');
       const leader = cluster.nodes.find((n) => n.id === leaderId)!;
       const rss = watchRss(leader.process!.pid!);
       const value = 'x'.repeat(60_000);
