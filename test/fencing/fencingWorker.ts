@@ -4,7 +4,7 @@
 //
 //   node dist/test/fencing/fencingWorker.js '<json WorkerConfig>'
 //
-// Until its time is up: take the lock of a random row, announce it, wait a moment (the test may freeze it
+// Until the test closes its stdin: take the lock of a random row, announce it, wait a moment (the test may freeze it
 // now), then write the row in 1..3 steps under the token, sometimes sending a step twice (a retry), and
 // release. Writes go over HTTP with the fencing headers (to a fenced service, a proxy, or the test's SQL
 // gateway), or straight to PostgreSQL or MariaDB with fencedUpdate, or to Redis with its fencing script. One JSON
@@ -103,9 +103,11 @@ async function main(): Promise<void> {
   const cfg = JSON.parse(process.argv[2] ?? '') as WorkerConfig;
   const client = new FenceLockClient({ endpoints: cfg.endpoints, clientId: `fw-${cfg.name}-${process.pid}` });
   const { write, close } = writerFor(cfg);
-  const until = Date.now() + cfg.durationMs;
+  // The test decides when the run has done enough (it closes stdin); a frozen worker sees it when woken.
+  let stopRequested = false;
+  process.stdin.on('data', () => undefined).once('close', () => (stopRequested = true));
   let session: Session | undefined;
-  while (Date.now() < until) {
+  while (!stopRequested) {
     if (!session || session.isLost() || session.isClosed()) session = await client.openSession({ ttlMs: cfg.ttlMs, name: cfg.name });
     const row = 1 + rnd(cfg.rows);
     let lock: LockHandle;

@@ -4,6 +4,7 @@ export interface WorkerConfig {
   name: string;
   endpoints: string[];
   rows: number;
+  /** The least time the run lasts; it then goes on until it has exercised enough (runWorkers decides). */
   durationMs: number;
   ttlMs: number;
   /**

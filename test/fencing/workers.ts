@@ -30,14 +30,33 @@ export interface RunOptions {
   midway?: () => Promise<void>;
 }
 
+/** Writes applied before the run may end; on a loaded machine the minimum duration alone can leave too few. */
+const MIN_APPLIED = 30;
+/** However slow the machine, the run ends by then (the test's own checks then say what was missing). */
+const MAX_DURATION_FACTOR = 4;
+
+/** The run has done what its checks need: applied writes, a frozen holder, and a stale writer refused. */
+function exercised(r: RunResult): boolean {
+  const applied = r.attempts.filter((a) => a.outcome === 'APPLIED').length;
+  return applied >= MIN_APPLIED && r.freezes > 0 && r.attempts.some((a) => a.outcome === 'STALE');
+}
+
+/** Resolves once the minimum duration has passed and the run is exercised, or at the hard cap. */
+async function enoughDone(r: RunResult, durationMs: number): Promise<void> {
+  const started = performance.now();
+  await new Promise((res) => setTimeout(res, durationMs));
+  while (!exercised(r) && performance.now() - started < durationMs * MAX_DURATION_FACTOR) await new Promise((res) => setTimeout(res, 200));
+}
+
 export async function runWorkers(o: RunOptions): Promise<RunResult> {
   const result: RunResult = { attempts: [], grants: new Map(), freezes: 0, lost: new Set() };
   const children: ChildProcess[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const errors: string[] = [];
   const exits = Array.from({ length: o.workers }, (_, i) => {
-    const child = spawn(process.execPath, [WORKER, JSON.stringify({ ...o.config, name: `w${i}` } satisfies WorkerConfig)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [WORKER, JSON.stringify({ ...o.config, name: `w${i}` } satisfies WorkerConfig)], { stdio: ['pipe', 'pipe', 'inherit'] });
     children.push(child);
+    child.stdin!.on('error', () => undefined); // a worker that already exited cannot be told to stop
     let frozen = false;
     readline.createInterface({ input: child.stdout! }).on('line', (line) => {
       const ev = JSON.parse(line) as { k: string; lock?: string; token?: string; message?: string; held?: boolean };
@@ -65,7 +84,8 @@ export async function runWorkers(o: RunOptions): Promise<RunResult> {
     return new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   });
   const mid = o.midway ? new Promise((r) => setTimeout(r, o.config.durationMs / 2)).then(o.midway) : Promise.resolve();
-  const deadline = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('workers did not finish in time')), o.config.durationMs + 60_000).unref());
+  void enoughDone(result, o.config.durationMs).then(() => children.forEach((c) => c.stdin?.end()));
+  const deadline = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('workers did not finish in time')), o.config.durationMs * MAX_DURATION_FACTOR + 60_000).unref());
   try {
     const codes = await Promise.race([Promise.all([...exits, mid]), deadline]);
     if (errors.length > 0) throw new Error(`worker errors:\n${errors.join('\n')}`);
