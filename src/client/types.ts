@@ -171,6 +171,8 @@ export interface LockSummary {
   /** The head of the FIFO queue (at most 100); waiterCount says how many wait in all. */
   waiters: LockWaiter[];
   waiterCount: number;
+  /** While held: the holder's handle, client name and labels (as lockInfo() shows them); null when free. */
+  holder: SessionDetails | null;
 }
 
 export interface ListLocksResult {

@@ -1,6 +1,8 @@
 // `fencelock locks [PREFIX]` (issue 35) as a real process against a real node: the table (LOCK HOLDER TOKEN
-// HELD WAITERS), --json, and --watch, which refreshes every second until SIGINT and then exits 0.
+// HELD WAITERS CLIENT, the holder's client name and labels last), --json, and --watch, which refreshes every
+// second until SIGINT and then exits 0.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient, type Session } from '../../src/client';
@@ -44,7 +46,7 @@ beforeAll(async () => {
   cluster.startAll();
   client = new FenceLockClient({ endpoints: cluster.endpoints });
   await eventually(async () => ((await client.statusAll()).some((s) => s.ok && s.status.role === 'leader') ? true : undefined), 15_000, 'a leader');
-  holder = await client.openSession({ ttlMs: 30_000 });
+  holder = await client.openSession({ ttlMs: 30_000, name: 'lister test', labels: { team: 'infra', zone: 'eu 1' } });
   waiter = await client.openSession({ ttlMs: 30_000 });
   for (const name of ['cli/a', 'cli/b']) tokens.set(name, (await holder.acquire(name)).token);
   await holder.acquire('other/x');
@@ -79,10 +81,12 @@ describe('fencelock locks', () => {
     const r = await finished(['locks', 'cli/']);
     expect([r.code, r.err]).toEqual([0, '']);
     const lines = r.out.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^LOCK\s+HOLDER\s+TOKEN\s+HELD\s+WAITERS$/);
+    expect(lines[0]).toMatch(/^LOCK\s+HOLDER\s+TOKEN\s+HELD\s+WAITERS\s+CLIENT$/);
     expect(lines).toHaveLength(3); // other/x is not under the prefix
-    expect(lines[1]).toMatch(new RegExp(`^cli/a\\s+${holder.publicId}\\s+${tokens.get('cli/a')}\\s+\\d+(ms|s)\\s+-$`));
-    expect(lines[2]).toMatch(new RegExp(`^cli/b\\s+${holder.publicId}\\s+${tokens.get('cli/b')}\\s+\\d+(ms|s)\\s+${waiter.publicId}\\(\\d+(ms|s)\\)$`));
+    // The client library adds host and pid to the labels a session is opened with.
+    const client = `"lister test" host=${hostname()} pid=${process.pid} team=infra zone="eu 1"`;
+    expect(lines[1]).toMatch(new RegExp(`^cli/a\\s+${holder.publicId}\\s+${tokens.get('cli/a')}\\s+\\d+(ms|s)\\s+-\\s+${client}$`));
+    expect(lines[2]).toMatch(new RegExp(`^cli/b\\s+${holder.publicId}\\s+${tokens.get('cli/b')}\\s+\\d+(ms|s)\\s+${waiter.publicId}\\(\\d+(ms|s)\\)\\s+${client}$`));
   });
 
   it('prints the same locks as JSON with --json', async () => {
@@ -93,6 +97,7 @@ describe('fencelock locks', () => {
       ['cli/a', true, holder.publicId, String(tokens.get('cli/a')), 0],
       ['cli/b', true, holder.publicId, String(tokens.get('cli/b')), 1],
     ]);
+    expect(doc.locks[0]!.holder).toEqual({ handle: holder.publicId, clientName: 'lister test', labels: { host: hostname(), pid: String(process.pid), team: 'infra', zone: 'eu 1' } });
     const [queued] = doc.locks[1]!.waiters as Array<{ session: string; waitingMs: number }>;
     expect(queued?.session).toBe(waiter.publicId);
     expect(queued?.waitingMs).toBeGreaterThan(0);
