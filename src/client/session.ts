@@ -1,6 +1,9 @@
 import { FenceLockError, isFenceLockError } from './errors';
 import { publicSessionId } from './publicId';
+import type { Context } from '@opentelemetry/api';
 import { lockFencing, type LockFencing } from './fencingToken';
+import { HoldTrace, tracedAcquire } from './lockTrace';
+import { tracingActive } from '../protocol/traceContext';
 import type { HeldGrant, Renewable } from './keepalive';
 import type { Logger } from './logger';
 import type { ClientPorts, ClientTimer } from './ports';
@@ -154,13 +157,13 @@ export class Session implements Renewable {
     if (!Number.isSafeInteger(wait) || wait < 0) {
       throw new FenceLockError('INVALID_ARGUMENT', `waitTimeoutMs must be a non-negative integer, got ${wait}`);
     }
-    const res = await this.acquireRaw(lock, wait);
+    const { res, acquireContext } = await tracedAcquire(lock, this.publicId, wait, () => this.acquireRaw(lock, wait));
     if (!res.acquired) {
       throw new FenceLockError('DEADLINE_EXCEEDED', `acquire lock ${JSON.stringify(lock)}: still held by session ${res.holderSession} after ${wait} ms`, {
         reason: 'LOCK_HELD',
       });
     }
-    return this.handleFor(lock, res.token);
+    return this.handleFor(lock, res.token, acquireContext);
   }
 
   /**
@@ -168,8 +171,8 @@ export class Session implements Renewable {
    * acquire() is: the same handle when this session holds it already.
    */
   async tryAcquire(lock: string): Promise<LockHandle | null> {
-    const res = await this.acquireRaw(lock, 0);
-    return res.acquired ? this.handleFor(lock, res.token) : null;
+    const { res, acquireContext } = await tracedAcquire(lock, this.publicId, 0, () => this.acquireRaw(lock, 0));
+    return res.acquired ? this.handleFor(lock, res.token, acquireContext) : null;
   }
 
   /**
@@ -207,6 +210,7 @@ export class Session implements Renewable {
       this.leaseEndsAt = end;
       this.armLossTimer();
     }
+    if (tracingActive()) for (const h of this.held.values()) h.renewed();
   }
 
   expired(err: FenceLockError): void {
@@ -255,10 +259,10 @@ export class Session implements Renewable {
     return this.host.acquireFor(this, lock, wait);
   }
 
-  private handleFor(lock: string, token: bigint): LockHandle {
+  private handleFor(lock: string, token: bigint, acquireContext?: Context): LockHandle {
     const existing = this.held.get(lock);
     if (existing && existing.token === token && !existing.isReleased()) return existing;
-    const handle = new LockHandle(this.host, this, lock, token);
+    const handle = new LockHandle(this.host, this, lock, token, acquireContext && HoldTrace.begin(acquireContext, lock, token, this.publicId));
     this.held.set(lock, handle);
     return handle;
   }
@@ -352,6 +356,8 @@ export class LockHandle {
     readonly session: Session,
     readonly name: string,
     readonly token: bigint,
+    /** The grant's spans, while tracing is on (lockTrace.ts). */
+    private readonly trace?: HoldTrace,
   ) {}
 
   /** What JSON.stringify (and so a pino logger) shows of a lock: name, token and the session's handle. */
@@ -361,7 +367,8 @@ export class LockHandle {
 
   /** The token ready for downstream resources: pg parameters, HTTP headers, fencing claims. */
   get fencing(): LockFencing {
-    return lockFencing(this.name, this.token);
+    const t = this.trace;
+    return lockFencing(this.name, this.token, t && (() => t.downstream()));
   }
 
   /** Monotonic time (the client's clock) after which the holder must presume the lock lost. */
@@ -421,10 +428,16 @@ export class LockHandle {
   lose(err: FenceLockError): void {
     if (this.released || this.lostError) return;
     this.lostError = err;
+    this.trace?.lost(err);
     this.session.forget(this);
     this.unsubscribe?.();
     this.aborter?.abort(err);
     for (const cb of this.lostCallbacks.splice(0)) this.session.runCallback(cb, err);
+  }
+
+  /** @internal A renewal of the session was acknowledged: an event on the grant's span. */
+  renewed(): void {
+    this.trace?.renewed();
   }
 
   isReleased(): boolean {
@@ -435,7 +448,8 @@ export class LockHandle {
   write(ops: WriteOp[]): Promise<WriteResult> {
     if (this.released) return Promise.reject(this.releasedError());
     if (this.lostError) return Promise.reject(this.lostError);
-    return this.host.writeFor(this.name, this.token, this.session.id, ops).catch((err: unknown) => {
+    const send = (): Promise<WriteResult> => this.host.writeFor(this.name, this.token, this.session.id, ops);
+    return (this.trace === undefined ? send() : this.trace.write(ops.length, send)).catch((err: unknown) => {
       // The server says a newer grant exists or this one ended: the lock is lost, whatever renewals say.
       if (isFenceLockError(err, 'FAILED_PRECONDITION') && (err.reason === 'STALE_TOKEN' || err.reason === 'LOCK_NOT_HELD')) this.lose(err);
       throw err;
@@ -449,7 +463,8 @@ export class LockHandle {
   release(): Promise<void> {
     if (!this.releasing) {
       if (this.released) return Promise.resolve();
-      this.releasing = this.host.releaseFor(this.session, this.name, this.token).then(
+      const send = (): Promise<void> => this.host.releaseFor(this.session, this.name, this.token);
+      this.releasing = (this.trace === undefined ? send() : this.trace.run(send)).then(
         () => {
           this.markReleased();
         },
@@ -465,6 +480,7 @@ export class LockHandle {
   /** Marks the handle released without a call (the session was closed). */
   markReleased(): void {
     this.released = true;
+    this.trace?.released();
     this.lostCallbacks.length = 0;
     this.session.forget(this);
     this.unsubscribe?.();

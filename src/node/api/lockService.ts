@@ -7,6 +7,7 @@ import type { DescribeRequest__Output } from '../../protocol/generated/fencelock
 import type { DescribeResponse__Output } from '../../protocol/generated/fencelock/v1/DescribeResponse';
 import type { ReleaseRequest__Output } from '../../protocol/generated/fencelock/v1/ReleaseRequest';
 import type { ReleaseResponse__Output } from '../../protocol/generated/fencelock/v1/ReleaseResponse';
+import { ATTR } from '../../protocol/traceContext';
 import { intToWire } from '../../protocol/wireInt';
 import { ApiError } from './errors';
 import type { CallScope, NodeContext } from './context';
@@ -79,8 +80,20 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
     });
   }
 
-  // Irregular: a blocked Acquire waits for its grant here, and is never answered from the dedup table.
+  // Traced: queued (an event when it waits), then granted with the token and the term that granted it.
   const acquire = async (req: AcquireRequest__Output, call: CallScope): Promise<AcquireResponse__Output> => {
+    const res = await acquireOnce(req, call);
+    call.span?.setAttributes({
+      [ATTR.lock]: req.lock,
+      [ATTR.result]: res.acquired ? 'granted' : 'held',
+      [ATTR.token]: res.token,
+      [ATTR.term]: ctx.driver.currentTerm(),
+    });
+    return res;
+  };
+
+  // Irregular: a blocked Acquire waits for its grant here, and is never answered from the dedup table.
+  const acquireOnce = async (req: AcquireRequest__Output, call: CallScope): Promise<AcquireResponse__Output> => {
     const id = v.header(req.header);
     const lock = v.lockName(req.lock);
     const sessionId = v.sessionId(req.sessionId);
@@ -106,6 +119,7 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
         return { acquired: false, token: intToWire('token', 0), holderSession: publicSessionId(holder?.sessionId ?? '') };
       }
       case 'waiting':
+        call.span?.addEvent('queued', { [ATTR.lock]: lock });
         return awaitGrant(call, lock, sessionId, waitMs);
       default:
         throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
