@@ -1,14 +1,15 @@
 // Issue 35: a lock's life as OpenTelemetry traces, over real processes. A 3-node cluster with `tracing` on and
 // this process's client (startTracing) export by OTLP/HTTP to a receiver written here (node:http on 127.0.0.1,
 // decoding the OTLP JSON export requests). One lock cycle (acquire, fenced write, a downstream write, release)
-// and one refused stale write at a fenced HTTP service: the client's spans are the parents of the leader's,
+// and a stale write refused at a fenced HTTP service and at the cluster: the client's spans are the parents of the leader's,
 // and the service's refusal of the stale token joins the stale holder's trace through traceparent and baggage.
 import { PGlite } from '@electric-sql/pglite';
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FenceLockClient } from '../../src/client';
+import { trace } from '@opentelemetry/api';
+import { FenceLockClient, type FenceLockError } from '../../src/client';
 import { ensureFencingSchema } from '../../src/fencing';
 import { startTracing, type Tracing } from '../../src/tracing/start';
 import { ACCOUNT_TABLES, startAccountService, type AccountService } from '../fencing/service';
@@ -137,7 +138,7 @@ function one(what: string, match: (s: ReceivedSpan) => boolean): ReceivedSpan {
 }
 
 describe('tracing (OTLP/HTTP to a real receiver)', () => {
-  it('traces one lock cycle from the client through the leader, and joins a downstream refusal of the stale token to its trace', async () => {
+  it('traces one lock cycle from the client through the leader; a stale write is refused in the trace it was sent in, at the cluster and downstream', async () => {
     const lock = 'traced/account-1';
     const a = await client.openSession({ ttlMs: 30_000 });
     const held = await a.acquire(lock);
@@ -154,6 +155,19 @@ describe('tracing (OTLP/HTTP to a real receiver)', () => {
     expect(await post(next.fencing.headers(), 20)).toBe(200);
     // A's late write with its old token: refused by the service (409), in A's trace.
     expect(await post(staleHeaders, 30)).toBe(409);
+    // And by the cluster: a fenced write under A's old token, sent in a span of this test, is refused STALE_TOKEN.
+    const staleWrite = await trace.getTracer('tracing-test').startActiveSpan('late writer', async (span) => {
+      try {
+        const refusal = await client.write({ lock, token: held.token, sessionId: a.id, ops: [{ put: `${lock}/balance`, value: '30' }] }).then(
+          () => undefined,
+          (err: FenceLockError) => err.reason,
+        );
+        return { refusal, spanId: span.spanContext().spanId, traceId: span.spanContext().traceId };
+      } finally {
+        span.end();
+      }
+    });
+    expect(staleWrite.refusal).toBe('STALE_TOKEN');
     await next.release();
     await a.close();
     await b.close();
@@ -166,7 +180,8 @@ describe('tracing (OTLP/HTTP to a real receiver)', () => {
       if (acq === undefined) return undefined;
       const names = receiver.spans.filter((s) => s.traceId === acq.traceId).map((s) => s.name);
       const need = ['fencelock.server Lock.Acquire', 'fencelock.server KV.Write', 'fencelock.server Lock.Release'];
-      return need.every((n) => names.includes(n)) && names.filter((n) => n === 'fencelock.fenced_http').length === 2 ? true : undefined;
+      const refusedAtLeader = receiver.spans.some((s) => s.traceId === staleWrite.traceId && s.name === 'fencelock.server KV.Write');
+      return refusedAtLeader && need.every((n) => names.includes(n)) && names.filter((n) => n === 'fencelock.fenced_http').length === 2 ? true : undefined;
     }, 20_000, 'the spans of the lock cycle at the receiver').catch((err: Error) => {
       throw new Error(`${err.message}; received: ${receiver.spans.map((s) => `${s.service} ${s.name} ${s.traceId.slice(0, 6)} ${JSON.stringify(s.attributes)}`).join('\n')}`);
     });
@@ -203,6 +218,11 @@ describe('tracing (OTLP/HTTP to a real receiver)', () => {
       expect(s.attributes).toMatchObject({ 'fencelock.token': token, 'fencelock.lock': lock, 'fencelock.token.baggage': token, 'fencelock.lock.baggage': lock });
     }
     expect(downstream.find((s) => s.attributes['fencelock.result'] === 'STALE')!.error).toBe(true);
+    // The leader's span of the refused write is the child of the span it was sent in, with the refusal.
+    const refused = one('the leader refused the stale write', (s) => s.traceId === staleWrite.traceId && s.name === 'fencelock.server KV.Write');
+    expect(refused.parentSpanId).toBe(staleWrite.spanId);
+    expect(refused.attributes).toMatchObject({ 'fencelock.token': token, 'fencelock.lock': lock, 'fencelock.result': 'STALE_TOKEN' });
+    expect(refused.error).toBe(true);
     // B's grant is a trace of its own, and B's downstream write was applied in it.
     const nextAcquire = one('B acquires', (s) => s.name === 'fencelock.acquire' && s.attributes['fencelock.token'] === String(next.token));
     expect(nextAcquire.traceId).not.toBe(acq.traceId);
