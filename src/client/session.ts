@@ -180,10 +180,12 @@ export class Session implements Renewable {
     if (!this.closing) {
       this.closed = true;
       this.stopTimers();
-      this.notifyPresumedLost();
-      this.host.stopRenewing(this);
+      // Handles first: closing releases their grants (signal reason RELEASED, as LockHandle.signal promises),
+      // so the presumed-lost notice below must not reach them first with SESSION_CLOSED.
       for (const h of this.held.values()) h.markReleased();
       this.held.clear();
+      this.notifyPresumedLost();
+      this.host.stopRenewing(this);
       this.closing = this.lostError?.reason === 'SESSION_EXPIRED' || this.lostError?.reason === 'REVOKED' ? Promise.resolve() : this.host.closeSessionFor(this, opts.timeoutMs);
     }
     return this.closing;
