@@ -7,7 +7,9 @@ import { COMMAND_TYPES, RESULT_CODECS, SHARED_STATUSES, entryOf, joinStatusTable
 describe('result status tables', () => {
   it('joins the shared statuses and every entry\'s own, in member-number order', () => {
     const own = COMMAND_TYPES.flatMap((t) => Object.keys(entryOf(t).results ?? {}));
-    expect(own.sort()).toEqual(['checkpointed', 'session_opened', 'sessions_expired', 'written']);
+    // The statuses that moved out of results.ts into their one command's entry (a new command adds its own).
+    expect(own).toEqual(expect.arrayContaining(['checkpointed', 'session_opened', 'sessions_expired', 'written']));
+    for (const status of own) expect(SHARED_STATUSES, status).not.toHaveProperty(status);
     expect(Object.keys(RESULT_CODECS).sort()).toEqual([...Object.keys(SHARED_STATUSES), ...own].sort());
     const numbers = Object.values(RESULT_CODECS).map((c) => c.no);
     expect(numbers).toEqual([...numbers].sort((a, b) => a - b));
