@@ -24,14 +24,13 @@ import {
   freezeResult,
   invalid,
   refused,
-  type CommandResult,
   type GrantEndCause,
   type LockEvent,
   type RefusedResult,
-  type Result,
   type SessionEndCause,
   type SessionEndedResult,
 } from './results';
+import type { CommandResult, Result } from './resultStatuses';
 import {
   addHeld,
   clearWaiting,

@@ -48,7 +48,7 @@ import type { LockImage, LockTable } from './locks';
 import { labelsProblem, type SessionLabel, type SessionLabels } from '../protocol/labels';
 import { NO_LABELS, addHeld, addWaiter, addWaiting, hasWaiter, newLockRecord, newSession, type LockRecord, type Session, type SessionImage } from './records';
 import { readLegacyResult } from './legacyResults';
-import type { Result } from './results';
+import type { Result } from './resultStatuses';
 import { readStoredResult, writeStoredResult } from './resultCodec';
 import type { SessionTable } from './sessions';
 import { MAX_VARINT_BYTES, Reader, SnapshotError, Writer, readMagic, strBound, writeMagic } from './snapshotWire';
