@@ -171,6 +171,8 @@ const STATUSES = {
   },
   /** The command was malformed or beyond a limit; nothing changed. */
   invalid: { no: 15, fields: [str(1, 'message')] },
+  /** EndLockDelays: the locks whose delay it ended (a delay already ended, or a later one, is skipped). */
+  delays_ended: { no: 16, fields: [strs(1, 'ended')] },
 } as const satisfies Readonly<Record<string, StatusCodec>>;
 
 export type ResultStatus = keyof typeof STATUSES;
@@ -214,8 +216,8 @@ export type LockEvent =
       lock: string;
       sessionId: string;
       token: number;
-      /** 'acquired': the lock was free; otherwise what ended the previous grant. */
-      cause: 'acquired' | GrantEndCause;
+      /** 'acquired': the lock was free; 'delay_ended': its lock-delay ended; otherwise what ended the previous grant. */
+      cause: 'acquired' | 'delay_ended' | GrantEndCause;
     }
   | {
       type: 'released';
