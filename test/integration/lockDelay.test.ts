@@ -147,7 +147,17 @@ describe('lock-delay', () => {
     // Released when CMD ended: no delay.
     expect((await client.describe('ld/cli')).delayedUntilMs).toBe(0);
     const bad = await runNode([CLI, '--endpoints', endpoints, 'lock', 'ld/cli', '--lock-delay', '61s', '--', 'true'], { timeoutMs: 30_000 });
-    expect(bad.code).not.toBe(0);
+    expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/--lock-delay: 61s is above the maximum 60000 ms/);
+    // A lock in its delay: --wait 0 exits 3 as on a held lock, with the reason, and CMD does not run.
+    const { raw } = await abandonedHolder('ld/cli-delayed', 60_000);
+    try {
+      await delayed('ld/cli-delayed');
+      const refused = await runNode([CLI, '--endpoints', endpoints, '--json', 'lock', 'ld/cli-delayed', '--wait', '0', '--', 'true'], { timeoutMs: 30_000 });
+      expect(refused.code, refused.stderr).toBe(3);
+      expect(JSON.parse(refused.stdout) as object).toMatchObject({ error: { code: 'LOCK_DELAYED', message: expect.stringMatching(/lock-delay .* until 20\d\d-/) } });
+    } finally {
+      raw.close();
+    }
   }, 60_000);
 });
