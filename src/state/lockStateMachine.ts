@@ -101,7 +101,8 @@ export interface LockListing {
   name: string;
   holder: { sessionId: string; token: number; grantedAt: number } | null;
   latestToken: number;
-  delay: LockDelayInfo | null;
+  /** The lock-delay in force; absent when none. */
+  delay?: LockDelayInfo;
   /** The first `maxWaiters` waiters, FIFO, each with the `now` of the Acquire that queued it (0: unknown). */
   waiters: Array<{ sessionId: string; since: number }>;
   waiterCount: number;
@@ -731,5 +732,6 @@ function listing(rec: LockRecord, maxWaiters: number): LockListing {
       waiters.push({ sessionId: s.id, since });
     }
   }
-  return { name: rec.name, holder, latestToken: rec.latestToken, delay: delayOf(rec), waiters, waiterCount: waiterCount(rec) };
+  const delay = delayOf(rec);
+  return { name: rec.name, holder, latestToken: rec.latestToken, ...(delay === null ? {} : { delay }), waiters, waiterCount: waiterCount(rec) };
 }

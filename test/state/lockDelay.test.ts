@@ -93,6 +93,9 @@ describe('lock-delay', () => {
     h.expire(holder);
     const since = h.index;
     expect(h.m.describeLock('L')).toMatchObject({ holder: null, waiters: [], delay: { since } }); // kept: no record would forget the delay
+    // Listed as busy (without includeIdle), with its delay.
+    const listed = h.m.listLocks('', { limit: 10, includeIdle: false, maxWaiters: 10, visible: () => true });
+    expect(listed).toEqual([{ name: 'L', holder: null, latestToken: token, delay: { since, delayMs: DELAY, until: h.now + DELAY }, waiters: [], waiterCount: 0 }]);
     expect(h.acquire(other, 'L', true).result).toEqual({ status: 'refused', reason: Reason.LOCK_DELAYED, watermark: token });
     expect(h.acquire(other, 'L').result).toEqual({ status: 'waiting', holderToken: 0, position: 1 });
     expect(h.acquire(other, 'L').result).toEqual({ status: 'waiting', holderToken: 0, position: 1 }); // a retry finds its place
