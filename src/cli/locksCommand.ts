@@ -84,8 +84,14 @@ async function refreshUntilStopped(io: CliIO, show: () => Promise<void>): Promis
 
 export function locksTable(locks: readonly LockSummary[]): string {
   if (locks.length === 0) return '(no locks)\n';
-  const rows = locks.map((l) => [l.lock, l.held ? l.holderSession : '-', l.held ? l.token.toString() : '-', l.held ? duration(l.heldForMs) : '-', waitersCell(l)]);
+  const rows = locks.map((l) => [l.lock, holderCell(l), l.held ? l.token.toString() : '-', l.held ? duration(l.heldForMs) : '-', waitersCell(l)]);
   return table(['LOCK', 'HOLDER', 'TOKEN', 'HELD', 'WAITERS'], rows);
+}
+
+/** The holder's handle; for a free lock in its lock-delay, the time the delay has left. */
+function holderCell(l: LockSummary): string {
+  if (l.held) return l.holderSession;
+  return l.delayedUntilMs > 0 ? `(delayed ${duration(l.delayRemainingMs)})` : '-';
 }
 
 /** The first waiters, FIFO, each with how long it has waited; then how many more. */

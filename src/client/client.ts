@@ -231,7 +231,7 @@ export class FenceLockClient implements SessionHost {
     for (let attempt = 1; ; attempt++) {
       const session = await this.sharedSession(ttl);
       try {
-        lock = await session.acquire(name, { waitTimeoutMs: opts.waitTimeoutMs });
+        lock = await session.acquire(name, { waitTimeoutMs: opts.waitTimeoutMs, lockDelayMs: opts.lockDelayMs });
         break;
       } catch (err) {
         // The shared session vanished on the server (expired while idle): one retry with a fresh one.
@@ -298,12 +298,12 @@ export class FenceLockClient implements SessionHost {
   // ----- SessionHost -----
 
   /** @internal */
-  async acquireFor(session: Session, lock: string, waitTimeoutMs: number): Promise<{ acquired: boolean; token: bigint; holderSession: string }> {
+  async acquireFor(session: Session, lock: string, waitTimeoutMs: number, lockDelayMs = 0): Promise<{ acquired: boolean; token: bigint; holderSession: string }> {
     this.assertOpen();
     try {
       const res = await this.mutate(
         methods().Lock.Acquire,
-        (header) => ({ header, lock, sessionId: session.id, waitTimeoutMs: intToWire('wait_timeout_ms', waitTimeoutMs) }),
+        (header) => ({ header, lock, sessionId: session.id, waitTimeoutMs: intToWire('wait_timeout_ms', waitTimeoutMs), lockDelayMs: intToWire('lock_delay_ms', lockDelayMs) }),
         {
           what: `acquire lock ${JSON.stringify(lock)}`,
           attemptTimeoutMs: waitTimeoutMs + this.requestTimeoutMs,
@@ -483,6 +483,9 @@ export class FenceLockClient implements SessionHost {
       latestToken: wireToBigInt(d.latestToken),
       holder: d.held ? toSessionDetails(d.holder) : null,
       waiterSessions: (d.waiterSessions ?? []).flatMap((w) => toSessionDetails(w) ?? []),
+      lockDelayMs: wireToNumber(d.lockDelayMs),
+      delayedUntilMs: wireToNumber(d.delayedUntilMs),
+      delayRemainingMs: wireToNumber(d.delayRemainingMs),
     };
   }
 

@@ -27,6 +27,8 @@ export function lockSummary(l: LockSummary__Output): LockSummary {
     latestToken: wireToBigInt(l.latestToken),
     waiters: (l.waiters ?? []).map((w) => ({ session: w.session, waitingMs: wireToNumber(w.waitingMs) })),
     waiterCount: l.waiterCount,
+    delayedUntilMs: wireToNumber(l.delayedUntilMs),
+    delayRemainingMs: wireToNumber(l.delayRemainingMs),
   };
 }
 

@@ -24,6 +24,7 @@ export {
   LockStateMachine,
   type LockInfo,
   type LockListing,
+  type LockDelayInfo,
   type LockListOptions,
   type SessionInfo,
   type SessionLockState,

@@ -210,8 +210,8 @@ export type LockEvent =
       lock: string;
       sessionId: string;
       token: number;
-      /** 'acquired': the lock was free; otherwise what ended the previous grant. */
-      cause: 'acquired' | GrantEndCause;
+      /** 'acquired': the lock was free; 'delay_ended': its lock-delay ended; otherwise what ended the previous grant. */
+      cause: 'acquired' | 'delay_ended' | GrantEndCause;
     }
   | {
       type: 'released';

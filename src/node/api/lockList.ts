@@ -8,6 +8,7 @@ import { intToWire } from '../../protocol/wireInt';
 import type { LockListing } from '../../state';
 import * as L from '../../state/limits';
 import type { CallScope, NodeContext } from './context';
+import { delayFields } from './lockDelayFields';
 import { publicSessionId } from './publicSessionId';
 import type { Rpc } from './rpc';
 import * as v from './validate';
@@ -53,6 +54,7 @@ function summary(lock: LockListing, now: number): LockSummary__Output {
     waiters: lock.waiters.map((w) => ({ session: publicSessionId(w.sessionId), waitingMs: intToWire('waiting_ms', w.since === 0 ? 0 : elapsed(w.since, now)) })),
     waiterCount: lock.waiterCount,
     // The holder's client name and labels join here once Describe carries them (one shared message).
+    ...delayFields(lock.delay, now),
   };
 }
 

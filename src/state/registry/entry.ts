@@ -67,7 +67,7 @@ export interface MachineState {
   endSessionsOf(index: number, now: number, owner: string, events: LockEvent[]): void;
   leaveSession(s: Session, cause: SessionEndCause, events: LockEvent[]): void;
   releaseSession(index: number, now: number, s: Session, cause: SessionEndCause, events: LockEvent[]): string[];
-  handOver(rec: LockRecord, index: number, now: number, cause: GrantEndCause, events: LockEvent[]): string | undefined;
+  handOver(rec: LockRecord, index: number, now: number, cause: GrantEndCause | 'delay_ended', events: LockEvent[]): string | undefined;
 }
 
 /** Who asks, for a permission rule: the caller (a user of an enabled auth table) and whose a session is. */

@@ -9,6 +9,7 @@ import { authChange } from './authChange';
 import { cancelWait } from './cancelWait';
 import { checkpointLeases } from './checkpointLeases';
 import { closeSession } from './closeSession';
+import { endLockDelays } from './endLockDelays';
 import type { BodyReader, CommandEntry, MetaOf, RequestMeta } from './entry';
 import { expireSession } from './expireSession';
 import { moveKeys } from './moveKeys';
@@ -32,6 +33,7 @@ const ENTRIES = [
   moveKeys,
   revokeSession,
   revokeLock,
+  endLockDelays,
 ] as const;
 
 type AnyEntry = (typeof ENTRIES)[number];

@@ -31,6 +31,12 @@ export interface LockSummary {
    */
   'waiters'?: (_fencelock_v1_LockWaiter)[];
   'waiterCount'?: (number);
+  /**
+   * The holder's client name and labels go here once Describe carries them (in one shared message).
+   * In a lock-delay: as in DescribeResponse (0 and 0 when not delayed).
+   */
+  'delayedUntilMs'?: (number | string | Long);
+  'delayRemainingMs'?: (number | string | Long);
 }
 
 export interface LockSummary__Output {
@@ -61,4 +67,10 @@ export interface LockSummary__Output {
    */
   'waiters': (_fencelock_v1_LockWaiter__Output)[];
   'waiterCount': (number);
+  /**
+   * The holder's client name and labels go here once Describe carries them (in one shared message).
+   * In a lock-delay: as in DescribeResponse (0 and 0 when not delayed).
+   */
+  'delayedUntilMs': (string);
+  'delayRemainingMs': (string);
 }
