@@ -29,6 +29,8 @@ export function lockSummary(l: LockSummary__Output): LockSummary {
     waiters: (l.waiters ?? []).map((w) => ({ session: w.session, waitingMs: wireToNumber(w.waitingMs) })),
     waiterCount: l.waiterCount,
     holder: l.held ? toSessionDetails(l.holder) : null,
+    delayedUntilMs: wireToNumber(l.delayedUntilMs),
+    delayRemainingMs: wireToNumber(l.delayRemainingMs),
   };
 }
 

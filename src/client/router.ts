@@ -221,7 +221,7 @@ export class Router {
     let link = this.pipelines.get(address);
     if (!link) {
       this.assertOpen();
-      link = new PipelineLink(address, methods().pipelineCalls, this.ports);
+      link = new PipelineLink(address, methods().Pipeline.Calls, this.ports);
       this.pipelines.set(address, link);
     }
     return link.supported ? link : undefined;

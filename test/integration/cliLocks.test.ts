@@ -1,39 +1,22 @@
 // `fencelock locks [PREFIX]` (issue 35) as a real process against a real node: the table (LOCK HOLDER TOKEN
 // HELD WAITERS CLIENT, the holder's client name and labels last), --json, and --watch, which refreshes every
 // second until SIGINT and then exits 0.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { hostname } from 'node:os';
-import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient, type Session } from '../../src/client';
-import { eventually, LocalCluster, PROJECT_ROOT } from './harness';
+import { ChildProcesses, type Running } from './childProcesses';
+import { clusterWithLeader } from './clusterWithLeader';
+import { eventually, LocalCluster } from './harness';
 
-const CLI = path.join(PROJECT_ROOT, 'dist/src/cli/main.js');
 
 let cluster: LocalCluster;
 let client: FenceLockClient;
 let holder: Session;
 let waiter: Session;
 const tokens = new Map<string, bigint>();
-const children: ChildProcessWithoutNullStreams[] = [];
+const children = new ChildProcesses();
 
-interface Run {
-  child: ChildProcessWithoutNullStreams;
-  exited: Promise<number | null>;
-  out: () => string;
-  err: () => string;
-}
-
-function run(args: string[]): Run {
-  const child = spawn(process.execPath, [CLI, '--endpoints', cluster.endpoints.join(','), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, exited, out: () => out, err: () => err };
-}
+const run = (args: string[]): Running => children.cli(cluster.endpoints, args);
 
 async function finished(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   const r = run(args);
@@ -42,10 +25,7 @@ async function finished(args: string[]): Promise<{ code: number | null; out: str
 }
 
 beforeAll(async () => {
-  cluster = await LocalCluster.create({ size: 1 });
-  cluster.startAll();
-  client = new FenceLockClient({ endpoints: cluster.endpoints });
-  await eventually(async () => ((await client.statusAll()).some((s) => s.ok && s.status.role === 'leader') ? true : undefined), 15_000, 'a leader');
+  ({ cluster, client } = await clusterWithLeader({ size: 1 }, 15_000));
   holder = await client.openSession({ ttlMs: 30_000, name: 'lister test', labels: { team: 'infra', zone: 'eu 1' } });
   waiter = await client.openSession({ ttlMs: 30_000 });
   for (const name of ['cli/a', 'cli/b']) tokens.set(name, (await holder.acquire(name)).token);
@@ -55,9 +35,7 @@ beforeAll(async () => {
   await eventually(async () => ((await client.describe('cli/b')).waiters.length === 1 ? true : undefined), 10_000, 'the waiter queued');
 }, 60_000);
 
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-});
+afterEach(() => children.killAll());
 
 afterAll(async () => {
   await waiter?.close().catch(() => undefined);

@@ -9,6 +9,7 @@ import { intToWire } from '../../protocol/wireInt';
 import type { LockListing } from '../../state';
 import * as L from '../../state/limits';
 import type { CallScope, NodeContext } from './context';
+import { delayFields } from './lockDelayFields';
 import { publicSessionId } from './publicSessionId';
 import type { Rpc } from './rpc';
 import { sessionInfo } from './sessionInfo';
@@ -60,6 +61,7 @@ function summary(lock: LockListing, now: number, holderInfo: (sessionId: string)
     waiters: lock.waiters.map((w) => ({ session: publicSessionId(w.sessionId), waitingMs: intToWire('waiting_ms', w.since === 0 ? 0 : elapsed(w.since, now)) })),
     waiterCount: lock.waiterCount,
     holder: holder === null ? null : holderInfo(holder.sessionId),
+    ...delayFields(lock.delay, now),
   };
 }
 

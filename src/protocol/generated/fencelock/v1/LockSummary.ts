@@ -37,6 +37,11 @@ export interface LockSummary {
    * locks the caller may describe, so it shows labels to no one Describe would not.
    */
   'holder'?: (_fencelock_v1_SessionInfo | null);
+  /**
+   * In a lock-delay: as in DescribeResponse (0 and 0 when not delayed).
+   */
+  'delayedUntilMs'?: (number | string | Long);
+  'delayRemainingMs'?: (number | string | Long);
 }
 
 export interface LockSummary__Output {
@@ -72,4 +77,9 @@ export interface LockSummary__Output {
    * locks the caller may describe, so it shows labels to no one Describe would not.
    */
   'holder': (_fencelock_v1_SessionInfo__Output | null);
+  /**
+   * In a lock-delay: as in DescribeResponse (0 and 0 when not delayed).
+   */
+  'delayedUntilMs': (string);
+  'delayRemainingMs': (string);
 }
