@@ -10,7 +10,8 @@ import { FenceLockClient, type Leader } from '../../src/client';
 import { MIN_SESSION_TTL_MS } from '../../src/protocol/limits';
 import { checkElection, type AcceptedWrite, type Leadership } from '../checker/electionHistory';
 import { Campaigner, type WorkerLine } from './campaigner';
-import { eventually, LocalCluster } from './harness';
+import { clusterWithLeader } from './clusterWithLeader';
+import { LocalCluster } from './harness';
 
 const ELECTION = 'stress/leader';
 const LEADERSHIPS = 200;
@@ -26,10 +27,7 @@ let cluster: LocalCluster;
 let client: FenceLockClient;
 
 beforeAll(async () => {
-  cluster = await LocalCluster.create();
-  cluster.startAll();
-  client = new FenceLockClient({ endpoints: cluster.endpoints });
-  await eventually(async () => ((await client.statusAll()).some((s) => s.ok && s.status.role === 'leader') ? true : undefined), 40_000, 'a leader');
+  ({ cluster, client } = await clusterWithLeader({}, 40_000));
 }, 60_000);
 
 afterAll(async () => {
