@@ -28,15 +28,32 @@ Example: fencelock revoke backup --reason "host backup-2 hung" --token 1042`,
         const token = opts.token === undefined ? undefined : parseToken(opts.token);
         return withClient(cmd, async (client, json) => {
           const r = await client.revokeLock(lock, { reason: opts.reason, token });
-          if (json) io.stdout(`${toJson({ lock, ...r })}\n`);
-          else {
-            const next = r.nextHolderSession === '' ? 'the lock is free' : `handed to session ${r.nextHolderSession} with token ${r.nextToken}`;
-            io.stdout(`lock ${JSON.stringify(lock)}: grant with token ${r.endedToken} revoked; ${next}\n`);
-          }
+          const delayedUntilMs = r.nextHolderSession === '' ? await lockDelayEnd(client, lock) : 0;
+          if (json) io.stdout(`${toJson({ lock, ...r, ...(delayedUntilMs > 0 ? { delayedUntilMs } : {}) })}\n`);
+          else io.stdout(`lock ${JSON.stringify(lock)}: grant with token ${r.endedToken} revoked; ${whatNext(r, delayedUntilMs)}\n`);
           return EXIT.OK;
         });
       }),
     );
+}
+
+/**
+ * A revoke starts the grant's lock-delay, if it had one: nobody is handed the lock until it ends, so "free"
+ * would mislead. The revoke's answer does not carry the delay; Describe does (0 when none, or unknown).
+ */
+async function lockDelayEnd(client: FenceLockClient, lock: string): Promise<number> {
+  try {
+    const d = await client.describe(lock);
+    return d.delayRemainingMs > 0 ? d.delayedUntilMs : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function whatNext(r: { nextHolderSession: string; nextToken: bigint }, delayedUntilMs: number): string {
+  if (r.nextHolderSession !== '') return `handed to session ${r.nextHolderSession} with token ${r.nextToken}`;
+  if (delayedUntilMs > 0) return `the lock is in its lock-delay until ${new Date(delayedUntilMs).toISOString()} (granted to nobody until then; waiters keep their places)`;
+  return 'the lock is free';
 }
 
 function parseToken(text: string): bigint {

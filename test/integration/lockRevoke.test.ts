@@ -132,4 +132,18 @@ describe('Lock.Revoke', () => {
     expect(code).toBe(4);
     expect(err).toContain('revoked');
   }, 90_000);
+  it('fencelock revoke of a grant with a lock-delay says the lock is in its delay until when, not that it is free', async () => {
+    const lock = 'revoke/delayed';
+    const { child: holder } = children.cli(cluster.endpoints, ['lock', lock, '--lock-delay', '60s', '--', process.execPath, '-e', 'setTimeout(() => {}, 60000)']);
+    const exited = new Promise<number | null>((resolve) => holder.on('exit', (code) => resolve(code)));
+    await eventually(async () => ((await client.describe(lock)).held ? true : undefined), 15_000, 'the CLI holding the lock');
+
+    const r = await cli(['revoke', lock]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/revoked; the lock is in its lock-delay until \d{4}-\d\d-\d\dT[\d:.]+Z \(granted to nobody until then/);
+    expect(r.stdout).not.toContain('the lock is free');
+    const d = await client.describe(lock);
+    expect(d.delayRemainingMs).toBeGreaterThan(0);
+    expect(await exited).toBe(4);
+  }, 90_000);
 });
