@@ -25,8 +25,6 @@ export interface WorkloadEnv {
   transportEnv: SimTransportEnv;
   /** The application started believing it holds a lock (a grant arrived): the lease watch checks it at once. */
   beliefStarted(client: WorkloadClient, lock: string, token: number): void;
-  /** A withLock body is about to act (write) under its grant: its signal must have fired if the grant is over. */
-  withLockActs(client: WorkloadClient, lock: string, token: number, signal: AbortSignal): void;
   /** close() returned after `elapsedMs` on the client's clock, bounded by `timeoutMs` (plus the client's stalls meanwhile). */
   closeReturned(client: WorkloadClient, elapsedMs: number, timeoutMs: number, stalledMs: number, outage: boolean): void;
   /** Whether the client reaches no node now (every link to a node is cut). */
@@ -91,6 +89,16 @@ export class WorkloadClient {
     if (!b || !b.handle.isHeld() || b.handle.isPresumedLost()) return undefined;
     if (b.signal?.aborted) return undefined;
     return Number(b.handle.token);
+  }
+
+  /**
+   * Inside withLock: how long (client ms) its session has been presumed lost by the clock while the signal
+   * has not aborted; undefined when it is not presumed lost, or the signal did abort.
+   */
+  signalLateBy(lock: string): number | undefined {
+    const b = this.beliefs.get(lock);
+    if (!b?.signal || b.signal.aborted || !b.handle.session.isPresumedLost()) return undefined;
+    return this.actor.monotonicMs() - b.handle.presumedLostAt();
   }
 
   /** The session the belief about `lock` is under. */
@@ -219,7 +227,6 @@ export class WorkloadClient {
         const writes = 1 + this.prng.int(2);
         for (let i = 0; i < writes; i++) {
           await this.sleep(this.prng.int(400));
-          this.env.withLockActs(this, lock, Number(token), signal);
           if (signal.aborted) return;
           await handle.write([{ put: `${lock}/a`, value: `${this.name}#${++this.writes}` }]).catch(() => undefined);
         }

@@ -21,6 +21,7 @@ import { CHAOS_EVERY_MS, findNodeSimProfile, profileForSeed, type NodeSimProfile
 import { WorkloadClient, type WorkloadEnv } from './simWorkload';
 import type { SimTransportEnv } from './simTransport';
 import { Checker } from './raftInvariants';
+import { CLIENT_BUGS } from './clientBugs';
 import { Membership, membershipForSeed } from './membership';
 import { observerFactory } from './raftObserver';
 import { addressOf, nodeLogger, simConfig, SimNode } from './simNode';
@@ -76,8 +77,16 @@ export function setupForNodeSeed(seed: number): { nodes: number; profile: string
 
 export async function runNodeSeed(opts: NodeSimOptions): Promise<NodeSimResult> {
   const sim = new NodeSimulation(opts);
-  return sim.run();
+  const undo = opts.bug === undefined ? undefined : CLIENT_BUGS[opts.bug]?.plant?.();
+  try {
+    return await sim.run();
+  } finally {
+    undo?.();
+  }
 }
+
+/** Every defect `--bug` can plant: in the nodes, or in the client library (clientBugs.ts). */
+export const BUG_NAMES: readonly string[] = [...Object.keys(PLANTED_BUGS), ...Object.keys(CLIENT_BUGS)];
 
 class NodeSimulation implements WorkloadEnv {
   readonly world = new World();
@@ -132,7 +141,8 @@ class NodeSimulation implements WorkloadEnv {
     this.wire = new SimWire(this.world, this.net, () => this.nodes, { duplicate: true, rewrite: (from, _to, frame) => this.rewriteFrame(from, frame) });
     this.faults = Prng.derive(opts.seed, 'faults');
     const bugs = opts.bug === undefined ? undefined : PLANTED_BUGS[opts.bug];
-    if (opts.bug !== undefined && !bugs) throw new Error(`unknown bug ${opts.bug}; known: ${Object.keys(PLANTED_BUGS).join(', ')}`);
+    const clientBug = opts.bug === undefined ? undefined : CLIENT_BUGS[opts.bug];
+    if (opts.bug !== undefined && !bugs && !clientBug) throw new Error(`unknown bug ${opts.bug}; known: ${BUG_NAMES.join(', ')}`);
     const clocks = Prng.derive(opts.seed, 'clocks');
     // Within the documented bound; a third of the machines sit at its very edge.
     const rate = (): number => 1 + (clocks.chance(0.3) ? (clocks.chance(0.5) ? 1 : -1) : clocks.next() * 2 - 1) * CLOCK_RATE_BOUND;
@@ -160,7 +170,8 @@ class NodeSimulation implements WorkloadEnv {
     const clientCount = opts.clients ?? 4;
     for (let i = 0; i < clientCount; i++) {
       const name = `c${i + 1}`;
-      const actor = this.world.actor(name, rate(), clocks.next() * 1e6, 0);
+      const clientRate = rate();
+      const actor = this.world.actor(name, clientBug?.clientClockRate ?? clientRate, clocks.next() * 1e6, 0);
       this.clients.push(new WorkloadClient(name, actor, this, Prng.derive(opts.seed, `client-${name}`), Prng.derive(opts.seed, `client-random-${name}`), this.ttlMs));
     }
   }
@@ -350,6 +361,12 @@ class NodeSimulation implements WorkloadEnv {
       if (believed !== undefined && believed < token && c.sessionOf(lock) !== session) {
         this.fail(`lease promise: ${c.name} still believes it holds ${lock} (token ${believed}) when ${nodeId} applied its grant to session ${session.slice(0, 8)} (token ${token})`);
       }
+      // withLock's signal fires (a timer on the client's clock) before another session is granted the lock,
+      // unless the client is frozen: then it cannot fire, nor can the body act, before the stall ends.
+      const late = c.signalLateBy(lock);
+      if (late !== undefined && late > 1 && c.sessionOf(lock) !== session && !c.actor.isStalled()) {
+        this.fail(`withLock: ${c.name}'s signal under ${lock} has not fired ${late.toFixed(1)} ms after its session was presumed lost, when ${nodeId} applied the grant of token ${token} to another session`);
+      }
     }
   }
 
@@ -383,13 +400,6 @@ class NodeSimulation implements WorkloadEnv {
     const first = this.writtenAt.get(value);
     if (first === undefined) this.writtenAt.set(value, index);
     else if (first !== index) this.fail(`retry applied twice: ${nodeId} applied the write of ${value} at index ${index}, already applied at index ${first}`);
-  }
-
-  /** withLock's promise: its signal has fired before the body can act after a grant of the lock to another session. */
-  withLockActs(client: WorkloadClient, lock: string, token: number, signal: AbortSignal): void {
-    const newest = this.newestGrant.get(lock);
-    if (signal.aborted || !newest || newest.token <= token || newest.session === client.sessionOf(lock)) return;
-    this.fail(`withLock: ${client.name}'s body under ${lock} token ${token} runs with its signal not aborted after the grant of token ${newest.token} to another session was applied`);
   }
 
   /** FenceLockClient.close returns within its bound (on the client's clock; a stall of the client meanwhile adds to it). */
