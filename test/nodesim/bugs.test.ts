@@ -32,6 +32,9 @@ const CAUGHT: Array<{ bug: string; seed: number; by: RegExp }> = [
   { bug: 'two-conf-changes-in-flight', seed: 5, by: /^raft: OneChangeInFlight: / },
   // Defects in the client library (clientBugs.ts), caught by the end checks on the real client.
   { bug: 'retry-with-fresh-request-id', seed: 3, by: /^retry applied twice: / },
+  { bug: 'presumed-lost-without-margin', seed: 73, by: /^lease promise: c\d+ still believes it holds / },
+  // Client clocks 40% slow, forty times the documented bound: the check bites once drift exceeds it.
+  { bug: 'client-clock-beyond-bound', seed: 2, by: /^lease promise: c\d+ still believes it holds / },
 ];
 
 describe('the whole-node simulator catches each planted defect', () => {

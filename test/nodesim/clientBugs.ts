@@ -33,9 +33,10 @@ export const CLIENT_BUGS: Readonly<Record<string, ClientBug>> = {
       return (once as (...args: unknown[]) => unknown).call(this, address, m, req, timeoutMs);
     } as unknown as typeof once);
   } },
-  // Client clocks running 15% slow, fifteen times the documented bound (CLOCK_RATE_BOUND, 1%): the margin
-  // covers drift within the bound only, and the lease promise must be seen to break beyond it.
-  'client-clock-beyond-bound': { clientClockRate: 0.85 },
+  // Client clocks running 40% slow, forty times the documented bound (CLOCK_RATE_BOUND, 1%): the margin
+  // covers drift within the bound only, and the lease promise must be seen to break beyond it (at 15% slow,
+  // seeds 1..60 did not show it: the server's lease outlasts the client's estimate by a round trip and more).
+  'client-clock-beyond-bound': { clientClockRate: 0.6 },
 };
 
 function patch<T extends object, K extends keyof T>(target: T, key: K, make: (original: T[K]) => T[K]): () => void {
