@@ -42,10 +42,10 @@ module.exports = {
     },
     {
       name: 'client-uses-only-grpc-packages',
-      comment: 'The client package depends on @grpc/grpc-js and @grpc/proto-loader alone (no LevelDB, pino, ...).',
+      comment: 'The client package depends on @grpc/grpc-js, @grpc/proto-loader and @opentelemetry/api (a no-op until an app registers an SDK) alone (no LevelDB, pino, SDK, ...).',
       severity: 'error',
       from: { path: '^src/(client|protocol)/' },
-      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'], pathNot: 'node_modules/@grpc/(grpc-js|proto-loader)/' },
+      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'], pathNot: 'node_modules/(@grpc/(grpc-js|proto-loader)|@opentelemetry/api)/' },
     },
     {
       name: 'protocol-is-a-leaf',
@@ -70,18 +70,18 @@ module.exports = {
     {
       name: 'fencing-package-is-self-contained',
       comment:
-        'The fencing package (packages/fencing) compiles src/fencing with the header names and the uint64 parser only: nothing else of src/ (see packages/fencing/tsconfig.json).',
+        'The fencing package (packages/fencing) compiles src/fencing with the header names, the uint64 parser and the trace context names only: nothing else of src/ (see packages/fencing/tsconfig.json).',
       severity: 'error',
       from: { path: '^src/fencing/' },
-      to: { path: '^src/', pathNot: '^src/(fencing/|protocol/fencingHeaders\\.ts$|client/uint64\\.ts$)' },
+      to: { path: '^src/', pathNot: '^src/(fencing/|protocol/fencingHeaders\\.ts$|protocol/traceContext\\.ts$|client/uint64\\.ts$)' },
     },
     {
       name: 'fencing-uses-only-its-packages',
-      comment: 'The fencing package depends on commander (the proxy bin) and, as an optional peer, pg (types only: src/fencing/sql/db.ts describes it).',
+      comment: 'The fencing package depends on commander (the proxy bin), @opentelemetry/api (no-op until an SDK is registered) and, as an optional peer, pg (types only: src/fencing/sql/db.ts describes it).',
       severity: 'error',
       // src/fencing/check is `fencelock check-resource`'s (the CLI's), not the package's: it drives the user's own drivers.
       from: { path: '^src/fencing/', pathNot: '^src/fencing/check/' },
-      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'], pathNot: 'node_modules/commander/' },
+      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'], pathNot: 'node_modules/(commander|@opentelemetry/api)/' },
     },
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
   ],

@@ -6,7 +6,9 @@
 //
 //   npm run build && node dist/scripts/bench-ab.js --a DIR --b DIR [--rounds 3] [--tls on|off]
 //                                                  [--rows fenced-writes:1:5,fenced-writes:64:8,cycles-distinct:64:6]
+//                                                  [--a-config JSON] [--b-config JSON]
 //   DIR: a built checkout (git worktree add /tmp/base COMMIT && cd /tmp/base && npm ci && npm run build);
+//   the same DIR twice with --a-config/--b-config compares one node setting (e.g. '{"peerCarrier":"grpc"}');
 //   a row is workload:clients:seconds; each fresh cluster first runs 6 s of fenced writes at 64 clients.
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
@@ -38,6 +40,12 @@ function parseRow(text: string): Row {
   return { workload, clients: c, seconds: s };
 }
 
+function parseConfig(text: string): Record<string, unknown> {
+  const parsed: unknown = JSON.parse(text);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new InvalidArgumentError(`a config is a JSON object, got ${text}`);
+  return parsed as Record<string, unknown>;
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.floor(sorted.length / 2)] ?? NaN;
@@ -57,8 +65,8 @@ function describe(run: Run): string {
   );
 }
 
-async function runBuild(build: 'A' | 'B', dir: string, rows: Row[], tls: boolean): Promise<Run[]> {
-  const target = await startFencelockCluster({ tls, nodeMain: path.join(dir, 'dist/src/node/main.js') });
+async function runBuild(build: 'A' | 'B', dir: string, rows: Row[], tls: boolean, nodeConfig: Record<string, unknown>): Promise<Run[]> {
+  const target = await startFencelockCluster({ tls, nodeMain: path.join(dir, 'dist/src/node/main.js'), nodeConfig });
   try {
     const warm = parseRow(WARMUP_ROW);
     await runRow(target, warm.workload, warm.clients, warm.seconds, 0);
@@ -86,16 +94,19 @@ async function main(): Promise<void> {
       parseRow('fenced-writes:64:8'),
       parseRow('cycles-distinct:1:5'),
       parseRow('cycles-distinct:64:6'),
-    ]);
+    ])
+    .option('--a-config <json>', "node config keys added for build A's clusters", parseConfig, {})
+    .option('--b-config <json>', "node config keys added for build B's clusters", parseConfig, {});
   program.parse(process.argv);
-  const opts = program.opts<{ a: string; b: string; rounds: number; tls: string; rows: Row[] }>();
+  const opts = program.opts<{ a: string; b: string; rounds: number; tls: string; rows: Row[]; aConfig: Record<string, unknown>; bConfig: Record<string, unknown> }>();
+  const configs = { A: opts.aConfig, B: opts.bConfig };
   const builds = { A: path.resolve(opts.a), B: path.resolve(opts.b) };
   const runs: Run[] = [];
   for (let round = 1; round <= opts.rounds; round++) {
     const order: Array<'A' | 'B'> = round % 2 === 1 ? ['A', 'B'] : ['B', 'A'];
     for (const build of order) {
-      console.log(`round ${round}, build ${build} (${builds[build]})`);
-      runs.push(...(await runBuild(build, builds[build], opts.rows, opts.tls !== 'off')));
+      console.log(`round ${round}, build ${build} (${builds[build]} ${JSON.stringify(configs[build])})`);
+      runs.push(...(await runBuild(build, builds[build], opts.rows, opts.tls !== 'off', configs[build])));
     }
   }
   console.log(`\nmedians of ${opts.rounds} rounds`);

@@ -38,17 +38,25 @@ interface Node {
  * (needs TLS), also until auth is on, and sets up the workers' role.
  */
 export async function startFencelockCluster(
-  opts: { dataRoot?: string; tls?: boolean; auth?: boolean; /** The node entry point to run (another build, for A/B). */ nodeMain?: string } = {},
+  opts: {
+    dataRoot?: string;
+    tls?: boolean;
+    auth?: boolean;
+    /** The node entry point to run (another build, for A/B). */
+    nodeMain?: string;
+    /** Config keys added to every node's config (an A/B of one setting, e.g. `{ peerCarrier: 'grpc' }`). */
+    nodeConfig?: Record<string, unknown>;
+  } = {},
 ): Promise<BenchTarget> {
   const tls = opts.tls ?? true;
   const auth = opts.auth ?? false;
   if (auth && !tls) throw new Error('fencelock with auth needs TLS: its admin is named by the client certificate');
   try {
-    return await startCluster(opts.dataRoot, tls, auth, opts.nodeMain ?? NODE_MAIN);
+    return await startCluster(opts.dataRoot, tls, auth, opts.nodeMain ?? NODE_MAIN, opts.nodeConfig ?? {});
   } catch (e) {
     // Free ports are picked before the nodes bind them; on a busy machine another process can win one.
     console.error(`${(e as Error).message.split('\n')[0]}; retrying once with fresh ports`);
-    return startCluster(opts.dataRoot, tls, auth, opts.nodeMain ?? NODE_MAIN);
+    return startCluster(opts.dataRoot, tls, auth, opts.nodeMain ?? NODE_MAIN, opts.nodeConfig ?? {});
   }
 }
 
@@ -158,7 +166,7 @@ class WorkerIdentities {
   }
 }
 
-async function startCluster(dataRoot: string | undefined, tls: boolean, auth: boolean, nodeMain: string): Promise<BenchTarget> {
+async function startCluster(dataRoot: string | undefined, tls: boolean, auth: boolean, nodeMain: string, extraConfig: Record<string, unknown>): Promise<BenchTarget> {
   const dir = mkdtempSync(path.join(dataRoot ?? os.tmpdir(), 'fencelock-bench-fl-'));
   const ports: number[] = [];
   for (const _ of [...NODE_IDS, ...NODE_IDS]) ports.push(await freePort());
@@ -170,7 +178,7 @@ async function startCluster(dataRoot: string | undefined, tls: boolean, auth: bo
 
   const nodes: Node[] = NODE_IDS.map((id) => {
     const configFile = path.join(dir, `${id}.json`);
-    const config = { id, listen: members[id]!.client, peerListen: members[id]!.peer, members, ...secure.config(id), ...authConfig, dataDir: path.join(dir, id), logLevel: 'warn' };
+    const config = { id, listen: members[id]!.client, peerListen: members[id]!.peer, members, ...secure.config(id), ...authConfig, dataDir: path.join(dir, id), logLevel: 'warn', ...extraConfig };
     writeFileSync(configFile, JSON.stringify(config));
     const logFile = path.join(dir, `${id}.log`);
     const fd = openSync(logFile, 'a');

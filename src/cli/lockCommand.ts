@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
-import { FenceLockClient, type FenceLockClientOptions, type LockHandle, type Session } from '../client';
+import { FenceLockClient, isFenceLockError, type FenceLockClientOptions, type LockHandle, type Session } from '../client';
 import { CommandFailure, EXIT, EXIT_CMD_NOT_EXECUTABLE, EXIT_CMD_NOT_FOUND } from './exitCodes';
 import { releaseAndClose, watchForLoss } from './heldLock';
 import { holdUntilDone } from './lockHold';
@@ -20,6 +20,8 @@ export interface LockCommandOptions {
   command: string[];
   ttlMs: number;
   waitMs: number;
+  /** --lock-delay: the grant's lock-delay in ms (0: none). */
+  lockDelayMs?: number;
   /** --label: the session's labels, besides host and pid. */
   labels?: Record<string, string>;
   /** Between SIGTERM and SIGKILL of CMD when the lock is lost (unused without CMD). */
@@ -72,11 +74,15 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
   try {
     session = await client.openSession({ ttlMs: o.ttlMs, name: `fencelock lock ${o.name} (pid ${process.pid})`, labels: o.labels });
     if (o.waitMs === 0) {
-      const got = await session.tryAcquire(o.name);
+      const got = await session.tryAcquire(o.name, { lockDelayMs: o.lockDelayMs }).catch((err: unknown) => {
+        // As a held lock is with --wait 0: not granted now, try later (exit 3), the refusal says until when.
+        if (isFenceLockError(err) && err.reason === 'LOCK_DELAYED') throw new CommandFailure('LOCK_DELAYED', `${err.details ?? err.message}${notRun(o)}`, EXIT.UNAVAILABLE);
+        throw err;
+      });
       if (!got) throw new CommandFailure('LOCK_HELD', `lock ${JSON.stringify(o.name)} is held by ${await holderOf(client, o.name)} (--wait 0)${notRun(o)}`, EXIT.UNAVAILABLE);
       lock = got;
     } else {
-      lock = await session.acquire(o.name, { waitTimeoutMs: o.waitMs });
+      lock = await session.acquire(o.name, { waitTimeoutMs: o.waitMs, lockDelayMs: o.lockDelayMs });
     }
   } catch (err) {
     const explained = interrupted ? err : await explainUnreachable(client, err, o.timeoutMs, undefined, o.trust);

@@ -1,9 +1,9 @@
-// `fencelock locks [PREFIX]`: the held and awaited locks (Lock.List, every page) as a table or JSON, once or
-// refreshed every second like top until interrupted.
+// `fencelock locks [PREFIX]`: the held and awaited locks (Lock.List, every page) with their holders' client
+// names and labels, as a table or JSON, once or refreshed every second like top until interrupted.
 import { Option, type Command } from 'commander';
 import type { FenceLockClient, LockSummary } from '../client';
 import { EXIT } from './exitCodes';
-import { table, toJson, type CliIO } from './output';
+import { clientOf, table, toJson, type CliIO } from './output';
 import { parsePositiveInt } from './parse';
 import type { CommandKit } from './snapshotCommand';
 
@@ -84,8 +84,15 @@ async function refreshUntilStopped(io: CliIO, show: () => Promise<void>): Promis
 
 export function locksTable(locks: readonly LockSummary[]): string {
   if (locks.length === 0) return '(no locks)\n';
-  const rows = locks.map((l) => [l.lock, l.held ? l.holderSession : '-', l.held ? l.token.toString() : '-', l.held ? duration(l.heldForMs) : '-', waitersCell(l)]);
-  return table(['LOCK', 'HOLDER', 'TOKEN', 'HELD', 'WAITERS'], rows);
+  const rows = locks.map((l) => [l.lock, holderCell(l), l.held ? l.token.toString() : '-', l.held ? duration(l.heldForMs) : '-', waitersCell(l), l.holder === null ? '-' : clientOf(l.holder)]);
+  // The holder's client name and labels last: a quoted name and labels may hold spaces, which would blur the columns after it.
+  return table(['LOCK', 'HOLDER', 'TOKEN', 'HELD', 'WAITERS', 'CLIENT'], rows);
+}
+
+/** The holder's handle; for a free lock in its lock-delay, the time the delay has left. */
+function holderCell(l: LockSummary): string {
+  if (l.held) return l.holderSession;
+  return l.delayedUntilMs > 0 ? `(delayed ${duration(l.delayRemainingMs)})` : '-';
 }
 
 /** The first waiters, FIFO, each with how long it has waited; then how many more. */

@@ -179,7 +179,9 @@ export function formatDescription(d: LockDescription): string {
     if (d.holder !== null) lines.push(['holder client', clientOf(d.holder)]);
     lines.push(['token', d.token.toString()]);
     if (d.grantedAtMs > 0) lines.push(['granted at', new Date(d.grantedAtMs).toISOString()]);
+    if (d.lockDelayMs > 0) lines.push(['lock-delay', `${d.lockDelayMs} ms (if this grant ends by expiry or revoke)`]);
   }
+  if (d.delayedUntilMs > 0) lines.push(['delayed until', `${new Date(d.delayedUntilMs).toISOString()} (${d.delayRemainingMs} ms left; granted to nobody until then)`]);
   lines.push(['waiters', d.waiters.length === 0 ? '0' : `${d.waiters.length} (${d.waiters.join(', ')})`]);
   d.waiterSessions.slice(0, SHOWN_WAITERS).forEach((w, i) => lines.push([`waiter ${i + 1}`, `${w.handle} ${clientOf(w)}`]));
   if (d.waiterSessions.length > SHOWN_WAITERS) lines.push(['', `... ${d.waiterSessions.length - SHOWN_WAITERS} more (--json lists them all)`]);
@@ -193,7 +195,7 @@ export function formatDescription(d: LockDescription): string {
  * answers such a lock like one never granted (latest token 0), so the two cannot be told apart.
  */
 export function hasRecord(d: LockDescription): boolean {
-  return d.held || d.waiters.length > 0 || d.latestToken > 0n;
+  return d.held || d.waiters.length > 0 || d.latestToken > 0n || d.delayedUntilMs > 0;
 }
 
 const NO_RECORD = 'none kept: no record of this lock (never granted, or free, without waiters or keys, and forgotten; its last token is not kept)';
@@ -214,6 +216,9 @@ export function descriptionJson(d: LockDescription): Record<string, unknown> {
     waiters: d.waiters,
     waiterSessions: d.waiterSessions,
     latestToken: d.latestToken,
+    lockDelayMs: d.lockDelayMs,
+    delayedUntilMs: d.delayedUntilMs,
+    delayRemainingMs: d.delayRemainingMs,
     recorded: hasRecord(d),
   };
 }

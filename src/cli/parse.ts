@@ -54,6 +54,17 @@ export function parseNonNegativeInt(text: string, what: string, max = Number.MAX
   return n;
 }
 
+const DURATION_UNITS_MS: Readonly<Record<string, number>> = { '': 1, ms: 1, s: 1_000, m: 60_000 };
+
+/** A duration: whole milliseconds (`1500`, `1500ms`) or whole seconds or minutes (`5s`, `1m`), at most `maxMs`. */
+export function parseDurationMs(text: string, what: string, maxMs = Number.MAX_SAFE_INTEGER): number {
+  const m = /^(0|[1-9][0-9]{0,14})(ms|s|m)?$/.exec(text);
+  if (m === null) throw new UsageError(`${what}: ${JSON.stringify(text)} is not a duration (e.g. 5s, 1500ms, 1m, or milliseconds)`);
+  const ms = Number(m[1]) * (DURATION_UNITS_MS[m[2] ?? ''] ?? 1);
+  if (ms > maxMs) throw new UsageError(`${what}: ${text} is above the maximum ${maxMs} ms`);
+  return ms;
+}
+
 /** One `--label k=v` added to those before it (the key's rules are checked with all labels, when the session opens). */
 export function parseLabel(text: string, previous: Record<string, string>): Record<string, string> {
   const eq = text.indexOf('=');

@@ -45,7 +45,8 @@ import {
   statusJson,
   toJson,
 } from './output';
-import { DEFAULT_ENDPOINTS, parseLabel, parseNonNegativeInt, parsePositiveInt, resolveEndpoints, resolveFencing } from './parse';
+import { DEFAULT_ENDPOINTS, parseDurationMs, parseLabel, parseNonNegativeInt, parsePositiveInt, resolveEndpoints, resolveFencing } from './parse';
+import { MAX_LOCK_DELAY_MS } from '../protocol/limits';
 import { ENV_AUTH_TOKEN, resolveAuthToken, resolveClientSecurity, type AuthTokenFlags, type SecurityFlags } from './security';
 import { explainUnreachable } from './unreachable';
 import { DEFAULT_MAX_LAG, health } from './health';
@@ -192,6 +193,11 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void, opts: {
         .argParser(argParser((t) => parseNonNegativeInt(t, '--wait')))
         .default(DEFAULT_WAIT_TIMEOUT_MS),
     )
+    .addOption(
+      new Option('--lock-delay <duration>', `if the grant ends by expiry or revoke (not release), nobody gets the lock for this long (e.g. 5s; at most ${MAX_LOCK_DELAY_MS / 1_000}s)`)
+        .argParser(argParser((t) => parseDurationMs(t, '--lock-delay', MAX_LOCK_DELAY_MS)))
+        .default(0),
+    )
     .option('--label <key=value>', 'a label of the session, shown to those who may describe the lock (repeatable; host and pid are added)', (text: string, previous: Record<string, string>) => argParser((t) => parseLabel(t, previous))(text), {} as Record<string, string>)
     .addOption(
       new Option('--grace <ms>', 'after SIGTERM on lock loss, SIGKILL CMD after this long').argParser(argParser((t) => parseNonNegativeInt(t, '--grace'))).default(1_000),
@@ -205,16 +211,18 @@ is a fenced write. If the lock is presumed lost, CMD gets SIGTERM
 Without CMD, it prints the token and the session's public handle once the lock is held (--json:
 {"lock","token","session"}), holds it, and releases it on SIGINT (Ctrl-C), SIGTERM, SIGHUP or the end of
 stdin (Ctrl-D; </dev/null releases at once), exiting 0; it exits ${EXIT.LOCK_LOST} if the lock is lost while held.
+--lock-delay: if this grant ends by the session's expiry or a revoke, the lock goes to nobody for that long
+(side effects CMD started without a token can finish); while it lasts, --wait 0 fails LOCK_DELAYED.
 Examples: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/last "$(date)"'
           fencelock lock maintenance            # hold it until Ctrl-C`,
     )
     .action(
-      action(async (name: string, command: string[], opts: { ttl: number; wait: number; grace: number; label: Record<string, string> }, cmd: Command) => {
+      action(async (name: string, command: string[], opts: { ttl: number; wait: number; lockDelay: number; grace: number; label: Record<string, string> }, cmd: Command) => {
         const g = globals(cmd);
         const security = resolveClientSecurity(g, io.env);
         const client = clientOptions(g, security);
         const outcome = await runLockCommand(
-          { client, childEnv: security.childEnv, trust: security.trust, name, command, ttlMs: opts.ttl, waitMs: opts.wait, labels: opts.label, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
+          { client, childEnv: security.childEnv, trust: security.trust, name, command, ttlMs: opts.ttl, waitMs: opts.wait, lockDelayMs: opts.lockDelay, labels: opts.label, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
           io,
         );
         // Without CMD the JSON document came when the lock was held.

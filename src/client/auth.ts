@@ -5,7 +5,7 @@ import type { Permission__Output } from '../protocol/generated/fencelock/v1/Perm
 import type { PermissionRule, PermissionRule__Output } from '../protocol/generated/fencelock/v1/PermissionRule';
 import type { RequestHeader } from '../protocol/generated/fencelock/v1/RequestHeader';
 import { bigIntToWire, uintToWire, wireToBigInt, wireToNumber } from '../protocol/wireInt';
-import type { AuthMethods, MethodDesc } from './proto';
+import type { MethodDesc, Methods } from './proto';
 import type { AuthChangeResult, AuthListing, AuthPermission, AuthRule, IssuedToken, SessionSummary, WhoAmI } from './types';
 import { UINT64_MAX } from './uint64';
 
@@ -112,7 +112,7 @@ export interface AuthHost {
   read<Req, Res>(m: MethodDesc<Req, Res>, req: Req, what: string): Promise<Res>;
   /** A fresh request id, kept by every retry (same id, leader hints followed), like every other mutation. */
   mutate<Req, Res>(m: MethodDesc<Req, Res>, build: (header: RequestHeader) => Req, what: string): Promise<Res>;
-  methods(): AuthMethods;
+  methods(): Methods;
 }
 
 /**
@@ -126,13 +126,13 @@ export class AuthClient {
 
   /** Who the cluster takes this client for (needs no identity: `identity` is '' without one). */
   async whoAmI(): Promise<WhoAmI> {
-    const r = await this.host.read(this.host.methods().WhoAmI, {}, 'auth whoami');
+    const r = await this.host.read(this.host.methods().Auth.WhoAmI, {}, 'auth whoami');
     return { identity: r.identity, via: r.via, authEnabled: r.authEnabled, roles: r.roles ?? [], rules: (r.rules ?? []).map(toAuthRule) };
   }
 
   /** Users with their roles, roles with their rules and quotas, and token ids (never secrets). */
   async list(): Promise<AuthListing> {
-    const r = await this.host.read(this.host.methods().List, {}, 'auth list');
+    const r = await this.host.read(this.host.methods().Auth.List, {}, 'auth list');
     return {
       authEnabled: r.authEnabled,
       users: (r.users ?? []).map((u) => ({ name: u.name, roles: u.roles ?? [] })),
@@ -147,34 +147,34 @@ export class AuthClient {
 
   async userAdd(name: string): Promise<AuthChangeResult> {
     const user = nonEmpty(name, 'user');
-    return this.change(this.host.methods().UserAdd, (header) => ({ header, user }), `auth: add user ${JSON.stringify(user)}`);
+    return this.change(this.host.methods().Auth.UserAdd, (header) => ({ header, user }), `auth: add user ${JSON.stringify(user)}`);
   }
 
   async userDelete(name: string): Promise<AuthChangeResult> {
     const user = nonEmpty(name, 'user');
-    return this.change(this.host.methods().UserDelete, (header) => ({ header, user }), `auth: delete user ${JSON.stringify(user)}`);
+    return this.change(this.host.methods().Auth.UserDelete, (header) => ({ header, user }), `auth: delete user ${JSON.stringify(user)}`);
   }
 
   async userGrantRole(user: string, role: string): Promise<AuthChangeResult> {
     const u = nonEmpty(user, 'user');
     const r = nonEmpty(role, 'role');
-    return this.change(this.host.methods().UserGrantRole, (header) => ({ header, user: u, role: r }), `auth: grant role ${JSON.stringify(r)} to user ${JSON.stringify(u)}`);
+    return this.change(this.host.methods().Auth.UserGrantRole, (header) => ({ header, user: u, role: r }), `auth: grant role ${JSON.stringify(r)} to user ${JSON.stringify(u)}`);
   }
 
   async userRevokeRole(user: string, role: string): Promise<AuthChangeResult> {
     const u = nonEmpty(user, 'user');
     const r = nonEmpty(role, 'role');
-    return this.change(this.host.methods().UserRevokeRole, (header) => ({ header, user: u, role: r }), `auth: revoke role ${JSON.stringify(r)} from user ${JSON.stringify(u)}`);
+    return this.change(this.host.methods().Auth.UserRevokeRole, (header) => ({ header, user: u, role: r }), `auth: revoke role ${JSON.stringify(r)} from user ${JSON.stringify(u)}`);
   }
 
   async roleAdd(name: string): Promise<AuthChangeResult> {
     const role = nonEmpty(name, 'role');
-    return this.change(this.host.methods().RoleAdd, (header) => ({ header, role }), `auth: add role ${JSON.stringify(role)}`);
+    return this.change(this.host.methods().Auth.RoleAdd, (header) => ({ header, role }), `auth: add role ${JSON.stringify(role)}`);
   }
 
   async roleDelete(name: string): Promise<AuthChangeResult> {
     const role = nonEmpty(name, 'role');
-    return this.change(this.host.methods().RoleDelete, (header) => ({ header, role }), `auth: delete role ${JSON.stringify(role)}`);
+    return this.change(this.host.methods().Auth.RoleDelete, (header) => ({ header, role }), `auth: delete role ${JSON.stringify(role)}`);
   }
 
   /** Lets a role's users use `permission` on every name starting with `prefix` ('' = every name; `admin` takes ''). */
@@ -182,7 +182,7 @@ export class AuthClient {
     const r = nonEmpty(role, 'role');
     const rule = this.rule(permission, prefix);
     return this.change(
-      this.host.methods().RoleGrantPermission,
+      this.host.methods().Auth.RoleGrantPermission,
       (header) => ({ header, role: r, rule }),
       `auth: grant ${permission} on ${JSON.stringify(prefix)} to role ${JSON.stringify(r)}`,
     );
@@ -193,7 +193,7 @@ export class AuthClient {
     const r = nonEmpty(role, 'role');
     const rule = this.rule(permission, prefix);
     return this.change(
-      this.host.methods().RoleRevokePermission,
+      this.host.methods().Auth.RoleRevokePermission,
       (header) => ({ header, role: r, rule }),
       `auth: revoke ${permission} on ${JSON.stringify(prefix)} from role ${JSON.stringify(r)}`,
     );
@@ -206,7 +206,7 @@ export class AuthClient {
     const unset = value === undefined;
     const wireValue = unset ? '0' : quotaValue(value);
     const what = unset ? `auth: unset quota ${JSON.stringify(quota)} of role ${JSON.stringify(r)}` : `auth: set quota ${JSON.stringify(quota)} of role ${JSON.stringify(r)} to ${wireValue}`;
-    return this.change(this.host.methods().RoleSetQuota, (header) => ({ header, role: r, name: quota, value: wireValue, unset }), what);
+    return this.change(this.host.methods().Auth.RoleSetQuota, (header) => ({ header, role: r, name: quota, value: wireValue, unset }), what);
   }
 
   /**
@@ -215,14 +215,14 @@ export class AuthClient {
    */
   async tokenIssue(user: string): Promise<IssuedToken> {
     const u = nonEmpty(user, 'user');
-    const r = await this.host.mutate(this.host.methods().TokenIssue, (header) => ({ header, user: u }), `auth: issue a token for user ${JSON.stringify(u)}`);
+    const r = await this.host.mutate(this.host.methods().Auth.TokenIssue, (header) => ({ header, user: u }), `auth: issue a token for user ${JSON.stringify(u)}`);
     return { tokenId: r.tokenId, token: r.token };
   }
 
   /** Revokes a token by its id (16 hex digits, as `list()` shows it); calls carrying it fail from then on. */
   async tokenRevoke(tokenId: string): Promise<AuthChangeResult> {
     if (!isAuthTokenId(tokenId)) throw new FenceLockError('INVALID_ARGUMENT', `tokenId must be a token id (16 hex digits, as auth list shows it), got ${JSON.stringify(String(tokenId).slice(0, 40))}`);
-    return this.change(this.host.methods().TokenRevoke, (header) => ({ header, tokenId }), `auth: revoke token ${tokenId}`);
+    return this.change(this.host.methods().Auth.TokenRevoke, (header) => ({ header, tokenId }), `auth: revoke token ${tokenId}`);
   }
 
   /**
@@ -232,7 +232,7 @@ export class AuthClient {
   async sessionList(): Promise<SessionSummary[]> {
     const out: SessionSummary[] = [];
     for (let startAfter = ''; ; ) {
-      const r = await this.host.read(this.host.methods().SessionList, { startAfter, limit: 1_000 }, 'session list');
+      const r = await this.host.read(this.host.methods().Session.List, { startAfter, limit: 1_000 }, 'session list');
       const page = r.sessions ?? [];
       for (const s of page) {
         out.push({ handle: s.handle, identity: s.identity, clientName: s.clientName, labels: { ...(s.labels ?? {}) }, locks: s.locks ?? [], waiting: s.waiting ?? [], ageMs: wireToNumber(s.ageMs), ttlMs: wireToNumber(s.ttlMs) });
@@ -251,7 +251,7 @@ export class AuthClient {
     if (typeof handle !== 'string' || !/^[0-9a-f]{16}$/.test(handle)) {
       throw new FenceLockError('INVALID_ARGUMENT', `handle must be a session handle (16 lowercase hex characters, as session list shows it), got ${JSON.stringify(String(handle).slice(0, 40))}`);
     }
-    const r = await this.host.mutate(this.host.methods().SessionRevoke, (header) => ({ header, handle }), `session revoke ${handle}`);
+    const r = await this.host.mutate(this.host.methods().Session.Revoke, (header) => ({ header, handle }), `session revoke ${handle}`);
     return { released: r.released ?? [] };
   }
 

@@ -176,12 +176,12 @@ export class FenceLockClient implements SessionHost {
         this.assertOpen();
         return this.mutate(m, build, { what });
       },
-      methods: () => methods().auth,
+      methods,
     });
     this.members = new MembersClient((m, req, what) => {
       this.assertOpen();
       return this.router.call(m, req, { what });
-    }, () => methods().members);
+    }, () => methods().Cluster);
   }
 
   /** The configured endpoints (leader hints never add to them). */
@@ -203,7 +203,7 @@ export class FenceLockClient implements SessionHost {
     const name = opts.name ?? this.clientName ?? '';
     const labels = sessionLabels(this.labels, opts.labels);
     const sentAt = this.ports.clock.monotonicMs();
-    const res = await this.mutate(methods().open, (header) => ({ header, ttlMs: intToWire('ttl_ms', ttl), clientName: name, labels }), { what: 'open session' });
+    const res = await this.mutate(methods().Session.Open, (header) => ({ header, ttlMs: intToWire('ttl_ms', ttl), clientName: name, labels }), { what: 'open session' });
     const granted = wireToNumber(res.ttlMs);
     const session = new Session(this, res.sessionId, granted > 0 ? granted : ttl, name, sentAt, wireToNumber(res.electionTimeoutMs));
     if (this.closing) {
@@ -231,7 +231,7 @@ export class FenceLockClient implements SessionHost {
     for (let attempt = 1; ; attempt++) {
       const session = await this.sharedSession(ttl);
       try {
-        lock = await session.acquire(name, { waitTimeoutMs: opts.waitTimeoutMs });
+        lock = await session.acquire(name, { waitTimeoutMs: opts.waitTimeoutMs, lockDelayMs: opts.lockDelayMs });
         break;
       } catch (err) {
         // The shared session vanished on the server (expired while idle): one retry with a fresh one.
@@ -298,12 +298,12 @@ export class FenceLockClient implements SessionHost {
   // ----- SessionHost -----
 
   /** @internal */
-  async acquireFor(session: Session, lock: string, waitTimeoutMs: number): Promise<{ acquired: boolean; token: bigint; holderSession: string }> {
+  async acquireFor(session: Session, lock: string, waitTimeoutMs: number, lockDelayMs = 0): Promise<{ acquired: boolean; token: bigint; holderSession: string }> {
     this.assertOpen();
     try {
       const res = await this.mutate(
-        methods().acquire,
-        (header) => ({ header, lock, sessionId: session.id, waitTimeoutMs: intToWire('wait_timeout_ms', waitTimeoutMs) }),
+        methods().Lock.Acquire,
+        (header) => ({ header, lock, sessionId: session.id, waitTimeoutMs: intToWire('wait_timeout_ms', waitTimeoutMs), lockDelayMs: intToWire('lock_delay_ms', lockDelayMs) }),
         {
           what: `acquire lock ${JSON.stringify(lock)}`,
           attemptTimeoutMs: waitTimeoutMs + this.requestTimeoutMs,
@@ -323,7 +323,7 @@ export class FenceLockClient implements SessionHost {
   async releaseFor(session: Session, lock: string, token: bigint): Promise<void> {
     this.assertOpen();
     try {
-      await this.mutate(methods().release, (header) => ({ header, lock, sessionId: session.id, token: bigIntToWire(token) }), {
+      await this.mutate(methods().Lock.Release, (header) => ({ header, lock, sessionId: session.id, token: bigIntToWire(token) }), {
         what: `release lock ${JSON.stringify(lock)} (token ${token})`,
       });
     } catch (err) {
@@ -342,7 +342,7 @@ export class FenceLockClient implements SessionHost {
     this.sessions.delete(session);
     if (this.router.isClosed()) return;
     try {
-      await this.mutate(methods().closeSession, (header) => ({ header, sessionId: session.id }), {
+      await this.mutate(methods().Session.Close, (header) => ({ header, sessionId: session.id }), {
         what: `close session ${session.publicId}`,
         totalTimeoutMs: timeoutMs ?? (this.closing ? this.requestTimeoutMs : this.totalTimeoutMs),
       });
@@ -402,7 +402,7 @@ export class FenceLockClient implements SessionHost {
     } catch (err) {
       throw new FenceLockError('INVALID_ARGUMENT', `token: ${(err as Error).message}`);
     }
-    const res = await this.mutate(methods().write, (header) => ({ header, lock: args.lock, token, sessionId: args.sessionId, ops }), {
+    const res = await this.mutate(methods().KV.Write, (header) => ({ header, lock: args.lock, token, sessionId: args.sessionId, ops }), {
       what: `write under lock ${JSON.stringify(args.lock)} (token ${args.token})`,
     });
     return { index: wireToBigInt(res.index) };
@@ -411,7 +411,7 @@ export class FenceLockClient implements SessionHost {
   /** Reads a key; linearizable unless staleOk. */
   async get(key: string, opts: GetOptions = {}): Promise<GetResult> {
     this.assertOpen();
-    const res = await this.router.call(methods().get, { key, staleOk: opts.staleOk ?? false }, { what: `get ${JSON.stringify(key)}` });
+    const res = await this.router.call(methods().KV.Get, { key, staleOk: opts.staleOk ?? false }, { what: `get ${JSON.stringify(key)}` });
     return { found: res.found, value: new Uint8Array(res.value ?? Buffer.alloc(0)), token: wireToBigInt(res.token), lock: res.lock, deleted: res.deleted === true };
   }
 
@@ -421,7 +421,7 @@ export class FenceLockClient implements SessionHost {
     const limit = opts.limit ?? 0;
     if (!Number.isInteger(limit) || limit < 0 || limit > 0xffffffff) throw new FenceLockError('INVALID_ARGUMENT', `limit must be a non-negative integer, got ${limit}`);
     const req = { prefix, startAfter: opts.startAfter ?? '', limit, includeDeleted: opts.includeDeleted === true };
-    const res = await this.router.call(methods().list, req, { what: `list ${JSON.stringify(prefix)}` });
+    const res = await this.router.call(methods().KV.List, req, { what: `list ${JSON.stringify(prefix)}` });
     return {
       items: (res.items ?? []).map((kv) => ({
         key: kv.key,
@@ -448,7 +448,7 @@ export class FenceLockClient implements SessionHost {
     if (typeof toLock !== 'string' || toLock === '') throw new FenceLockError('INVALID_ARGUMENT', 'move: the lock to move to must be a non-empty string');
     const target = typeof w.key === 'string' ? { key: w.key } : { prefix: w.prefix as string };
     const subject = 'key' in target ? `key ${JSON.stringify(target.key)}` : `keys under ${JSON.stringify(target.prefix)}`;
-    const res = await this.mutate(methods().move, (header) => ({ header, ...target, toLock }), { what: `move ${subject} to lock ${JSON.stringify(toLock)}` });
+    const res = await this.mutate(methods().KV.Move, (header) => ({ header, ...target, toLock }), { what: `move ${subject} to lock ${JSON.stringify(toLock)}` });
     return { moved: wireToNumber(res.moved), index: wireToBigInt(res.index) };
   }
 
@@ -464,7 +464,7 @@ export class FenceLockClient implements SessionHost {
     const reason = opts.reason ?? '';
     if (opts.token !== undefined && opts.token < 1n) throw new FenceLockError('INVALID_ARGUMENT', `revokeLock: token must be at least 1 (tokens start at 1), got ${opts.token}`);
     const token = opts.token === undefined ? {} : { token: bigIntToWire(opts.token) };
-    const res = await this.mutate(methods().revokeLock, (header) => ({ header, lock, reason, ...token }), { what: `revoke lock ${JSON.stringify(lock)}` });
+    const res = await this.mutate(methods().Lock.Revoke, (header) => ({ header, lock, reason, ...token }), { what: `revoke lock ${JSON.stringify(lock)}` });
     return { endedToken: wireToBigInt(res.endedToken), nextHolderSession: res.nextHolderSession, nextToken: wireToBigInt(res.nextToken) };
   }
 
@@ -472,7 +472,7 @@ export class FenceLockClient implements SessionHost {
 
   async describe(lock: string): Promise<LockDescription> {
     this.assertOpen();
-    const d = await this.router.call(methods().describe, { lock }, { what: `describe lock ${JSON.stringify(lock)}` });
+    const d = await this.router.call(methods().Lock.Describe, { lock }, { what: `describe lock ${JSON.stringify(lock)}` });
     return {
       lock,
       held: d.held,
@@ -483,6 +483,9 @@ export class FenceLockClient implements SessionHost {
       latestToken: wireToBigInt(d.latestToken),
       holder: d.held ? toSessionDetails(d.holder) : null,
       waiterSessions: (d.waiterSessions ?? []).flatMap((w) => toSessionDetails(w) ?? []),
+      lockDelayMs: wireToNumber(d.lockDelayMs),
+      delayedUntilMs: wireToNumber(d.delayedUntilMs),
+      delayRemainingMs: wireToNumber(d.delayRemainingMs),
     };
   }
 
@@ -494,7 +497,7 @@ export class FenceLockClient implements SessionHost {
   async listLocks(opts: ListLocksOptions = {}): Promise<ListLocksResult> {
     this.assertOpen();
     const req = listLocksRequest(opts);
-    const res = await this.router.call(methods().listLocks, req, { what: `list locks ${JSON.stringify(req.prefix)}` });
+    const res = await this.router.call(methods().Lock.List, req, { what: `list locks ${JSON.stringify(req.prefix)}` });
     return { locks: (res.locks ?? []).map(lockSummary), more: res.more };
   }
 
@@ -517,7 +520,7 @@ export class FenceLockClient implements SessionHost {
    */
   async status(endpoint?: string): Promise<NodeStatus> {
     this.assertOpen();
-    const m = methods().status;
+    const m = methods().Cluster.Status;
     if (endpoint === undefined) return toNodeStatus(await this.router.call(m, {}, { what: 'status' }));
     try {
       return toNodeStatus(await this.router.once(endpoint, m, {}, this.requestTimeoutMs));

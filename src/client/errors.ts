@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { META_KEY, META_KEY_LOCK, META_LEADER, META_QUOTA, META_REASON, META_WATERMARK } from '../protocol/metadata';
+import { META_DELAYED_UNTIL, META_KEY, META_KEY_LOCK, META_LEADER, META_QUOTA, META_REASON, META_WATERMARK } from '../protocol/metadata';
 import type { FenceLockReason } from '../protocol/reasons';
 import { parseDecimalUint64 } from './uint64';
 
@@ -47,6 +47,8 @@ export interface FenceLockErrorInit {
   keyLock?: string;
   /** The per-identity quota a QUOTA_EXCEEDED refusal is about (`sessions`, `keys`, ...), from `fencelock-quota`. */
   quota?: string;
+  /** With LOCK_DELAYED: when the lock's delay ends by the leader's clock (ms since the epoch), from `fencelock-delayed-until`. */
+  delayedUntil?: number;
   /** The leader's client address from `fencelock-leader`, when the server named one. */
   leader?: string;
   /** The server's own words (gRPC status details). */
@@ -77,6 +79,7 @@ export class FenceLockError extends Error {
   readonly key?: string;
   readonly keyLock?: string;
   readonly quota?: string;
+  readonly delayedUntil?: number;
   readonly leader?: string;
   readonly details?: string;
   readonly indeterminate: boolean;
@@ -92,6 +95,7 @@ export class FenceLockError extends Error {
     if (init.key !== undefined) this.key = init.key;
     if (init.keyLock !== undefined) this.keyLock = init.keyLock;
     if (init.quota !== undefined) this.quota = init.quota;
+    if (init.delayedUntil !== undefined) this.delayedUntil = init.delayedUntil;
     if (init.leader !== undefined) this.leader = init.leader;
     if (init.details !== undefined) this.details = init.details;
     if (init.endpointErrors !== undefined) this.endpointErrors = init.endpointErrors;
@@ -149,6 +153,8 @@ export function toFenceLockError(err: unknown, what: string): FenceLockError {
   const key = metadataText(err.metadata, META_KEY);
   const keyLock = metadataText(err.metadata, META_KEY_LOCK);
   const quota = metadataText(err.metadata, META_QUOTA);
+  const delayedText = metadataString(err.metadata, META_DELAYED_UNTIL);
+  const delayedUntil = delayedText !== undefined && /^\d{1,15}$/.test(delayedText) ? Number(delayedText) : undefined;
   const details = err.details || '';
   // The server's details often repeat the reason and the watermark already; say each thing once.
   let message = `${what}: ${code}`;
@@ -156,5 +162,5 @@ export function toFenceLockError(err: unknown, what: string): FenceLockError {
   if (details) message += `: ${details}`;
   if (watermark !== undefined && !details.includes(`watermark ${watermark}`)) message += ` (current watermark ${watermark})`;
   if (quota !== undefined && !details.includes(quota)) message += ` (quota ${quota})`;
-  return new FenceLockError(code, message, { reason, watermark, key, keyLock, quota, leader, details, cause: err });
+  return new FenceLockError(code, message, { reason, watermark, key, keyLock, quota, delayedUntil, leader, details, cause: err });
 }

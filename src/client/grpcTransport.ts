@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import { traceHeaders, tracingActive } from '../protocol/traceContext';
 import type { MethodDesc } from './proto';
 import type { BidiStreamCall, ClientTransport, ServerStreamCall, UnaryCall } from './transport';
 
@@ -24,7 +25,7 @@ export class GrpcTransport implements ClientTransport {
     const response = new Promise<Res>((resolve, reject) => {
       // grpc-js takes a wall-clock deadline.
       const deadline = Date.now() + Math.max(1, Math.floor(timeoutMs));
-      call = this.clientFor(address).makeUnaryRequest(m.path, m.serialize, m.deserialize, req, new grpc.Metadata(), { deadline }, (err, res) => {
+      call = this.clientFor(address).makeUnaryRequest(m.path, m.serialize, m.deserialize, req, callMetadata(), { deadline }, (err, res) => {
         if (err) reject(err);
         else resolve(res as Res);
       });
@@ -53,4 +54,11 @@ export class GrpcTransport implements ClientTransport {
     }
     return c;
   }
+}
+
+/** Empty, or the active trace context (traceparent, baggage) while tracing is on: the node's span joins the caller's. */
+function callMetadata(): grpc.Metadata {
+  const md = new grpc.Metadata();
+  if (tracingActive()) for (const [k, v] of Object.entries(traceHeaders())) md.set(k, v);
+  return md;
 }

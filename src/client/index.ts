@@ -4,7 +4,7 @@ export { Election, type ElectionOptions, type CampaignOptions } from './election
 export { Leadership } from './leadership';
 export type { Leader } from './electionState';
 export { DEFAULT_RESYNC_MS, type ObserveOptions } from './electionObserver';
-export { Session, LockHandle, DEFAULT_TTL_MS, DEFAULT_WAIT_TIMEOUT_MS, safetyMarginMs, CLOCK_RATE_BOUND, type AcquireOptions } from './session';
+export { Session, LockHandle, DEFAULT_TTL_MS, DEFAULT_WAIT_TIMEOUT_MS, safetyMarginMs, CLOCK_RATE_BOUND, type AcquireOptions, type TryAcquireOptions } from './session';
 export {
   FenceLockError,
   isFenceLockError,

@@ -146,7 +146,7 @@ export class KeepAliveStream {
     const address = this.router.current();
     let stream: Stream;
     try {
-      stream = this.router.bidiStream(address, methods().keepAlive);
+      stream = this.router.bidiStream(address, methods().Session.KeepAlive);
     } catch (err) {
       this.logger.warn({ err, endpoint: address }, 'fencelock: cannot open keepalive stream');
       this.router.rotateFrom(address);

@@ -83,10 +83,7 @@ export class Leadership {
    * cluster does not confirm, the session expires after its TTL and the lock is freed then.
    */
   resign(): Promise<void> {
-    // Said before the close, whose own notice (SESSION_CLOSED) would read like a loss.
-    this.aborter.abort(
-      new FenceLockError('FAILED_PRECONDITION', `election ${JSON.stringify(this.election)}: the leadership under token ${this.token} was resigned`, { reason: 'RELEASED' }),
-    );
+    // Closing the session releases the lock: `signal` follows the lock's, which aborts with RELEASED.
     return this.lock.session.close();
   }
 

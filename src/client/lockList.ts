@@ -3,6 +3,7 @@ import type { ListLocksRequest } from '../protocol/generated/fencelock/v1/ListLo
 import type { LockSummary__Output } from '../protocol/generated/fencelock/v1/LockSummary';
 import { wireToBigInt, wireToNumber } from '../protocol/wireInt';
 import { FenceLockError } from './errors';
+import { toSessionDetails } from './sessionLabels';
 import type { ListLocksOptions, ListLocksResult, LockSummary } from './types';
 
 /** The request for one page; the server judges the limit's upper bound (1000) and the names' lengths. */
@@ -27,6 +28,9 @@ export function lockSummary(l: LockSummary__Output): LockSummary {
     latestToken: wireToBigInt(l.latestToken),
     waiters: (l.waiters ?? []).map((w) => ({ session: w.session, waitingMs: wireToNumber(w.waitingMs) })),
     waiterCount: l.waiterCount,
+    holder: l.held ? toSessionDetails(l.holder) : null,
+    delayedUntilMs: wireToNumber(l.delayedUntilMs),
+    delayRemainingMs: wireToNumber(l.delayRemainingMs),
   };
 }
 

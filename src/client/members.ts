@@ -4,7 +4,7 @@ import { FenceLockError } from './errors';
 import type { MemberChangeResponse__Output } from '../protocol/generated/fencelock/v1/MemberChangeResponse';
 import type { MemberListResponse__Output } from '../protocol/generated/fencelock/v1/MemberListResponse';
 import { wireToBigInt } from '../protocol/wireInt';
-import type { MemberMethods, MethodDesc } from './proto';
+import type { MethodDesc, Methods } from './proto';
 
 export interface MemberRecord {
   id: string;
@@ -51,7 +51,7 @@ function changed(w: MemberChangeResponse__Output): MemberChange {
 export class MembersClient {
   constructor(
     private readonly call: Call,
-    private readonly methods: () => MemberMethods,
+    private readonly methods: () => Methods['Cluster'],
   ) {}
 
   async list(): Promise<MemberListing> {

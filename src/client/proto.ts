@@ -132,41 +132,20 @@ function pipelined<Req, Res>(desc: MethodDesc<Req, Res>, route: PipelineRoute<Re
 
 function allMethods() {
   const { Session, Lock, KV, Cluster, Pipeline, Auth } = generatedMethods();
+  // Every method by its generated name (methods().Lock.Describe): a new RPC needs no entry here. The calls
+  // that may also travel on the Pipeline stream carry their route.
   return {
-    // Every method by its generated name: a new RPC needs no entry here (methods().Lock.Describe).
     Session,
-    Lock,
-    KV,
+    Lock: { ...Lock, Acquire: pipelined(Lock.Acquire, pipelineRoute('acquire')), Release: pipelined(Lock.Release, pipelineRoute('release')) },
+    KV: { ...KV, Write: pipelined(KV.Write, pipelineRoute('write')), Get: pipelined(KV.Get, pipelineRoute('get')) },
     Cluster,
     Pipeline,
     Auth,
-    // The names the client has always used, and the calls that may also travel on the Pipeline stream.
-    open: Session.Open,
-    keepAlive: Session.KeepAlive,
-    closeSession: Session.Close,
-    acquire: pipelined(Lock.Acquire, pipelineRoute('acquire')),
-    release: pipelined(Lock.Release, pipelineRoute('release')),
-    describe: Lock.Describe,
-    listLocks: Lock.List,
-    watch: Lock.Watch,
-    revokeLock: Lock.Revoke,
-    write: pipelined(KV.Write, pipelineRoute('write')),
-    get: pipelined(KV.Get, pipelineRoute('get')),
-    list: KV.List,
-    move: KV.Move,
-    status: Cluster.Status,
-    snapshot: Cluster.Snapshot,
-    pipelineCalls: Pipeline.Calls,
-    members: { MemberList: Cluster.MemberList, MemberAdd: Cluster.MemberAdd, MemberPromote: Cluster.MemberPromote, MemberRemove: Cluster.MemberRemove },
-    /** Session.List and Session.Revoke: admin calls, so they live with the Auth methods in the client. */
-    auth: { ...Auth, SessionList: Session.List, SessionRevoke: Session.Revoke },
   };
 }
 
 /** Method descriptors of every call the client makes, typed by the generated service definitions. */
 export type Methods = ReturnType<typeof allMethods>;
-export type AuthMethods = Methods['auth'];
-export type MemberMethods = Methods['members'];
 
 let cachedMethods: Methods | undefined;
 

@@ -1,10 +1,14 @@
 import { FenceLockError, isFenceLockError } from './errors';
 import { publicSessionId } from './publicId';
+import type { Context } from '@opentelemetry/api';
 import { lockFencing, type LockFencing } from './fencingToken';
+import { HoldTrace, tracedAcquire } from './lockTrace';
+import { tracingActive } from '../protocol/traceContext';
 import type { HeldGrant, Renewable } from './keepalive';
 import type { Logger } from './logger';
 import type { ClientPorts, ClientTimer } from './ports';
 import type { WriteOp, WriteResult } from './types';
+import { MAX_LOCK_DELAY_MS } from '../protocol/limits';
 
 /** Default session TTL, and the default wait of a blocking acquire. */
 export const DEFAULT_TTL_MS = 10_000;
@@ -33,7 +37,7 @@ export interface SessionHost {
   readonly logger: Logger;
   /** The clock and timers the lease is timed on. */
   readonly ports: Pick<ClientPorts, 'clock' | 'timers'>;
-  acquireFor(session: Session, lock: string, waitTimeoutMs: number): Promise<{ acquired: boolean; token: bigint; holderSession: string }>;
+  acquireFor(session: Session, lock: string, waitTimeoutMs: number, lockDelayMs?: number): Promise<{ acquired: boolean; token: bigint; holderSession: string }>;
   releaseFor(session: Session, lock: string, token: bigint): Promise<void>;
   writeFor(lock: string, token: bigint, sessionId: string, ops: WriteOp[]): Promise<WriteResult>;
   closeSessionFor(session: Session, timeoutMs?: number): Promise<void>;
@@ -44,7 +48,16 @@ export interface SessionHost {
 export interface AcquireOptions {
   /** How long to wait in the lock's FIFO queue; default 30,000 ms. */
   waitTimeoutMs?: number;
+  /**
+   * Lock-delay of this grant, 0..60,000 ms (default 0: none): if the grant ends by the session's expiry or a
+   * revoke (not by release() or close()), nobody gets the lock for this long (docs/architecture.md#lock-delay),
+   * so that side effects the lost holder started without a token can finish or time out.
+   */
+  lockDelayMs?: number;
 }
+
+/** The options of a try-lock: its grant's lock-delay (see AcquireOptions). */
+export type TryAcquireOptions = Pick<AcquireOptions, 'lockDelayMs'>;
 
 /**
  * A session: a lease the leader keeps alive while renewals arrive. Locks belong to sessions; when the session
@@ -154,22 +167,23 @@ export class Session implements Renewable {
     if (!Number.isSafeInteger(wait) || wait < 0) {
       throw new FenceLockError('INVALID_ARGUMENT', `waitTimeoutMs must be a non-negative integer, got ${wait}`);
     }
-    const res = await this.acquireRaw(lock, wait);
+    const { res, acquireContext } = await tracedAcquire(lock, this.publicId, wait, () => this.acquireRaw(lock, wait, opts.lockDelayMs));
     if (!res.acquired) {
       throw new FenceLockError('DEADLINE_EXCEEDED', `acquire lock ${JSON.stringify(lock)}: still held by session ${res.holderSession} after ${wait} ms`, {
         reason: 'LOCK_HELD',
       });
     }
-    return this.handleFor(lock, res.token);
+    return this.handleFor(lock, res.token, acquireContext);
   }
 
   /**
    * Try-lock: one attempt with wait_timeout_ms = 0; null when another session holds the lock. Re-entrant as
-   * acquire() is: the same handle when this session holds it already.
+   * acquire() is: the same handle when this session holds it already. Rejects FAILED_PRECONDITION with reason
+   * LOCK_DELAYED (and `delayedUntil`) while the lock is free but in its lock-delay.
    */
-  async tryAcquire(lock: string): Promise<LockHandle | null> {
-    const res = await this.acquireRaw(lock, 0);
-    return res.acquired ? this.handleFor(lock, res.token) : null;
+  async tryAcquire(lock: string, opts: TryAcquireOptions = {}): Promise<LockHandle | null> {
+    const { res, acquireContext } = await tracedAcquire(lock, this.publicId, 0, () => this.acquireRaw(lock, 0, opts.lockDelayMs));
+    return res.acquired ? this.handleFor(lock, res.token, acquireContext) : null;
   }
 
   /**
@@ -180,10 +194,12 @@ export class Session implements Renewable {
     if (!this.closing) {
       this.closed = true;
       this.stopTimers();
-      this.notifyPresumedLost();
-      this.host.stopRenewing(this);
+      // Handles first: closing releases their grants (signal reason RELEASED, as LockHandle.signal promises),
+      // so the presumed-lost notice below must not reach them first with SESSION_CLOSED.
       for (const h of this.held.values()) h.markReleased();
       this.held.clear();
+      this.notifyPresumedLost();
+      this.host.stopRenewing(this);
       this.closing = this.lostError?.reason === 'SESSION_EXPIRED' || this.lostError?.reason === 'REVOKED' ? Promise.resolve() : this.host.closeSessionFor(this, opts.timeoutMs);
     }
     return this.closing;
@@ -207,6 +223,7 @@ export class Session implements Renewable {
       this.leaseEndsAt = end;
       this.armLossTimer();
     }
+    if (tracingActive()) for (const h of this.held.values()) h.renewed();
   }
 
   expired(err: FenceLockError): void {
@@ -249,16 +266,19 @@ export class Session implements Renewable {
     if (this.held.get(handle.name) === handle) this.held.delete(handle.name);
   }
 
-  private async acquireRaw(lock: string, wait: number): Promise<{ acquired: boolean; token: bigint; holderSession: string }> {
+  private async acquireRaw(lock: string, wait: number, lockDelayMs = 0): Promise<{ acquired: boolean; token: bigint; holderSession: string }> {
+    if (!Number.isSafeInteger(lockDelayMs) || lockDelayMs < 0 || lockDelayMs > MAX_LOCK_DELAY_MS) {
+      throw new FenceLockError('INVALID_ARGUMENT', `lockDelayMs must be an integer in [0, ${MAX_LOCK_DELAY_MS}], got ${lockDelayMs}`);
+    }
     if (this.closed) throw new FenceLockError('FAILED_PRECONDITION', `session ${this.publicId} is closed`, { reason: 'SESSION_CLOSED' });
     if (this.lostError) throw new FenceLockError(this.lostError.code, `session ${this.publicId} is lost: ${this.lostError.message}`, { reason: this.lostError.reason });
-    return this.host.acquireFor(this, lock, wait);
+    return this.host.acquireFor(this, lock, wait, lockDelayMs);
   }
 
-  private handleFor(lock: string, token: bigint): LockHandle {
+  private handleFor(lock: string, token: bigint, acquireContext?: Context): LockHandle {
     const existing = this.held.get(lock);
     if (existing && existing.token === token && !existing.isReleased()) return existing;
-    const handle = new LockHandle(this.host, this, lock, token);
+    const handle = new LockHandle(this.host, this, lock, token, acquireContext && HoldTrace.begin(acquireContext, lock, token, this.publicId));
     this.held.set(lock, handle);
     return handle;
   }
@@ -352,6 +372,8 @@ export class LockHandle {
     readonly session: Session,
     readonly name: string,
     readonly token: bigint,
+    /** The grant's spans, while tracing is on (lockTrace.ts). */
+    private readonly trace?: HoldTrace,
   ) {}
 
   /** What JSON.stringify (and so a pino logger) shows of a lock: name, token and the session's handle. */
@@ -361,7 +383,8 @@ export class LockHandle {
 
   /** The token ready for downstream resources: pg parameters, HTTP headers, fencing claims. */
   get fencing(): LockFencing {
-    return lockFencing(this.name, this.token);
+    const t = this.trace;
+    return lockFencing(this.name, this.token, t && (() => t.downstream()));
   }
 
   /** Monotonic time (the client's clock) after which the holder must presume the lock lost. */
@@ -421,10 +444,16 @@ export class LockHandle {
   lose(err: FenceLockError): void {
     if (this.released || this.lostError) return;
     this.lostError = err;
+    this.trace?.lost(err);
     this.session.forget(this);
     this.unsubscribe?.();
     this.aborter?.abort(err);
     for (const cb of this.lostCallbacks.splice(0)) this.session.runCallback(cb, err);
+  }
+
+  /** @internal A renewal of the session was acknowledged: an event on the grant's span. */
+  renewed(): void {
+    this.trace?.renewed();
   }
 
   isReleased(): boolean {
@@ -435,7 +464,8 @@ export class LockHandle {
   write(ops: WriteOp[]): Promise<WriteResult> {
     if (this.released) return Promise.reject(this.releasedError());
     if (this.lostError) return Promise.reject(this.lostError);
-    return this.host.writeFor(this.name, this.token, this.session.id, ops).catch((err: unknown) => {
+    const send = (): Promise<WriteResult> => this.host.writeFor(this.name, this.token, this.session.id, ops);
+    return (this.trace === undefined ? send() : this.trace.write(ops.length, send)).catch((err: unknown) => {
       // The server says a newer grant exists or this one ended: the lock is lost, whatever renewals say.
       if (isFenceLockError(err, 'FAILED_PRECONDITION') && (err.reason === 'STALE_TOKEN' || err.reason === 'LOCK_NOT_HELD')) this.lose(err);
       throw err;
@@ -449,7 +479,8 @@ export class LockHandle {
   release(): Promise<void> {
     if (!this.releasing) {
       if (this.released) return Promise.resolve();
-      this.releasing = this.host.releaseFor(this.session, this.name, this.token).then(
+      const send = (): Promise<void> => this.host.releaseFor(this.session, this.name, this.token);
+      this.releasing = (this.trace === undefined ? send() : this.trace.run(send)).then(
         () => {
           this.markReleased();
         },
@@ -465,6 +496,7 @@ export class LockHandle {
   /** Marks the handle released without a call (the session was closed). */
   markReleased(): void {
     this.released = true;
+    this.trace?.released();
     this.lostCallbacks.length = 0;
     this.session.forget(this);
     this.unsubscribe?.();

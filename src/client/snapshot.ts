@@ -75,7 +75,7 @@ class SnapshotAttempt {
   ) {}
 
   run(): Promise<SnapshotInfo> {
-    const m = methods().snapshot;
+    const m = methods().Cluster.Snapshot;
     const call = this.router.serverStream(this.address, m, {});
     return new Promise<SnapshotInfo>((resolve, reject) => {
       let failed = false;

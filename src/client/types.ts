@@ -134,6 +134,12 @@ export interface LockDescription {
   waiterSessions: SessionDetails[];
   /** Highest token ever issued for this lock (0n: never granted). */
   latestToken: bigint;
+  /** While held: the lock-delay the current grant asked for (0: none). */
+  lockDelayMs: number;
+  /** In a lock-delay: when it ends by the leader's clock (ms since the epoch); 0 when not delayed. */
+  delayedUntilMs: number;
+  /** In a lock-delay: the time left by the serving node's clock (0 when not delayed, or over but not yet ended). */
+  delayRemainingMs: number;
 }
 
 export interface ListLocksOptions {
@@ -171,6 +177,12 @@ export interface LockSummary {
   /** The head of the FIFO queue (at most 100); waiterCount says how many wait in all. */
   waiters: LockWaiter[];
   waiterCount: number;
+  /** While held: the holder's handle, client name and labels (as lockInfo() shows them); null when free. */
+  holder: SessionDetails | null;
+  /** In a lock-delay: when it ends by the leader's clock (ms since the epoch); 0 when not delayed. */
+  delayedUntilMs: number;
+  /** In a lock-delay: the time left by the serving node's clock (0 when not delayed). */
+  delayRemainingMs: number;
 }
 
 export interface ListLocksResult {
@@ -260,6 +272,8 @@ export interface OpenSessionOptions {
 export interface WithLockOptions {
   ttlMs?: number;
   waitTimeoutMs?: number;
+  /** The grant's lock-delay (Session.acquire's AcquireOptions.lockDelayMs). */
+  lockDelayMs?: number;
 }
 
 export interface CloseOptions {

@@ -81,7 +81,7 @@ export class Watcher implements WatchHandle {
       return;
     }
     const address = this.router.current();
-    const call = this.router.serverStream(address, methods().watch, { lock: this.lock });
+    const call = this.router.serverStream(address, methods().Lock.Watch, { lock: this.lock });
     this.call = call;
     this.address = address;
     let seenAtLast = 0;

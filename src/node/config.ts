@@ -81,6 +81,17 @@ export interface NodeConfig {
    * on loopback too: running without auth is always said in the config, never a default.
    */
   auth: AuthConfig;
+  /** OpenTelemetry traces of the calls this node serves, sent by OTLP/HTTP (docs/tracing.md); absent: off. */
+  tracing?: TracingConfig;
+}
+
+export interface TracingConfig {
+  /** The collector's OTLP/HTTP base address, http(s)://host:port (spans go to its /v1/traces). */
+  otlpEndpoint: string;
+  /** Default `fencelock-<id>`. */
+  serviceName?: string;
+  /** The share of new traces recorded, 0..1 (default 1); a call that arrives traced follows its caller. */
+  sampleRatio?: number;
 }
 
 export type PeerCarrierName = 'tls' | 'grpc';
@@ -110,7 +121,7 @@ export const CONFIG_DEFAULTS = {
 
 /** Every top-level key of a config file (docs/configuration.md lists each; a test keeps the two in step). */
 export const KNOWN_FIELDS = new Set<string>([
-  'id', 'listen', 'peerListen', 'metricsListen', 'metricsLockLabelDepth', 'members', 'peerAddresses', 'clusterId', 'tls', 'clientCertAuth', 'insecure', 'dataDir', 'auth',
+  'id', 'listen', 'peerListen', 'metricsListen', 'metricsLockLabelDepth', 'members', 'peerAddresses', 'clusterId', 'tls', 'clientCertAuth', 'insecure', 'dataDir', 'auth', 'tracing',
   ...Object.keys(CONFIG_DEFAULTS),
 ]);
 
@@ -118,6 +129,7 @@ export const KNOWN_FIELDS = new Set<string>([
 export const MEMBER_FIELDS = ['client', 'peer'] as const;
 export const TLS_FIELDS = ['ca', 'cert', 'key'] as const;
 export const AUTH_FIELDS = ['enabled', 'admin'] as const;
+export const TRACING_FIELDS = ['otlpEndpoint', 'serviceName', 'sampleRatio'] as const;
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -212,6 +224,16 @@ function checkAuth(auth: AuthConfig | undefined, fail: Fail): void {
   if (auth.enabled && auth.admin === undefined) fail('auth.admin', 'is required with "enabled": true: the user the first leader makes admin (the name in its client certificate)');
 }
 
+function checkTracing(tracing: TracingConfig | undefined, fail: Fail): void {
+  if (tracing === undefined) return;
+  if (typeof tracing !== 'object' || tracing === null) fail('tracing', 'must be { "otlpEndpoint": URL, "serviceName": NAME, "sampleRatio": 0..1 }');
+  for (const k of Object.keys(tracing)) if (!(TRACING_FIELDS as readonly string[]).includes(k)) fail(`tracing.${k}`, unknownKeyReason(k, TRACING_FIELDS, 'tracing.'));
+  if (typeof tracing.otlpEndpoint !== 'string' || !/^https?:\/\/[^/\s]+(\/\S*)?$/.test(tracing.otlpEndpoint)) fail('tracing.otlpEndpoint', 'must be an http:// or https:// address of an OTLP/HTTP collector (http://host:4318)');
+  if (tracing.serviceName !== undefined && (typeof tracing.serviceName !== 'string' || tracing.serviceName === '')) fail('tracing.serviceName', 'must be a non-empty string');
+  const ratio = tracing.sampleRatio;
+  if (ratio !== undefined && (typeof ratio !== 'number' || !(ratio >= 0 && ratio <= 1))) fail('tracing.sampleRatio', 'must be a number from 0 to 1');
+}
+
 /** Fills defaults and checks every field, so a typo stops the node at start with a message that says what. */
 export function validateConfig(raw: unknown, origin = 'config'): NodeConfig {
   if (typeof raw !== 'object' || raw === null) throw new ConfigError(`${origin}: expected a JSON object`);
@@ -242,6 +264,7 @@ export function validateConfig(raw: unknown, origin = 'config'): NodeConfig {
   }
   if (cfg.maxSessionTtlMs < cfg.minSessionTtlMs) fail('maxSessionTtlMs', 'must be >= minSessionTtlMs');
   checkAuth(cfg.auth, fail);
+  checkTracing(cfg.tracing, fail);
   if (cfg.join && Object.keys(cfg.members).length < 2) fail('join', 'needs the running members in "members" besides this node: it learns the rest from them');
   return cfg;
 }

@@ -2,6 +2,7 @@ import type { EventEmitter } from 'node:events';
 import { loadConfig } from './config';
 import { createLogger, type LogContext, type Logger } from './logger';
 import { FenceLockServer } from './server';
+import { startTracing } from '../tracing/start';
 
 /** The process exit status after a fatal stop: supervisors (systemd Restart=on-failure, containers) must see a failure. */
 export const FATAL_EXIT_CODE = 70; // EX_SOFTWARE
@@ -16,10 +17,15 @@ export async function serve(configPath: string, overrides: { join?: boolean } = 
   process.umask(0o077);
   const logContext: { current?: LogContext } = {};
   const logger = createLogger(config.id, config.logLevel, logContext);
+  const { tracing: traced } = config;
+  const tracing = traced === undefined ? undefined : startTracing({ otlpEndpoint: traced.otlpEndpoint, serviceName: traced.serviceName ?? `fencelock-${config.id}`, sampleRatio: traced.sampleRatio });
   const node = await FenceLockServer.start(config, logger);
   logContext.current = { term: () => node.driver.currentTerm(), role: () => node.driver.currentRole() };
   process.on('SIGHUP', () => node.reloadCertificates());
-  return runUntilStopped(node, logger, process);
+  const code = await runUntilStopped(node, logger, process);
+  // The last spans (the shutdown's own calls) go out before the process ends; a collector away costs no exit.
+  await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, 'tracing: the last spans could not be sent'));
+  return code;
 }
 
 /** What runUntilStopped needs of a node: its driver's 'fatal' event and a graceful stop. */

@@ -23,6 +23,12 @@ export const MIN_SESSION_TTL_MS = 3_000;
 export const MAX_SESSION_TTL_MS = 24 * 60 * 60 * 1000;
 /** Upper bound of the informational wait timeout carried by Acquire. */
 export const MAX_WAIT_TIMEOUT_MS = 60 * 60 * 1000;
+/**
+ * Upper bound of the lock-delay an Acquire may ask for (docs/architecture.md#lock-delay): long enough for a
+ * side effect that cannot check a token to finish or time out, short enough that a lock is never out of use
+ * for long after a crash.
+ */
+export const MAX_LOCK_DELAY_MS = 60 * 1000;
 /** Upper bound on the entries one list() query returns; a larger limit is refused INVALID_ARGUMENT. */
 export const MAX_LIST_LIMIT = 1_000;
 /** Waiters Lock.List shows per lock (the head of the queue; it tells how many wait in all). */

@@ -13,3 +13,5 @@ export const META_KEY = 'fencelock-key';
 export const META_KEY_LOCK = 'fencelock-key-lock';
 /** With RESOURCE_EXHAUSTED, reason QUOTA_EXCEEDED: the name of the per-identity quota (docs/auth.md). */
 export const META_QUOTA = 'fencelock-quota';
+/** With FAILED_PRECONDITION, reason LOCK_DELAYED: when the lock's delay ends by the leader's clock (ms since the epoch). */
+export const META_DELAYED_UNTIL = 'fencelock-delayed-until';

@@ -80,6 +80,11 @@ export const Reason = Object.freeze({
   LOCK_BUSY: 'LOCK_BUSY',
   /** MoveKeys: more than MAX_MOVE_KEYS keys under the prefix (`subject`); nothing moved. */
   MOVE_TOO_LARGE: 'MOVE_TOO_LARGE',
+  /**
+   * Acquire with wait 0: the lock is free but in its lock-delay (its last grant ended by expiry or revocation);
+   * no one is granted it before the delay ends (docs/architecture.md#lock-delay).
+   */
+  LOCK_DELAYED: 'LOCK_DELAYED',
 } as const);
 
 export type Reason = (typeof Reason)[keyof typeof Reason];

@@ -20,6 +20,7 @@ export type { RevokeSessionCommand } from './registry/revokeSession';
 export type { RevokeLockCommand } from './registry/revokeLock';
 export type { ExpireSessionCommand } from './registry/expireSession';
 export type { CheckpointLeasesCommand, LeaseCheckpoint } from './registry/checkpointLeases';
+export type { EndLockDelaysCommand, LockDelayRef } from './registry/endLockDelays';
 export type { AcquireCommand } from './registry/acquire';
 export type { CancelWaitCommand } from './registry/cancelWait';
 export type { ReleaseCommand } from './registry/release';
@@ -31,7 +32,7 @@ export { COMMAND_TYPES, isCommandType, type Command, type CommandType, type Resu
 export { checkKey, checkLockName, validateRequestMeta } from './registry/checks';
 
 /** The commands only a leader proposes, for its lease duties: no RequestMeta, not de-duplicated. */
-export type LeaseCommand = Extract<Command, { type: 'ExpireSession' | 'CheckpointLeases' }>;
+export type LeaseCommand = Extract<Command, { type: 'ExpireSession' | 'CheckpointLeases' | 'EndLockDelays' }>;
 
 /** Commands that carry RequestMeta and are de-duplicated. */
 export type RequestCommand = Exclude<Command, LeaseCommand>;

@@ -23,7 +23,7 @@ import { SavedImages, sameRecord } from './capture';
 import type { CommandType } from './commands';
 import { InvariantError, invariant } from './invariant';
 import * as L from './limits';
-import type { Result } from './results';
+import type { Result } from './resultStatuses';
 
 export interface DedupEntry {
   readonly requestId: number;

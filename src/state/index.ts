@@ -16,6 +16,7 @@
 //   node's own. `machine.auth` answers the checks a node makes before proposing and for reads.
 export * from './commands';
 export * from './results';
+export * from './resultStatuses';
 export * from './limits';
 export { InvariantError } from './invariant';
 export type { KvEntry, KvListOptions } from './fencedKv';
@@ -23,6 +24,7 @@ export {
   LockStateMachine,
   type LockInfo,
   type LockListing,
+  type LockDelayInfo,
   type LockListOptions,
   type SessionInfo,
   type SessionLockState,

@@ -10,7 +10,8 @@
 //          | byte 4 | list(dstr)  (array of strings)
 //
 // The reader accepts exactly what the format-4 writer wrote (so nothing else slips into a restored table).
-import { Reason, freezeResult, type Result } from './results';
+import { Reason, freezeResult } from './results';
+import type { Result } from './resultStatuses';
 import { DICT_INDEX, type Reader, SnapshotError } from './snapshotWire';
 import { isWellFormed } from './text';
 

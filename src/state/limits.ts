@@ -16,6 +16,8 @@ export const MAX_SESSIONS = 100_000;
 export const MAX_SESSIONS_PER_EXPIRY = 1_000;
 /** Lease checkpoints in one CheckpointLeases entry. */
 export const MAX_CHECKPOINTS_PER_ENTRY = 1_000;
+/** Lock-delays one EndLockDelay entry ends. */
+export const MAX_DELAYS_PER_ENTRY = 1_000;
 /** Queued waiters of one lock. Beyond: Acquire is refused with TOO_MANY_WAITERS. */
 export const MAX_WAITERS_PER_LOCK = 10_000;
 /**
@@ -133,6 +135,7 @@ export const LIMITS = Object.freeze({
   MAX_SESSIONS,
   MAX_SESSIONS_PER_EXPIRY,
   MAX_CHECKPOINTS_PER_ENTRY,
+  MAX_DELAYS_PER_ENTRY,
   MAX_WAITERS_PER_LOCK,
   MAX_LOCKS,
   MAX_LOCKS_PER_SESSION,

@@ -24,14 +24,13 @@ import {
   freezeResult,
   invalid,
   refused,
-  type CommandResult,
   type GrantEndCause,
   type LockEvent,
   type RefusedResult,
-  type Result,
   type SessionEndCause,
   type SessionEndedResult,
 } from './results';
+import type { CommandResult, Result } from './resultStatuses';
 import {
   addHeld,
   clearWaiting,
@@ -41,8 +40,10 @@ import {
   hasWaiter,
   heldLocks,
   holderIdOf,
+  isDelayed,
   tokenOf,
   waiterCount,
+  waiterDelayOf,
   waitingCount,
   type LockRecord,
   type Session,
@@ -77,12 +78,21 @@ export interface SessionInfo {
  */
 export interface LockInfo {
   name: string;
-  holder: { sessionId: string; clientName: string; labels: SessionLabels; token: number; grantIndex: number; grantedAt: number } | null;
+  holder: { sessionId: string; clientName: string; labels: SessionLabels; token: number; grantIndex: number; grantedAt: number; lockDelayMs?: number } | null;
   latestToken: number;
+  /** The lock-delay in force (docs/architecture.md#lock-delay); absent when none. */
+  delay?: LockDelayInfo;
   /** Queued session ids, FIFO order. */
   waiters: string[];
   /** The same waiters with what their clients said of themselves. */
   waiterSessions: { sessionId: string; clientName: string; labels: SessionLabels }[];
+}
+
+/** A lock-delay in force: the index of the entry that started it, its length, and when it ends by that leader's clock. */
+export interface LockDelayInfo {
+  since: number;
+  delayMs: number;
+  until: number;
 }
 
 /** A lock as a listing reports it: like LockInfo, with the head of its queue and when each waiter was queued. */
@@ -90,6 +100,8 @@ export interface LockListing {
   name: string;
   holder: { sessionId: string; token: number; grantedAt: number } | null;
   latestToken: number;
+  /** The lock-delay in force; absent when none. */
+  delay?: LockDelayInfo;
   /** The first `maxWaiters` waiters, FIFO, each with the `now` of the Acquire that queued it (0: unknown). */
   waiters: Array<{ sessionId: string; since: number }>;
   waiterCount: number;
@@ -293,14 +305,18 @@ export class LockStateMachine {
 
   /**
    * Grants a just-freed lock to its first live waiter (token = `index`); dead waiters are dropped. Returns
-   * the new holder's session id, undefined when nobody got the lock.
+   * the new holder's session id, undefined when nobody got the lock. A grant that ended by expiry or
+   * revocation (of the lock, or of its session) starts its lock-delay instead, if it asked for one: the lock
+   * then goes to nobody until EndLockDelays; a release or a close by its holder starts none.
    */
-  private handOver(rec: LockRecord, index: number, now: number, cause: GrantEndCause, events: LockEvent[]): string | undefined {
+  private handOver(rec: LockRecord, index: number, now: number, cause: GrantEndCause | 'delay_ended', events: LockEvent[]): string | undefined {
+    if (this.locks.startDelay(rec, DELAY_CAUSES.has(cause), index, now)) return undefined;
     for (let s = firstWaiter(rec); s !== undefined; s = firstWaiter(rec)) {
+      const delayMs = waiterDelayOf(rec, s);
       this.locks.dequeue(rec, s);
       deleteWaiting(s, rec);
       if (this.sessions.get(s.id) !== s) continue; // cannot happen (ending a session drops its waits); never grant the dead
-      this.locks.grant(rec, s, index, now);
+      this.locks.grant(rec, s, index, now, delayMs);
       addHeld(s, rec);
       events.push({ type: 'granted', lock: rec.name, sessionId: s.id, token: index, cause });
       return s.id;
@@ -358,11 +374,29 @@ export class LockStateMachine {
             token: tokenOf(rec),
             grantIndex: tokenOf(rec),
             grantedAt: rec.grantedAt,
+            ...(rec.lockDelayMs === 0 ? {} : { lockDelayMs: rec.lockDelayMs }),
           };
     const queue = rec.waiters === null ? [] : Array.from(rec.waiters.keys());
     const waiters = queue.map((s) => s.id);
     const waiterSessions = queue.map((s) => ({ sessionId: s.id, clientName: s.clientName, labels: s.labels }));
-    return { name: rec.name, holder, latestToken: rec.latestToken, waiters, waiterSessions };
+    const delay = delayOf(rec);
+    return { name: rec.name, holder, latestToken: rec.latestToken, ...(delay === null ? {} : { delay }), waiters, waiterSessions };
+  }
+
+  /** The lock's delay in force, undefined when none (or no record). */
+  lockDelayOf(name: string): LockDelayInfo | undefined {
+    const rec = this.locks.get(name);
+    return rec === undefined ? undefined : (delayOf(rec) ?? undefined);
+  }
+
+  /** Every lock-delay in force, by lock name (for a new leader's timers). O(locks). */
+  lockDelays(): Array<{ lock: string } & LockDelayInfo> {
+    const out: Array<{ lock: string } & LockDelayInfo> = [];
+    this.locks.forEachSorted((rec) => {
+      const delay = delayOf(rec);
+      if (delay !== null) out.push({ lock: rec.name, ...delay });
+    });
+    return out;
   }
 
   /** Locks whose names start with `prefix`, in name (code point) order. O(locks scanned). */
@@ -374,7 +408,7 @@ export class LockStateMachine {
     const from = startAfter !== undefined && compareStrings(startAfter, prefix) >= 0 ? startAfter : prefix;
     this.locks.scanFrom(from, (rec) => {
       if (!rec.name.startsWith(prefix)) return false;
-      const busy = rec.holder !== null || rec.waiters !== null;
+      const busy = rec.holder !== null || rec.waiters !== null || isDelayed(rec);
       if (rec.name !== startAfter && (busy || opts.includeIdle) && opts.visible(rec.name)) out.push(listing(rec, opts.maxWaiters));
       return out.length < limit;
     });
@@ -484,13 +518,15 @@ export class LockStateMachine {
         const linked = rec.heldPrev === null ? holder.heldHead === rec : rec.heldPrev.heldNext === rec;
         if (!linked) p.push(`lock ${q(rec.name)} holder session does not know it`);
         if (hasWaiter(rec, holder)) p.push(`lock ${q(rec.name)} holder also waits`);
+        if (isDelayed(rec)) p.push(`held lock ${q(rec.name)} is in a lock-delay`);
       } else {
         if (rec.grantedAt !== 0) p.push(`free lock ${q(rec.name)} has a grant time`);
         if (rec.heldPrev !== null || rec.heldNext !== null) p.push(`free lock ${q(rec.name)} is in a held list`);
       }
+      p.push(...checkDelay(rec, applied));
       const waiters = rec.waiters;
       if (waiters !== null) {
-        if (holder === null) p.push(`free lock ${q(rec.name)} has waiters`);
+        if (holder === null && !isDelayed(rec)) p.push(`free lock ${q(rec.name)} has waiters`);
         if (waiters.size === 0) p.push(`lock ${q(rec.name)} keeps an empty queue`);
         if (waiters.size > maxWaiters) p.push(`lock ${q(rec.name)} has too many waiters`);
         for (const w of waiters.keys()) {
@@ -500,7 +536,7 @@ export class LockStateMachine {
         }
       }
       if (rec.boundKeys !== (keyCount === 0 ? 0 : (boundKeys.get(rec) ?? 0))) p.push(`lock ${q(rec.name)} bound key count ${rec.boundKeys} is wrong`);
-      if (holder === null && waiters === null && rec.boundKeys === 0) p.push(`idle lock ${q(rec.name)} not forgotten`);
+      if (holder === null && waiters === null && rec.boundKeys === 0 && !isDelayed(rec)) p.push(`idle lock ${q(rec.name)} not forgotten`);
     });
     const maxPerSession = L.MAX_LOCKS_PER_SESSION;
     let heldCount = 0;
@@ -645,6 +681,33 @@ export class LockStateMachine {
 
 const byName = (a: LockRecord, b: LockRecord): number => compareStrings(a.name, b.name);
 
+/** What ends a grant with its lock-delay: expiry and revocation, never its holder letting go. */
+const DELAY_CAUSES: ReadonlySet<string> = new Set<GrantEndCause>(['expired', 'revoked', 'lock_revoked']);
+
+function delayOf(rec: LockRecord): LockDelayInfo | null {
+  return isDelayed(rec) ? { since: rec.delayedSince, delayMs: rec.lockDelayMs, until: rec.delayedUntil } : null;
+}
+
+/** A lock's delay fields agree with its state: a delay only on a free lock, its length within bounds. */
+function checkDelay(rec: LockRecord, applied: number): string[] {
+  const p: string[] = [];
+  const q = JSON.stringify(rec.name);
+  if (rec.lockDelayMs < 0 || rec.lockDelayMs > L.MAX_LOCK_DELAY_MS) p.push(`lock ${q} lock-delay ${rec.lockDelayMs} out of range`);
+  if (isDelayed(rec)) {
+    if (rec.delayedSince > applied) p.push(`lock ${q} delayed since a future entry`);
+    if (rec.lockDelayMs === 0) p.push(`lock ${q} delayed without a lock-delay`);
+  } else {
+    if (rec.delayedUntil !== 0) p.push(`lock ${q} has a delay end but no delay`);
+    if (rec.holder === null && rec.lockDelayMs !== 0) p.push(`free lock ${q} keeps a lock-delay`);
+  }
+  if (rec.waiterDelays !== null) {
+    for (const [s, ms] of rec.waiterDelays) {
+      if (!hasWaiter(rec, s) || ms <= 0 || ms > L.MAX_LOCK_DELAY_MS) p.push(`lock ${q} keeps a lock-delay of a non-waiter or out of range`);
+    }
+  }
+  return p;
+}
+
 /** The records of `set` (null = none) sorted by name. */
 function sortedByName(set: ReadonlySet<LockRecord> | null): LockRecord[] {
   return set === null ? [] : Array.from(set).sort(byName);
@@ -668,5 +731,6 @@ function listing(rec: LockRecord, maxWaiters: number): LockListing {
       waiters.push({ sessionId: s.id, since });
     }
   }
-  return { name: rec.name, holder, latestToken: rec.latestToken, waiters, waiterCount: waiterCount(rec) };
+  const delay = delayOf(rec);
+  return { name: rec.name, holder, latestToken: rec.latestToken, ...(delay === null ? {} : { delay }), waiters, waiterCount: waiterCount(rec) };
 }

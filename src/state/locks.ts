@@ -7,7 +7,7 @@
 // this lock" (> gcFloor and no record).
 import { TableCapture, type TableView } from './capture';
 import { invariant } from './invariant';
-import { addWaiter, deleteWaiter, newLockRecord, tokenOf, type LockRecord, type Session } from './records';
+import { addWaiter, deleteWaiter, isDelayed, newLockRecord, tokenOf, type LockRecord, type Session } from './records';
 import { SortedIndex } from './sortedIndex';
 
 export type { LockRecord };
@@ -20,6 +20,10 @@ export interface LockImage {
   readonly latestToken: number;
   readonly latestHolder: string;
   readonly waiters: ReadonlyMap<Session, number> | null;
+  readonly waiterDelays: ReadonlyMap<Session, number> | null;
+  readonly lockDelayMs: number;
+  readonly delayedSince: number;
+  readonly delayedUntil: number;
 }
 
 class LockIndex extends SortedIndex<LockRecord> {
@@ -95,9 +99,10 @@ export class LockTable {
     this.sorted.append(rec);
   }
 
-  /** Grants a free lock: the token is the index of the entry being applied. */
-  grant(rec: LockRecord, session: Session, index: number, now: number): void {
+  /** Grants a free lock: the token is the index of the entry being applied; `delayMs`: the grant's lock-delay. */
+  grant(rec: LockRecord, session: Session, index: number, now: number, delayMs = 0): void {
     invariant(rec.holder === null, () => `grant of held lock ${JSON.stringify(rec.name)}`);
+    invariant(!isDelayed(rec), () => `grant of lock ${JSON.stringify(rec.name)} in its lock-delay`);
     invariant(index > rec.latestToken, () => `token of ${JSON.stringify(rec.name)} would not increase: ${index} <= ${rec.latestToken}`);
     invariant(index > this.gcFloor, () => `token ${index} not above forgotten tokens (${this.gcFloor})`);
     this.capture.save(rec);
@@ -105,6 +110,32 @@ export class LockTable {
     rec.grantedAt = now;
     rec.latestToken = index;
     rec.latestHolder = session.id;
+    rec.lockDelayMs = delayMs;
+  }
+
+  /**
+   * Right after clearHolder: the ended grant's lock-delay starts (true), or there is none or `delays` is
+   * false (a release) and the lock is simply free (false).
+   */
+  startDelay(rec: LockRecord, delays: boolean, index: number, now: number): boolean {
+    invariant(rec.holder === null && !isDelayed(rec), () => `lock-delay of held or delayed lock ${JSON.stringify(rec.name)}`);
+    if (rec.lockDelayMs === 0) return false;
+    this.capture.save(rec);
+    if (!delays) {
+      rec.lockDelayMs = 0;
+      return false;
+    }
+    rec.delayedSince = index;
+    rec.delayedUntil = now + rec.lockDelayMs;
+    return true;
+  }
+
+  /** Ends the lock's delay (it may be granted again). */
+  endDelay(rec: LockRecord): void {
+    this.capture.save(rec);
+    rec.lockDelayMs = 0;
+    rec.delayedSince = 0;
+    rec.delayedUntil = 0;
   }
 
   /**
@@ -130,10 +161,10 @@ export class LockTable {
     return token;
   }
 
-  /** Queues `s` last for the lock, waiting since `now` (the queueing entry's). */
-  enqueue(rec: LockRecord, s: Session, now: number): void {
+  /** Queues `s` last for the lock, waiting since `now` (the queueing entry's), asking for a lock-delay of `delayMs`. */
+  enqueue(rec: LockRecord, s: Session, now: number, delayMs = 0): void {
     this.capture.save(rec);
-    addWaiter(rec, s, now);
+    addWaiter(rec, s, now, delayMs);
   }
 
   /** Takes `s` out of the lock's queue; false when it was not queued. */
@@ -144,7 +175,7 @@ export class LockTable {
 
   /** Forgets the record if nothing refers to it any more. */
   collectIfIdle(rec: LockRecord): void {
-    if (rec.holder !== null || rec.waiters !== null || rec.boundKeys > 0) return;
+    if (rec.holder !== null || rec.waiters !== null || rec.boundKeys > 0 || isDelayed(rec)) return;
     this.byName.delete(rec.name);
     invariant(this.sorted.delete(rec), () => `lock ${JSON.stringify(rec.name)} missing from the name index`);
     if (rec.latestToken > this.gcFloor) this.gcFloor = rec.latestToken;
@@ -164,6 +195,10 @@ function copyLock(rec: LockRecord): LockImage {
     latestToken: rec.latestToken,
     latestHolder: rec.latestHolder,
     waiters: rec.waiters === null ? null : new Map(rec.waiters),
+    waiterDelays: rec.waiterDelays === null ? null : new Map(rec.waiterDelays),
+    lockDelayMs: rec.lockDelayMs,
+    delayedSince: rec.delayedSince,
+    delayedUntil: rec.delayedUntil,
   };
 }
 

@@ -86,6 +86,17 @@ export interface LockRecord {
    * snapshot older than format 6); null when none. Map iteration order is insertion order, i.e. FIFO.
    */
   waiters: Map<Session, number> | null;
+  /** The lock-delay each waiter asked for, for the waiters that asked for one (> 0); null when none did. */
+  waiterDelays: Map<Session, number> | null;
+  /**
+   * Lock-delay (docs/architecture.md#lock-delay), in ms. While held: the delay the current grant asked for
+   * at its Acquire. While delayed: the delay in force. Otherwise 0.
+   */
+  lockDelayMs: number;
+  /** Index of the entry whose ending of a grant started the delay in force; 0 when the lock is not delayed. */
+  delayedSince: number;
+  /** When the delay in force ends by the clock of the leader that started it (its `now` + lockDelayMs); 0: none. */
+  delayedUntil: number;
   /** Keys of the fenced store bound to this lock (tombstones included). Derived, not snapshotted. */
   boundKeys: number;
   /** Neighbours in the holder's list of held locks (Session.heldHead); null when free or at an end. */
@@ -106,6 +117,10 @@ export function newLockRecord(name: string, grantedAt = 0, latestToken = 0, late
     latestToken,
     latestHolder,
     waiters: null,
+    waiterDelays: null,
+    lockDelayMs: 0,
+    delayedSince: 0,
+    delayedUntil: 0,
     boundKeys: 0,
     heldPrev: null,
     heldNext: null,
@@ -190,16 +205,28 @@ export function hasWaiter(rec: LockRecord, s: Session): boolean {
   return rec.waiters !== null && rec.waiters.has(s);
 }
 
-/** Queues `s` last; `since` is the `now` of the entry that queues it. */
-export function addWaiter(rec: LockRecord, s: Session, since: number): void {
+/** Queues `s` last; `since` is the `now` of the entry that queues it; `delayMs` the lock-delay it asked for. */
+export function addWaiter(rec: LockRecord, s: Session, since: number, delayMs = 0): void {
   (rec.waiters ??= new Map()).set(s, since);
+  if (delayMs > 0) (rec.waiterDelays ??= new Map()).set(s, delayMs);
 }
 
 /** False when `s` was not queued. */
 export function deleteWaiter(rec: LockRecord, s: Session): boolean {
   if (rec.waiters === null || !rec.waiters.delete(s)) return false;
   if (rec.waiters.size === 0) rec.waiters = null;
+  if (rec.waiterDelays !== null && rec.waiterDelays.delete(s) && rec.waiterDelays.size === 0) rec.waiterDelays = null;
   return true;
+}
+
+/** The lock-delay a queued session asked for (0: none). */
+export function waiterDelayOf(rec: LockRecord, s: Session): number {
+  return rec.waiterDelays?.get(s) ?? 0;
+}
+
+/** The lock is in a lock-delay: free, and granted to nobody until the delay is ended. */
+export function isDelayed(rec: LockRecord): boolean {
+  return rec.delayedSince !== 0;
 }
 
 /** The head of the queue, if any. */

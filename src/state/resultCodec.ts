@@ -1,12 +1,13 @@
 // Results <-> StoredResult (proto/fencelock/v1/state.proto), the form snapshots store the retry table's
 // answers in from format 5 on. Hand-written protobuf (src/state may not import protobufjs), driven by the
-// table of statuses in results.ts (RESULT_CODECS: each status's oneof member and its fields, in the order
+// table of statuses in resultStatuses.ts (RESULT_CODECS: each status's oneof member and its fields, in the order
 // the machine builds them), so a decoded result equals the built one field for field (and as JSON).
 //
 // Canonical and exact: the encoder writes fields in number order, leaves proto3 defaults out (0, '', false)
 // and writes an `optional` field whenever it is present; the decoder accepts only that (so a restored
 // machine writes the same bytes again) and refuses a uint64 above 2^53 - 1 instead of rounding it.
-import { RESULT_CODECS, Reason, SESSION_END_CAUSES, freezeResult, type FieldCodec, type FieldKind, type Result, type ResultStatus, type StatusCodec } from './results';
+import { Reason, SESSION_END_CAUSES, freezeResult, type FieldCodec, type FieldKind, type StatusCodec } from './results';
+import { RESULT_CODECS, type Result, type ResultStatus } from './resultStatuses';
 import { Reader, SnapshotError, Writer } from './snapshotWire';
 import { isWellFormed, utf8ByteLength } from './text';
 

@@ -81,17 +81,23 @@ export interface StatusCodec {
   readonly check?: (r: Readonly<Record<string, unknown>>) => string | undefined;
 }
 
+/** Statuses by name: a registry entry's own (registry/*.ts) or the shared ones below. */
+export type StatusTable = Readonly<Record<string, StatusCodec>>;
+
+/** A table without statuses: the own table of an entry that declares none. */
+export type NoStatuses = Readonly<Record<never, StatusCodec>>;
+
 const ofKind =
   <K extends FieldKind>(kind: K) =>
   <N extends string>(no: number, name: N): FieldCodec<N, K> => ({ no, name, kind });
-const uint = ofKind('uint');
-const bool = ofKind('bool');
-const str = ofKind('string');
-const strs = ofKind('strings');
-const cause = ofKind('cause');
-const reason = ofKind('reason');
+export const uint = ofKind('uint');
+export const bool = ofKind('bool');
+export const str = ofKind('string');
+export const strs = ofKind('strings');
+export const cause = ofKind('cause');
+export const reason = ofKind('reason');
 /** A proto3 `optional` field: its property may be absent. */
-const opt = <F extends FieldCodec>(f: F): F & { readonly optional: true } => ({ ...f, optional: true });
+export const opt = <F extends FieldCodec>(f: F): F & { readonly optional: true } => ({ ...f, optional: true });
 
 /** Only a WRONG_LOCK for a key names the key's owner (fencing.ts); a subject is never about a key. */
 function refusalCheck(r: Readonly<Record<string, unknown>>): string | undefined {
@@ -101,18 +107,15 @@ function refusalCheck(r: Readonly<Record<string, unknown>>): string | undefined 
 }
 
 /**
- * Every result status: its StoredResult oneof member number and its fields. The Result types below are read
- * off this table, so a status's type and its stored form cannot drift (issue 31): adding a status is an
- * entry here and its message in state.proto (test/state/resultCodec.test.ts holds the two together).
+ * The shared result statuses (several commands answer them, or code outside the registry builds them): their
+ * StoredResult oneof member number and their fields. A status that one command alone answers is declared in
+ * that command's registry entry (its `results`). The Result types are read off these tables, so a status's
+ * type and its stored form cannot drift (issue 31); resultStatuses.ts joins them all, and
+ * test/state/resultCodec.test.ts holds them to state.proto.
  */
-const STATUSES = {
-  session_opened: { no: 1, fields: [str(1, 'sessionId'), uint(2, 'ttlMs')] },
+export const SHARED_STATUSES = {
   /** `released`: the locks the session held, now released (and handed over where someone waited), sorted. */
   session_ended: { no: 2, fields: [str(1, 'sessionId'), cause(2, 'cause'), strs(3, 'released')] },
-  /** ExpireSession: the sessions that ended, in the entry's order (unknown ones were skipped). */
-  sessions_expired: { no: 3, fields: [strs(1, 'ended')] },
-  /** CheckpointLeases: how many open sessions got their checkpoint (unknown ones were skipped). */
-  checkpointed: { no: 4, fields: [uint(1, 'sessions')] },
   /**
    * The session holds the lock under `token`. `newGrant` is true when this very entry granted it (then
    * token = this entry's index); false for a re-entrant Acquire, and for a CancelWait that found the session
@@ -137,11 +140,6 @@ const STATUSES = {
     fields: [uint(1, 'token'), opt(str(2, 'nextHolder')), opt(uint(3, 'nextToken'))],
     check: (r) => ((r.nextHolder === undefined) !== (r.nextToken === undefined) ? 'a handover names its holder and token together' : undefined),
   },
-  /**
-   * The fenced write was applied: every touched key's watermark is now `token`. `index`: the entry that applied
-   * it (a retry answers with it). Absent in results stored before it was recorded (older snapshots).
-   */
-  written: { no: 11, fields: [uint(1, 'token'), uint(2, 'ops'), opt(uint(3, 'index'))] },
   /** AuthChange applied (or had nothing to do: the table already was as asked). `tokenId`: of token_issue. */
   auth_changed: { no: 12, fields: [opt(str(1, 'tokenId'))] },
   /** MoveKeys: `moved` keys now belong to the target lock (keys that already did are not counted). */
@@ -171,33 +169,31 @@ const STATUSES = {
   },
   /** The command was malformed or beyond a limit; nothing changed. */
   invalid: { no: 15, fields: [str(1, 'message')] },
-} as const satisfies Readonly<Record<string, StatusCodec>>;
+} as const satisfies StatusTable;
 
-export type ResultStatus = keyof typeof STATUSES;
+export type SharedStatus = keyof typeof SHARED_STATUSES;
 
-/** Every status's codec, keyed by status (resultCodec.ts reads them). */
-export const RESULT_CODECS: { readonly [S in ResultStatus]: StatusCodec } = Object.freeze(STATUSES);
-
-type FieldOf<S extends ResultStatus> = (typeof STATUSES)[S]['fields'][number];
+type FieldOf<C extends StatusCodec> = C['fields'][number];
 type Flatten<T> = { [K in keyof T]: T[K] };
 
-/** The result of one status, as its table entry says (its `optional` fields may be absent). */
-type ResultOfStatus<S extends ResultStatus> = Flatten<
-  { status: S } & { [F in FieldOf<S> as F extends { optional: true } ? never : F['name']]: KindTypes[F['kind']] } & {
-    [F in FieldOf<S> as F extends { optional: true } ? F['name'] : never]?: KindTypes[F['kind']];
+/** The result of status S whose codec is C (its `optional` fields may be absent). */
+type ResultOfCodec<S extends string, C extends StatusCodec> = Flatten<
+  { status: S } & { [F in FieldOf<C> as F extends { optional: true } ? never : F['name']]: KindTypes[F['kind']] } & {
+    [F in FieldOf<C> as F extends { optional: true } ? F['name'] : never]?: KindTypes[F['kind']];
   }
 >;
 
-export type Result = { [S in ResultStatus]: ResultOfStatus<S> }[ResultStatus];
+/** Every result of a table's statuses; of each table of a union of them. */
+export type ResultsOf<T extends StatusTable> = T extends StatusTable ? { [S in keyof T & string]: ResultOfCodec<S, T[S]> }[keyof T & string] : never;
 
-/** The results of one status, or of each of a union of them. */
-export type ResultWith<S extends ResultStatus> = Extract<Result, { status: S }>;
+/** The results of statuses S, read off the shared table and an entry's own table R. */
+export type ResultIn<S extends string, R extends StatusTable = NoStatuses> = Extract<ResultsOf<typeof SHARED_STATUSES> | ResultsOf<R>, { status: S }>;
 
-export type SessionEndedResult = ResultWith<'session_ended'>;
-export type AuthChangedResult = ResultWith<'auth_changed'>;
-export type KeysMovedResult = ResultWith<'keys_moved'>;
-export type RefusedResult = ResultWith<'refused'>;
-export type InvalidResult = ResultWith<'invalid'>;
+export type SessionEndedResult = ResultIn<'session_ended'>;
+export type AuthChangedResult = ResultIn<'auth_changed'>;
+export type KeysMovedResult = ResultIn<'keys_moved'>;
+export type RefusedResult = ResultIn<'refused'>;
+export type InvalidResult = ResultIn<'invalid'>;
 
 /**
  * State changes of locks caused by one entry, in the order they happened. The node uses them to answer
@@ -214,8 +210,8 @@ export type LockEvent =
       lock: string;
       sessionId: string;
       token: number;
-      /** 'acquired': the lock was free; otherwise what ended the previous grant. */
-      cause: 'acquired' | GrantEndCause;
+      /** 'acquired': the lock was free; 'delay_ended': its lock-delay ended; otherwise what ended the previous grant. */
+      cause: 'acquired' | 'delay_ended' | GrantEndCause;
     }
   | {
       type: 'released';
@@ -237,17 +233,6 @@ export type LockEvent =
  */
 export type GrantEndCause = 'released' | 'lock_revoked' | SessionEndCause;
 
-/**
- * The outcome of apply(). `duplicate` is true when (clientId, requestId) had been applied before: `result`
- * is then the stored result of that first application and `events` is empty (nothing happened now). Note
- * for a duplicate `waiting`: the grant may have happened since; ask sessionLockState().
- */
-export interface CommandResult {
-  result: Result;
-  events: LockEvent[];
-  duplicate: boolean;
-}
-
 /** A refusal; `owner` only with a `key`. Fields in this order: stored results are compared as JSON. */
 export function refused(reason: Reason, watermark: number, key?: string, owner?: string): RefusedResult {
   if (key === undefined) return { status: 'refused', reason, watermark };
@@ -264,7 +249,7 @@ export function invalid(message: string): InvalidResult {
 }
 
 /** Results are shared with the dedup table; freezing them keeps a caller from changing a stored answer. */
-export function freezeResult<T extends Result>(r: T): T {
+export function freezeResult<T extends { readonly status: string }>(r: T): T {
   for (const v of Object.values(r)) {
     if (Array.isArray(v)) Object.freeze(v);
   }

@@ -1,4 +1,4 @@
-// The state machine's tables to snapshot bytes and back (format 7), with no intermediate form: the
+// The state machine's tables to snapshot bytes and back (format 8), with no intermediate form: the
 // encoder walks the tables in their kept order (sessions by id, locks by name, keys by key: nothing is
 // sorted), and the decoder checks everything as it goes and builds the records directly (session ids are
 // decoded once; a lock's holder, latest holder and waiters are the session records themselves).
@@ -8,7 +8,7 @@
 // writes those bytes again). Nodes keep them on disk and send them to followers: never change them without a
 // new format number. test/state/snapshotOracle.ts is a second, plain encoder of the same grammar.
 //
-//   file        = magic "FLSM" | varint format (7) | varint lastApplied | varint gcFloor
+//   file        = magic "FLSM" | varint format (8) | varint lastApplied | varint gcFloor
 //                 | list(session) | list(lock) | list(key) | list(dedupClient) | auth
 //   list(x)     = varint count | x * count
 //   session     = str id | str clientName | varint ttlMs | varint openedAt | varint openIndex
@@ -16,7 +16,11 @@
 //                 | list(str key | str value) (its labels, sorted by key: src/protocol/labels.ts)
 //   lock        = str name | sref holder | varint token | varint grantedAt | varint latestToken
 //                 | sref latestHolder | list(waiter)
+//                 | varint lockDelayMs (held: the grant's lock-delay; delayed: the delay in force; else 0)
+//                 | varint delayedSince (index of the entry that started the delay in force, 0 = none)
+//                 | varint delayedUntil (when it ends by that leader's clock, 0 = none)
 //   waiter      = sref session | varint since (the `now` of the Acquire entry that queued it)
+//                 | varint lockDelayMs (the lock-delay it asked for, 0 = none)
 //   sref        = varint: 0 = '' | 1 then str = an id that is none of the sessions' | 2 + i = id of session i
 //   key         = str key | lref lock | varint watermark | byte deleted (0/1) | bytes value
 //                 | str payer (the caller it counts for, '' = none)
@@ -28,7 +32,8 @@
 //   dstr, str, bytes, varint: see snapshotWire.ts
 //
 // Older formats are still read, and converted as they are: their results become the same Result objects,
-// which this version writes as format 7. Format 6 (before wait times): a waiter is its sref alone, and its
+// which this version writes as format 8. Format 7 (before lock-delays): no lock-delay fields in a lock or a
+// waiter (all 0: no delay). Format 6 (before wait times): a waiter is its sref alone, and its
 // wait time is then unknown (0). Format 5 (before session labels): format 6 without the labels list (none).
 // Format 4 (before protobuf results): each result is a dictionary
 // form or its JSON (legacyResults.ts). Format 3 (before auth): no session owner, key payer or dedup caller (all
@@ -48,9 +53,10 @@ import type { LockImage, LockTable } from './locks';
 import { labelsProblem, type SessionLabel, type SessionLabels } from '../protocol/labels';
 import { NO_LABELS, addHeld, addWaiter, addWaiting, hasWaiter, newLockRecord, newSession, type LockRecord, type Session, type SessionImage } from './records';
 import { readLegacyResult } from './legacyResults';
-import type { Result } from './results';
+import type { Result } from './resultStatuses';
 import { readStoredResult, writeStoredResult } from './resultCodec';
 import type { SessionTable } from './sessions';
+import { MAX_LOCK_DELAY_MS } from './limits';
 import { MAX_VARINT_BYTES, Reader, SnapshotError, Writer, readMagic, strBound, writeMagic } from './snapshotWire';
 import { compareStrings } from './text';
 
@@ -74,9 +80,11 @@ export interface StateView {
   readonly auth: AuthImage;
 }
 
-export const SNAPSHOT_FORMAT = 7;
+export const SNAPSHOT_FORMAT = 8;
 /** The formats this version reads (SNAPSHOT_FORMAT and every older one since format 2). */
-export const SNAPSHOT_FORMATS_READ: readonly number[] = Object.freeze([2, 3, 4, 5, 6, 7]);
+export const SNAPSHOT_FORMATS_READ: readonly number[] = Object.freeze([2, 3, 4, 5, 6, 7, 8]);
+/** The previous format, still read: locks and waiters without lock-delays. */
+const FORMAT_WITHOUT_LOCK_DELAYS = 7;
 /** A previous format, still read: sessions without labels. */
 const FORMAT_WITHOUT_LABELS = 5;
 /** The previous format, still read: waiters without the time they were queued. */
@@ -345,11 +353,16 @@ function writeLock(w: Writer, rec: LockImage, sessions: SessionPositions): void 
     w.varint(0);
   } else {
     w.varint(waiters.size);
+    const delays = rec.waiterDelays;
     for (const [s, since] of waiters) {
       w.varint(sref(s, sessions));
       w.varint(since);
+      w.varint(delays?.get(s) ?? 0);
     }
   }
+  w.varint(rec.lockDelayMs);
+  w.varint(rec.delayedSince);
+  w.varint(rec.delayedUntil);
 }
 
 function bad(message: string): never {
@@ -368,7 +381,7 @@ export function readState(bytes: Uint8Array, t: StateTables): { lastApplied: num
   const header = readHeader(r);
   t.locks.gcFloor = header.gcFloor;
   const sessions = readSessions(r, t.sessions, header.format);
-  const locks = readLocks(r, t, sessions, header.format > FORMAT_WITHOUT_WAIT_TIMES);
+  const locks = readLocks(r, t, sessions, header.format > FORMAT_WITHOUT_WAIT_TIMES, header.format > FORMAT_WITHOUT_LOCK_DELAYS);
   const withAuth = header.format > FORMAT_WITHOUT_AUTH;
   readKeys(r, t.kv, locks, withAuth);
   readDedup(r, t.dedup, withAuth, header.format > FORMAT_WITH_LEGACY_RESULTS ? readStoredResult : readLegacyResult);
@@ -437,7 +450,7 @@ function sessionAt(sessions: readonly Session[], ref: number): Session {
 }
 
 /** The lock records, by position. */
-function readLocks(r: Reader, t: StateTables, sessions: readonly Session[], withWaitTimes: boolean): LockRecord[] {
+function readLocks(r: Reader, t: StateTables, sessions: readonly Session[], withWaitTimes: boolean, withDelays: boolean): LockRecord[] {
   const count = r.count(7);
   const byOrdinal: LockRecord[] = new Array<LockRecord>(count);
   let previous = '';
@@ -470,9 +483,13 @@ function readLocks(r: Reader, t: StateTables, sessions: readonly Session[], with
       if (ref < SREF_FIRST) bad(`lock ${q(name)} awaited by an unknown session`);
       const s = sessionAt(sessions, ref);
       if (hasWaiter(rec, s)) bad(`lock ${q(name)} has a waiter twice`);
-      addWaiter(rec, s, withWaitTimes ? r.varint() : 0);
+      const since = withWaitTimes ? r.varint() : 0;
+      const delayMs = withDelays ? r.varint() : 0;
+      if (delayMs > MAX_LOCK_DELAY_MS) bad(`lock ${q(name)} waiter asks for a lock-delay of ${delayMs} ms`);
+      addWaiter(rec, s, since, delayMs);
       addWaiting(s, rec);
     }
+    if (withDelays) readLockDelay(r, rec);
     t.locks.restore(rec);
     byOrdinal[i] = rec;
     previous = name;
@@ -482,6 +499,17 @@ function readLocks(r: Reader, t: StateTables, sessions: readonly Session[], with
     }
   }
   return byOrdinal;
+}
+
+/** A lock's delay fields, checked against each other (checkInvariants checks them against the rest). */
+function readLockDelay(r: Reader, rec: LockRecord): void {
+  rec.lockDelayMs = r.varint();
+  rec.delayedSince = r.varint();
+  rec.delayedUntil = r.varint();
+  const q = JSON.stringify(rec.name);
+  if (rec.lockDelayMs > MAX_LOCK_DELAY_MS) bad(`lock ${q} has a lock-delay of ${rec.lockDelayMs} ms`);
+  if (rec.delayedSince !== 0 && rec.holder !== null) bad(`held lock ${q} is in a lock-delay`);
+  if (rec.delayedSince === 0 && rec.delayedUntil !== 0) bad(`lock ${q} has a delay end but no delay`);
 }
 
 /**

@@ -33,6 +33,9 @@ describe('labels in CLI output', () => {
       waiters: waiters.map((w) => w.handle),
       waiterSessions: waiters,
       latestToken: 3n,
+      lockDelayMs: 0,
+      delayedUntilMs: 0,
+      delayRemainingMs: 0,
     };
     const text = formatDescription(d);
     expect(text).toMatch(/holder client: +"billing" host=web-1 pid=12\n/);

@@ -266,6 +266,19 @@ describe('FenceLockClient against a fake cluster', () => {
     expect((await rejection(l.write([{ put: 'rel2/k', value: 'v' }]))).reason).toBe('LOCK_NOT_HELD');
   });
 
+  it('regression: closing the session aborts its held locks\' signals with RELEASED, not SESSION_CLOSED (LockHandle.signal\'s promise)', async () => {
+    const { nodes } = await cluster(1);
+    const c = client([nodes[0]!.address]);
+    const s = await c.openSession();
+    const l = await s.acquire('closing');
+    const signal = l.signal;
+    let seen: unknown;
+    signal.addEventListener('abort', () => (seen = signal.reason), { once: true });
+    await s.close();
+    expect(signal.aborted).toBe(true);
+    expect((seen as FenceLockError).reason).toBe('RELEASED');
+  });
+
   it('WRONG_LOCK names the key and the lock it belongs to (FenceLockError.key, .keyLock, decoded from their metadata)', async () => {
     const { nodes } = await cluster(1);
     const c = client([nodes[0]!.address]);

@@ -100,7 +100,7 @@ function realPortsFor(): ClientPorts {
 }
 
 function link(address: string): PipelineLink {
-  const l = new PipelineLink(address, methods().pipelineCalls, realPortsFor());
+  const l = new PipelineLink(address, methods().Pipeline.Calls, realPortsFor());
   cleanups.push(() => l.close());
   return l;
 }
@@ -113,7 +113,7 @@ function rawStream(
   address: string,
   client = grpcClient(address),
 ): { stream: grpc.ClientDuplexStream<CallRequest, CallResponse__Output>; responses: CallResponse__Output[]; ended: () => boolean } {
-  const m = methods().pipelineCalls;
+  const m = methods().Pipeline.Calls;
   const stream = client.makeBidiStreamRequest(m.path, m.serialize, m.deserialize);
   const responses: CallResponse__Output[] = [];
   let ended = false;
@@ -201,7 +201,7 @@ describe('pipelineService: one stream, many calls', () => {
     const { address } = await serve(pipelineService(logger, handlers({ get }), { maxInFlight: 8 }));
     const h2 = await connectHttp2(address);
     cleanups.push(() => h2.destroy());
-    const m = methods().pipelineCalls;
+    const m = methods().Pipeline.Calls;
     const call = new RawGrpcCall(h2, m.path);
     const key = 'k'.repeat(100); // ~115 bytes a request: some 600 fill the node's 64 KiB HTTP/2 window
     const sending = call.sendPaced(Array.from({ length: CALLS }, (_, i) => m.serialize({ callId: String(i + 1), get: { key } })), 1);
@@ -419,7 +419,7 @@ describe('pipelineService: one stream, many calls', () => {
         }),
       ),
     );
-    const l = new PipelineLink(address, methods().pipelineCalls, realPortsFor());
+    const l = new PipelineLink(address, methods().Pipeline.Calls, realPortsFor());
     const p = rejection(l.call(pipelineRoute('acquire'), { lock: 'l' }, 5_000));
     await until(() => started === 1);
     l.close();

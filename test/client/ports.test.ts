@@ -21,9 +21,9 @@ afterEach(async () => {
 /** What a leader would answer: the session open, the lock granted (token 7), the close confirmed. */
 function leader(path: string): unknown {
   const m = methods();
-  if (path === m.open.path) return { sessionId: 's'.repeat(32), ttlMs: String(TTL_MS), electionTimeoutMs: String(ELECTION_TIMEOUT_MS) };
-  if (path === m.acquire.path) return { acquired: true, token: '7', holderSession: '' };
-  if (path === m.closeSession.path) return {};
+  if (path === m.Session.Open.path) return { sessionId: 's'.repeat(32), ttlMs: String(TTL_MS), electionTimeoutMs: String(ELECTION_TIMEOUT_MS) };
+  if (path === m.Lock.Acquire.path) return { acquired: true, token: '7', holderSession: '' };
+  if (path === m.Session.Close.path) return {};
   throw new Error(`unexpected call ${path}`);
 }
 
@@ -51,7 +51,7 @@ describe('FenceLockClient on virtual ports', () => {
     const { client, time, transport } = virtualClient();
     expect(client.clientId).toBe('ab'.repeat(16)); // the random port names the client
     const lock = await holdLock(client);
-    expect(transport.unaryCalls.map((c) => c.path)).toEqual([methods().open.path, methods().acquire.path]);
+    expect(transport.unaryCalls.map((c) => c.path)).toEqual([methods().Session.Open.path, methods().Lock.Acquire.path]);
     const presumedAt = OPENED_AT + TTL_MS - MARGIN_MS;
     expect(lock.presumedLostAt()).toBe(presumedAt);
 

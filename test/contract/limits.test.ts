@@ -117,6 +117,13 @@ describe('limits table: at the limit accepted, one past refused INVALID_ARGUMENT
     expect(err.details).toMatch(/wait_timeout|waitTimeout/);
   });
 
+  it(`lock-delay: 0 to ${L.MAX_LOCK_DELAY_MS} ms`, async () => {
+    expect((await acquire('contract/delay', { lockDelayMs: String(L.MAX_LOCK_DELAY_MS) })).acquired).toBe(true);
+    const err = await refusal(acquire('contract/delay2', { lockDelayMs: String(L.MAX_LOCK_DELAY_MS + 1) }));
+    expect(err.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(err.details).toMatch(/lock_delay_ms/);
+  });
+
   it('integers stay below 2^53: a token of 2^53 is refused as input, 2^53 - 1 is judged by fencing', async () => {
     const write = (token: string): Promise<Record<string, unknown>> =>
       raw.call('KV', 'Write', { header: header('contract-limits'), lock: 'contract/int', token, sessionId, ops: [{ type: 'PUT', key: 'contract/int/k', value: Buffer.from('v') }] });

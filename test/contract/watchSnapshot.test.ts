@@ -47,7 +47,7 @@ async function settledLeader(): Promise<number> {
 /** A raw Watch stream on one node, recording what it delivers and how it ends. */
 function watch(address: string): { events: LockEvent__Output[]; ended: Promise<grpc.ServiceError | 'end'>; cancel: () => void } {
   watchClient ??= new grpc.Client(address, testCredentials());
-  const m = methods().watch;
+  const m = methods().Lock.Watch;
   const call = watchClient.makeServerStreamRequest(m.path, m.serialize, m.deserialize, { lock: LOCK }, new grpc.Metadata(), {});
   const events: LockEvent__Output[] = [];
   call.on('data', (ev: LockEvent__Output) => events.push(ev));

@@ -10,7 +10,8 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient } from '../../src/client';
 import { ensureFencingSchema } from '../../src/fencing';
-import { eventually, freePorts, LocalCluster, runNode } from '../integration/harness';
+import { clusterWithLeader } from '../integration/clusterWithLeader';
+import { freePorts, LocalCluster, runNode } from '../integration/harness';
 import { startLenientResource } from './brokenResource';
 import { EngineHost, type Engine } from './engines';
 import { CLI_MAIN, startBlindService, startProxy } from './proxyProcess';
@@ -39,10 +40,7 @@ const host = new EngineHost('postgres');
 let e: Engine;
 
 beforeAll(async () => {
-  cluster = await LocalCluster.create({ size: 1 });
-  cluster.startAll();
-  client = new FenceLockClient({ endpoints: cluster.endpoints });
-  await eventually(async () => ((await client.statusAll()).some((s) => s.ok && s.status.role === 'leader') ? true : undefined), 30_000, 'a leader');
+  ({ cluster, client } = await clusterWithLeader({ size: 1 }, 30_000));
   e = await host.open();
   for (const t of ACCOUNT_TABLES) await e.sql(t);
   await ensureFencingSchema(e.db, ['account']);

@@ -7,7 +7,8 @@ import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { FenceLockClient } from '../../src/client';
 import { mysqlFencing, redisFencing } from '../../src/fencing';
-import { eventually, freePorts, LocalCluster, runNode } from '../integration/harness';
+import { clusterWithLeader } from '../integration/clusterWithLeader';
+import { freePorts, LocalCluster, runNode } from '../integration/harness';
 import { CLI_MAIN } from './proxyProcess';
 
 const BASE_CHECKS = ['tokens', 'newer-applies', 'stale-refused', 'retry-replayed', 'higher-step', 'same-step-refused', 'lower-step-refused', 'other-lock-refused'];
@@ -36,10 +37,7 @@ let redis: Redis;
 const prefix = `check_${randomBytes(6).toString('hex')}:`;
 
 beforeAll(async () => {
-  cluster = await LocalCluster.create({ size: 1 });
-  cluster.startAll();
-  client = new FenceLockClient({ endpoints: cluster.endpoints });
-  await eventually(async () => ((await client.statusAll()).some((s) => s.ok && s.status.role === 'leader') ? true : undefined), 30_000, 'a leader');
+  ({ cluster, client } = await clusterWithLeader({ size: 1 }, 30_000));
   dbName = `check_${randomBytes(6).toString('hex')}`;
   const admin = await mysql.createConnection({ uri: inject('mariadbUrl') });
   await admin.query(`CREATE DATABASE ${dbName}`);

@@ -67,7 +67,7 @@ describe('the @fencelock/fencing package', () => {
       expect(files).toContain(f);
     }
     const foreign = files.filter(
-      (f) => !/^(dist\/cjs\/fencing\/([a-z]+\/)?[A-Za-z]+\.(js|d\.ts)|dist\/cjs\/protocol\/fencingHeaders\.(js|d\.ts)|dist\/cjs\/client\/uint64\.(js|d\.ts)|dist\/esm\/index\.mjs|package\.json|README\.md)$/.test(f),
+      (f) => !/^(dist\/cjs\/fencing\/([a-z]+\/)?[A-Za-z]+\.(js|d\.ts)|dist\/cjs\/protocol\/(fencingHeaders|traceContext)\.(js|d\.ts)|dist\/cjs\/client\/uint64\.(js|d\.ts)|dist\/esm\/index\.mjs|package\.json|README\.md)$/.test(f),
     );
     expect(foreign).toEqual([]);
     const manifest = JSON.parse(fs.readFileSync(path.join(app, 'node_modules', '@fencelock', 'fencing', 'package.json'), 'utf8')) as {

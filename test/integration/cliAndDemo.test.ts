@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient } from '../../src/client';
-import { eventually, freePorts, LocalCluster, runNode } from './harness';
+import { clusterWithLeader } from './clusterWithLeader';
+import { freePorts, LocalCluster, runNode } from './harness';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CLI = path.join(ROOT, 'dist/src/cli/main.js');
@@ -14,10 +15,7 @@ describe('the fencelock CLI', () => {
   let client: FenceLockClient;
 
   beforeAll(async () => {
-    cluster = await LocalCluster.create();
-    cluster.startAll();
-    client = new FenceLockClient({ endpoints: cluster.endpoints });
-    await eventually(async () => ((await client.statusAll()).some((s) => s.ok && s.status.role === 'leader') ? true : undefined), 15_000, 'a leader');
+    ({ cluster, client } = await clusterWithLeader({}, 15_000));
   });
 
   afterAll(async () => {

@@ -1,53 +1,21 @@
 // `fencelock lock NAME` without CMD (issue 34): the CLI, as a real process against a real 3-node cluster,
 // holds the lock, shows its token and the session's public handle, and lets go on the end of stdin, SIGINT or
 // SIGTERM (exit 0), or exits 4 when an admin revokes its session.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as os from 'node:os';
-import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient } from '../../src/client';
-import { eventually, LocalCluster, PROJECT_ROOT } from './harness';
+import { ChildProcesses, exitWithin, type Running } from './childProcesses';
+import { clusterWithLeader } from './clusterWithLeader';
+import { eventually, LocalCluster } from './harness';
 
-const CLI = path.join(PROJECT_ROOT, 'dist/src/cli/main.js');
 const HELD_LINE = /^lock "([^"]+)" held: token (\d+), session ([0-9a-f]{16}); Ctrl-C or end of input \(Ctrl-D\) releases it$/;
 
 let cluster: LocalCluster;
 let client: FenceLockClient;
-const children: ChildProcessWithoutNullStreams[] = [];
-
-interface Holder {
-  child: ChildProcessWithoutNullStreams;
-  /** The first line on stdout: what the CLI prints once the lock is held. */
-  firstLine: Promise<string>;
-  exited: Promise<number | null>;
-  out: () => string;
-  err: () => string;
-}
+const children = new ChildProcesses();
 
 /** Starts `fencelock ... lock ARGS` with stdin a pipe that this test holds open. */
-function hold(args: string[]): Holder {
-  const child = spawn(process.execPath, [CLI, '--endpoints', cluster.endpoints.join(','), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const firstLine = new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve(out.slice(0, nl));
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code} before printing a line: ${out} ${err}`)));
-  });
-  firstLine.catch(() => undefined);
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, firstLine, exited, out: () => out, err: () => err };
-}
-
-/** The process's exit code, or 'running' if it has not exited within `ms`. */
-function exitWithin(h: Holder, ms: number): Promise<number | null | 'running'> {
-  return Promise.race([h.exited, new Promise<'running'>((r) => setTimeout(() => r('running'), ms))]);
-}
+const hold = (args: string[]): Running => children.cli(cluster.endpoints, args);
 
 function parseHeld(line: string): { lock: string; token: bigint; session: string } {
   const m = HELD_LINE.exec(line);
@@ -56,15 +24,10 @@ function parseHeld(line: string): { lock: string; token: bigint; session: string
 }
 
 beforeAll(async () => {
-  cluster = await LocalCluster.create();
-  cluster.startAll();
-  client = new FenceLockClient({ endpoints: cluster.endpoints });
-  await eventually(async () => ((await client.statusAll()).some((s) => s.ok && s.status.role === 'leader') ? true : undefined), 15_000, 'a leader');
+  ({ cluster, client } = await clusterWithLeader({}, 15_000));
 }, 60_000);
 
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-});
+afterEach(() => children.killAll());
 
 afterAll(async () => {
   await client?.close();

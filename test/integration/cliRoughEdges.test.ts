@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient } from '../../src/client';
+import { clusterWithLeader } from './clusterWithLeader';
 import { eventually, LocalCluster, PROJECT_ROOT, runNode } from './harness';
 
 const CLI = path.join(PROJECT_ROOT, 'dist/src/cli/main.js');
@@ -67,11 +68,8 @@ describe('a running cluster', () => {
   let ep: string;
 
   beforeAll(async () => {
-    cluster = await LocalCluster.create();
-    cluster.startAll();
+    ({ cluster, client } = await clusterWithLeader({}, 15_000));
     ep = cluster.endpoints.join(',');
-    client = new FenceLockClient({ endpoints: cluster.endpoints });
-    await eventually(async () => ((await client.statusAll()).some((s) => s.ok && s.status.role === 'leader') ? true : undefined), 15_000, 'a leader');
   });
 
   afterAll(async () => {

@@ -1,38 +1,23 @@
 // `fencelock elect` (issue 34) as real processes against a real 3-node cluster: CMD runs as leader with the
 // leadership's token and resigns when it exits; CMD is stopped and the exit code is 4 when the leadership is
 // lost; `elect --observe` prints each leadership and vacancy, one line each, until Ctrl-C.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient } from '../../src/client';
-import { eventually, LocalCluster, PROJECT_ROOT } from './harness';
+import { ChildProcesses, CLI, type Running } from './childProcesses';
+import { clusterWithLeader } from './clusterWithLeader';
+import { eventually, LocalCluster } from './harness';
 
-const CLI = path.join(PROJECT_ROOT, 'dist/src/cli/main.js');
 let cluster: LocalCluster;
 let client: FenceLockClient;
-const children: ChildProcessWithoutNullStreams[] = [];
+const children = new ChildProcesses();
 
-function cli(args: string[]): { child: ChildProcessWithoutNullStreams; out: () => string; err: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [CLI, '--endpoints', cluster.endpoints.join(','), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, out: () => out, err: () => err, exited };
-}
+const cli = (args: string[]): Running => children.cli(cluster.endpoints, args);
 
 beforeAll(async () => {
-  cluster = await LocalCluster.create();
-  cluster.startAll();
-  client = new FenceLockClient({ endpoints: cluster.endpoints });
-  await eventually(async () => ((await client.statusAll()).some((s) => s.ok && s.status.role === 'leader') ? true : undefined), 40_000, 'a leader');
+  ({ cluster, client } = await clusterWithLeader({}, 40_000));
 }, 60_000);
 
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-});
+afterEach(() => children.killAll());
 
 afterAll(async () => {
   await client?.close();

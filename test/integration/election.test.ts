@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient, isFenceLockError, type Leader, type Leadership } from '../../src/client';
 import { Campaigner } from './campaigner';
+import { clusterWithLeader } from './clusterWithLeader';
 import { eventually, LocalCluster, PROJECT_ROOT, runNode } from './harness';
 
 const TTL_MS = 3_000;
@@ -21,10 +22,7 @@ function newClient(endpoints = cluster.endpoints): FenceLockClient {
 }
 
 beforeAll(async () => {
-  cluster = await LocalCluster.create();
-  cluster.startAll();
-  client = new FenceLockClient({ endpoints: cluster.endpoints });
-  await eventually(async () => ((await client.statusAll()).some((s) => s.ok && s.status.role === 'leader') ? true : undefined), 40_000, 'a leader');
+  ({ cluster, client } = await clusterWithLeader({}, 40_000));
 }, 60_000);
 
 afterEach(async () => {

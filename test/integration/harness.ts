@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { protoRoot } from '../../src/codec/protoPath';
 import { generateDevCerts, issueNodeCertificate } from '../../src/certs/generate';
+import { withoutIpServerName } from '../../src/client/ipServerName';
 import { deriveClusterId } from '../../src/node/config';
 import type { ClusterControl, CutOptions, Link } from '../support/clusterControl';
 import { nodeKnobs, type NodeKnobs } from '../support/nodeKnobs';
@@ -386,5 +387,5 @@ export function testCredentials(): grpc.ChannelCredentials {
   if (!ca || process.env.FENCELOCK_INSECURE === '1') return grpc.credentials.createInsecure();
   const cert = process.env.FENCELOCK_CERT;
   const key = process.env.FENCELOCK_KEY;
-  return grpc.credentials.createSsl(readFileSync(ca), key ? readFileSync(key) : null, cert ? readFileSync(cert) : null);
+  return withoutIpServerName(grpc.credentials.createSsl(readFileSync(ca), key ? readFileSync(key) : null, cert ? readFileSync(cert) : null));
 }

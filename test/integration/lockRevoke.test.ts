@@ -3,19 +3,20 @@
 // client learns REVOKED from its next renewal, its late fenced write is refused, and its session, still
 // open, may acquire again. The revoke is audited (the node's log, the Watch event). And the CLI:
 // `fencelock revoke`, and `fencelock lock NAME -- CMD` exiting 4 when its grant is revoked.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient, type LockEvent } from '../../src/client';
+import { ChildProcesses, CLI } from './childProcesses';
+import { clusterWithLeader } from './clusterWithLeader';
 import { eventually, LocalCluster, PROJECT_ROOT, runNode } from './harness';
 
-const CLI = path.join(PROJECT_ROOT, 'dist/src/cli/main.js');
 const WORKER = path.join(PROJECT_ROOT, 'dist/test/integration/revokeHolderWorker.js');
 
 let cluster: LocalCluster;
 let client: FenceLockClient;
-const children: ChildProcessWithoutNullStreams[] = [];
+const children = new ChildProcesses();
 
 /** A spawned process and the JSON lines it printed so far. */
 interface Worker {
@@ -25,8 +26,7 @@ interface Worker {
 }
 
 function startWorker(lock: string): Worker {
-  const child = spawn(process.execPath, [WORKER, cluster.endpoints.join(','), lock], { stdio: ['pipe', 'pipe', 'pipe'] });
-  children.push(child);
+  const { child } = children.node([WORKER, cluster.endpoints.join(','), lock]);
   const lines: Array<Record<string, string>> = [];
   let buf = '';
   child.stdout.on('data', (d: Buffer) => {
@@ -45,15 +45,10 @@ function cli(args: string[], timeoutMs = 30_000): Promise<{ code: number | null;
 }
 
 beforeAll(async () => {
-  cluster = await LocalCluster.create();
-  cluster.startAll();
-  client = new FenceLockClient({ endpoints: cluster.endpoints });
-  await eventually(async () => ((await client.statusAll()).some((s) => s.ok && s.status.role === 'leader') ? true : undefined), 30_000, 'a leader');
+  ({ cluster, client } = await clusterWithLeader());
 }, 60_000);
 
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-});
+afterEach(() => children.killAll());
 
 afterAll(async () => {
   await client?.close();
@@ -117,8 +112,7 @@ describe('Lock.Revoke', () => {
     expect(free.stderr).toContain('LOCK_NOT_HELD');
 
     const lock = 'revoke/cmd';
-    const holder = spawn(process.execPath, [CLI, '--endpoints', cluster.endpoints.join(','), 'lock', lock, '--ttl', '3000', '--', process.execPath, '-e', 'setTimeout(() => {}, 60000)'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    children.push(holder);
+    const { child: holder } = children.cli(cluster.endpoints, ['lock', lock, '--ttl', '3000', '--', process.execPath, '-e', 'setTimeout(() => {}, 60000)']);
     let err = '';
     holder.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const exited = new Promise<number | null>((resolve) => holder.on('exit', (code) => resolve(code)));

@@ -3,16 +3,14 @@
 // hold count: one release frees the lock, whatever number of acquires returned it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient, FenceLockError, type LockHandle } from '../../src/client';
-import { eventually, LocalCluster } from './harness';
+import { clusterWithLeader } from './clusterWithLeader';
+import { LocalCluster } from './harness';
 
 let cluster: LocalCluster;
 let client: FenceLockClient;
 
 beforeAll(async () => {
-  cluster = await LocalCluster.create();
-  cluster.startAll();
-  client = new FenceLockClient({ endpoints: cluster.endpoints });
-  await eventually(async () => ((await client.statusAll()).some((s) => s.ok && s.status.role === 'leader') ? true : undefined), 15_000, 'a leader');
+  ({ cluster, client } = await clusterWithLeader({}, 15_000));
 }, 60_000);
 
 afterAll(async () => {

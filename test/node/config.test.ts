@@ -57,6 +57,19 @@ describe('node config', () => {
     for (const bad of [-1, 9, 1.5, '1']) expect(refusal({ ...base, metricsLockLabelDepth: bad })).toMatch(/field "metricsLockLabelDepth" must be an integer from 0 to 8/);
   });
 
+  it('tracing: off by default; an OTLP/HTTP endpoint, a service name and a sample ratio from 0 to 1, nothing else', () => {
+    expect(validateConfig(base).tracing).toBeUndefined();
+    const tracing = { otlpEndpoint: 'http://127.0.0.1:4318', serviceName: 'locks-eu', sampleRatio: 0.25 };
+    expect(validateConfig({ ...base, tracing }).tracing).toEqual(tracing);
+    expect(validateConfig({ ...base, tracing: { otlpEndpoint: 'https://tempo.example:4318' } }).tracing?.sampleRatio).toBeUndefined();
+    for (const bad of ['127.0.0.1:4318', 'grpc://c:4317', '', 4318]) expect(refusal({ ...base, tracing: { otlpEndpoint: bad } })).toMatch(/field "tracing.otlpEndpoint" must be an http:\/\/ or https:\/\//);
+    expect(refusal({ ...base, tracing: {} })).toMatch(/field "tracing.otlpEndpoint"/);
+    for (const bad of [-0.1, 1.5, '1', Number.NaN]) expect(refusal({ ...base, tracing: { otlpEndpoint: 'http://c:4318', sampleRatio: bad } })).toMatch(/field "tracing.sampleRatio" must be a number from 0 to 1/);
+    expect(refusal({ ...base, tracing: { otlpEndpoint: 'http://c:4318', serviceName: '' } })).toMatch(/field "tracing.serviceName"/);
+    expect(refusal({ ...base, tracing: { otlpEndpoint: 'http://c:4318', endpoint: 'x' } })).toMatch(/field "tracing.endpoint"/);
+    expect(refusal({ ...base, tracing: true })).toMatch(/field "tracing" must be/);
+  });
+
   it('takes an optional metricsListen apart from both gRPC listeners', () => {
     expect(validateConfig(base).metricsListen).toBeUndefined();
     expect(validateConfig({ ...base, metricsListen: '0.0.0.0:9464' }).metricsListen).toBe('0.0.0.0:9464');

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AUTH_FIELDS, CONFIG_DEFAULTS, KNOWN_FIELDS, MEMBER_FIELDS, TLS_FIELDS } from '../../src/node/config';
+import { AUTH_FIELDS, CONFIG_DEFAULTS, KNOWN_FIELDS, MEMBER_FIELDS, TLS_FIELDS, TRACING_FIELDS } from '../../src/node/config';
 
 const DOC = readFileSync(path.join(__dirname, '../../docs/configuration.md'), 'utf8');
 
@@ -32,6 +32,7 @@ const ALL_KEYS = [
   ...MEMBER_FIELDS.map((k) => `members.ID.${k}`),
   ...TLS_FIELDS.map((k) => `tls.${k}`),
   ...AUTH_FIELDS.map((k) => `auth.${k}`),
+  ...TRACING_FIELDS.map((k) => `tracing.${k}`),
 ];
 
 describe('docs/configuration.md', () => {

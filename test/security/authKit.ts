@@ -5,6 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { clientIdentityUri } from '../../src/certs/identity';
+import { withoutIpServerName } from '../../src/client/ipServerName';
 import { v1 } from '../integration/rawClient';
 import { issueFromCa, type Pem } from './certs';
 
@@ -36,8 +37,8 @@ export function certFor(certsDir: string, name: string): Pem {
 export function authedClient(address: string, certsDir: string, who: Who): AuthedClient {
   const ca = readFileSync(path.join(certsDir, 'ca.pem'));
   const creds = who.cert
-    ? grpc.credentials.createSsl(ca, Buffer.from(who.cert.keyPem), Buffer.from(who.cert.certPem))
-    : grpc.credentials.createSsl(ca);
+    ? withoutIpServerName(grpc.credentials.createSsl(ca, Buffer.from(who.cert.keyPem), Buffer.from(who.cert.certPem)))
+    : withoutIpServerName(grpc.credentials.createSsl(ca));
   const clients = Object.fromEntries(SERVICES.map((s) => [s, new v1[s]!(address, creds)])) as unknown as Record<Service, grpc.Client>;
   const metadata = (): grpc.Metadata => {
     const md = new grpc.Metadata();

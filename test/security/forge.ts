@@ -7,6 +7,7 @@ import * as protobuf from 'protobufjs';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { withoutIpServerName } from '../../src/client/ipServerName';
 import { encodeCommand } from '../../src/codec/commandCodec';
 import { encodeMessageBatch, raftProtoRoot } from '../../src/codec/raftCodec';
 import { LockApp } from '../../src/node/lockApp';
@@ -108,7 +109,7 @@ export function credentialsFrom(certsDir: string, name: string | null, label = n
 
 /** TLS channel credentials from PEM buffers (a client certificate only when both halves are given). */
 export function sslCredentials(ca: Buffer, key?: Buffer, cert?: Buffer): grpc.ChannelCredentials {
-  return grpc.credentials.createSsl(ca, key ?? null, cert ?? null);
+  return withoutIpServerName(grpc.credentials.createSsl(ca, key ?? null, cert ?? null));
 }
 
 /** The peer carriers an attack is tried on (src/node/config.ts `peerCarrier`). */

@@ -6,6 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withoutIpServerName } from '../../src/client/ipServerName';
 import { eventually, LocalCluster } from '../integration/harness';
 import { v1 } from '../integration/rawClient';
 import { authedClient, certFor, statusOf, type AuthedClient, type Who } from './authKit';
@@ -339,7 +340,7 @@ describe('hostile input to the Auth service, KV.Move and the authorization metad
       md.set('authorization', value);
       const r = await refusal(
         new Promise((resolve, reject) => {
-          const raw = new v1.Auth!(leader, grpc.credentials.createSsl(readFileSync(path.join(cluster.certsDir!, 'ca.pem'))));
+          const raw = new v1.Auth!(leader, withoutIpServerName(grpc.credentials.createSsl(readFileSync(path.join(cluster.certsDir!, 'ca.pem')))));
           (raw as unknown as { UserAdd: (...a: unknown[]) => void }).UserAdd({ header: header('hostile'), user: 'mallory' }, md, (err: grpc.ServiceError | null, res: Obj) => {
             raw.close();
             if (err) reject(err);

@@ -203,6 +203,10 @@ export function referenceSnapshot(m: LockStateMachine): StateSnapshot {
       latestHolder: rec.latestHolder,
       waiters: Array.from(rec.waiters?.keys() ?? [], (s) => s.id),
       waitingSince: Array.from(rec.waiters?.values() ?? []),
+      waiterDelays: Array.from(rec.waiters?.keys() ?? [], (s) => rec.waiterDelays?.get(s) ?? 0),
+      lockDelayMs: rec.lockDelayMs,
+      delayedSince: rec.delayedSince,
+      delayedUntil: rec.delayedUntil,
     })),
     keys,
     dedup: Array.from(t.dedup.values(), (c) => ({

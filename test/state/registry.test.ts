@@ -7,7 +7,7 @@ import { driveRandomly } from './randomStates';
 
 describe('command registry', () => {
   it('has one entry per command type, each written in its own state.proto member', () => {
-    expect(new Set(COMMAND_TYPES).size).toBe(12);
+    expect(new Set(COMMAND_TYPES).size).toBe(13);
     const members = COMMAND_TYPES.map((t) => entryOf(t).member);
     expect(new Set(members).size).toBe(members.length);
     for (const t of COMMAND_TYPES) {
@@ -46,6 +46,11 @@ describe('command registry', () => {
         m.apply(m.lastApplied + 1, { type: 'OpenSession', ...base, requestId: 1, sessionId, ttlMs: 10_000, clientName: '' });
         m.apply(m.lastApplied + 1, { type: 'Acquire', ...base, requestId: 2, lock: 'revoked', sessionId, tryOnly: true });
         m.apply(m.lastApplied + 1, { type: 'RevokeLock', ...base, requestId: 3, lock: 'revoked', token: 0, reason: '' });
+        // Nor a lock-delay: a revoked grant that asked for one, then the leader's end of the delay.
+        m.apply(m.lastApplied + 1, { type: 'Acquire', ...base, requestId: 4, lock: 'delayed', sessionId, tryOnly: true, lockDelayMs: 1_000 });
+        m.apply(m.lastApplied + 1, { type: 'RevokeLock', ...base, requestId: 5, lock: 'delayed', token: 0, reason: '' });
+        const since = m.lastApplied;
+        m.apply(m.lastApplied + 1, { type: 'EndLockDelays', now: 6_000, delays: [{ lock: 'delayed', since }] });
       }
     }
     // Every entry is reached with commands that run (not only refusals).

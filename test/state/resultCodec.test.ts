@@ -35,6 +35,10 @@ const SAMPLES: Samples = {
   ],
   waiting: [{ status: 'waiting', holderToken: 2 ** 32 + 1, position: 1 }],
   held: [{ status: 'held', holderToken: 0 }],
+  delays_ended: [
+    { status: 'delays_ended', ended: [] },
+    { status: 'delays_ended', ended: ['a', 'ü/🔒'] },
+  ],
   cancelled: [{ status: 'cancelled' }],
   not_waiting: [{ status: 'not_waiting' }],
   released: [
@@ -132,7 +136,7 @@ describe('the stored-result codec', () => {
         n++;
       }
     }
-    expect(n).toBe(32);
+    expect(n).toBe(34);
   });
 
   it('round-trips random results exactly, and reads protobufjs\'s encoding of them', () => {
@@ -176,10 +180,10 @@ describe('the stored-result codec', () => {
       expectExact(r);
       seen.add(`${status}: ${Object.keys(o).join(',')}`);
     }
-    // Every set of fields the machine can build: one per status without optional fields (11), a handover or
+    // Every set of fields the machine can build: one per status without optional fields (12), a handover or
     // none, an index or none, a token id or none (2 each), and a bare refusal, with a key, a key and its
     // owner, or a subject (4).
-    expect(seen.size).toBe(21);
+    expect(seen.size).toBe(22);
   });
 
   it('refuses to encode what the machine never stores', () => {

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeCommand, encodeCommand } from '../../src/codec/commandCodec';
 import { LockStateMachine, type Command } from '../../src/state';
+import { SNAPSHOT_FORMAT } from '../../src/state/snapshot';
 import type { SessionLabel } from '../../src/protocol/labels';
 import { Harness, expectCanonicalSnapshot, expectSameBytes, referenceSnapshot, roundTrip, sid } from './harness';
 import { encodePlainSnapshot } from './snapshotOracle';
@@ -62,7 +63,7 @@ describe('session labels in the state machine', () => {
     const old = { ...referenceSnapshot(h.m), format: 5 };
     const m = LockStateMachine.readSnapshot(encodePlainSnapshot(old));
     expect(m.getSession(id)?.labels).toEqual([]);
-    expect(referenceSnapshot(m)).toEqual({ ...old, format: 7 });
+    expect(referenceSnapshot(m)).toEqual({ ...old, format: SNAPSHOT_FORMAT });
   });
 
   it('refuses a snapshot whose labels no entry could have made', () => {

@@ -2,6 +2,7 @@
 // every further command exactly like the original.
 import { describe, expect, it } from 'vitest';
 import { LockStateMachine, SnapshotError } from '../../src/state';
+import { SNAPSHOT_FORMAT } from '../../src/state/snapshot';
 import { Harness, del, put, referenceSnapshot, roundTrip, sid } from './harness';
 import { encodePlainSnapshot, type StateSnapshot } from './snapshotOracle';
 
@@ -159,7 +160,7 @@ describe('decoding and restoring bad snapshots', () => {
     };
     const cases: Array<[string, StateSnapshot]> = [
       ['format 1 (older)', mutate((s) => (s.format = 1))],
-      ['format 8 (newer)', mutate((s) => (s.format = 8))],
+      [`format ${SNAPSHOT_FORMAT + 1} (newer)`, mutate((s) => (s.format = SNAPSHOT_FORMAT + 1))],
       ['a session owner that is no caller', mutate((s) => (s.sessions[0]!.owner = 'has space'))],
       ['auth on without an admin', mutate((s) => (s.auth = { enabled: true, users: [{ name: 'a', roles: [] }], roles: [], tokens: [] }))],
       ['a user holding an unknown role', mutate((s) => (s.auth.users = [{ name: 'a', roles: ['r'] }]))],

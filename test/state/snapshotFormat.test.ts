@@ -244,7 +244,7 @@ function file(p: Parts = {}): Uint8Array {
       w.str(value);
     }
   }
-  (p.locks ?? ((x) => lockList(x, [2], [2])))(w);
+  (p.locks ?? ((x) => lockList(x, [2], [2], format)))(w);
   (p.keys ?? ((x) => x.varint(0)))(w);
   (p.dedup ?? ((x) => x.varint(0)))(w);
   if (format >= 4) (p.auth ?? emptyAuth)(w);
@@ -268,7 +268,7 @@ function writeSref(w: Writer, parts: Array<number | string>): void {
 }
 
 /** One lock "L" granted at index 2 to S1; `holder` and `latest` are the sref varints (and literal). */
-function lockList(w: Writer, holder: Array<number | string>, latest: Array<number | string>): void {
+function lockList(w: Writer, holder: Array<number | string>, latest: Array<number | string>, format = SNAPSHOT_FORMAT): void {
   w.varint(1);
   w.str('L');
   writeSref(w, holder);
@@ -277,6 +277,11 @@ function lockList(w: Writer, holder: Array<number | string>, latest: Array<numbe
   w.varint(2); // latestToken
   writeSref(w, latest);
   w.varint(0); // waiters
+  if (format >= 8) {
+    w.varint(0); // lockDelayMs
+    w.varint(0); // delayedSince
+    w.varint(0); // delayedUntil
+  }
 }
 
 /** One dedup client with one entry whose command type and result are written by `entry`. */
@@ -341,13 +346,13 @@ describe('the format', () => {
     };
     const cases: Array<[string, Uint8Array, RegExp]> = [
       ['format 1 (never deployed)', file({ format: 1 }), /unsupported format 1/],
-      ['format 8 (a newer version)', file({ format: 8 }), /unsupported format 8: this version reads formats 2, 3, 4, 5, 6, 7 \(written by a newer version: upgrade this node\)/],
+      ['format 9 (a newer version)', file({ format: 9 }), /unsupported format 9: this version reads formats 2, 3, 4, 5, 6, 7, 8 \(written by a newer version: upgrade this node\)/],
       ['labels out of order', file({ labels: [['b', ''], ['a', '']] }), /session 0+1: labels: keys must be sorted/],
       ['a label key that OpenSession refuses', file({ labels: [['Host', 'x']] }), /label key "Host"/],
       ['a label value with a control character', file({ labels: [['k', '\u0007']] }), /control characters/],
       ['a default value written', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x2a, 0x02, 0x08, 0x00])); }) }), /token 0 is written/],
       ['fields out of order', file({ dedup: dedupOne((w) => { w.dstr('Write'); w.bytes(new Uint8Array([0x5a, 0x04, 0x10, 0x01, 0x08, 0x02])); }) }), /field 1 unknown, out of order/],
-      ['an unknown result member', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x82, 0x01, 0x00])); }) }), /unknown oneof member 16/],
+      ['an unknown result member', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x8a, 0x01, 0x00])); }) }), /unknown oneof member 17/],
       ['two result members', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x42, 0x00, 0x42, 0x00])); }) }), /more than one member/],
       ['a token beyond 2^53', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x2a, 0x09, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10])); }) }), /varint beyond 2\^53/],
       ['a format-4 result in format 6', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(1); cancelled(w); }) }), /a stored result/],

@@ -36,6 +36,14 @@ export interface LockSnapshot {
   waiters: string[];
   /** When each waiter was queued, in the same order (format 7 on; absent or short: 0). */
   waitingSince?: number[];
+  /** The lock-delay each waiter asked for, in the same order (format 8 on; absent or short: 0). */
+  waiterDelays?: number[];
+  /** The grant's lock-delay while held, the delay in force while delayed (format 8 on; absent: 0). */
+  lockDelayMs?: number;
+  /** The index that started the delay in force, 0 for none (format 8 on; absent: 0). */
+  delayedSince?: number;
+  /** When that delay ends by the leader's clock, 0 for none (format 8 on; absent: 0). */
+  delayedUntil?: number;
 }
 
 export interface KeySnapshot {
@@ -151,7 +159,13 @@ export function encodePlainSnapshot(s: StateSnapshot): Uint8Array {
     x.waiters.forEach((waiter, i) => {
       writeSref(w, waiter, sessionAt);
       if (s.format >= 7) w.varint(x.waitingSince?.[i] ?? 0);
+      if (s.format >= 8) w.varint(x.waiterDelays?.[i] ?? 0);
     });
+    if (s.format >= 8) {
+      w.varint(x.lockDelayMs ?? 0);
+      w.varint(x.delayedSince ?? 0);
+      w.varint(x.delayedUntil ?? 0);
+    }
   }
   const lockAt = s.keys.length === 0 ? new Map<string, number>() : firstPositions(s.locks.map((x) => x.name));
   w.varint(s.keys.length);

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withoutIpServerName } from '../../src/client/ipServerName';
 import { freePorts } from '../integration/harness';
 import {
   ADMIN, asDecoded, checkShape, expectAlive, expectOk, expectRefused, generator, header, intValid, MAX_SAFE, printSeedOnFailure, sendable,
@@ -274,7 +275,7 @@ describe('Auth', () => {
     expect(issued.tokenId).toMatch(/^[0-9a-f]{16}$/);
     expect(issued.token).toMatch(new RegExp(`^flt_${issued.tokenId}_[A-Za-z0-9_-]{43}$`));
     const ca = readFileSync(path.join(w.cluster.certsDir!, 'ca.pem'));
-    const byToken = new WireClient(w.leader.address, grpc.credentials.createSsl(ca), issued.token);
+    const byToken = new WireClient(w.leader.address, withoutIpServerName(grpc.credentials.createSsl(ca)), issued.token);
     try {
       expect(expectOk(await byToken.unary('Auth', 'WhoAmI', {}), 'whoami by token', 'Auth', 'WhoAmI')).toMatchObject({ identity: user, via: 'token', authEnabled: true, roles: [adminRole] });
       const tokens = expectOk(await w.leader.unary('Auth', 'List', {}), 'list', 'Auth', 'List').tokens as Obj[];
@@ -291,7 +292,7 @@ describe('Auth', () => {
       byToken.close();
     }
     for (const bad of ['', 'flt_', `flt_${'0'.repeat(16)}_${'a'.repeat(43)}`, `flt_${'g'.repeat(16)}_${'a'.repeat(43)}`, 'x'.repeat(4096)]) {
-      const c = new WireClient(w.leader.address, grpc.credentials.createSsl(ca), bad);
+      const c = new WireClient(w.leader.address, withoutIpServerName(grpc.credentials.createSsl(ca)), bad);
       try {
         const out = await c.unary('Auth', 'WhoAmI', {});
         if (bad === '') expectNoUnauthorizedFault(out);

@@ -1,6 +1,7 @@
 // Lock.List over real gRPC against a real TLS node with auth on: pages that are complete and stable, the
 // prefix, the limits (0 = 100, 1..1000, beyond refused), hostile text refused naming the field, and the
-// filter by the caller's permissions (a user with `lock` on a/ sees a/* and nothing of b/*, not even counts).
+// filter by the caller's permissions (a user with `lock` on a/ sees a/* and nothing of b/*, not even counts),
+// and the holder's client name and labels shown exactly where Describe would show them.
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_LOCK_NAME_BYTES } from '../../src/protocol/limits';
@@ -32,8 +33,8 @@ afterAll(async () => {
   await w?.stop();
 });
 
-async function openSession(): Promise<string> {
-  return expectOk(await w.leader.unary('Session', 'Open', { header: header(gen), ttlMs: '60000' }), 'open', 'Session', 'Open').sessionId as string;
+async function openSession(facts: Obj = {}): Promise<string> {
+  return expectOk(await w.leader.unary('Session', 'Open', { header: header(gen), ttlMs: '60000', ...facts }), 'open', 'Session', 'Open').sessionId as string;
 }
 
 async function hold(lock: string, sessionId = holder): Promise<string> {
@@ -151,5 +152,33 @@ describe('Lock.List', () => {
     expect((await list(alice, { startAfter: 'b/1', limit: 5 })).locks).toEqual([]);
     // The admin sees them all.
     expect((await allPages(w.leader, 'b/', 1)).map((l) => l.name)).toEqual(['b/1', 'b/2']);
+  });
+
+  it('shows the holder’s handle, client name and labels to a caller that may describe the lock, and to no other', async () => {
+    const facts = { clientName: 'billing worker', labels: { team: 'payments', secret: 'b-only-label' } };
+    const labelled = await openSession(facts);
+    await hold('a/labelled', labelled);
+    await hold('b/labelled', labelled);
+    const described = expectOk(await w.leader.unary('Lock', 'Describe', { lock: 'a/labelled' }), 'describe', 'Lock', 'Describe');
+    const shown = { handle: described.holderSession, ...facts };
+    for (const lock of ['a/labelled', 'b/labelled']) {
+      const [listed] = (await list(w.leader, { prefix: lock })).locks as Obj[];
+      expect(listed.holder, `admin lists ${lock}`).toEqual(shown);
+    }
+    const [mine] = (await list(alice, { prefix: 'a/labelled' })).locks as Obj[];
+    expect(mine.holder, 'alice may describe a/*').toEqual(shown);
+    expect(expectOk(await alice.unary('Lock', 'Describe', { lock: 'a/labelled' }), 'alice describes a/', 'Lock', 'Describe').holder).toEqual(shown);
+    // b/labelled: Describe refuses alice, and no listing of hers shows that lock or its holder.
+    expectRefused(await alice.unary('Lock', 'Describe', { lock: 'b/labelled' }), 'alice describes b/', [grpc.status.PERMISSION_DENIED]);
+    const everything = await allPages(alice, '', 1000);
+    expect(everything.map((l) => l.name)).not.toContain('b/labelled');
+    expect(JSON.stringify(await list(alice, { prefix: 'b/' }))).toBe(JSON.stringify({ locks: [], more: false }));
+    // A free lock has no holder to show.
+    const freed = gen.name('freed');
+    const token = await hold(freed, labelled);
+    expectOk(await w.leader.unary('KV', 'Write', { header: header(gen), lock: freed, sessionId: labelled, token, ops: [{ type: 'PUT', key: `${freed}/k`, value: Buffer.from('v') }] }), 'write', 'KV', 'Write');
+    expectOk(await w.leader.unary('Lock', 'Release', { header: header(gen), lock: freed, sessionId: labelled, token }), 'release', 'Lock', 'Release');
+    const [idle] = (await list(w.leader, { prefix: freed, includeIdle: true })).locks as Obj[];
+    expect([idle.held, idle.holder]).toEqual([false, null]);
   });
 });

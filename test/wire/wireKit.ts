@@ -392,8 +392,17 @@ export function expectRefused(out: Outcome, what: string, codes: grpc.status[], 
   expect(SERVER_FAULTS, `${what}: ${grpc.status[out.code]} ${out.details}`).not.toContain(out.code);
   expect(codes, `${what}: ${grpc.status[out.code]} ${out.details}`).toContain(out.code);
   if (field === undefined) return;
-  const jsonName = field.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
-  expect(out.details.includes(field) || out.details.includes(jsonName), `${what}: the message (${out.details}) names ${field}`).toBe(true);
+  expect(namesField(out.details, field), `${what}: the message (${out.details}) names ${field} (as lock.proto spells it)`).toBe(true);
+}
+
+/**
+ * Does `message` name `field` as lock.proto spells it (snake_case: `wait_timeout_ms`, `ops[0].key`), as a
+ * whole name? Not inside another word (`id` in "invalid"), and not in the JSON spelling (`waitTimeoutMs`),
+ * which is not the name a caller finds in the proto.
+ */
+export function namesField(message: string, field: string): boolean {
+  const escaped = field.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(?<![A-Za-z0-9_])${escaped}(?![A-Za-z0-9_])`).test(message);
 }
 
 /** Whatever the answer, not a server fault. */

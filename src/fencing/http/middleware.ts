@@ -1,6 +1,8 @@
 // A fenced HTTP handler for Node's http server: the claim in the request headers is checked against the
 // resource's watermark in the service's own PostgreSQL, in the same transaction as the handler's change.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { context, propagation, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { ATTR, contextFromHeaders, TRACER_NAME, tracingActive } from '../../protocol/traceContext';
 import { canonicalTarget } from '../proxy/target';
 import type { SqlDatabase, SqlSession } from '../sql/db';
 import { withFenceIn } from '../sql/fenced';
@@ -66,14 +68,26 @@ export function fencedHttpHandler(opts: FencedHttpOptions, handle: (r: FencedReq
   const resourceOf = opts.resource ?? canonicalPathOf;
   const maxBody = opts.maxBodyBytes ?? 1 << 20;
   return (req: IncomingMessage, res: ServerResponse): void => {
-    void serve(req, res).catch((err: unknown) => {
+    const span = tracingActive() ? claimSpan(req) : undefined;
+    const served = span === undefined ? serve(req, res) : context.with(trace.setSpan(context.active(), span), () => serve(req, res, span));
+    void served.catch((err: unknown) => {
+      span?.setAttribute(ATTR.result, 'INTERNAL'); // the 500 below ends the span
       opts.onError?.(err);
       sendJson(res, 500, { error: 'INTERNAL', message: 'the change failed and was rolled back' });
     });
   };
 
-  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function serve(req: IncomingMessage, res: ServerResponse, span?: Span): Promise<void> {
     const parsed = claimFromHeaders(req.headers);
+    if (span !== undefined) {
+      if (parsed.ok) span.setAttributes({ [ATTR.lock]: parsed.claim.lock, [ATTR.token]: parsed.claim.token.toString() });
+      // A request refused before the check (no claim, a body too large) keeps its HTTP status as its result.
+      res.once('finish', () => {
+        if (res.statusCode >= 400) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${res.statusCode}` });
+        span.setAttribute('http.response.status_code', res.statusCode);
+        span.end();
+      });
+    }
     if (!parsed.ok) {
       req.resume();
       sendJson(res, parsed.status, { error: parsed.status === 400 ? 'MALFORMED_CLAIM' : 'CLAIM_REQUIRED', message: parsed.message });
@@ -107,15 +121,33 @@ export function fencedHttpHandler(opts: FencedHttpOptions, handle: (r: FencedReq
     }
     switch (outcome.status) {
       case 'APPLIED':
+        span?.setAttribute(ATTR.result, 'APPLIED');
         return sendJson(res, outcome.result.status, outcome.result.body, outcome.result.headers);
       case 'REPLAYED':
+        span?.setAttribute(ATTR.result, 'REPLAYED');
         return sendJson(res, outcome.result.status, outcome.result.body, { ...outcome.result.headers, [FENCING_REPLAYED_HEADER]: 'true' });
       case 'NOT_FOUND':
         throw new Error('fencing: a resource watermark is never NOT_FOUND');
       default: {
+        span?.setAttribute(ATTR.result, outcome.status);
         const a = refusalAnswer(outcome, resource);
         return sendJson(res, 409, a.body, a.headers);
       }
     }
   }
+}
+
+/**
+ * The claim's check as a span, joined to the writer's trace by the traceparent and baggage it sent with the
+ * Fencing-Token (docs/tracing.md): a stale writer's refusal shows in the same trace as its lost grant.
+ */
+function claimSpan(req: IncomingMessage): Span {
+  const parent = contextFromHeaders(req.headers);
+  const bag = propagation.getBaggage(parent);
+  const attributes: Record<string, string> = { 'http.request.method': req.method ?? '', [ATTR.result]: 'REFUSED_BEFORE_CHECK' };
+  for (const key of [ATTR.lock, ATTR.token]) {
+    const v = bag?.getEntry(key)?.value;
+    if (v !== undefined) attributes[`${key}.baggage`] = v;
+  }
+  return trace.getTracer(TRACER_NAME).startSpan('fencelock.fenced_http', { kind: SpanKind.SERVER, attributes }, parent);
 }

@@ -13,7 +13,10 @@ import type { Caller } from '../auth/caller';
 import { RightsWatch } from '../auth/revocation';
 import type { NodeMetrics } from '../metrics/nodeMetrics';
 import type { ProposalFailure } from '../metrics/raftMetrics';
+import { context, SpanKind, trace, type Span } from '@opentelemetry/api';
+import { ATTR, contextFromHeaders, endWith, TRACER_NAME, tracingActive } from '../../protocol/traceContext';
 import { ApiError, notLeader, reasonMetadata } from './errors';
+import { META_REASON } from '../../protocol/metadata';
 
 /** What every API handler needs: the driver, the state, the leader's duties, time and randomness. */
 export class NodeContext {
@@ -148,6 +151,8 @@ export interface CallScope {
   on(event: 'cancelled', listener: () => void): unknown;
   off(event: 'cancelled', listener: () => void): unknown;
   readonly caller?: Caller;
+  /** The call's server span while tracing is on (docs/tracing.md): handlers add the grant's attributes. */
+  readonly span?: Span;
 }
 
 /** A call's logic, apart from how it arrived (its own unary call, or a message on the Pipeline stream). */
@@ -191,7 +196,7 @@ export function unary<Req, Res>(
       }) ?? stopWatching;
     let answer: Promise<Res>;
     try {
-      answer = fn(call.request, scope);
+      answer = tracingActive() ? traced(name, call, scope, fn) : fn(call.request, scope);
     } catch (err) {
       // A handler that throws before its first await (validation in a plain function): the same answer.
       fail(err);
@@ -205,6 +210,27 @@ export function unary<Req, Res>(
       callback(null, res);
     }, fail);
   };
+}
+
+/**
+ * Runs the handler under a server span whose parent is the caller's trace context (gRPC metadata traceparent
+ * and baggage), so that the client's acquire or write span is the parent of what the node did for it.
+ */
+function traced<Req, Res>(name: string, call: grpc.ServerUnaryCall<Req, Res>, scope: CallScope, fn: Handler<Req, Res>): Promise<Res> {
+  const parent = contextFromHeaders(call.metadata.getMap() as Record<string, string>);
+  const span = trace.getTracer(TRACER_NAME).startSpan(`fencelock.server ${name}`, { kind: SpanKind.SERVER }, parent);
+  span.setAttribute(ATTR.result, 'OK'); // a handler names a finer result (granted, waiting, written)
+  let answer: Promise<Res>;
+  try {
+    answer = context.with(trace.setSpan(parent, span), () => fn(call.request, { ...scope, span }));
+  } catch (err) {
+    answer = Promise.reject(err);
+  }
+  answer.then(
+    () => span.end(),
+    (err: unknown) => endWith(span, err instanceof ApiError ? (err.metadata[META_REASON] ?? grpc.status[err.code] ?? 'ERROR') : 'INTERNAL', true),
+  );
+  return answer;
 }
 
 /** A call's scope: its cancellation, and its caller. */

@@ -10,6 +10,7 @@ export {
   META_KEY as KEY_METADATA_KEY,
   META_KEY_LOCK as KEY_LOCK_METADATA_KEY,
   META_QUOTA as QUOTA_METADATA_KEY,
+  META_DELAYED_UNTIL as DELAYED_UNTIL_METADATA_KEY,
 } from '../../protocol/metadata';
 
 /** The metadata of a refusal for `reason`, typed so that the server only sends reasons the protocol lists. */

@@ -4,12 +4,15 @@
 import type { ListLocksRequest__Output } from '../../protocol/generated/fencelock/v1/ListLocksRequest';
 import type { ListLocksResponse__Output } from '../../protocol/generated/fencelock/v1/ListLocksResponse';
 import type { LockSummary__Output } from '../../protocol/generated/fencelock/v1/LockSummary';
+import type { SessionInfo__Output } from '../../protocol/generated/fencelock/v1/SessionInfo';
 import { intToWire } from '../../protocol/wireInt';
 import type { LockListing } from '../../state';
 import * as L from '../../state/limits';
 import type { CallScope, NodeContext } from './context';
+import { delayFields } from './lockDelayFields';
 import { publicSessionId } from './publicSessionId';
 import type { Rpc } from './rpc';
+import { sessionInfo } from './sessionInfo';
 import * as v from './validate';
 
 const DEFAULT_LIMIT = 100;
@@ -34,13 +37,18 @@ export function lockList(ctx: NodeContext): Rpc<ListLocksRequest__Output, ListLo
       visible,
     });
     const now = ctx.now();
-    return { locks: found.slice(0, limit).map((lock) => summary(lock, now)), more: found.length > limit };
+    // Every listed lock passed `visible`, the right Describe asks for, so its holder's labels may be shown.
+    const holderInfo = (sessionId: string): SessionInfo__Output | null => {
+      const facts = ctx.machine.sessionFacts(sessionId);
+      return facts === undefined ? null : sessionInfo({ sessionId, ...facts });
+    };
+    return { locks: found.slice(0, limit).map((lock) => summary(lock, now, holderInfo)), more: found.length > limit };
   };
   return { name: 'Lock.List', handle: list };
 }
 
 /** Times are by the serving node's (the leader's) wall clock, as the grant and queueing times were stamped. */
-function summary(lock: LockListing, now: number): LockSummary__Output {
+function summary(lock: LockListing, now: number, holderInfo: (sessionId: string) => SessionInfo__Output | null): LockSummary__Output {
   const holder = lock.holder;
   return {
     name: lock.name,
@@ -52,7 +60,8 @@ function summary(lock: LockListing, now: number): LockSummary__Output {
     latestToken: intToWire('latest_token', lock.latestToken),
     waiters: lock.waiters.map((w) => ({ session: publicSessionId(w.sessionId), waitingMs: intToWire('waiting_ms', w.since === 0 ? 0 : elapsed(w.since, now)) })),
     waiterCount: lock.waiterCount,
-    // The holder's client name and labels join here once Describe carries them (one shared message).
+    holder: holder === null ? null : holderInfo(holder.sessionId),
+    ...delayFields(lock.delay, now),
   };
 }
 

@@ -7,17 +7,19 @@ import type { DescribeRequest__Output } from '../../protocol/generated/fencelock
 import type { DescribeResponse__Output } from '../../protocol/generated/fencelock/v1/DescribeResponse';
 import type { ReleaseRequest__Output } from '../../protocol/generated/fencelock/v1/ReleaseRequest';
 import type { ReleaseResponse__Output } from '../../protocol/generated/fencelock/v1/ReleaseResponse';
+import { ATTR } from '../../protocol/traceContext';
 import { intToWire } from '../../protocol/wireInt';
 import { ApiError } from './errors';
 import type { CallScope, NodeContext } from './context';
 import { proposing } from './proposal';
 import { expectOk, refusalError, withheldRefusalError } from './refusals';
+import { delayedError, delayFields } from './lockDelayFields';
 import { lockList } from './lockList';
 import { auditRevokes, lockRevoke } from './lockRevoke';
 import { lockWatch } from './lockWatch';
 import { publicSessionId } from './publicSessionId';
 import { sessionInfo } from './sessionInfo';
-import { unaryMethods, type PipelineCalls } from './rpc';
+import { unaryMethods, type PipelineCalls, type Rpc } from './rpc';
 import * as v from './validate';
 import { AcquireWaits } from '../runtime/acquireWaits';
 
@@ -27,7 +29,10 @@ const WITHDRAW_GRACE_MS = 5_000;
 const granted = (token: number): AcquireResponse__Output => ({ acquired: true, token: intToWire('token', token), holderSession: '' });
 
 /** The Lock service, and its hot calls for the Pipeline stream (sharing one wait registry). */
-export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImplementation; calls: Pick<PipelineCalls, 'acquire' | 'release'> } {
+/** A decoded request always has lock_delay_ms (0 by default); a caller in the same process may leave it out. */
+type AcquireRequestIn = Omit<AcquireRequest__Output, 'lockDelayMs'> & Partial<Pick<AcquireRequest__Output, 'lockDelayMs'>>;
+
+export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImplementation; calls: { acquire: Rpc<AcquireRequestIn, AcquireResponse__Output>; release: PipelineCalls['release'] } } {
   const { access } = ctx;
 
   // Retries of a blocked Acquire must find their wait, so a dropped call only withdraws it after a grace period.
@@ -79,12 +84,25 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
     });
   }
 
+  // Traced: queued (an event when it waits), then granted with the token and the term that granted it.
+  const acquire = async (req: AcquireRequestIn, call: CallScope): Promise<AcquireResponse__Output> => {
+    const res = await acquireOnce(req, call);
+    call.span?.setAttributes({
+      [ATTR.lock]: req.lock,
+      [ATTR.result]: res.acquired ? 'granted' : 'held',
+      [ATTR.token]: res.token,
+      [ATTR.term]: ctx.driver.currentTerm(),
+    });
+    return res;
+  };
+
   // Irregular: a blocked Acquire waits for its grant here, and is never answered from the dedup table.
-  const acquire = async (req: AcquireRequest__Output, call: CallScope): Promise<AcquireResponse__Output> => {
+  const acquireOnce = async (req: AcquireRequestIn, call: CallScope): Promise<AcquireResponse__Output> => {
     const id = v.header(req.header);
     const lock = v.lockName(req.lock);
     const sessionId = v.sessionId(req.sessionId);
     const waitMs = v.safeInteger('wait_timeout_ms', req.waitTimeoutMs, { max: L.MAX_WAIT_TIMEOUT_MS });
+    const lockDelayMs = v.safeInteger('lock_delay_ms', req.lockDelayMs ?? '0', { max: L.MAX_LOCK_DELAY_MS });
     access.permit(call.caller, 'lock', lock);
     access.permitSession(call.caller, sessionId);
     const { result } = await ctx.propose({
@@ -96,7 +114,9 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
       sessionId,
       tryOnly: waitMs === 0,
       waitTimeoutMs: waitMs,
+      ...(lockDelayMs === 0 ? {} : { lockDelayMs }),
     });
+    if (result.status === 'refused' && result.reason === 'LOCK_DELAYED') throw delayedError(lock, ctx.machine.lockDelayOf(lock)?.until ?? 0, ctx.now());
     const ok = expectOk(result);
     switch (ok.status) {
       case 'granted':
@@ -106,6 +126,7 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
         return { acquired: false, token: intToWire('token', 0), holderSession: publicSessionId(holder?.sessionId ?? '') };
       }
       case 'waiting':
+        call.span?.addEvent('queued', { [ATTR.lock]: lock });
         return awaitGrant(call, lock, sessionId, waitMs);
       default:
         throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
@@ -148,6 +169,8 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
       // Labels are shown only here and in Watch, both behind the permission to describe the lock.
       holder: info?.holder ? sessionInfo(info.holder) : null,
       waiterSessions: (info?.waiterSessions ?? []).map((w) => sessionInfo(w)),
+      lockDelayMs: intToWire('lock_delay_ms', info?.holder?.lockDelayMs ?? 0),
+      ...delayFields(info?.delay, ctx.now()),
     };
   };
 

@@ -1,6 +1,8 @@
 // The regular RPC: one replicated command per call, de-duplicated by the request's header. A declaration
 // names the command, how the request maps to its fields (validating them and checking the caller's rights)
 // and how its result maps to the response; `proposing` does the rest the same way for every such RPC.
+import { type Span } from '@opentelemetry/api';
+import { ATTR } from '../../protocol/traceContext';
 import * as grpc from '@grpc/grpc-js';
 import type { RefusedResult, RequestCommand, RequestMeta, Result, ResultStatus } from '../../state';
 import type { RequestHeader__Output } from '../../protocol/generated/fencelock/v1/RequestHeader';
@@ -41,11 +43,12 @@ export function proposing<Req extends { header: RequestHeader__Output | null }, 
   ctx: NodeContext,
   p: Proposal<Req, Res, K, S>,
 ): Rpc<Req, Res> {
-  const handle = async (req: Req, call: { readonly caller?: Caller }): Promise<Res> => {
+  const handle = async (req: Req, call: { readonly caller?: Caller; readonly span?: Span }): Promise<Res> => {
     const id = v.header(req.header);
     const fields = p.fields(req, call.caller);
     const command = { type: p.command, ...id, ...ctx.access.stamp(call.caller), now: ctx.now(), ...fields } as unknown as CommandOf<K>;
     const { index, result } = await ctx.proposeOrRecall(command, p.recall?.bind(p));
+    if (call.span !== undefined) traceApply(ctx, call.span, command, index, result);
     const withheld = result.status === 'refused' ? p.withhold?.(result, fields, call.caller) : undefined;
     if (withheld !== undefined) throw withheld;
     const ok = expectOk(result);
@@ -53,6 +56,18 @@ export function proposing<Req extends { header: RequestHeader__Output | null }, 
     return p.response(ok, index, fields);
   };
   return { name: p.name, handle };
+}
+
+/** The applied command on the call's span: lock, token, the entry's index, the leader's term and the result. */
+function traceApply(ctx: NodeContext, span: Span, command: object, index: number | undefined, result: Result): void {
+  const c = command as { type: string; lock?: unknown; token?: unknown; ops?: unknown[] };
+  span.setAttribute('fencelock.command', c.type);
+  if (typeof c.lock === 'string') span.setAttribute(ATTR.lock, c.lock);
+  if (typeof c.token === 'number') span.setAttribute(ATTR.token, String(c.token));
+  if (Array.isArray(c.ops)) span.setAttribute(ATTR.keys, c.ops.length);
+  if (index !== undefined) span.setAttribute(ATTR.index, index);
+  span.setAttribute(ATTR.term, ctx.driver.currentTerm());
+  span.setAttribute(ATTR.result, result.status === 'refused' ? result.reason : result.status);
 }
 
 function isStatus<S extends ResultStatus>(result: Result, status: S): result is Extract<Result, { status: S }> {

@@ -44,6 +44,7 @@ const REFUSAL_TEXT: Record<string, string> = {
   [Reason.LAST_ADMIN]: 'this would leave no user with the admin permission',
   [Reason.AUTH_OFF]: AUTH_OFF_TEXT,
   [Reason.LOCK_BUSY]: 'keys move only to a lock that nobody holds or waits for; release it first',
+  [Reason.LOCK_DELAYED]: 'the lock is in its lock-delay (its last grant ended by expiry or revocation): nobody is granted it before the delay ends; wait for it or try later',
   [Reason.MOVE_TOO_LARGE]: `a move takes at most ${MAX_MOVE_KEYS} keys; move a longer prefix at a time`,
 };
 

@@ -1,9 +1,10 @@
-import { MAX_CHECKPOINTS_PER_ENTRY, MAX_SESSIONS_PER_EXPIRY, type Command, type CommandResult, type LeaseCheckpoint, type LeaseCommand } from '../../state';
+import { MAX_CHECKPOINTS_PER_ENTRY, MAX_DELAYS_PER_ENTRY, MAX_SESSIONS_PER_EXPIRY, type Command, type CommandResult, type LeaseCheckpoint, type LeaseCommand } from '../../state';
 import type { LockApp } from '../lockApp';
 import type { Logger } from '../logger';
 import type { RaftDriver } from '../raftDriver';
 import { Role } from '../../raft/types';
 import type { NodePorts, TimerHandle } from './ports';
+import { LockDelayTimers } from './lockDelayTimers';
 import { SessionLeases } from './sessionLeases';
 
 /**
@@ -45,6 +46,8 @@ export type RenewalAnswer = { alive: boolean; remainingMs: number } | 'no-ack';
  */
 export class LeaderDuties {
   readonly leases: SessionLeases;
+  /** The lock-delays in force, timed by this leader (it proposes their end as it proposes expiries). */
+  readonly delays: LockDelayTimers;
   private sweeper: TimerHandle | undefined;
   private stopped = false;
   /** Resets of checkpointed sessions in flight, by session: renewals wait for them before they are acknowledged. */
@@ -61,6 +64,7 @@ export class LeaderDuties {
   ) {
     const { clock } = ports;
     this.leases = new SessionLeases(bugs.wallClockLeases ? () => clock.wallMs() : () => clock.monotonicMs());
+    this.delays = new LockDelayTimers(() => clock.monotonicMs());
     driver.on('role', (role: Role) => this.onRole(role));
     driver.on('applied', () => this.maybePromote());
     app.on('applied', (_index: number, command: Command, outcome: CommandResult) => this.onApplied(command, outcome));
@@ -108,11 +112,13 @@ export class LeaderDuties {
     this.stopped = true;
     this.ports.timers.clearTimeout(this.sweeper);
     this.leases.demote();
+    this.delays.demote();
   }
 
   private onRole(role: Role): void {
     if (role !== Role.Leader) {
       this.leases.demote();
+      this.delays.demote();
       return;
     }
     if (this.bugs.promoteOnElection) this.promote();
@@ -126,7 +132,9 @@ export class LeaderDuties {
     const sessions = this.app.machine.leases();
     const extendMs = this.bugs.noPromoteExtension ? 0 : this.driver.electionTimeoutMs();
     this.leases.promote(sessions, extendMs);
-    this.logger.info({ sessions: sessions.length, extendMs }, 'leader: session leases promoted, each deadline starts from its checkpoint');
+    const delays = this.app.machine.lockDelays();
+    this.delays.promote(delays);
+    this.logger.info({ sessions: sessions.length, extendMs, lockDelays: delays.length }, 'leader: session leases promoted, each deadline starts from its checkpoint; lock-delays start afresh');
   }
 
   private onApplied(command: Command, outcome: CommandResult): void {
@@ -135,6 +143,13 @@ export class LeaderDuties {
     if (r.status === 'session_opened') this.leases.opened(r.sessionId, r.ttlMs);
     if (command.type === 'CheckpointLeases') for (const l of command.leases) this.leases.checkpointApplied(l.sessionId, l.remainingMs);
     for (const e of outcome.events) if (e.type === 'session_ended') this.leases.ended(e.sessionId);
+    // A grant that ended may have started a delay; an EndLockDelays may have ended one (or found it ended).
+    for (const e of outcome.events) if (e.type === 'released') this.syncDelay(e.lock);
+    if (command.type === 'EndLockDelays') for (const d of command.delays) this.syncDelay(d.lock);
+  }
+
+  private syncDelay(lock: string): void {
+    this.delays.sync(lock, this.app.machine.lockDelayOf(lock));
   }
 
   private armSweeper(): void {
@@ -149,6 +164,18 @@ export class LeaderDuties {
     if (!this.leases.promoted || !this.driver.isLeader()) return;
     this.proposeExpiries();
     this.proposeCheckpoints();
+    this.proposeDelayEnds();
+  }
+
+  /** Lock-delays whose time is over, one entry a tick: each lock goes to its first waiter. */
+  private proposeDelayEnds(): void {
+    const delays = this.delays.ended(MAX_DELAYS_PER_ENTRY);
+    if (delays.length === 0) return;
+    this.logger.info({ locks: delays.length, first: delays[0]?.lock }, 'lock-delays over; proposing their end');
+    this.proposeLeaseCommand({ type: 'EndLockDelays', now: this.ports.clock.wallMs(), delays }).catch((err) => {
+      this.delays.retry(delays);
+      this.logger.warn({ err: (err as Error).message }, 'lock-delay end proposal failed; will retry');
+    });
   }
 
   /** Sessions past their deadline, this tick's share of the rate, several per entry. */

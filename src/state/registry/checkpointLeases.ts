@@ -4,6 +4,7 @@
 // skipped); a checkpoint above the session's TTL counts as the TTL.
 import * as L from '../limits';
 import { checkList, checkSessionId, isNonNegativeInt, isRecord } from './checks';
+import { uint, type StatusTable } from '../results';
 import type { CommandEntry } from './entry';
 
 /** The lease time a session had left on the leader when it proposed a checkpoint. */
@@ -24,10 +25,14 @@ function checkLeaseCheckpoint(v: unknown): string | null {
   return checkSessionId(v.sessionId);
 }
 
-export const checkpointLeases: CommandEntry<CheckpointLeasesCommand, 'checkpointed'> = {
+/** Its own status: how many open sessions got their checkpoint (unknown ones were skipped). */
+const RESULTS = { checkpointed: { no: 4, fields: [uint(1, 'sessions')] } } as const satisfies StatusTable;
+
+export const checkpointLeases: CommandEntry<CheckpointLeasesCommand, 'checkpointed', typeof RESULTS> = {
   type: 'CheckpointLeases',
   kind: 'lease',
   statuses: ['checkpointed'],
+  results: RESULTS,
   member: 'checkpointLeases',
   encode: (c) => ({ leases: c.leases.map((l) => ({ sessionId: l.sessionId, remainingMs: l.remainingMs })) }),
   decode: (b, meta) => ({

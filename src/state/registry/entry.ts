@@ -4,7 +4,7 @@ import type { QuotaName } from '../auth/names';
 import type { FencedKv } from '../fencedKv';
 import type { LockTable } from '../locks';
 import type { LockRecord, Session } from '../records';
-import type { GrantEndCause, InvalidResult, LockEvent, RefusedResult, Result, ResultWith, SessionEndCause, SessionEndedResult } from '../results';
+import type { GrantEndCause, InvalidResult, LockEvent, NoStatuses, RefusedResult, ResultIn, SessionEndCause, SessionEndedResult, StatusTable } from '../results';
 import type { SessionTable } from '../sessions';
 import type { UsageTable } from '../usage';
 
@@ -67,7 +67,7 @@ export interface MachineState {
   endSessionsOf(index: number, now: number, owner: string, events: LockEvent[]): void;
   leaveSession(s: Session, cause: SessionEndCause, events: LockEvent[]): void;
   releaseSession(index: number, now: number, s: Session, cause: SessionEndCause, events: LockEvent[]): string[];
-  handOver(rec: LockRecord, index: number, now: number, cause: GrantEndCause, events: LockEvent[]): string | undefined;
+  handOver(rec: LockRecord, index: number, now: number, cause: GrantEndCause | 'delay_ended', events: LockEvent[]): string | undefined;
 }
 
 /** Who asks, for a permission rule: the caller (a user of an enabled auth table) and whose a session is. */
@@ -88,14 +88,23 @@ export type MetaOf<C> = C extends RequestMeta ? RequestMeta : { now: number };
 
 /**
  * One replicated command. `C`: its TypeScript type; `S`: the statuses its execution yields besides a
- * refusal (every command may also be refused, or be `invalid`, see ResultOf).
+ * refusal (every command may also be refused, or be `invalid`, see ResultOf); `R`: the statuses it declares
+ * as its own (no other command answers them), with their stored form.
  */
-export interface CommandEntry<C extends CommandBase, S extends Result['status']> {
+export interface CommandEntry<C extends CommandBase, S extends string, R extends StatusTable = NoStatuses> {
   type: C['type'];
   /** 'request': carries RequestMeta and is de-duplicated; 'lease': a leader's lease duty, neither. */
   kind: C extends RequestMeta ? 'request' : 'lease';
-  /** The statuses its execution yields besides refused (checked by test/state/registry.test.ts). */
+  /**
+   * The statuses its execution yields besides refused (checked by test/state/registry.test.ts): shared ones
+   * or its own (registry/index.ts's UndeclaredStatuses fails to compile on any other).
+   */
   statuses: readonly S[];
+  /**
+   * Its own result statuses: each one's StoredResult member number in state.proto and its fields (built with
+   * results.ts's uint, str, opt...). resultStatuses.ts joins them with the shared ones.
+   */
+  results?: R;
   /** state.proto: the member of Command's `body` oneof it is written in, and its body there. */
   member: string;
   encode(c: C): WireBody;
@@ -106,7 +115,7 @@ export interface CommandEntry<C extends CommandBase, S extends Result['status']>
   validate(c: Record<string, unknown>): string | null;
   /** The permission rule at apply (auth on, caller a live user): the refusal, or null when it may run. */
   permit?(scope: PermissionScope, c: C): RefusedResult | null;
-  execute(m: MachineState, index: number, c: C, events: LockEvent[]): ResultWith<S> | RefusedResult;
+  execute(m: MachineState, index: number, c: C, events: LockEvent[]): ResultIn<S, R> | RefusedResult;
 }
 
 /** The shared outcomes any command may end in: refused, or invalid. */

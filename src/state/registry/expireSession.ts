@@ -4,6 +4,7 @@
 import * as L from '../limits';
 import type { Session } from '../records';
 import { checkList, checkSessionId } from './checks';
+import { strs, type StatusTable } from '../results';
 import type { CommandEntry } from './entry';
 
 export interface ExpireSessionCommand {
@@ -12,10 +13,14 @@ export interface ExpireSessionCommand {
   sessionIds: string[];
 }
 
-export const expireSession: CommandEntry<ExpireSessionCommand, 'sessions_expired'> = {
+/** Its own status: the sessions that ended, in the entry's order (unknown ones were skipped). */
+const RESULTS = { sessions_expired: { no: 3, fields: [strs(1, 'ended')] } } as const satisfies StatusTable;
+
+export const expireSession: CommandEntry<ExpireSessionCommand, 'sessions_expired', typeof RESULTS> = {
   type: 'ExpireSession',
   kind: 'lease',
   statuses: ['sessions_expired'],
+  results: RESULTS,
   member: 'expireSessions',
   encode: (c) => ({ sessionIds: c.sessionIds }),
   decode: (b, meta) => ({ type: 'ExpireSession', now: meta.now, sessionIds: b.strings('sessionIds') }),

@@ -3,12 +3,13 @@
 // and the results it may yield. The codec (src/codec/commandCodec.ts), the state machine's dispatch and the
 // node's typed propose all read this table; adding a command is a new entry file listed here, its proto
 // message, and (if clients send it) its RPC.
-import type { InvalidResult, RefusedResult, ResultWith } from '../results';
+import type { InvalidResult, RefusedResult, ResultIn, SharedStatus, StatusTable } from '../results';
 import { acquire } from './acquire';
 import { authChange } from './authChange';
 import { cancelWait } from './cancelWait';
 import { checkpointLeases } from './checkpointLeases';
 import { closeSession } from './closeSession';
+import { endLockDelays } from './endLockDelays';
 import type { BodyReader, CommandEntry, MetaOf, RequestMeta } from './entry';
 import { expireSession } from './expireSession';
 import { moveKeys } from './moveKeys';
@@ -32,24 +33,39 @@ const ENTRIES = [
   moveKeys,
   revokeSession,
   revokeLock,
+  endLockDelays,
 ] as const;
 
 type AnyEntry = (typeof ENTRIES)[number];
-type CommandOf<E> = E extends CommandEntry<infer C, infer _S> ? C : never;
-type StatusOf<E> = E extends CommandEntry<infer _C, infer S> ? S : never;
+type CommandOf<E> = E extends CommandEntry<infer C, infer _S, infer _R> ? C : never;
+type StatusOf<E> = E extends CommandEntry<infer _C, infer S, infer _R> ? S : never;
+type OwnStatusesOf<E> = E extends CommandEntry<infer _C, infer _S, infer R> ? R : never;
 
 /** Every replicated command. */
 export type Command = CommandOf<AnyEntry>;
 export type CommandType = Command['type'];
 
 /** The entry of one command type, with its own types. */
-export type EntryOf<T extends CommandType> = CommandEntry<Extract<Command, { type: T }>, StatusOf<Extract<AnyEntry, { type: T }>>>;
+export type EntryOf<T extends CommandType> = CommandEntry<Extract<Command, { type: T }>, StatusOf<Extract<AnyEntry, { type: T }>>, Extract<Joined<OwnStatusesOf<Extract<AnyEntry, { type: T }>>>, StatusTable>>;
+
+/** The tables of a union of entries as one (each a table of its own statuses: their names never clash). */
+type Joined<U> = (U extends unknown ? (table: U) => void : never) extends (table: infer I) => void ? I : never;
 
 /**
  * What applying a command of type `T` may answer: its own results, a refusal (dedup, permission, its own
  * rules), or `invalid`. A retry answers the stored result of the same request, so of the same type.
  */
-export type ResultOf<T extends CommandType> = ResultWith<StatusOf<Extract<AnyEntry, { type: T }>>> | RefusedResult | InvalidResult;
+export type ResultOf<T extends CommandType> = ResultIn<StatusOf<Extract<AnyEntry, { type: T }>>, OwnStatusesOf<Extract<AnyEntry, { type: T }>>> | RefusedResult | InvalidResult;
+
+/** Fails to compile, naming it, when an entry answers a status that is neither shared nor its own. */
+type Declared<T extends never> = T;
+type Undeclared<E> = E extends unknown ? Exclude<StatusOf<E>, SharedStatus | keyof OwnStatusesOf<E>> : never;
+export type UndeclaredStatuses = Declared<Undeclared<AnyEntry>>;
+
+/** The own status table of every entry, in the registry's order (resultStatuses.ts joins them). */
+export type EntryStatusTables = TablesOf<typeof ENTRIES>;
+type TablesOf<T extends readonly unknown[]> = { -readonly [K in keyof T]: OwnStatusesOf<T[K]> };
+export const ENTRY_STATUS_TABLES: readonly StatusTable[] = ENTRIES.map((e) => (e as { results?: StatusTable }).results ?? {});
 
 const BY_TYPE: ReadonlyMap<string, EntryOf<CommandType>> = new Map(ENTRIES.map((e) => [e.type, e as unknown as EntryOf<CommandType>]));
 

@@ -2,7 +2,7 @@
 import { labelsProblem, type SessionLabel, type SessionLabels } from '../../protocol/labels';
 import * as L from '../limits';
 import { NO_LABELS } from '../records';
-import { Reason, refused, refusedAbout } from '../results';
+import { Reason, refused, refusedAbout, str, uint, type StatusTable } from '../results';
 import { checkSessionId, checkText, isNonNegativeInt } from './checks';
 import type { CommandEntry, RequestMeta } from './entry';
 
@@ -15,10 +15,14 @@ export interface OpenSessionCommand extends RequestMeta {
   labels?: SessionLabels;
 }
 
-export const openSession: CommandEntry<OpenSessionCommand, 'session_opened'> = {
+/** Its own status: the session is open (StoredResult member 1). */
+const RESULTS = { session_opened: { no: 1, fields: [str(1, 'sessionId'), uint(2, 'ttlMs')] } } as const satisfies StatusTable;
+
+export const openSession: CommandEntry<OpenSessionCommand, 'session_opened', typeof RESULTS> = {
   type: 'OpenSession',
   kind: 'request',
   statuses: ['session_opened'],
+  results: RESULTS,
   member: 'openSession',
   encode: (c) => ({ sessionId: c.sessionId, ttlMs: c.ttlMs, clientName: c.clientName, labels: (c.labels ?? []).map((l) => ({ key: l.key, value: l.value })) }),
   decode(b, meta) {

@@ -5,7 +5,7 @@ import { allows } from '../auth/permissions';
 import { checkFence } from '../fencing';
 import { invariant } from '../invariant';
 import * as L from '../limits';
-import { Reason, refused, refusedAbout, type RefusedResult } from '../results';
+import { Reason, opt, refused, refusedAbout, uint, type RefusedResult, type StatusTable } from '../results';
 import { utf8ByteLength } from '../text';
 import { writeCharge } from '../usage';
 import { checkKey, checkLockName, checkSessionId, checkToken, isRecord } from './checks';
@@ -52,10 +52,18 @@ function writeQuotaRefusal(m: MachineState, payer: string, ops: readonly WriteOp
   return null;
 }
 
-export const write: CommandEntry<WriteCommand, 'written'> = {
+/**
+ * Its own status: the fenced write was applied, every touched key's watermark is now `token`. `index`: the
+ * entry that applied it (a retry answers with it). Absent in results stored before it was recorded (older
+ * snapshots).
+ */
+const RESULTS = { written: { no: 11, fields: [uint(1, 'token'), uint(2, 'ops'), opt(uint(3, 'index'))] } } as const satisfies StatusTable;
+
+export const write: CommandEntry<WriteCommand, 'written', typeof RESULTS> = {
   type: 'Write',
   kind: 'request',
   statuses: ['written'],
+  results: RESULTS,
   member: 'write',
   encode: (c) => ({
     lock: c.lock,

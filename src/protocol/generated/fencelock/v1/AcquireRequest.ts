@@ -14,6 +14,12 @@ export interface AcquireRequest {
    * 0 = try once; otherwise wait in the FIFO queue up to this long
    */
   'waitTimeoutMs'?: (number | string | Long);
+  /**
+   * Lock-delay of this grant, 0..60000 ms (0 = none): when the grant ends by expiry of the session or by a
+   * revoke (not by Release or Session.Close), nobody is granted the lock for this long. A try-acquire
+   * during a delay is refused FAILED_PRECONDITION LOCK_DELAYED; a waiting one queues.
+   */
+  'lockDelayMs'?: (number | string | Long);
 }
 
 export interface AcquireRequest__Output {
@@ -27,4 +33,10 @@ export interface AcquireRequest__Output {
    * 0 = try once; otherwise wait in the FIFO queue up to this long
    */
   'waitTimeoutMs': (string);
+  /**
+   * Lock-delay of this grant, 0..60000 ms (0 = none): when the grant ends by expiry of the session or by a
+   * revoke (not by Release or Session.Close), nobody is granted the lock for this long. A try-acquire
+   * during a delay is refused FAILED_PRECONDITION LOCK_DELAYED; a waiting one queues.
+   */
+  'lockDelayMs': (string);
 }

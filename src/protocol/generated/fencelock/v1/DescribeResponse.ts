@@ -32,6 +32,17 @@ export interface DescribeResponse {
    * the waiters as in `waiters`, with their names and labels
    */
   'waiterSessions'?: (_fencelock_v1_SessionInfo)[];
+  /**
+   * while held: the lock-delay the current grant asked for (0 = none)
+   */
+  'lockDelayMs'?: (number | string | Long);
+  /**
+   * In a lock-delay (free, granted to nobody until it ends): when it ends by the clock of the leader that
+   * started it, and the time left by the serving node's clock. 0 and 0 when not delayed. A leader change
+   * times the delay afresh, so it may end later than delayed_until_ms (the time left then reads 0).
+   */
+  'delayedUntilMs'?: (number | string | Long);
+  'delayRemainingMs'?: (number | string | Long);
 }
 
 export interface DescribeResponse__Output {
@@ -63,4 +74,15 @@ export interface DescribeResponse__Output {
    * the waiters as in `waiters`, with their names and labels
    */
   'waiterSessions': (_fencelock_v1_SessionInfo__Output)[];
+  /**
+   * while held: the lock-delay the current grant asked for (0 = none)
+   */
+  'lockDelayMs': (string);
+  /**
+   * In a lock-delay (free, granted to nobody until it ends): when it ends by the clock of the leader that
+   * started it, and the time left by the serving node's clock. 0 and 0 when not delayed. A leader change
+   * times the delay afresh, so it may end later than delayed_until_ms (the time left then reads 0).
+   */
+  'delayedUntilMs': (string);
+  'delayRemainingMs': (string);
 }

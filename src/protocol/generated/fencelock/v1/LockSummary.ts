@@ -1,6 +1,7 @@
 // Original file: proto/fencelock/v1/lock.proto
 
 import type { LockWaiter as _fencelock_v1_LockWaiter, LockWaiter__Output as _fencelock_v1_LockWaiter__Output } from '../../fencelock/v1/LockWaiter';
+import type { SessionInfo as _fencelock_v1_SessionInfo, SessionInfo__Output as _fencelock_v1_SessionInfo__Output } from '../../fencelock/v1/SessionInfo';
 import type { Long } from '@grpc/proto-loader';
 
 export interface LockSummary {
@@ -31,6 +32,16 @@ export interface LockSummary {
    */
   'waiters'?: (_fencelock_v1_LockWaiter)[];
   'waiterCount'?: (number);
+  /**
+   * Set while held: the holder's handle, client name and labels, as Describe shows them. A listing holds only
+   * locks the caller may describe, so it shows labels to no one Describe would not.
+   */
+  'holder'?: (_fencelock_v1_SessionInfo | null);
+  /**
+   * In a lock-delay: as in DescribeResponse (0 and 0 when not delayed).
+   */
+  'delayedUntilMs'?: (number | string | Long);
+  'delayRemainingMs'?: (number | string | Long);
 }
 
 export interface LockSummary__Output {
@@ -61,4 +72,14 @@ export interface LockSummary__Output {
    */
   'waiters': (_fencelock_v1_LockWaiter__Output)[];
   'waiterCount': (number);
+  /**
+   * Set while held: the holder's handle, client name and labels, as Describe shows them. A listing holds only
+   * locks the caller may describe, so it shows labels to no one Describe would not.
+   */
+  'holder': (_fencelock_v1_SessionInfo__Output | null);
+  /**
+   * In a lock-delay: as in DescribeResponse (0 and 0 when not delayed).
+   */
+  'delayedUntilMs': (string);
+  'delayRemainingMs': (string);
 }
