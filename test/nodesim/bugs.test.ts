@@ -34,7 +34,7 @@ const CAUGHT: Array<{ bug: string; seed: number; by: RegExp }> = [
   { bug: 'retry-with-fresh-request-id', seed: 3, by: /^retry applied twice: / },
   // Without the margin the client presumes its lease lost too late: its lock handle or withLock's signal still
   // says held when the cluster grants the lock to another session.
-  { bug: 'presumed-lost-without-margin', seed: 6, by: /^(lease promise: c\d+ still believes it holds |withLock: c\d+'s signal under W\d+ has not fired )/ },
+  { bug: 'presumed-lost-without-margin', seed: 35, by: /^(lease promise: c\d+ still believes it holds |withLock: c\d+'s signal under W\d+ has not fired )/ },
   // Client clocks 40% slow, forty times the documented bound: the check bites once drift exceeds it.
   { bug: 'client-clock-beyond-bound', seed: 2, by: /^lease promise: c\d+ still believes it holds / },
 ];
