@@ -12,7 +12,7 @@
  */
 import { spawn } from 'node:child_process';
 import { NODE_SIM_PROFILES } from './profiles';
-import { PLANTED_BUGS, runNodeSeed, type NodeSimOptions, type NodeSimResult } from './simulation';
+import { BUG_NAMES, runNodeSeed, type NodeSimOptions, type NodeSimResult } from './simulation';
 
 interface Args {
   seed?: number;
@@ -32,7 +32,7 @@ interface Args {
 const USAGE = `usage: npm run sim -- [--seeds N] [--from A] [--seed N] [--nodes 3|5] [--clients N] [--profile NAME]
                       [--bug NAME] [--ms FAULTY_MS] [--[no-]membership] [--quiet] [--stop-on-failure] [--workers N]
 profiles: ${NODE_SIM_PROFILES.map((p) => p.name).join(', ')}
-bugs:     ${Object.keys(PLANTED_BUGS).join(', ')}`;
+bugs:     ${BUG_NAMES.join(', ')}`;
 
 function parse(argv: string[]): Args {
   const args: Args = { seeds: 100, from: 1, quiet: false, stopOnFailure: false, workers: 1 };

@@ -4,10 +4,8 @@
  * a crash, and a simulated network; simulated clients that behave as FenceLockClient does. A run is a pure
  * function of (seed, options). See test/nodesim/README.md.
  */
-import { EventEmitter } from 'node:events';
-import { toFenceLockError } from '../../src/client/errors';
+import type * as grpc from '@grpc/grpc-js';
 import { CLOCK_RATE_BOUND } from '../../src/client/session';
-import { ApiError } from '../../src/node/api/errors';
 import type { NodeRuntime, PlantedBugs } from '../../src/node/runtime/nodeRuntime';
 import { decodeMessageBatch, encodeMessageBatch } from '../../src/codec/raftCodec';
 import type { FullConfig } from '../../src/raft/confChange';
@@ -20,11 +18,13 @@ import { brokenRawNode } from '../support/brokenRawNode';
 import { Prng } from '../support/prng';
 import { CALM, Network } from './network';
 import { CHAOS_EVERY_MS, findNodeSimProfile, profileForSeed, type NodeSimProfile } from './profiles';
-import { SimClient, type ClientEnv, type Delivery, type NodeCall } from './simClient';
+import { WorkloadClient, type WorkloadEnv } from './simWorkload';
+import type { SimTransportEnv } from './simTransport';
 import { Checker } from './raftInvariants';
+import { CLIENT_BUGS } from './clientBugs';
 import { Membership, membershipForSeed } from './membership';
 import { observerFactory } from './raftObserver';
-import { nodeLogger, simConfig, SimNode } from './simNode';
+import { addressOf, nodeLogger, simConfig, SimNode } from './simNode';
 import { SimWire } from './simWire';
 import { World } from './world';
 
@@ -65,7 +65,7 @@ export interface NodeSimResult {
   profile: string;
   ok: boolean;
   violation?: string;
-  stats: { events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number; leaderTerms: number; confChanges: number; confChangesRefused: number; removalNotices: number };
+  stats: { events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number; leaderTerms: number; confChanges: number; confChangesRefused: number; removalNotices: number; closesInOutage: number; clientCloses: number };
 }
 
 class Violation extends Error {}
@@ -77,17 +77,26 @@ export function setupForNodeSeed(seed: number): { nodes: number; profile: string
 
 export async function runNodeSeed(opts: NodeSimOptions): Promise<NodeSimResult> {
   const sim = new NodeSimulation(opts);
-  return sim.run();
+  const undo = opts.bug === undefined ? undefined : CLIENT_BUGS[opts.bug]?.plant?.();
+  try {
+    return await sim.run();
+  } finally {
+    undo?.();
+  }
 }
 
-class NodeSimulation implements ClientEnv {
+/** Every defect `--bug` can plant: in the nodes, or in the client library (clientBugs.ts). */
+export const BUG_NAMES: readonly string[] = [...Object.keys(PLANTED_BUGS), ...Object.keys(CLIENT_BUGS)];
+
+class NodeSimulation implements WorkloadEnv {
   readonly world = new World();
   readonly recorder = new Recorder({ now: () => this.world.now });
   readonly nodes: SimNode[] = [];
-  readonly clients: SimClient[] = [];
+  readonly clients: WorkloadClient[] = [];
   /** Every node that ever ran, in order of creation (clients know them all; removed ones refuse calls). */
   readonly nodeIds: string[];
   readonly locks = ['L0', 'L1'];
+  readonly withLockLocks = ['W0'];
   private readonly net: Network;
   /** Under every node's memory carrier: the Network, with the slow-start fault applied to frames. */
   private readonly wire: SimWire;
@@ -104,11 +113,13 @@ class NodeSimulation implements ClientEnv {
   private readonly appsLostFrom = new Map<string, number>();
   /** Per node, how to tell each call open on it that its connection was reset. */
   private readonly openCalls = new Map<SimNode, Set<() => void>>();
+  /** Each value written, and the index that first applied it. */
+  private readonly writtenAt = new Map<string, number>();
   /** Sessions whose end (close or expiry) some node applied. */
   private readonly endedSessions = new Set<string>();
   /** The newest grant of each lock applied anywhere (token, session, real time). */
   private readonly newestGrant = new Map<string, { token: number; session: string; at: number }>();
-  readonly stats: NodeSimResult['stats'] = { events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0, leaderTerms: 0, confChanges: 0, confChangesRefused: 0, removalNotices: 0 };
+  readonly stats: NodeSimResult['stats'] = { events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0, leaderTerms: 0, confChanges: 0, confChangesRefused: 0, removalNotices: 0, closesInOutage: 0, clientCloses: 0 };
   private readonly bugs: PlantedBugs | undefined;
   /** The cluster's size at the start (membership changes add and remove nodes later). */
   private readonly initialNodes: number;
@@ -126,10 +137,12 @@ class NodeSimulation implements ClientEnv {
     this.faultyMs = opts.faultyMs ?? 30_000;
     this.nodeIds = Array.from({ length: size }, (_, i) => `n${i + 1}`);
     this.net = new Network(Prng.derive(opts.seed, 'network'));
+    this.transportEnv.net = this.net;
     this.wire = new SimWire(this.world, this.net, () => this.nodes, { duplicate: true, rewrite: (from, _to, frame) => this.rewriteFrame(from, frame) });
     this.faults = Prng.derive(opts.seed, 'faults');
     const bugs = opts.bug === undefined ? undefined : PLANTED_BUGS[opts.bug];
-    if (opts.bug !== undefined && !bugs) throw new Error(`unknown bug ${opts.bug}; known: ${Object.keys(PLANTED_BUGS).join(', ')}`);
+    const clientBug = opts.bug === undefined ? undefined : CLIENT_BUGS[opts.bug];
+    if (opts.bug !== undefined && !bugs && !clientBug) throw new Error(`unknown bug ${opts.bug}; known: ${BUG_NAMES.join(', ')}`);
     const clocks = Prng.derive(opts.seed, 'clocks');
     // Within the documented bound; a third of the machines sit at its very edge.
     const rate = (): number => 1 + (clocks.chance(0.3) ? (clocks.chance(0.5) ? 1 : -1) : clocks.next() * 2 - 1) * CLOCK_RATE_BOUND;
@@ -157,7 +170,9 @@ class NodeSimulation implements ClientEnv {
     const clientCount = opts.clients ?? 4;
     for (let i = 0; i < clientCount; i++) {
       const name = `c${i + 1}`;
-      this.clients.push(new SimClient(name, this.world.actor(name, rate(), clocks.next() * 1e6, 0), this, Prng.derive(opts.seed, `client-${name}`), this.ttlMs));
+      const clientRate = rate();
+      const actor = this.world.actor(name, clientBug?.clientClockRate ?? clientRate, clocks.next() * 1e6, 0);
+      this.clients.push(new WorkloadClient(name, actor, this, Prng.derive(opts.seed, `client-${name}`), Prng.derive(opts.seed, `client-random-${name}`), this.ttlMs));
     }
   }
 
@@ -229,66 +244,34 @@ class NodeSimulation implements ClientEnv {
     return kept.length === 0 ? undefined : encodeMessageBatch(kept);
   }
 
-  send(client: SimClient, nodeIndex: number, call: NodeCall, timeoutMs: number): Promise<Delivery> {
-    return new Promise<Delivery>((resolve) => {
-      let settled = false;
-      const node = this.nodes[nodeIndex]!;
-      const scope = new EventEmitter();
-      let reached = false;
-      let reachedIncarnation = 0;
-      const finish = (d: Delivery): void => {
-        if (settled) return;
-        settled = true;
-        resolve(d);
-      };
-      this.world.at(client.actor.realAfter(timeoutMs), client.actor, () => {
-        if (settled) return;
-        finish({ kind: 'timeout' });
-        if (reached) this.world.at(this.world.now, node.actor, () => scope.emit('cancelled'), reachedIncarnation);
-      });
-      const answer = (d: Delivery): void => {
-        const back = this.net.delays(node.id, client.name, false);
-        if (back.length > 0) this.world.at(this.world.now + back[0]!, client.actor, () => finish(d));
-      };
-      // Calls open on a node that crashes see the connection reset, as over TCP.
-      const reset = (): void => answer({ kind: 'error', err: toFenceLockError(unavailable('connection reset'), 'call') });
-      this.openCalls.get(node)!.add(reset);
-      const done = (d: Delivery): void => {
-        this.openCalls.get(node)!.delete(reset);
-        answer(d);
-      };
-      const there = this.net.delays(client.name, node.id, false);
-      if (there.length === 0) return;
-      this.world.at(this.world.now + there[0]!, node.actor, () => {
-        const runtime = node.runtime;
-        if (!runtime) return done({ kind: 'error', err: toFenceLockError(unavailable('connection refused'), 'call') });
-        reached = true;
-        const incarnation = node.actor.incarnation;
-        reachedIncarnation = incarnation;
-        let pending: Promise<unknown>;
-        try {
-          pending = call(runtime, scope);
-        } catch (err) {
-          pending = Promise.reject(err);
-        }
-        pending.then(
-          (res) => {
-            if (node.actor.incarnation !== incarnation) return;
-            done({ kind: 'answer', res: res as Record<string, unknown> });
-            if ((res as { sessionId?: unknown }).sessionId !== undefined) this.maybeCrashAfterOpen(node);
-          },
-          (err: unknown) => {
-            if (node.actor.incarnation !== incarnation) return;
-            if (!(err instanceof ApiError)) {
-              this.fail(`${node.id} answered with an internal error: ${(err as Error)?.stack ?? String(err)}`);
-              return;
-            }
-            const serviceError = Object.assign(new Error(err.message), err.toServiceError());
-            done({ kind: 'error', err: toFenceLockError(serviceError, 'call') });
-          },
-        );
-      });
-    });
+  /** How the real clients' calls reach the nodes (simTransport.ts). */
+  readonly transportEnv: SimTransportEnv = {
+    world: this.world,
+    net: undefined as unknown as Network,
+    nodeAt: (address) => this.nodes.find((n) => addressOf(n.id) === address),
+    onReset: (node, reset) => {
+      const open = this.openCalls.get(node)!;
+      open.add(reset);
+      return () => void open.delete(reset);
+    },
+    answered: (node, path, answer) => this.answered(node, path, answer),
+  };
+
+  /** What a node answers, as it leaves the node: no INTERNAL ever; renewals and Opens are watched. */
+  private answered(node: SimNode, path: string, answer: { res?: unknown; err?: Partial<grpc.ServiceError> }): void {
+    if (answer.err?.code === 13) return this.fail(`${node.id} answered ${path} with an internal error: ${answer.err.details ?? answer.err.message}`);
+    const res = answer.res as { sessionId?: string; alive?: boolean; code?: number; message?: string } | undefined;
+    if (!res) return;
+    if (path === '/fencelock.v1.Pipeline/Calls' && res.code === 13) return this.fail(`${node.id} answered a Pipeline call with an internal error: ${res.message}`);
+    if (path === '/fencelock.v1.Session/KeepAlive' && res.sessionId) {
+      if (res.alive) this.renewalAcknowledged(res.sessionId, node.id);
+      else this.sessionDeclaredGone(res.sessionId, node.id);
+    }
+    if (path === '/fencelock.v1.Session/Open') this.maybeCrashAfterOpen(node);
+  }
+
+  cutOff(client: WorkloadClient): boolean {
+    return this.live().every((n) => this.net.isCut(client.name, n.id));
   }
 
   // ---- what is checked -------------------------------------------------------------------------------
@@ -329,6 +312,7 @@ class NodeSimulation implements ClientEnv {
           const w = watermark.get(op.key) ?? 0;
           if (command.token < w) this.fail(`fencing: ${node.id} accepted a write of ${op.key} with token ${command.token} below its watermark ${w}`);
           watermark.set(op.key, command.token);
+          if (op.type === 'put') this.writeApplied(Buffer.from(op.value).toString(), index, node.id);
         }
       }
       const problems = app.machine.checkInvariants();
@@ -374,8 +358,14 @@ class NodeSimulation implements ClientEnv {
     this.trace(`${nodeId} applied grant of ${lock} token ${token} to ${session.slice(0, 8)} (first node to do so)`);
     for (const c of this.clients) {
       const believed = c.believes(lock);
-      if (believed !== undefined && believed < token && c.sessionId() !== session) {
+      if (believed !== undefined && believed < token && c.sessionOf(lock) !== session) {
         this.fail(`lease promise: ${c.name} still believes it holds ${lock} (token ${believed}) when ${nodeId} applied its grant to session ${session.slice(0, 8)} (token ${token})`);
+      }
+      // withLock's signal fires (a timer on the client's clock) before another session is granted the lock,
+      // unless the client is frozen: then it cannot fire, nor can the body act, before the stall ends.
+      const late = c.signalLateBy(lock);
+      if (late !== undefined && late > 1 && c.sessionOf(lock) !== session && !c.actor.isStalled()) {
+        this.fail(`withLock: ${c.name}'s signal under ${lock} has not fired ${late.toFixed(1)} ms after its session was presumed lost, when ${nodeId} applied the grant of token ${token} to another session`);
       }
     }
   }
@@ -386,20 +376,37 @@ class NodeSimulation implements ClientEnv {
     if (this.endedSessions.has(sessionId)) this.fail(`keepalive: ${nodeId} acknowledged a renewal of session ${sessionId.slice(0, 8)} after its end was applied`);
   }
 
-  sessionDeclaredGone(client: SimClient, sessionId: string, nodeId: string): void {
-    this.trace(`${nodeId} told ${client.name} that session ${sessionId.slice(0, 8)} is gone`);
+  sessionDeclaredGone(sessionId: string, nodeId: string): void {
+    this.trace(`${nodeId} told a client that session ${sessionId.slice(0, 8)} is gone`);
     // The Open was answered, so its entry was applied; only an applied end makes the session gone.
-    if (!this.endedSessions.has(sessionId)) this.fail(`keepalive: ${nodeId} answered alive=false for session ${sessionId.slice(0, 8)} of ${client.name}, which no node has ended`);
+    if (!this.endedSessions.has(sessionId)) this.fail(`keepalive: ${nodeId} answered alive=false for session ${sessionId.slice(0, 8)}, which no node has ended`);
   }
 
-  beliefStarted(client: SimClient, lock: string, token: number): void {
+  beliefStarted(client: WorkloadClient, lock: string, token: number): void {
     const newest = this.newestGrant.get(lock);
     // A grant that arrives after the lease estimate ran out (a client stalled meanwhile) is not believed.
     if (client.believes(lock) !== token) return this.trace(`${client.name} got ${lock} token ${token} but presumes its lease lost`);
     this.trace(`${client.name} holds ${lock} token ${token}`);
-    if (newest && newest.token > token && newest.session !== client.sessionId()) {
+    if (newest && newest.token > token && newest.session !== client.sessionOf(lock)) {
       this.fail(`lease promise: ${client.name} believes it holds ${lock} (token ${token}) after a grant to another session (token ${newest.token}) was applied`);
     }
+  }
+
+  /**
+   * Retries are safe: every value the workload writes is unique, so one applied (not as a duplicate) at two
+   * indexes is one request applied twice (a retry that the dedup table did not recognise).
+   */
+  private writeApplied(value: string, index: number, nodeId: string): void {
+    const first = this.writtenAt.get(value);
+    if (first === undefined) this.writtenAt.set(value, index);
+    else if (first !== index) this.fail(`retry applied twice: ${nodeId} applied the write of ${value} at index ${index}, already applied at index ${first}`);
+  }
+
+  /** FenceLockClient.close returns within its bound (on the client's clock; a stall of the client meanwhile adds to it). */
+  closeReturned(client: WorkloadClient, elapsedMs: number, timeoutMs: number, stalledMs: number, outage: boolean): void {
+    if (outage) this.stats.closesInOutage++;
+    this.trace(`${client.name} closed its client in ${elapsedMs.toFixed(1)} ms${outage ? ' (cut off from every node)' : ''}`);
+    if (elapsedMs > timeoutMs + stalledMs + 1) this.fail(`close: ${client.name}'s FenceLockClient.close({ timeoutMs: ${timeoutMs} }) returned after ${elapsedMs.toFixed(1)} ms${outage ? ' during an outage' : ''}`);
   }
 
   // ---- faults ----------------------------------------------------------------------------------------
@@ -446,6 +453,7 @@ class NodeSimulation implements ClientEnv {
     if (f.chance(p.stallClient)) {
       const c = f.pick(this.clients);
       const ms = 100 + f.int(2 * this.ttlMs);
+      c.stalledMs += Math.max(0, now + ms - Math.max(c.actor.stalledUntil, now));
       c.actor.stalledUntil = Math.max(c.actor.stalledUntil, now + ms);
       this.stats.stalls++;
       this.trace(`FAULT ${c.name} stalls for ${ms} ms`);
@@ -559,6 +567,7 @@ class NodeSimulation implements ClientEnv {
     this.stats.leaderTerms = this.raft.leaders.size;
     this.stats.simulatedMs = Math.round(this.world.now);
     this.stats.ops = this.recorder.history().ops.length;
+    this.stats.clientCloses = this.clients.reduce((n, c) => n + c.closes, 0);
     return { seed: this.opts.seed, nodes: this.initialNodes, profile: this.profile.name, ok: !this.violation, violation: this.violation, stats: this.stats };
   }
 
@@ -566,10 +575,10 @@ class NodeSimulation implements ClientEnv {
     this.net.heal();
     this.net.faults = CALM;
     for (const n of this.nodes) {
-      n.actor.stalledUntil = Math.min(n.actor.stalledUntil, this.world.now);
+      n.actor.resume();
       this.startNode(n);
     }
-    for (const c of this.clients) c.actor.stalledUntil = Math.min(c.actor.stalledUntil, this.world.now);
+    for (const c of this.clients) c.actor.resume();
     this.trace('every fault healed');
   }
 
@@ -658,8 +667,4 @@ class NodeSimulation implements ClientEnv {
 /** Most fsyncs take a few ms, one in ten is slow. */
 function fsyncTimes(disk: Prng): () => number {
   return () => (disk.chance(0.1) ? 10 + disk.next() * 30 : 0.2 + disk.next() * 4);
-}
-
-function unavailable(message: string): Error & { code: number; details: string } {
-  return Object.assign(new Error(message), { code: 14, details: message });
 }
