@@ -37,8 +37,8 @@ const CAUGHT: Array<{ bug: string; seed: number; by: RegExp }> = [
   { bug: 'presumed-lost-without-margin', seed: 6, by: /^(lease promise: c\d+ still believes it holds |withLock: c\d+'s signal under W\d+ has not fired )/ },
   // Client clocks 40% slow, forty times the documented bound: the check bites once drift exceeds it.
   { bug: 'client-clock-beyond-bound', seed: 2, by: /^lease promise: c\d+ still believes it holds / },
-  // Defects in issue 34's capabilities (featureBugs.ts), on the seeds that run its workload (ending in 0 or 4;
-  // the seeds before them do not exercise the patched code, so the first seed that catches each is one of them).
+  // Defects in issue 34's capabilities (featureBugs.ts), on the seeds that run its workload (featuresForSeed;
+  // the other seeds do not exercise the patched code, so the first seed that catches each is one of them).
   { bug: 'lock-delay-not-restarted', seed: 4, by: /^lock-delay: R0(?:'s delay ended| was granted again \(token \d+\)) [\d.]+ ms after its delay of \d+ ms started/ },
   { bug: 'revoke-not-reported', seed: 4, by: /^revoke: [er]\d still believes it holds (R0|E) \(token \d+\) [\d.]+ ms after its RevokeLock applied/ },
   { bug: 'observer-reports-again', seed: 4, by: /^election: observer o\d reported the leadership of token (\d+) after that of token \1\b/ },
