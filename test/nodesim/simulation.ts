@@ -645,10 +645,10 @@ class NodeSimulation implements WorkloadEnv {
     this.net.heal();
     this.net.faults = CALM;
     for (const n of this.nodes) {
-      n.actor.stalledUntil = Math.min(n.actor.stalledUntil, this.world.now);
+      n.actor.resume();
       this.startNode(n);
     }
-    for (const c of this.clients) c.actor.stalledUntil = Math.min(c.actor.stalledUntil, this.world.now);
+    for (const c of this.clients) c.actor.resume();
     this.trace('every fault healed');
   }
 

@@ -16,6 +16,8 @@ export interface WorldEvent {
   incarnation: number;
   run: () => void;
   timerId?: number;
+  /** Set on an event put off by a stall: true once it ran, was dropped, or was moved by resume(). */
+  settled?: boolean;
 }
 
 export class Actor {
@@ -24,6 +26,8 @@ export class Actor {
   /** Wall clock minus monotonic clock: changed by steps. */
   wallOffset: number;
   private readonly cancelled = new Set<number>();
+  /** Events put off by the current stall, so that ending it early brings them back to now. */
+  private deferred: WorldEvent[] = [];
 
   constructor(
     readonly world: World,
@@ -54,10 +58,34 @@ export class Actor {
     return this.world.now < this.stalledUntil;
   }
 
+  /** Puts off `e` to the end of the stall. */
+  defer(e: WorldEvent): WorldEvent {
+    const later: WorldEvent = { ...e, settled: false };
+    if (this.deferred.length > 64) this.deferred = this.deferred.filter((d) => d.settled === false);
+    this.deferred.push(later);
+    return later;
+  }
+
+  /**
+   * Ends a stall early (a heal): what the stall put off runs now, in order, as a process resumed early would
+   * run it. Lowering stalledUntil alone would leave those events waiting for the stall's original end.
+   */
+  resume(): void {
+    const pending = this.deferred.filter((d) => d.settled === false);
+    this.deferred = [];
+    if (!this.isStalled()) return;
+    this.stalledUntil = this.world.now;
+    for (const d of pending) {
+      d.settled = true;
+      this.world.at(this.world.now, this, d.run, d.incarnation, d.timerId);
+    }
+  }
+
   /** A crash: every event of the old incarnation is dropped. */
   restartIncarnation(): void {
     this.incarnation++;
     this.cancelled.clear();
+    this.deferred = [];
     this.stalledUntil = 0;
   }
 
@@ -96,8 +124,7 @@ export class World {
   events = 0;
 
   /** Schedules `run` for `actor`'s current incarnation at real time `time`; returns a timer id. */
-  at(time: number, actor: Actor, run: () => void, incarnation = actor.incarnation): number {
-    const timerId = this.nextTimer++;
+  at(time: number, actor: Actor, run: () => void, incarnation = actor.incarnation, timerId = this.nextTimer++): number {
     this.queue.push(Math.max(time, this.now), { actor, incarnation, run, timerId });
     return timerId;
   }
@@ -117,10 +144,12 @@ export class World {
       const ev = this.queue.pop()!;
       this.now = Math.max(this.now, ev.time);
       const e = ev.item;
+      if (e.settled === true) continue;
+      if (e.settled === false) e.settled = true;
       if (e.incarnation !== e.actor.incarnation) continue;
       if (e.timerId !== undefined && e.actor.wasCancelled(e.timerId)) continue;
       if (e.actor.isStalled()) {
-        this.queue.push(e.actor.stalledUntil, e);
+        this.queue.push(e.actor.stalledUntil, e.actor.defer(e));
         continue;
       }
       this.events++;
