@@ -1,4 +1,4 @@
-// The defects of issue 11, three broken Raft rules, broken membership rules and defects of the client library, planted again one at a time (`--bug NAME`): the first
+// The defects of issue 11, three broken Raft rules, broken membership rules, defects of the client library and of issue 34's capabilities, planted again one at a time (`--bug NAME`): the first
 // seed that catches each, searching from seed 1, and the same seed passing without it. If a legitimate change moves a trajectory so
 // that a pinned seed no longer catches its bug, `npm run sim -- --seeds 400 --bug NAME --stop-on-failure`
 // (for a membership rule, on membership seeds only: add `--membership`, then pin a seed that is a multiple of 5)
@@ -37,6 +37,11 @@ const CAUGHT: Array<{ bug: string; seed: number; by: RegExp }> = [
   { bug: 'presumed-lost-without-margin', seed: 35, by: /^(lease promise: c\d+ still believes it holds |withLock: c\d+'s signal under W\d+ has not fired )/ },
   // Client clocks 40% slow, forty times the documented bound: the check bites once drift exceeds it.
   { bug: 'client-clock-beyond-bound', seed: 2, by: /^lease promise: c\d+ still believes it holds / },
+  // Defects in issue 34's capabilities (featureBugs.ts), on the seeds that run its workload (featuresForSeed;
+  // the other seeds do not exercise the patched code, so the first seed that catches each is one of them).
+  { bug: 'lock-delay-not-restarted', seed: 4, by: /^lock-delay: R0(?:'s delay ended| was granted again \(token \d+\)) [\d.]+ ms after its delay of \d+ ms started/ },
+  { bug: 'revoke-not-reported', seed: 4, by: /^revoke: [er]\d still believes it holds (R0|E) \(token \d+\) [\d.]+ ms after its RevokeLock applied/ },
+  { bug: 'observer-reports-again', seed: 4, by: /^election: observer o\d reported the leadership of token (\d+) after that of token \1\b/ },
 ];
 
 describe('the whole-node simulator catches each planted defect', () => {

@@ -101,6 +101,12 @@ export class WorkloadClient {
     return this.actor.monotonicMs() - b.handle.presumedLostAt();
   }
 
+  /** The handle of the grant under `token` of `lock`, while the application believes it. */
+  handleOf(lock: string, token: number): LockHandle | undefined {
+    const h = this.beliefs.get(lock)?.handle;
+    return h && Number(h.token) === token ? h : undefined;
+  }
+
   /** The session the belief about `lock` is under. */
   sessionOf(lock: string): string | undefined {
     return this.beliefs.get(lock)?.handle.session.id;

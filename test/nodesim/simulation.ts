@@ -22,6 +22,9 @@ import { WorkloadClient, type WorkloadEnv } from './simWorkload';
 import type { SimTransportEnv } from './simTransport';
 import { Checker } from './raftInvariants';
 import { CLIENT_BUGS } from './clientBugs';
+import { FEATURE_BUGS } from './featureBugs';
+import { FeatureChecks } from './featureChecks';
+import { Admin, Campaigner, DelayedHolder, Observer, type Believer, type FeatureActor, type FeatureEnv } from './featureWorkload';
 import { Membership, membershipForSeed } from './membership';
 import { observerFactory } from './raftObserver';
 import { addressOf, nodeLogger, simConfig, SimNode } from './simNode';
@@ -55,6 +58,8 @@ export interface NodeSimOptions {
   faultyMs?: number;
   /** Membership changes during the faulty phase (default: every fifth seed, membershipForSeed). */
   membership?: boolean;
+  /** Elections, revokes and lock-delays too (default: a quarter of the seeds, featuresForSeed). */
+  features?: boolean;
   /** Receives the timeline, one line per event worth telling. */
   trace?: (line: string) => void;
 }
@@ -65,10 +70,20 @@ export interface NodeSimResult {
   profile: string;
   ok: boolean;
   violation?: string;
-  stats: { events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number; leaderTerms: number; confChanges: number; confChangesRefused: number; removalNotices: number; closesInOutage: number; clientCloses: number };
+  stats: { leaderships: number; observedLeaderships: number; revokes: number; lockDelays: number; lockDelaysEnded: number; events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number; leaderTerms: number; confChanges: number; confChangesRefused: number; removalNotices: number; closesInOutage: number; clientCloses: number };
 }
 
 class Violation extends Error {}
+
+/**
+ * Seeds ending in 0 or 4, and those that are 11 modulo 20 (odd: 3 nodes), also run issue 34's workload
+ * (featureWorkload.ts, seven more clients): a quarter of the seeds. The rest keep their trajectories (and the
+ * seeds pinned in bugs.test.ts theirs), and CI most of its time.
+ */
+export function featuresForSeed(seed: number): boolean {
+  const s = Math.abs(Math.trunc(seed));
+  return s % 10 === 0 || s % 10 === 4 || s % 20 === 11;
+}
 
 export function setupForNodeSeed(seed: number): { nodes: number; profile: string } {
   const s = Math.abs(Math.trunc(seed));
@@ -77,7 +92,7 @@ export function setupForNodeSeed(seed: number): { nodes: number; profile: string
 
 export async function runNodeSeed(opts: NodeSimOptions): Promise<NodeSimResult> {
   const sim = new NodeSimulation(opts);
-  const undo = opts.bug === undefined ? undefined : CLIENT_BUGS[opts.bug]?.plant?.();
+  const undo = opts.bug === undefined ? undefined : PATCHED_BUGS[opts.bug]?.plant?.();
   try {
     return await sim.run();
   } finally {
@@ -85,8 +100,11 @@ export async function runNodeSeed(opts: NodeSimOptions): Promise<NodeSimResult> 
   }
 }
 
-/** Every defect `--bug` can plant: in the nodes, or in the client library (clientBugs.ts). */
-export const BUG_NAMES: readonly string[] = [...Object.keys(PLANTED_BUGS), ...Object.keys(CLIENT_BUGS)];
+/** Defects planted by patching a prototype for one run: the client library's, and issue 34's (featureBugs.ts). */
+const PATCHED_BUGS = { ...CLIENT_BUGS, ...FEATURE_BUGS };
+
+/** Every defect `--bug` can plant: in the nodes, or by a patch (clientBugs.ts, featureBugs.ts). */
+export const BUG_NAMES: readonly string[] = [...Object.keys(PLANTED_BUGS), ...Object.keys(PATCHED_BUGS)];
 
 class NodeSimulation implements WorkloadEnv {
   readonly world = new World();
@@ -119,7 +137,7 @@ class NodeSimulation implements WorkloadEnv {
   private readonly endedSessions = new Set<string>();
   /** The newest grant of each lock applied anywhere (token, session, real time). */
   private readonly newestGrant = new Map<string, { token: number; session: string; at: number }>();
-  readonly stats: NodeSimResult['stats'] = { events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0, leaderTerms: 0, confChanges: 0, confChangesRefused: 0, removalNotices: 0, closesInOutage: 0, clientCloses: 0 };
+  readonly stats: NodeSimResult['stats'] = { leaderships: 0, observedLeaderships: 0, revokes: 0, lockDelays: 0, lockDelaysEnded: 0, events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0, leaderTerms: 0, confChanges: 0, confChangesRefused: 0, removalNotices: 0, closesInOutage: 0, clientCloses: 0 };
   private readonly bugs: PlantedBugs | undefined;
   /** The cluster's size at the start (membership changes add and remove nodes later). */
   private readonly initialNodes: number;
@@ -129,6 +147,9 @@ class NodeSimulation implements WorkloadEnv {
   private readonly membership: Membership | undefined;
   /** Nodes a member told that they were removed, and who told them (checked against the final configuration). */
   private readonly toldRemoved = new Map<string, string>();
+  /** Issue 34's applications and their checks, on the seeds that run them. */
+  private readonly featureActors: FeatureActor[] = [];
+  private readonly features: FeatureChecks | undefined;
 
   constructor(private readonly opts: NodeSimOptions) {
     const setup = setupForNodeSeed(opts.seed);
@@ -141,7 +162,7 @@ class NodeSimulation implements WorkloadEnv {
     this.wire = new SimWire(this.world, this.net, () => this.nodes, { duplicate: true, rewrite: (from, _to, frame) => this.rewriteFrame(from, frame) });
     this.faults = Prng.derive(opts.seed, 'faults');
     const bugs = opts.bug === undefined ? undefined : PLANTED_BUGS[opts.bug];
-    const clientBug = opts.bug === undefined ? undefined : CLIENT_BUGS[opts.bug];
+    const clientBug = opts.bug === undefined ? undefined : PATCHED_BUGS[opts.bug];
     if (opts.bug !== undefined && !bugs && !clientBug) throw new Error(`unknown bug ${opts.bug}; known: ${BUG_NAMES.join(', ')}`);
     const clocks = Prng.derive(opts.seed, 'clocks');
     // Within the documented bound; a third of the machines sit at its very edge.
@@ -174,6 +195,45 @@ class NodeSimulation implements WorkloadEnv {
       const actor = this.world.actor(name, clientBug?.clientClockRate ?? clientRate, clocks.next() * 1e6, 0);
       this.clients.push(new WorkloadClient(name, actor, this, Prng.derive(opts.seed, `client-${name}`), Prng.derive(opts.seed, `client-random-${name}`), this.ttlMs));
     }
+    if (opts.features ?? featuresForSeed(opts.seed)) {
+      this.features = new FeatureChecks(this.world, this.sim, () => this.believers(), this.ttlMs, (what) => this.fail(what));
+      this.startFeatureActors(clientBug?.clientClockRate);
+    }
+  }
+
+  /** Two campaigners, two observers, two holders of the delayed lock and an admin, each with streams of its own. */
+  private startFeatureActors(clockRate: number | undefined): void {
+    const clocks = Prng.derive(this.opts.seed, 'feature-clocks');
+    const env = this.featureEnv();
+    const kinds = [['e1', Campaigner], ['e2', Campaigner], ['o1', Observer], ['o2', Observer], ['r1', DelayedHolder], ['r2', DelayedHolder], ['a1', Admin]] as const;
+    for (const [name, Kind] of kinds) {
+      const rate = clockRate ?? 1 + (clocks.next() * 2 - 1) * CLOCK_RATE_BOUND;
+      const actor = this.world.actor(name, rate, clocks.next() * 1e6, 0);
+      this.featureActors.push(new Kind(name, actor, env, Prng.derive(this.opts.seed, `feature-${name}`), Prng.derive(this.opts.seed, `feature-random-${name}`)));
+    }
+  }
+
+  private featureEnv(): FeatureEnv {
+    return {
+      nodeIds: this.nodeIds,
+      transportEnv: this.transportEnv,
+      ttlMs: this.ttlMs,
+      beliefStarted: (actor, lock, token) => this.beliefStarted(actor, lock, token),
+      leads: (actor, token, value) => {
+        this.trace(`${actor.name} leads ${value} under token ${token}`);
+        this.features?.leads(token, value);
+      },
+      observed: (observer, token, text) => {
+        this.trace(`${observer} observes the leadership of ${text} under token ${token}`);
+        this.features?.observed(observer, token, text);
+      },
+      trace: (line) => this.trace(line),
+    };
+  }
+
+  /** Every application whose beliefs the lease checks read. */
+  private believers(): Believer[] {
+    return [...this.clients, ...this.featureActors];
   }
 
   private createNode(id: string, actor: SimNode['actor'], config: SimNode['config'], fsyncMs: () => number): SimNode {
@@ -294,6 +354,8 @@ class NodeSimulation implements WorkloadEnv {
       watermark.clear();
     });
     app.on('applied', (index: number, command: Command, outcome: CommandResult) => {
+      // First: a revoke in this entry exempts its grant from the lease promise that the grant after it checks.
+      this.features?.applied(index, command, outcome, app.machine);
       for (const e of outcome.events) {
         if (e.type === 'granted') {
           const before = lastToken.get(e.lock) ?? 0;
@@ -356,14 +418,15 @@ class NodeSimulation implements WorkloadEnv {
     this.newestGrant.set(lock, { token, session, at: this.world.now });
     this.stats.grants++;
     this.trace(`${nodeId} applied grant of ${lock} token ${token} to ${session.slice(0, 8)} (first node to do so)`);
-    for (const c of this.clients) {
+    for (const c of this.believers()) {
       const believed = c.believes(lock);
-      if (believed !== undefined && believed < token && c.sessionOf(lock) !== session) {
+      // A revoke ends a grant at once, by design: fencing, not the lease, keeps its holder out (featureChecks.ts).
+      if (believed !== undefined && believed < token && c.sessionOf(lock) !== session && !this.features?.isRevoked(lock, believed)) {
         this.fail(`lease promise: ${c.name} still believes it holds ${lock} (token ${believed}) when ${nodeId} applied its grant to session ${session.slice(0, 8)} (token ${token})`);
       }
       // withLock's signal fires (a timer on the client's clock) before another session is granted the lock,
       // unless the client is frozen: then it cannot fire, nor can the body act, before the stall ends.
-      const late = c.signalLateBy(lock);
+      const late = c instanceof WorkloadClient ? c.signalLateBy(lock) : undefined;
       if (late !== undefined && late > 1 && c.sessionOf(lock) !== session && !c.actor.isStalled()) {
         this.fail(`withLock: ${c.name}'s signal under ${lock} has not fired ${late.toFixed(1)} ms after its session was presumed lost, when ${nodeId} applied the grant of token ${token} to another session`);
       }
@@ -382,12 +445,12 @@ class NodeSimulation implements WorkloadEnv {
     if (!this.endedSessions.has(sessionId)) this.fail(`keepalive: ${nodeId} answered alive=false for session ${sessionId.slice(0, 8)}, which no node has ended`);
   }
 
-  beliefStarted(client: WorkloadClient, lock: string, token: number): void {
+  beliefStarted(client: Believer, lock: string, token: number): void {
     const newest = this.newestGrant.get(lock);
     // A grant that arrives after the lease estimate ran out (a client stalled meanwhile) is not believed.
     if (client.believes(lock) !== token) return this.trace(`${client.name} got ${lock} token ${token} but presumes its lease lost`);
     this.trace(`${client.name} holds ${lock} token ${token}`);
-    if (newest && newest.token > token && newest.session !== client.sessionOf(lock)) {
+    if (newest && newest.token > token && newest.session !== client.sessionOf(lock) && !this.features?.isRevoked(lock, token)) {
       this.fail(`lease promise: ${client.name} believes it holds ${lock} (token ${token}) after a grant to another session (token ${newest.token}) was applied`);
     }
   }
@@ -549,8 +612,11 @@ class NodeSimulation implements WorkloadEnv {
     this.membership?.schedule();
     // The faulty phase ends with everything healed; the clients stop a little later and close their sessions.
     this.world.at(this.faultyMs, this.sim, () => this.healAll());
-    let running = this.clients.length;
-    for (const c of this.clients) void c.run(this.faultyMs + 5_000).finally(() => running--);
+    let running = 0;
+    for (const c of [...this.clients, ...this.featureActors]) {
+      running++;
+      void c.run(this.faultyMs + 5_000).finally(() => running--);
+    }
     const limit = this.faultyMs + 60_000;
     try {
       while (!this.violation && (running > 0 || this.world.now < this.faultyMs + 5_000)) {
@@ -568,6 +634,10 @@ class NodeSimulation implements WorkloadEnv {
     this.stats.simulatedMs = Math.round(this.world.now);
     this.stats.ops = this.recorder.history().ops.length;
     this.stats.clientCloses = this.clients.reduce((n, c) => n + c.closes, 0);
+    if (this.features) {
+      const n = this.features.counts;
+      Object.assign(this.stats, { leaderships: n.leaderships, observedLeaderships: n.observed, revokes: n.revokes, lockDelays: n.delays, lockDelaysEnded: n.delaysEnded });
+    }
     return { seed: this.opts.seed, nodes: this.initialNodes, profile: this.profile.name, ok: !this.violation, violation: this.violation, stats: this.stats };
   }
 

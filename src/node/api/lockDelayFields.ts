@@ -11,13 +11,18 @@ export function delayFields(delay: LockDelayInfo | null | undefined, now: number
   const until = delay?.until ?? 0;
   return {
     delayedUntilMs: intToWire('delayed_until_ms', until),
-    delayRemainingMs: intToWire('delay_remaining_ms', delay ? Math.max(0, until - now) : 0),
+    delayRemainingMs: intToWire('delay_remaining_ms', delay ? remainingMs(until, now) : 0),
   };
+}
+
+/** Whole ms left: the Clock port promises milliseconds, not whole ones (the simulator's clocks are fractional). */
+function remainingMs(until: number, now: number): number {
+  return Math.max(0, Math.ceil(until - now));
 }
 
 /** The refusal of a try-acquire during the lock's delay, with when it ends (`until`, by the leader's clock). */
 export function delayedError(lock: string, until: number, now: number): ApiError {
-  const left = Math.max(0, until - now);
+  const left = remainingMs(until, now);
   const text = `${Reason.LOCK_DELAYED}: lock ${JSON.stringify(lock)} is in its lock-delay (its last grant ended by expiry or revocation) until ${new Date(until).toISOString()}, ${left} ms from now by this node's clock (a leader change may prolong it); wait for it (--wait) or try later`;
   return new ApiError(grpc.status.FAILED_PRECONDITION, text, { [REASON_METADATA_KEY]: Reason.LOCK_DELAYED, [DELAYED_UNTIL_METADATA_KEY]: String(until) });
 }
