@@ -13,6 +13,7 @@
  */
 import { spawn } from 'node:child_process';
 import { NODE_SIM_PROFILES } from './profiles';
+import { replayCommand } from './replayCommand';
 import { addResult, emptySummary, formatSummary, mergeSummaries, type RunSummary } from './runSummary';
 import { BUG_NAMES, runNodeSeed, type NodeSimOptions, type NodeSimResult } from './simulation';
 
@@ -93,7 +94,7 @@ async function main(): Promise<number> {
     addResult(summary, r);
     if (!r.ok) {
       // With --json the summary is the only line on stdout.
-      (args.json ? console.error : console.log)(`FAILED ${describe(r)}\n  ${r.violation}\n  replay: npm run sim -- --seed ${seed}${args.bug ? ` --bug ${args.bug}` : ''}${args.membership === undefined ? '' : args.membership ? ' --membership' : ' --no-membership'}`);
+      (args.json ? console.error : console.log)(`FAILED ${describe(r)}\n  ${r.violation}\n  replay: ${replayCommand(seed, args)}`);
       if (args.stopOnFailure) break;
     } else if (!args.quiet && !args.json && (seed - args.from + 1) % 100 === 0) {
       console.log(`${seed - args.from + 1} seeds run, ${summary.failed} failed`);

@@ -7,7 +7,10 @@ import { EntryType, type Entry } from '../../src/raft/types';
 import type { LogView } from '../../src/storage/memoryStorage';
 
 export class WrittenConfigs {
-  /** Indexes that held a configuration entry when written, ascending; stale ones are skipped when read. */
+  /**
+   * Indexes that held a configuration entry when written, ascending; those a snapshot has covered since are
+   * skipped when read.
+   */
   private readonly indexes: number[] = [];
 
   constructor(private readonly log: LogView) {
@@ -16,16 +19,12 @@ export class WrittenConfigs {
     }
   }
 
-  /** A batch of entries was written: it replaced whatever the log held at their indexes. */
+  /** A batch of entries was written: it replaced whatever the log held from its first index on. */
   written(entries: readonly Entry[]): void {
     if (entries.length === 0) return;
     const first = entries[0]!.index;
-    const last = entries.at(-1)!.index;
-    const kept = this.indexes.filter((i) => i < first || i > last);
-    this.indexes.length = 0;
-    this.indexes.push(...kept);
+    while (this.indexes.length > 0 && this.indexes.at(-1)! >= first) this.indexes.pop();
     for (const e of entries) if (e.type === EntryType.ConfChange) this.indexes.push(e.index);
-    this.indexes.sort((a, b) => a - b);
   }
 
   /** The last configuration entry at or below `index` still in the log above its snapshot, if any. */
