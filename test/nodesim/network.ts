@@ -20,6 +20,9 @@ export const CALM: LinkFaults = { drop: 0, duplicate: 0, minDelayMs: 0.2, maxDel
 export class Network {
   private readonly cut = new Set<string>();
   faults: LinkFaults = CALM;
+  /** Messages lost to the loss fault (not those into a cut link), and messages delivered twice. */
+  dropped = 0;
+  duplicated = 0;
 
   constructor(private readonly prng: Prng) {}
 
@@ -53,9 +56,15 @@ export class Network {
 
   /** Delivery delays for one message: [] when lost, two when duplicated. */
   delays(from: string, to: string, mayDuplicate: boolean): number[] {
-    if (this.isCut(from, to) || this.prng.chance(this.faults.drop)) return [];
+    if (this.isCut(from, to)) return [];
+    if (this.prng.chance(this.faults.drop)) {
+      this.dropped++;
+      return [];
+    }
     const { minDelayMs, maxDelayMs } = this.faults;
     const d = (): number => minDelayMs + this.prng.next() * (maxDelayMs - minDelayMs);
-    return mayDuplicate && this.prng.chance(this.faults.duplicate) ? [d(), d()] : [d()];
+    if (!mayDuplicate || !this.prng.chance(this.faults.duplicate)) return [d()];
+    this.duplicated++;
+    return [d(), d()];
   }
 }

@@ -24,6 +24,7 @@ import type { LogView } from '../../src/storage/memoryStorage';
 import type { PersistBatch } from '../../src/storage/types';
 import type { PeerTransport } from '../../src/transport/peerTransport';
 import { InvariantViolation, type Checker } from './raftInvariants';
+import { WrittenConfigs } from './writtenConfigs';
 
 export class RaftObserver {
   /** Messages of Ready.messages: sent before the write of their Ready syncs. */
@@ -36,6 +37,7 @@ export class RaftObserver {
   private core: RawNode | undefined;
   /** Snapshot index -> the configuration it carries (loaded, taken or installed by this incarnation). */
   private readonly snapshotConfigs = new Map<number, FullConfig>();
+  private readonly configEntries: WrittenConfigs;
 
   constructor(
     private readonly checker: Checker,
@@ -48,15 +50,15 @@ export class RaftObserver {
     private readonly bootstrap: FullConfig,
   ) {
     this.applied = loaded.snapshot?.meta.index ?? 0;
+    this.configEntries = new WrittenConfigs(written);
     if (loaded.snapshot) this.snapshotConfigs.set(loaded.snapshot.meta.index, fullConfig(loaded.snapshot.meta.config));
   }
 
   /** The configuration in force at `index` of the written log, as this observer reads it (undefined: unknown). */
   private configAt(index: number): FullConfig | undefined {
     const log = this.written;
-    for (let i = Math.min(index, log.lastIndex); i > log.snapshotIndex; i--) {
-      const e = log.entry(i);
-      if (e?.type !== EntryType.ConfChange) continue;
+    const e = this.configEntries.lastAtOrBelow(index);
+    if (e !== undefined) {
       const c = decodeConfigEntry(e.data);
       return typeof c === 'string' ? undefined : c;
     }
@@ -66,6 +68,7 @@ export class RaftObserver {
 
   /** The disk took a batch (before it syncs). */
   onWrite(batch: PersistBatch): void {
+    this.configEntries.written(batch.entries);
     this.check(() => {
       this.checker.onLogWrite(this.id, this.written, batch.entries);
       for (const e of batch.entries) {

@@ -70,7 +70,7 @@ export interface NodeSimResult {
   profile: string;
   ok: boolean;
   violation?: string;
-  stats: { leaderships: number; observedLeaderships: number; revokes: number; lockDelays: number; lockDelaysEnded: number; events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number; leaderTerms: number; confChanges: number; confChangesRefused: number; removalNotices: number; closesInOutage: number; clientCloses: number };
+  stats: { leaderships: number; observedLeaderships: number; revokes: number; lockDelays: number; lockDelaysEnded: number; events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number; leaderTerms: number; confChanges: number; confChangesRefused: number; removalNotices: number; closesInOutage: number; clientCloses: number; unsyncedBatchesLost: number; slowStarts: number; messagesDropped: number; messagesDuplicated: number };
 }
 
 class Violation extends Error {}
@@ -137,7 +137,7 @@ class NodeSimulation implements WorkloadEnv {
   private readonly endedSessions = new Set<string>();
   /** The newest grant of each lock applied anywhere (token, session, real time). */
   private readonly newestGrant = new Map<string, { token: number; session: string; at: number }>();
-  readonly stats: NodeSimResult['stats'] = { leaderships: 0, observedLeaderships: 0, revokes: 0, lockDelays: 0, lockDelaysEnded: 0, events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0, leaderTerms: 0, confChanges: 0, confChangesRefused: 0, removalNotices: 0, closesInOutage: 0, clientCloses: 0 };
+  readonly stats: NodeSimResult['stats'] = { leaderships: 0, observedLeaderships: 0, revokes: 0, lockDelays: 0, lockDelaysEnded: 0, events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0, leaderTerms: 0, confChanges: 0, confChangesRefused: 0, removalNotices: 0, closesInOutage: 0, clientCloses: 0, unsyncedBatchesLost: 0, slowStarts: 0, messagesDropped: 0, messagesDuplicated: 0 };
   private readonly bugs: PlantedBugs | undefined;
   /** The cluster's size at the start (membership changes add and remove nodes later). */
   private readonly initialNodes: number;
@@ -388,6 +388,7 @@ class NodeSimulation implements WorkloadEnv {
         // is in contact with a quorum well before its first entry commits.
         const ms = 50 + this.faults.int(300);
         this.appsLostFrom.set(node.id, this.world.now + ms);
+        this.stats.slowStarts++;
         this.trace(`FAULT ${node.id}'s appends are lost for ${ms} ms after its election`);
       }
       if (this.world.now < this.faultyMs && this.faults.chance(this.profile.stallNode)) {
@@ -547,6 +548,7 @@ class NodeSimulation implements WorkloadEnv {
     const lost = node.crash(keep);
     this.resetOpenCalls(node);
     this.stats.crashes++;
+    this.stats.unsyncedBatchesLost += lost;
     const back = 100 + this.faults.int(3_000);
     this.trace(`FAULT ${node.id} crashed ${why} (${lost} un-synced batches lost), restarts in ${back} ms`);
     this.world.at(this.world.now + back, this.sim, () => this.startNode(node));
@@ -638,6 +640,8 @@ class NodeSimulation implements WorkloadEnv {
       const n = this.features.counts;
       Object.assign(this.stats, { leaderships: n.leaderships, observedLeaderships: n.observed, revokes: n.revokes, lockDelays: n.delays, lockDelaysEnded: n.delaysEnded });
     }
+    this.stats.messagesDropped = this.net.dropped;
+    this.stats.messagesDuplicated = this.net.duplicated;
     return { seed: this.opts.seed, nodes: this.initialNodes, profile: this.profile.name, ok: !this.violation, violation: this.violation, stats: this.stats };
   }
 
