@@ -65,8 +65,6 @@ export function tlsOf(certsDir: string, who: Caller = {}): https.RequestOptions 
   return {
     ca: readFileSync(path.join(certsDir, 'ca.pem')),
     ...(who.cert ? { cert: who.cert.certPem, key: who.cert.keyPem } : {}),
-    // The node certificates name the node (and localhost), not the 127.0.0.1 the tests dial.
-    checkServerIdentity: () => undefined,
     agent: false,
   };
 }
@@ -162,4 +160,19 @@ function parseEvent(block: string, stream: EventStream): void {
 /** Resolves with `p`'s outcome, or 'pending' if it has none within `ms`. */
 export function within<T>(p: Promise<T>, ms: number): Promise<T | 'pending'> {
   return Promise.race([p, new Promise<'pending'>((r) => setTimeout(() => r('pending'), ms))]);
+}
+
+/**
+ * `request` at the leader, following NOT_LEADER answers as a client would (an election under load may move
+ * the leader between calls): safe to repeat, since every mutating request carries its request id.
+ */
+export async function atLeader(k: HttpCluster, route: string, opts: RequestOptions = {}): Promise<HttpAnswer> {
+  return eventually(
+    async () => {
+      const answer = await request(await k.leaderHttp(), k.cluster.certsDir!, route, opts);
+      return answer.status === 503 ? undefined : answer;
+    },
+    20_000,
+    `an answer from the leader to ${route}`,
+  );
 }

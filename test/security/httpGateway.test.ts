@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateDevCerts } from '../../src/certs/generate';
 import { MAX_HTTP_BODY_BYTES } from '../../src/node/http/httpLimits';
 import { eventually } from '../integration/harness';
-import { httpCluster, openEvents, request, within, type HttpCluster, type Obj } from '../integration/httpGateway';
+import { atLeader, httpCluster, openEvents, within, type HttpCluster, type Obj, type RequestOptions } from '../integration/httpGateway';
 import type { Pem } from './certs';
 
 let k: HttpCluster;
@@ -44,7 +44,7 @@ afterAll(async () => {
 function rawExchange(text: string): Promise<string> {
   const [host, port] = leader.split(':');
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host, port: Number(port), ca: readFileSync(path.join(certsDir, 'ca.pem')), checkServerIdentity: () => undefined }, () => socket.end(text));
+    const socket = tls.connect({ host, port: Number(port), ca: readFileSync(path.join(certsDir, 'ca.pem')) }, () => socket.end(text));
     let answer = '';
     socket.on('data', (c: Buffer) => (answer += c.toString()));
     socket.on('end', () => resolve(answer));
@@ -52,7 +52,7 @@ function rawExchange(text: string): Promise<string> {
   });
 }
 
-const asAdmin = (route: string, opts: Parameters<typeof request>[3] = {}) => request(leader, certsDir, route, { cert: admin, ...opts });
+const asAdmin = (route: string, opts: RequestOptions = {}) => atLeader(k, route, { cert: admin, ...opts });
 
 describe('hostile input to the HTTP gateway', () => {
   it('malformed JSON, a body that is not an object, an unknown field and a wrong type are 400 INVALID_ARGUMENT naming what', async () => {
@@ -88,12 +88,12 @@ describe('hostile input to the HTTP gateway', () => {
 
   it('no credentials, an unknown token, a malformed token and a certificate from another CA are 401; two Authorization headers too', async () => {
     const route = '/v1/locks?prefix=app%2F';
-    expect((await request(leader, certsDir, route)).status).toBe(401);
+    expect((await atLeader(k, route)).status).toBe(401);
     // tom's token id with another secret; then tokens of the wrong shape.
     const wrongSecret = `${tomToken.slice(0, 'flt_0123456789abcdef_'.length)}${'A'.repeat(43)}`;
     expect(wrongSecret).not.toBe(tomToken);
     for (const token of [wrongSecret, 'not-a-token', 'flt_x_y']) {
-      const answer = await request(leader, certsDir, route, { token });
+      const answer = await atLeader(k, route, { token });
       expect(answer.status, token).toBe(401);
       expect(answer.body.status).toBe('UNAUTHENTICATED');
     }
@@ -101,20 +101,20 @@ describe('hostile input to the HTTP gateway', () => {
     const foreign = mkdtempSync(path.join(os.tmpdir(), 'fencelock-foreign-'));
     await generateDevCerts(foreign, { nodes: ['x'], client: 'test' });
     const forged = { certPem: readFileSync(path.join(foreign, 'client.pem'), 'utf8'), keyPem: readFileSync(path.join(foreign, 'client-key.pem'), 'utf8') };
-    const answer = await request(leader, certsDir, route, { cert: forged });
+    const answer = await atLeader(k, route, { cert: forged });
     expect(answer.status).toBe(401);
     const twice = await rawExchange(`GET ${route} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tomToken}\r\nAuthorization: Bearer ${tomToken}\r\nConnection: close\r\n\r\n`);
     expect(twice).toMatch(/^HTTP\/1.1 401 [^]*one authorization/);
   });
 
   it("a user without permission on a prefix sees none of its locks in List, and may not watch them (403)", async () => {
-    const mine = await request(leader, certsDir, '/v1/locks', { token: tomToken });
+    const mine = await atLeader(k, '/v1/locks', { token: tomToken });
     expect(mine.status).toBe(200);
     expect(JSON.stringify(mine.body)).not.toContain('secret/plan');
     expect(JSON.stringify((await asAdmin('/v1/locks')).body)).toContain('secret/plan');
-    const prefixed = await request(leader, certsDir, '/v1/locks?prefix=secret%2F', { token: tomToken });
+    const prefixed = await atLeader(k, '/v1/locks?prefix=secret%2F', { token: tomToken });
     expect(JSON.stringify(prefixed.body)).not.toContain('secret/plan');
-    const watch = await openEvents(leader, certsDir, '/v1/locks/watch?lock=secret%2Fplan', { token: tomToken });
+    const watch = await openEvents(await k.leaderHttp(), certsDir, '/v1/locks/watch?lock=secret%2Fplan', { token: tomToken });
     expect(watch.status).toBe(403);
     await watch.ended;
     expect(watch.body).toMatchObject({ status: 'PERMISSION_DENIED', reason: 'PERMISSION_DENIED' });
@@ -125,7 +125,7 @@ describe('hostile input to the HTTP gateway', () => {
     await k.client.auth.userAdd('una');
     await k.client.auth.userGrantRole('una', 'app');
     const una = await k.client.auth.tokenIssue('una');
-    const watch = await openEvents(leader, certsDir, '/v1/locks/watch?lock=app%2Fjob', { token: una.token });
+    const watch = await openEvents(await k.leaderHttp(), certsDir, '/v1/locks/watch?lock=app%2Fjob', { token: una.token });
     try {
       expect(watch.status).toBe(200);
       expect(await within(watch.ended, 500)).toBe('pending');
@@ -134,7 +134,7 @@ describe('hostile input to the HTTP gateway', () => {
       const last = watch.events.at(-1) as { event: string; data: Obj };
       expect(last.event).toBe('error');
       expect(last.data).toMatchObject({ status: 'UNAUTHENTICATED' });
-      expect((await request(leader, certsDir, '/v1/locks/watch?lock=app%2Fjob', { token: una.token })).status).toBe(401);
+      expect((await atLeader(k, '/v1/locks/watch?lock=app%2Fjob', { token: una.token })).status).toBe(401);
     } finally {
       watch.close();
     }
@@ -147,10 +147,10 @@ describe('hostile input to the HTTP gateway', () => {
     await k.client.auth.userAdd('wes');
     await k.client.auth.userGrantRole('wes', 'watcher');
     const wes = await k.client.auth.tokenIssue('wes');
-    const first = await openEvents(leader, certsDir, '/v1/locks/watch?lock=app%2Fa', { token: wes.token });
+    const first = await openEvents(await k.leaderHttp(), certsDir, '/v1/locks/watch?lock=app%2Fa', { token: wes.token });
     try {
       expect(first.status).toBe(200);
-      const second = await openEvents(leader, certsDir, '/v1/locks/watch?lock=app%2Fb', { token: wes.token });
+      const second = await openEvents(await k.leaderHttp(), certsDir, '/v1/locks/watch?lock=app%2Fb', { token: wes.token });
       expect(second.status).toBe(429);
       await second.ended;
       expect(second.body).toMatchObject({ status: 'RESOURCE_EXHAUSTED', reason: 'QUOTA_EXCEEDED' });
@@ -159,7 +159,7 @@ describe('hostile input to the HTTP gateway', () => {
     }
     // Once the first stream is gone, its count is released.
     await eventually(async () => {
-      const again = await openEvents(leader, certsDir, '/v1/locks/watch?lock=app%2Fb', { token: wes.token });
+      const again = await openEvents(await k.leaderHttp(), certsDir, '/v1/locks/watch?lock=app%2Fb', { token: wes.token });
       again.close();
       return again.status === 200 ? true : undefined;
     }, 10_000, 'the quota released');
@@ -167,7 +167,7 @@ describe('hostile input to the HTTP gateway', () => {
 
   it('a client that drips its headers is cut off at the header deadline, and the listener keeps serving', async () => {
     const [host, port] = leader.split(':');
-    const socket = tls.connect({ host, port: Number(port), ca: readFileSync(path.join(certsDir, 'ca.pem')), checkServerIdentity: () => undefined });
+    const socket = tls.connect({ host, port: Number(port), ca: readFileSync(path.join(certsDir, 'ca.pem')) });
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     socket.on('error', () => undefined);
     await new Promise<void>((resolve) => socket.once('secureConnect', () => resolve()));
