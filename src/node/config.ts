@@ -36,6 +36,11 @@ export interface NodeConfig {
   /** host:port of the Prometheus listener (plain HTTP GET /metrics, docs/metrics.md); absent: none. */
   metricsListen?: string;
   /**
+   * host:port of the HTTP listener (the JSON gateway and its event streams, docs/http.md); absent: none.
+   * TLS and client certificates as on `listen`; plaintext only with `insecure` (then loopback only).
+   */
+  httpListen?: string;
+  /**
    * The wait and hold time metrics get a `lock` label of this many leading '/'-separated segments of the
    * lock name (0..MAX_LOCK_LABEL_DEPTH); absent or 0: no lock label (docs/metrics.md, cardinality).
    */
@@ -121,7 +126,7 @@ export const CONFIG_DEFAULTS = {
 
 /** Every top-level key of a config file (docs/configuration.md lists each; a test keeps the two in step). */
 export const KNOWN_FIELDS = new Set<string>([
-  'id', 'listen', 'peerListen', 'metricsListen', 'metricsLockLabelDepth', 'members', 'peerAddresses', 'clusterId', 'tls', 'clientCertAuth', 'insecure', 'dataDir', 'auth', 'tracing',
+  'id', 'listen', 'peerListen', 'metricsListen', 'httpListen', 'metricsLockLabelDepth', 'members', 'peerAddresses', 'clusterId', 'tls', 'clientCertAuth', 'insecure', 'dataDir', 'auth', 'tracing',
   ...Object.keys(CONFIG_DEFAULTS),
 ]);
 
@@ -157,6 +162,17 @@ function checkMetricsListen(cfg: NodeConfig, fail: Fail): void {
   for (const other of ['listen', 'peerListen'] as const) {
     if (portOf(cfg.metricsListen) === portOf(cfg[other])) fail('metricsListen', `must not use the port of ${other} (${cfg[other]}): metrics have a listener of their own`);
   }
+}
+
+/** The HTTP listener is optional, on a port of its own, and plaintext only where gRPC is (loopback). */
+function checkHttpListen(cfg: NodeConfig, fail: Fail): void {
+  if (cfg.httpListen === undefined) return;
+  if (typeof cfg.httpListen !== 'string' || !isHostPort(cfg.httpListen)) fail('httpListen', 'must be host:port (the HTTP gateway, docs/http.md)');
+  for (const other of ['listen', 'peerListen', 'metricsListen'] as const) {
+    const taken = cfg[other];
+    if (taken !== undefined && portOf(cfg.httpListen) === portOf(taken)) fail('httpListen', `must not use the port of ${other} (${taken}): the gateway has a listener of its own`);
+  }
+  if (cfg.insecure && !isLoopback(cfg.httpListen)) fail('httpListen', 'is not a loopback address; plaintext ("insecure": true) is only allowed on 127.0.0.1, ::1 or localhost');
 }
 
 /** Each lock label value is a series per cause: the depth stays small and is a whole number. */
@@ -247,6 +263,7 @@ export function validateConfig(raw: unknown, origin = 'config'): NodeConfig {
   if (!isHostPort(cfg.peerListen)) fail('peerListen', 'must be host:port (the peer listener, apart from the client listener)');
   if (cfg.peerListen === cfg.listen) fail('peerListen', 'must differ from listen: peers and clients have listeners of their own');
   checkMetricsListen(cfg, fail);
+  checkHttpListen(cfg, fail);
   checkMetricsLockLabelDepth(cfg, fail);
   checkMembers(cfg, fail);
   cfg.clusterId ??= deriveClusterId(cfg.members);

@@ -4,12 +4,8 @@ import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { protoFile } from '../codec/protoPath';
 import { LevelStorage } from '../storage/levelStorage';
-import { capStreams, CONNECTION_CAPS, ConnectionLimits } from './api/connectionLimits';
-import type { ApiError } from './api/errors';
-import type { Caller, IdentifiableCall } from './auth/caller';
-import { pipelineService } from './api/pipelineService';
 import { CLIENT_SERVER_OPTIONS } from './api/serverOptions';
-import { answerPipelineCall, strictService } from './api/strictService';
+import { serveApi } from './api/servedMethods';
 import type { NodeConfig } from './config';
 import { isLoopback } from './memberAddress';
 import { createLogger, type Logger } from './logger';
@@ -22,6 +18,8 @@ import { CertificateFiles } from './tls/certificateFiles';
 import { clientServerCredentials } from './tls/credentials';
 import { bind, shutdown } from './grpcListen';
 import { openPeerListener, type PeerListener } from './peerListener';
+import { HttpListener } from './http/httpListener';
+import type { ServedMethod } from './api/servedMethods';
 
 const LOADER_OPTIONS: protoLoader.Options = { keepCase: false, longs: String, enums: String, defaults: true, oneofs: true };
 
@@ -33,6 +31,16 @@ async function startMetrics(config: NodeConfig, metrics: NodeMetrics, logger: Lo
     logger.warn({ metricsListen: config.metricsListen }, 'metrics are served over plain HTTP off loopback: firewall the port to your scraper (docs/metrics.md)');
   }
   return listener;
+}
+
+/** The HTTP gateway, when configured (docs/http.md): the same served methods as the gRPC listener. */
+async function startHttp(config: NodeConfig, certificates: CertificateFiles | null, methods: Map<string, ServedMethod>, runtime: NodeRuntime, logger: Logger): Promise<HttpListener | undefined> {
+  if (config.httpListen === undefined) return undefined;
+  const httpLogger = logger.child({ part: 'http' });
+  return HttpListener.start(
+    { address: config.httpListen, certificates, clientCertAuth: config.clientCertAuth, logger: httpLogger },
+    { methods, logger: httpLogger, leaderId: () => runtime.driver.leaderId() || undefined, timers: runtime.context.ports.timers },
+  );
 }
 
 /** Running without auth is allowed when the config says so (development), but never quiet. */
@@ -59,6 +67,7 @@ export class FenceLockServer {
     private readonly storage: LevelStorage,
     readonly runtime: NodeRuntime,
     private readonly metricsListener: MetricsListener | undefined,
+    private readonly httpListener: HttpListener | undefined,
   ) {}
 
   get driver(): RaftDriver<import('../state').CommandResult> {
@@ -78,34 +87,10 @@ export class FenceLockServer {
     const health = new HealthImplementation({ '': 'SERVING', 'fencelock.v1.Lock': 'NOT_SERVING' });
 
     const pkgDef = protoLoader.loadSync([protoFile('fencelock/v1/lock.proto'), healthProtoPath], LOADER_OPTIONS);
-    const pkg = grpc.loadPackageDefinition(pkgDef) as unknown as {
-      fencelock: { v1: Record<string, { service: grpc.ServiceDefinition }> };
-    };
-    const v1 = pkg.fencelock.v1;
-    const serviceOf = (name: string): grpc.ServiceDefinition => {
-      const loaded = v1[name];
-      if (!loaded) throw new Error(`fencelock/v1/lock.proto defines no service ${name}`);
-      return loaded.service;
-    };
-    const { session, lock, kv, cluster } = runtime.services;
-    // Long-lived streams and Pipeline calls are counted per connection, so that no client crowds out the others.
-    const access = runtime.context.access;
-    const limits = new ConnectionLimits(CONNECTION_CAPS, (identity, quota) => runtime.app.machine.auth.quotaOf(identity, quota));
-    const identify = (call: IdentifiableCall): Caller => access.callerOf(call);
-    const pipeline = pipelineService(logger, { ...lock.calls, ...kv.calls }, {
-      limits,
-      identify,
-      metrics: metrics.api,
-      watchRights: (caller, onLost) => runtime.context.rights.watch(caller, onLost),
-      timers: ports.timers,
-    });
-    const refusedIn = (service: string) => (method: string, err: ApiError): void => metrics.api.refused(`${service}.${method}`, err);
-    server.addService(...strictService(serviceOf('Session'), capStreams(session.service, { KeepAlive: 'KeepAlive streams' }, limits, identify, refusedIn('Session'))));
-    server.addService(...strictService(serviceOf('Lock'), capStreams(lock.service, { Watch: 'Watch streams' }, limits, identify, refusedIn('Lock'))));
-    server.addService(...strictService(serviceOf('KV'), kv.service));
-    server.addService(...strictService(serviceOf('Pipeline'), capStreams(pipeline, { Calls: 'Pipeline streams' }, limits, identify, refusedIn('Pipeline')), { answerOnStream: answerPipelineCall }));
-    server.addService(...strictService(serviceOf('Cluster'), cluster));
-    server.addService(...strictService(serviceOf('Auth'), runtime.services.auth));
+    // Long-lived streams and Pipeline calls are counted per connection, so that no client crowds out the
+    // others; the HTTP gateway serves the same handlers, so its streams count against the same quotas.
+    const api = serveApi(runtime, { refused: (method, err) => metrics.api.refused(method, err) });
+    for (const [definition, implementation] of api.services) server.addService(definition, implementation);
     health.addToServer(server);
     new ReflectionService(pkgDef).addToServer(server);
 
@@ -114,9 +99,10 @@ export class FenceLockServer {
     // Listening now: tell the peers we are up, so that a leader backing off from this node redials at once.
     transport.connectAll();
     const metricsListener = await startMetrics(config, metrics, logger);
-    const node = new FenceLockServer(config, logger, server, peer, certificates, storage, runtime, metricsListener);
+    const httpListener = await startHttp(config, certificates, api.methods, runtime, logger);
+    const node = new FenceLockServer(config, logger, server, peer, certificates, storage, runtime, metricsListener, httpListener);
     runtime.driver.on('role', () => health.setStatus('fencelock.v1.Lock', runtime.driver.leaderId() ? 'SERVING' : 'NOT_SERVING'));
-    logger.info({ listen: config.listen, peerListen: config.peerListen, metricsListen: config.metricsListen, tls: certificates !== null, clientCertAuth: config.clientCertAuth,
+    logger.info({ listen: config.listen, peerListen: config.peerListen, metricsListen: config.metricsListen, httpListen: config.httpListen, tls: certificates !== null, clientCertAuth: config.clientCertAuth,
       clusterId: config.clusterId, members: config.members, dataDir: config.dataDir }, 'fencelock node started');
     warnIfAuthOff(config, logger);
     return node;
@@ -136,6 +122,7 @@ export class FenceLockServer {
     try {
       this.certificates.reload();
       this.peer.refreshCredentials();
+      this.httpListener?.reloadCertificates();
       this.logger.info(this.certificates.files, 'TLS certificates reloaded');
     } catch (err) {
       this.logger.error({ err: (err as Error).message }, 'TLS certificate reload failed; still using the previous certificates');
@@ -147,7 +134,7 @@ export class FenceLockServer {
     await this.runtime.stop();
     // Peer streams end with OK before the peer server goes (else it cancels them after its grace): the
     // peers then log a stop, not a broken link.
-    await Promise.all([this.peer.close(), shutdown(this.server, this.runtime.context.ports.timers), this.metricsListener?.close()]);
+    await Promise.all([this.peer.close(), shutdown(this.server, this.runtime.context.ports.timers), this.metricsListener?.close(), this.httpListener?.close()]);
     await this.storage.close();
     this.logger.info('fencelock node stopped');
   }

@@ -79,6 +79,17 @@ describe('node config', () => {
     expect(refusal({ ...base, metricsListen: '0.0.0.0:7101' })).toMatch(/field "metricsListen" must not use the port of peerListen/);
   });
 
+  it('takes an optional httpListen on a port of its own, plaintext only on loopback', () => {
+    expect(validateConfig(base).httpListen).toBeUndefined();
+    expect(validateConfig({ ...base, httpListen: '0.0.0.0:7201' }).httpListen).toBe('0.0.0.0:7201');
+    expect(refusal({ ...base, httpListen: 7201 })).toMatch(/field "httpListen" must be host:port/);
+    expect(refusal({ ...base, httpListen: '127.0.0.1:7001' })).toMatch(/field "httpListen" must not use the port of listen/);
+    expect(refusal({ ...base, metricsListen: '127.0.0.1:9464', httpListen: '127.0.0.1:9464' })).toMatch(/field "httpListen" must not use the port of metricsListen/);
+    const { tls: _tls, ...plain } = base;
+    expect(validateConfig({ ...plain, insecure: true, httpListen: '127.0.0.1:7201' }).httpListen).toBe('127.0.0.1:7201');
+    expect(refusal({ ...plain, insecure: true, httpListen: '0.0.0.0:7201' })).toMatch(/field "httpListen" is not a loopback address/);
+  });
+
   it('refuses one listener for both clients and peers', () => {
     expect(refusal({ ...base, peerListen: base.listen })).toMatch(/"peerListen" must differ from listen/);
   });
