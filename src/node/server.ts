@@ -9,7 +9,7 @@ import type { ApiError } from './api/errors';
 import type { Caller, IdentifiableCall } from './auth/caller';
 import { pipelineService } from './api/pipelineService';
 import { CLIENT_SERVER_OPTIONS } from './api/serverOptions';
-import { answerPipelineCall, strictService } from './api/strictService';
+import { answerPipelineCall, strictDeserializer, strictService } from './api/strictService';
 import type { NodeConfig } from './config';
 import { isLoopback } from './memberAddress';
 import { createLogger, type Logger } from './logger';
@@ -98,6 +98,7 @@ export class FenceLockServer {
       metrics: metrics.api,
       watchRights: (caller, onLost) => runtime.context.rights.watch(caller, onLost),
       timers: ports.timers,
+      decodeCall: strictDeserializer(serviceOf('Pipeline').Calls as grpc.MethodDefinition<unknown, unknown>),
     });
     const refusedIn = (service: string) => (method: string, err: ApiError): void => metrics.api.refused(`${service}.${method}`, err);
     server.addService(...strictService(serviceOf('Session'), capStreams(session.service, { KeepAlive: 'KeepAlive streams' }, limits, identify, refusedIn('Session'))));
