@@ -1,11 +1,11 @@
 import * as grpc from '@grpc/grpc-js';
-import { EventEmitter } from 'node:events';
 import type { Caller, IdentifiableCall } from '../auth/caller';
 import type { Logger } from '../logger';
 import type { ApiMetrics, CallDone } from '../metrics/apiMetrics';
 import type { TimerHandle, Timers } from '../runtime/ports';
 import { realPorts } from '../runtime/realPorts';
 import { writeOrPause } from './backpressure';
+import { CallCancellation } from './callCancellation';
 import type { ConnectionLimits } from './connectionLimits';
 import { ApiError, reasonMetadata } from './errors';
 import type { CallRequest__Output as CallRequest } from '../../protocol/generated/fencelock/v1/CallRequest';
@@ -21,7 +21,7 @@ export type { PipelineCall, PipelineCalls } from './rpc';
 
 /** A call waiting for its answer: its cancellation scope, its deadline timer, its per-connection count. */
 interface InFlightCall {
-  scope: EventEmitter;
+  scope: CallCancellation;
   timer?: TimerHandle;
   release?: () => void;
   /** Ends the call's measure. */
@@ -184,14 +184,14 @@ class PipelineStream {
 
   private start(callId: string, kind: PipelineCall, req: CallRequest, release: (() => void) | undefined): void {
     const rpc = this.calls[kind].name;
-    const scope = Object.assign(new EventEmitter(), { caller: this.caller });
+    const scope = new CallCancellation(this.caller);
     const entry: InFlightCall = { scope, release, done: this.metrics?.begin(rpc, 'pipeline') };
     this.inFlight.set(callId, entry);
     // A timer beyond 2^31 - 1 ms would fire at once: such a deadline is as good as none.
     const timeoutMs = Math.min(req.timeoutMs ?? 0, 2 ** 31 - 1);
     if (timeoutMs > 0) {
       entry.timer = this.timers.setTimeout(() => {
-        scope.emit('cancelled');
+        scope.cancel();
         this.fail(callId, new ApiError(grpc.status.DEADLINE_EXCEEDED, `${rpc}: deadline of ${timeoutMs} ms exceeded`), rpc);
       }, timeoutMs);
     }
@@ -264,7 +264,7 @@ class PipelineStream {
     for (const { scope, timer, release } of this.inFlight.values()) {
       this.timers.clearTimeout(timer);
       release?.();
-      scope.emit('cancelled');
+      scope.cancel();
     }
     this.inFlight.clear();
   }
