@@ -86,19 +86,22 @@ class PipelineStream {
   private clientDone = false;
   private stopWatching: () => void = () => undefined;
   private readonly outbox: AnswerOutbox;
+  /** Counts this stream's calls in flight for its connection and identity (the node's listener gives limits). */
+  private readonly callCounter: { take(): () => void } | undefined;
 
   constructor(
     private readonly stream: grpc.ServerDuplexStream<CallRequest, CallResponse>,
     private readonly logger: Logger,
     private readonly calls: PipelineCalls,
     private readonly maxInFlight: number,
-    private readonly limits: ConnectionLimits | undefined,
+    limits: ConnectionLimits | undefined,
     private readonly caller: Caller | undefined,
     private readonly metrics: ApiMetrics | undefined,
     private readonly timers: Pick<Timers, 'setTimeout' | 'clearTimeout' | 'defer'>,
     private readonly decodeCall: PipelineOptions['decodeCall'],
   ) {
     this.connection = stream.getPeer();
+    this.callCounter = limits?.counter(this.connection, 'Pipeline calls in flight', caller?.identity);
     this.outbox = new AnswerOutbox((message) => this.send(message), (fn) => timers.defer(fn), MAX_CALLS_PER_BATCH);
   }
 
@@ -160,7 +163,7 @@ class PipelineStream {
     let release: (() => void) | undefined;
     try {
       this.admit();
-      release = this.limits?.take(this.connection, 'Pipeline calls in flight', this.caller?.identity);
+      release = this.callCounter?.take();
     } catch (err) {
       this.refuse(callId, err, rpc);
       return;
