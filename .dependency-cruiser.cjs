@@ -83,7 +83,8 @@ module.exports = {
       from: { path: '^src/fencing/', pathNot: '^src/fencing/check/' },
       to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'], pathNot: 'node_modules/(commander|@opentelemetry/api)/' },
     },
-    { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
+    // Generated types follow lock.proto, whose recursive messages (CallResponse.answers) import themselves.
+    { name: 'no-circular', severity: 'error', from: { pathNot: '^src/protocol/generated/' }, to: { circular: true } },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -1,7 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
 import type { CallRequest } from '../protocol/generated/fencelock/v1/CallRequest';
 import type { CallResponse__Output } from '../protocol/generated/fencelock/v1/CallResponse';
+import { PIPELINE_BATCH_HEADER } from '../protocol/limits';
 import { uintToWire } from '../protocol/wireInt';
+import { CallCoalescer } from './callCoalescer';
 import type { ClientPorts, ClientTimer } from './ports';
 import type { MethodDesc, PipelineRoute } from './proto';
 import type { BidiStreamCall } from './transport';
@@ -56,6 +58,8 @@ export class PipelineLink {
   private implemented = true;
   /** Until then (monotonic ms), unary calls: the node refused the stream for a cap or a quota on streams. */
   private refusedUntil = 0;
+  /** The calls of this turn, while the open stream's node takes batches (its response header said so). */
+  private coalescer: CallCoalescer | undefined;
 
   /** Whether calls go on this stream now (else the router makes unary calls). */
   get supported(): boolean {
@@ -81,7 +85,9 @@ export class PipelineLink {
         reject(pipelineError(grpc.status.DEADLINE_EXCEEDED, `deadline of ${timeout} ms exceeded`));
       }, timeout);
       this.pending.set(callId, { resolve: (res) => resolve(route.result(res)), reject, timer });
-      stream.write(route.request(callId, timeout, req));
+      const request = route.request(callId, timeout, req);
+      if (this.coalescer) this.coalescer.add(this.method.serialize(request));
+      else stream.write(request);
     });
   }
 
@@ -89,6 +95,8 @@ export class PipelineLink {
     this.stopIdleTimer();
     const stream = this.stream;
     this.stream = undefined;
+    this.coalescer?.drop();
+    this.coalescer = undefined;
     this.failAll(pipelineError(grpc.status.CANCELLED, 'the fencelock client is closed'));
     stream?.cancel();
   }
@@ -96,10 +104,22 @@ export class PipelineLink {
   private open(): CallStream {
     const stream = this.ports.transport.bidiStream(this.address, this.method);
     this.stream = stream;
-    stream.on('data', (res: CallResponse__Output) => this.answer(res));
+    this.coalescer = undefined; // until this stream's node says it takes batches
+    stream.on('metadata', (headers) => {
+      const maxCalls = Number(headers.get(PIPELINE_BATCH_HEADER)[0]);
+      if (this.stream !== stream || !Number.isSafeInteger(maxCalls) || maxCalls < 2) return;
+      const defer = this.ports.timers.defer?.bind(this.ports.timers) ?? ((fn: () => void) => this.ports.timers.setTimeout(fn, 0));
+      this.coalescer = new CallCoalescer((calls) => this.stream === stream && stream.write({ calls }), defer, maxCalls);
+    });
+    stream.on('data', (res: CallResponse__Output) => {
+      if (res.answers.length === 0) this.answer(res);
+      else for (const one of res.answers) this.answer(one);
+    });
     const broken = (why: string, as?: grpc.ServiceError): void => {
       if (this.stream !== stream) return;
       this.stream = undefined;
+      this.coalescer?.drop();
+      this.coalescer = undefined;
       this.failAll(as ?? pipelineError(grpc.status.UNAVAILABLE, `pipeline stream ${why}`));
     };
     stream.on('error', (err: Error) => {
@@ -136,6 +156,7 @@ export class PipelineLink {
       const stream = this.stream;
       if (!stream || this.pending.size > 0) return;
       this.stream = undefined; // its end is not a break: nothing is in flight on it
+      this.coalescer = undefined; // holds nothing: every call it held is answered
       stream.end();
     }, PIPELINE_IDLE_MS).unref();
   }

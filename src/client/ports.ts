@@ -24,6 +24,8 @@ export interface ClientTimers {
   /** Runs fn every `ms` until cleared. */
   setInterval(fn: () => void, ms: number): ClientTimer;
   clearInterval(timer: ClientTimer | undefined): void;
+  /** Runs fn on a later turn, after everything queued in this one (setImmediate). None: a 0 ms timer. */
+  defer?(fn: () => void): void;
 }
 
 export interface ClientRandom {

@@ -13,6 +13,7 @@ export const realTimers: ClientTimers = {
   clearTimeout: (timer) => clearTimeout(timer as NodeJS.Timeout | undefined),
   setInterval: (fn, ms) => setInterval(fn, ms),
   clearInterval: (timer) => clearInterval(timer as NodeJS.Timeout | undefined),
+  defer: (fn) => void setImmediate(fn),
 };
 
 export const realRandom: ClientRandom = { bytes: (size) => randomBytes(size) };

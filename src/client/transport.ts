@@ -23,6 +23,11 @@ export interface ServerStreamCall<Res> extends IncomingStream<Res> {
 
 /** A bidirectional stream: `end` says this side will send no more. */
 export interface BidiStreamCall<Req, Res> extends IncomingStream<Res> {
+  /** The node's response headers, once, before any message (a transport without headers never emits it). */
+  on(event: 'metadata', listener: (headers: { get(key: string): Array<string | Buffer> }) => void): unknown;
+  on(event: 'data', listener: (res: Res) => void): unknown;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
   write(req: Req): unknown;
   end(): unknown;
 }

@@ -50,3 +50,12 @@ export const MAX_LABELS_BYTES = 1024;
 export const MAX_REVOKE_REASON_BYTES = 256;
 /** Grants one keepalive renewal asks about (KeepAliveRequest.held); a client holding more asks in turns. */
 export const MAX_HELD_PER_RENEWAL = 64;
+/**
+ * Pipeline calls coalesced into one message (CallRequest.calls) by the client, and the answers one
+ * CallResponse.answers carries: enough to fill a busy turn, few enough that one message stays small.
+ */
+export const MAX_CALLS_PER_BATCH = 64;
+/** Encoded calls in one batch: the client sends a call that would pass this in the next message. */
+export const MAX_BATCH_BYTES = 1024 * 1024;
+/** The response header by which a node says it takes batches on the Pipeline, with MAX_CALLS_PER_BATCH. */
+export const PIPELINE_BATCH_HEADER = 'fencelock-pipeline-batch';

@@ -33,4 +33,22 @@ describe('API metrics', () => {
     expect(valueOf(m, 'fencelock_api_call_duration_seconds_bucket', { method: 'Session.Open', via: 'unary', le: '0.01' })).toBe(0);
     expect(valueOf(m, 'fencelock_api_call_duration_seconds_bucket', { method: 'Session.Open', via: 'unary', le: '0.025' })).toBe(1);
   });
+
+  it('keeps the series of each method, way of arrival and code apart when they are looked up once and reused', async () => {
+    const metrics = new NodeMetrics('n1', () => 0);
+    for (let i = 0; i < 3; i++) {
+      metrics.api.begin('KV.Get', 'pipeline')();
+      metrics.api.begin('KV.Get', 'unary')(notLeader(undefined));
+      metrics.api.answered('KV.Get', 'pipeline', new ApiError(grpc.status.INVALID_ARGUMENT, 'key: is required'));
+      metrics.api.begin('Lock.Release', 'pipeline')();
+    }
+    const m = parsePrometheusText(await metrics.scrape());
+    expect(valueOf(m, 'fencelock_api_calls_total', { method: 'KV.Get', code: 'OK', via: 'pipeline' })).toBe(3);
+    expect(valueOf(m, 'fencelock_api_calls_total', { method: 'KV.Get', code: 'INVALID_ARGUMENT', via: 'pipeline' })).toBe(3);
+    expect(valueOf(m, 'fencelock_api_calls_total', { method: 'KV.Get', code: 'UNAVAILABLE', via: 'unary' })).toBe(3);
+    expect(valueOf(m, 'fencelock_api_calls_total', { method: 'Lock.Release', code: 'OK', via: 'pipeline' })).toBe(3);
+    expect(valueOf(m, 'fencelock_api_call_duration_seconds_count', { method: 'KV.Get', via: 'pipeline' })).toBe(3);
+    expect(valueOf(m, 'fencelock_api_call_duration_seconds_count', { method: 'KV.Get', via: 'unary' })).toBe(3);
+    expect(valueOf(m, 'fencelock_api_call_duration_seconds_count', { method: 'Lock.Release', via: 'pipeline' })).toBe(3);
+  });
 });

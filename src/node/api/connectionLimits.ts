@@ -58,27 +58,41 @@ export class ConnectionLimits {
    * TOO_MANY_STREAMS or TOO_MANY_CALLS for the connection's, QUOTA_EXCEEDED for the identity's.
    */
   take(connection: string, what: Counted, identity = ''): () => void {
+    return this.counter(connection, what, identity).take();
+  }
+
+  /** take() for the many calls of one stream: its keys are built once, not per call. */
+  counter(connection: string, what: Counted, identity = ''): { take(): () => void } {
+    const connectionKey = `connection ${connection}`;
+    const identityKey = identity === '' ? undefined : `identity ${identity}`;
+    return { take: () => this.takeCounted(connectionKey, identityKey, what, identity) };
+  }
+
+  private takeCounted(connectionKey: string, identityKey: string | undefined, what: Counted, identity: string): () => void {
     const cap = this.caps[what];
-    if (this.count(`connection ${connection}`, what) >= cap) {
+    if (this.count(connectionKey, what) >= cap) {
       const reason = what === 'Pipeline calls in flight' ? 'TOO_MANY_CALLS' : 'TOO_MANY_STREAMS';
       throw new ApiError(grpc.status.RESOURCE_EXHAUSTED, `this connection already has ${cap} ${what}, the most one connection may have; ${ADVICE[what]}`, reasonMetadata(reason));
     }
     const quota = IDENTITY_QUOTA[what];
-    const identityCap = identity === '' ? undefined : this.identityCap(identity, quota);
-    if (identityCap !== undefined && this.count(`identity ${identity}`, what) >= identityCap) {
+    // The quota is read at each take: an admin may change it while the stream is open.
+    const identityCap = identityKey === undefined ? undefined : this.identityCap(identity, quota);
+    if (identityKey !== undefined && identityCap !== undefined && this.count(identityKey, what) >= identityCap) {
       throw new ApiError(
         grpc.status.RESOURCE_EXHAUSTED,
         `QUOTA_EXCEEDED: ${JSON.stringify(identity)} already has ${identityCap} ${what} over all its connections (quota ${quota}); ${ADVICE[what]}, or an admin raises it for a role with \`fencelock auth role quota ROLE ${quota} VALUE\``,
         reasonMetadata('QUOTA_EXCEEDED', { [QUOTA_METADATA_KEY]: quota }),
       );
     }
-    const keys = identityCap === undefined ? [`connection ${connection}`] : [`connection ${connection}`, `identity ${identity}`];
-    for (const key of keys) this.add(key, what, 1);
+    const counted = identityCap === undefined ? undefined : identityKey;
+    this.add(connectionKey, what, 1);
+    if (counted !== undefined) this.add(counted, what, 1);
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      for (const key of keys) this.add(key, what, -1);
+      this.add(connectionKey, what, -1);
+      if (counted !== undefined) this.add(counted, what, -1);
     };
   }
 

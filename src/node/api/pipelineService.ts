@@ -1,24 +1,27 @@
 import * as grpc from '@grpc/grpc-js';
-import { EventEmitter } from 'node:events';
 import type { Caller, IdentifiableCall } from '../auth/caller';
 import type { Logger } from '../logger';
 import type { ApiMetrics, CallDone } from '../metrics/apiMetrics';
 import type { TimerHandle, Timers } from '../runtime/ports';
 import { realPorts } from '../runtime/realPorts';
 import { writeOrPause } from './backpressure';
+import { CallCancellation } from './callCancellation';
 import type { ConnectionLimits } from './connectionLimits';
 import { ApiError, reasonMetadata } from './errors';
 import type { CallRequest__Output as CallRequest } from '../../protocol/generated/fencelock/v1/CallRequest';
-import type { CallResponse__Output as CallResponse } from '../../protocol/generated/fencelock/v1/CallResponse';
+import type { CallResponse } from '../../protocol/generated/fencelock/v1/CallResponse';
+import { MAX_CALLS_PER_BATCH, PIPELINE_BATCH_HEADER } from '../../protocol/limits';
 import { toServiceError, type CallScope } from './context';
 import type { PipelineCall, PipelineCalls } from './rpc';
+import { AnswerOutbox } from './pipelineOutbox';
+import { answerPipelineCall, UndecodableRequest } from './strictService';
 import { MAX_CALLS_IN_FLIGHT_PER_STREAM } from './streamLimits';
 
 export type { PipelineCall, PipelineCalls } from './rpc';
 
 /** A call waiting for its answer: its cancellation scope, its deadline timer, its per-connection count. */
 interface InFlightCall {
-  scope: EventEmitter;
+  scope: CallCancellation;
   timer?: TimerHandle;
   release?: () => void;
   /** Ends the call's measure. */
@@ -40,7 +43,12 @@ export interface PipelineOptions {
    */
   watchRights?: (caller: Caller | undefined, onLost: (err: ApiError) => void) => () => void;
   /** The runtime's timers, which time each call's deadline. None: real ones (realPorts). */
-  timers?: Pick<Timers, 'setTimeout' | 'clearTimeout'>;
+  timers?: Pick<Timers, 'setTimeout' | 'clearTimeout' | 'defer'>;
+  /**
+   * Decodes one call of a batch (CallRequest.calls) as the stream's own messages are decoded (strictly;
+   * an UndecodableRequest when refused). None: the node takes no batches and does not advertise them.
+   */
+  decodeCall?: (bytes: Buffer) => unknown;
 }
 
 /**
@@ -63,7 +71,9 @@ export function pipelineService(
         stream.emit('error', toServiceError(logger, 'Pipeline.Calls', err));
         return;
       }
-      new PipelineStream(stream, logger, calls, maxInFlight, opts.limits, caller, opts.metrics, timers).serve(opts.watchRights);
+      // Sent at once, before any answer: a client coalesces its calls only after it has seen this.
+      if (opts.decodeCall) stream.sendMetadata(batchHeader());
+      new PipelineStream(stream, logger, calls, maxInFlight, opts.limits, caller, opts.metrics, timers, opts.decodeCall).serve(opts.watchRights);
     },
   };
 }
@@ -75,32 +85,66 @@ class PipelineStream {
   private open = true;
   private clientDone = false;
   private stopWatching: () => void = () => undefined;
+  private readonly outbox: AnswerOutbox;
+  /** Counts this stream's calls in flight for its connection and identity (the node's listener gives limits). */
+  private readonly callCounter: { take(): () => void } | undefined;
 
   constructor(
     private readonly stream: grpc.ServerDuplexStream<CallRequest, CallResponse>,
     private readonly logger: Logger,
     private readonly calls: PipelineCalls,
     private readonly maxInFlight: number,
-    private readonly limits: ConnectionLimits | undefined,
+    limits: ConnectionLimits | undefined,
     private readonly caller: Caller | undefined,
     private readonly metrics: ApiMetrics | undefined,
-    private readonly timers: Pick<Timers, 'setTimeout' | 'clearTimeout'>,
+    private readonly timers: Pick<Timers, 'setTimeout' | 'clearTimeout' | 'defer'>,
+    private readonly decodeCall: PipelineOptions['decodeCall'],
   ) {
     this.connection = stream.getPeer();
+    this.callCounter = limits?.counter(this.connection, 'Pipeline calls in flight', caller?.identity);
+    this.outbox = new AnswerOutbox((message) => this.send(message), (fn) => timers.defer(fn), MAX_CALLS_PER_BATCH);
   }
 
   serve(watchRights: PipelineOptions['watchRights']): void {
     // A revoke ends the stream at its apply: the calls in flight end with it, unanswered but for the status.
     if (watchRights) this.stopWatching = watchRights(this.caller, (err) => this.endWith(err));
     const goneAway = (): void => this.goneAway();
-    this.stream.on('data', (req: CallRequest) => this.onRequest(req));
+    this.stream.on('data', (req: CallRequest) => (req.calls.length > 0 ? this.onBatch(req) : this.onRequest(req)));
     this.stream.on('end', () => {
       this.clientDone = true;
-      if (this.inFlight.size === 0 && this.open) this.stream.end();
+      this.endIfDone();
     });
     this.stream.on('cancelled', goneAway);
     this.stream.on('error', goneAway);
     this.stream.on('close', goneAway);
+  }
+
+  /**
+   * The calls of a batch, each decoded, checked and started as if it had come alone, all in this turn: their
+   * proposals join one Raft append (the Ready loop takes what a turn proposed as one batch, raftDriver.ts).
+   */
+  private onBatch(batch: CallRequest): void {
+    this.outbox.coalescing = true;
+    if (!this.decodeCall || batch.call !== undefined || batch.callId !== '0') {
+      const why = !this.decodeCall ? 'this node takes no batches (calls); send one call per message' : 'a batch (calls) sets no call_id nor call of its own';
+      this.answer({ callId: batch.callId, code: grpc.status.INVALID_ARGUMENT, message: why, metadata: {} });
+      return;
+    }
+    for (const [i, bytes] of batch.calls.entries()) {
+      const req = this.decodeCall(bytes);
+      if (req instanceof UndecodableRequest) this.onUndecodable(req, i);
+      else if ((req as CallRequest).calls.length > 0) this.answer(batchRefusal((req as CallRequest).callId, 'calls: a call of a batch is not a batch'));
+      else if (i >= MAX_CALLS_PER_BATCH) this.answer(batchRefusal((req as CallRequest).callId, `calls: more than ${MAX_CALLS_PER_BATCH} calls in one message`));
+      else this.onRequest(req as CallRequest);
+      if (!this.open) return;
+    }
+  }
+
+  /** As a message that cannot be decoded: answered for its call_id, or the stream ends when it has none. */
+  private onUndecodable(bad: UndecodableRequest, index: number): void {
+    const answer = answerPipelineCall(bad);
+    if (answer) this.answer(answer);
+    else this.endWith(new ApiError(grpc.status.INVALID_ARGUMENT, `calls[${index}]: ${bad.error.message}`));
   }
 
   private onRequest(req: CallRequest): void {
@@ -119,7 +163,7 @@ class PipelineStream {
     let release: (() => void) | undefined;
     try {
       this.admit();
-      release = this.limits?.take(this.connection, 'Pipeline calls in flight', this.caller?.identity);
+      release = this.callCounter?.take();
     } catch (err) {
       this.refuse(callId, err, rpc);
       return;
@@ -132,7 +176,7 @@ class PipelineStream {
    * client that does not read its answers is not given more of them to hold.
    */
   private admit(): void {
-    const held = this.inFlight.size + this.stream.writableLength;
+    const held = this.inFlight.size + this.outbox.size + this.stream.writableLength;
     if (held < this.maxInFlight) return;
     throw new ApiError(
       grpc.status.RESOURCE_EXHAUSTED,
@@ -143,14 +187,14 @@ class PipelineStream {
 
   private start(callId: string, kind: PipelineCall, req: CallRequest, release: (() => void) | undefined): void {
     const rpc = this.calls[kind].name;
-    const scope = Object.assign(new EventEmitter(), { caller: this.caller });
+    const scope = new CallCancellation(this.caller);
     const entry: InFlightCall = { scope, release, done: this.metrics?.begin(rpc, 'pipeline') };
     this.inFlight.set(callId, entry);
     // A timer beyond 2^31 - 1 ms would fire at once: such a deadline is as good as none.
     const timeoutMs = Math.min(req.timeoutMs ?? 0, 2 ** 31 - 1);
     if (timeoutMs > 0) {
       entry.timer = this.timers.setTimeout(() => {
-        scope.emit('cancelled');
+        scope.cancel();
         this.fail(callId, new ApiError(grpc.status.DEADLINE_EXCEEDED, `${rpc}: deadline of ${timeoutMs} ms exceeded`), rpc);
       }, timeoutMs);
     }
@@ -177,7 +221,14 @@ class PipelineStream {
     this.timers.clearTimeout(entry.timer);
     entry.release?.();
     this.answer(response);
-    if (this.clientDone && this.inFlight.size === 0 && this.open) this.stream.end();
+    this.endIfDone();
+  }
+
+  /** Ends the stream once the client sent its last call and every call is answered. */
+  private endIfDone(): void {
+    if (!this.clientDone || this.inFlight.size > 0 || !this.open) return;
+    this.outbox.flush();
+    this.stream.end();
   }
 
   private fail(callId: string, err: unknown, rpc: string): void {
@@ -196,7 +247,11 @@ class PipelineStream {
   }
 
   private answer(response: CallResponse): void {
-    if (this.open) writeOrPause(this.stream, response);
+    if (this.open) this.outbox.push(response);
+  }
+
+  private send(message: CallResponse): void {
+    if (this.open) writeOrPause(this.stream, message);
   }
 
   private endWith(err: ApiError): void {
@@ -208,10 +263,11 @@ class PipelineStream {
   private goneAway(): void {
     this.stopWatching();
     this.open = false;
+    this.outbox.drop();
     for (const { scope, timer, release } of this.inFlight.values()) {
       this.timers.clearTimeout(timer);
       release?.();
-      scope.emit('cancelled');
+      scope.cancel();
     }
     this.inFlight.clear();
   }
@@ -231,4 +287,14 @@ function metadataRecord(md: grpc.Metadata | undefined): Record<string, string> {
   if (!md) return out;
   for (const [k, v] of Object.entries(md.getMap())) out[k] = typeof v === 'string' ? v : v.toString();
   return out;
+}
+
+function batchHeader(): grpc.Metadata {
+  const md = new grpc.Metadata();
+  md.set(PIPELINE_BATCH_HEADER, String(MAX_CALLS_PER_BATCH));
+  return md;
+}
+
+function batchRefusal(callId: string, message: string): CallResponse {
+  return { callId, code: grpc.status.INVALID_ARGUMENT, message, metadata: {} };
 }

@@ -12,7 +12,7 @@ import type { NodeRuntime } from '../runtime/nodeRuntime';
 import { capStreams, CONNECTION_CAPS, ConnectionLimits } from './connectionLimits';
 import type { ApiError } from './errors';
 import { pipelineService } from './pipelineService';
-import { answerPipelineCall, strictService } from './strictService';
+import { answerPipelineCall, strictDeserializer, strictService } from './strictService';
 
 export interface ServedMethod {
   definition: grpc.MethodDefinition<unknown, unknown>;
@@ -47,6 +47,7 @@ export function serveApi(runtime: NodeRuntime, options: ServeOptions = {}): Serv
     metrics: runtime.metrics.api,
     watchRights: (caller, onLost) => ctx.rights.watch(caller, onLost),
     timers: ctx.ports.timers,
+    decodeCall: strictDeserializer(serviceDefinition('fencelock.v1.Pipeline').Calls as grpc.MethodDefinition<unknown, unknown>),
   });
   const cap = (name: string, implementation: grpc.UntypedServiceImplementation, methods: Parameters<typeof capStreams>[1]): grpc.UntypedServiceImplementation =>
     options.capped === false ? implementation : capStreams(implementation, methods, limits, identify, (method, err) => options.refused?.(`${name}.${method}`, err));

@@ -12,7 +12,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protobuf from 'protobufjs';
 import * as descriptor from 'protobufjs/ext/descriptor';
-import type { CallResponse__Output } from '../../protocol/generated/fencelock/v1/CallResponse';
+import type { CallResponse } from '../../protocol/generated/fencelock/v1/CallResponse';
 import { ApiError } from './errors';
 import { walkMessage } from './strictDecode';
 
@@ -34,7 +34,7 @@ export interface StrictOptions {
 }
 
 /** Pipeline.Calls: a CallRequest whose call_id is known gets its own CallResponse with INVALID_ARGUMENT. */
-export function answerPipelineCall(bad: UndecodableRequest): CallResponse__Output | undefined {
+export function answerPipelineCall(bad: UndecodableRequest): CallResponse | undefined {
   if (bad.callId === undefined) return undefined;
   return { callId: bad.callId, code: grpc.status.INVALID_ARGUMENT, message: bad.error.message, metadata: {} };
 }

@@ -14,6 +14,13 @@ function codeName(code: grpc.status): string {
   return grpc.status[code] ?? 'UNKNOWN';
 }
 
+/** One method's series for one way of arrival, looked up once (a label lookup hashes the labels each time). */
+interface MethodSeries {
+  seconds: Histogram.Internal<'method' | 'via'>;
+  /** By status code, as codes are first answered. */
+  calls: Map<grpc.status, Counter.Internal>;
+}
+
 /**
  * The API's metrics: calls by method and status code, their latency, and the refusals they answered with
  * (by fencelock-reason, and by quota for QUOTA_EXCEEDED). Method names come from the node's own handlers,
@@ -24,6 +31,7 @@ export class ApiMetrics {
   readonly seconds: Histogram<'method' | 'via'>;
   readonly refusals: Counter<'method' | 'reason'>;
   readonly quotaRefusals: Counter<'quota'>;
+  private readonly series: Record<CallVia, Map<string, MethodSeries>> = { unary: new Map(), pipeline: new Map() };
 
   constructor(
     registry: Registry,
@@ -39,18 +47,38 @@ export class ApiMetrics {
   /** Starts measuring a call; the returned function ends it. */
   begin(method: string, via: CallVia): CallDone {
     const started = this.nowMs();
+    const series = this.seriesOf(method, via);
     return (err) => {
-      this.seconds.observe({ method, via }, (this.nowMs() - started) / 1000);
-      this.answered(method, via, err);
+      series.seconds.observe((this.nowMs() - started) / 1000);
+      this.count(series, method, via, err);
     };
   }
 
   /** Counts an answer that took no measurable work (a call refused before it started). */
   answered(method: string, via: CallVia, err?: unknown): void {
+    this.count(this.seriesOf(method, via), method, via, err);
+  }
+
+  private count(series: MethodSeries, method: string, via: CallVia, err: unknown): void {
     const apiError = err instanceof ApiError ? err : undefined;
     const code = err === undefined ? grpc.status.OK : apiError?.code ?? grpc.status.INTERNAL;
-    this.calls.inc({ method, code: codeName(code), via });
+    let calls = series.calls.get(code);
+    if (!calls) {
+      calls = this.calls.labels({ method, code: codeName(code), via });
+      series.calls.set(code, calls);
+    }
+    calls.inc();
     if (apiError) this.refused(method, apiError);
+  }
+
+  private seriesOf(method: string, via: CallVia): MethodSeries {
+    const byMethod = this.series[via];
+    let series = byMethod.get(method);
+    if (!series) {
+      series = { seconds: this.seconds.labels({ method, via }), calls: new Map() };
+      byMethod.set(method, series);
+    }
+    return series;
   }
 
   /** Counts a refusal's reason and quota (also for stream refusals, which are not calls with a latency). */

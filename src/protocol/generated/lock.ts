@@ -144,6 +144,14 @@ export interface ProtoGrpcType {
        * which is most of the cost of a small call; on this stream a call is one message each way. Each request
        * gets exactly one response with its call_id, in any order; semantics, limits and errors are those of
        * the unary call (same request ids, same retries, same status codes and metadata).
+       * 
+       * Coalesced calls: a node that takes them says so in the stream's response headers
+       * (`fencelock-pipeline-batch: N`, the most calls it takes in one message). A client that has seen that
+       * header may send the calls it issued in one turn as one CallRequest carrying only `calls`; a client that
+       * has not (an older node never sends it) sends one call per message. Each call of a batch is handled as if
+       * it came alone (its own call_id, deadline, checks, limits and dedup), and each gets its own CallResponse;
+       * answers ready at the same time travel as one CallResponse carrying only `answers`. An older client never
+       * sets `calls` and reads every answer as before.
        */
       Pipeline: SubtypeConstructor<typeof grpc.Client, _fencelock_v1_PipelineClient> & { service: _fencelock_v1_PipelineDefinition }
       Quota: MessageTypeDefinition<_fencelock_v1_Quota, _fencelock_v1_Quota__Output>

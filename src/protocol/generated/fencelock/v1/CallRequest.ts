@@ -19,6 +19,11 @@ export interface CallRequest {
   'release'?: (_fencelock_v1_ReleaseRequest | null);
   'write'?: (_fencelock_v1_WriteRequest | null);
   'get'?: (_fencelock_v1_GetRequest | null);
+  /**
+   * A batch: each element an encoded CallRequest (one call, never a batch), checked and decoded on its
+   * own, so a call that cannot be decoded is refused alone with its call_id. A batch sets nothing else.
+   */
+  'calls'?: (Buffer | Uint8Array | string)[];
   'call'?: "acquire"|"release"|"write"|"get";
 }
 
@@ -35,5 +40,10 @@ export interface CallRequest__Output {
   'release'?: (_fencelock_v1_ReleaseRequest__Output | null);
   'write'?: (_fencelock_v1_WriteRequest__Output | null);
   'get'?: (_fencelock_v1_GetRequest__Output | null);
+  /**
+   * A batch: each element an encoded CallRequest (one call, never a batch), checked and decoded on its
+   * own, so a call that cannot be decoded is refused alone with its call_id. A batch sets nothing else.
+   */
+  'calls': (Buffer)[];
   'call'?: "acquire"|"release"|"write"|"get";
 }
