@@ -22,6 +22,8 @@ export interface LockCommandOptions {
   waitMs: number;
   /** --lock-delay: the grant's lock-delay in ms (0: none). */
   lockDelayMs?: number;
+  /** --shared: a shared (read) grant; CMD's fenced writes under its token are refused SHARED_GRANT. */
+  shared?: boolean;
   /** --label: the session's labels, besides host and pid. */
   labels?: Record<string, string>;
   /** Between SIGTERM and SIGKILL of CMD when the lock is lost (unused without CMD). */
@@ -74,7 +76,7 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
   try {
     session = await client.openSession({ ttlMs: o.ttlMs, name: `fencelock lock ${o.name} (pid ${process.pid})`, labels: o.labels });
     if (o.waitMs === 0) {
-      const got = await session.tryAcquire(o.name, { lockDelayMs: o.lockDelayMs }).catch((err: unknown) => {
+      const got = await session.tryAcquire(o.name, { lockDelayMs: o.lockDelayMs, mode: o.shared === true ? 'shared' : 'exclusive' }).catch((err: unknown) => {
         // As a held lock is with --wait 0: not granted now, try later (exit 3), the refusal says until when.
         if (isFenceLockError(err) && err.reason === 'LOCK_DELAYED') throw new CommandFailure('LOCK_DELAYED', `${err.details ?? err.message}${notRun(o)}`, EXIT.UNAVAILABLE);
         throw err;
@@ -82,7 +84,7 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
       if (!got) throw new CommandFailure('LOCK_HELD', `lock ${JSON.stringify(o.name)} is held by ${await holderOf(client, o.name)} (--wait 0)${notRun(o)}`, EXIT.UNAVAILABLE);
       lock = got;
     } else {
-      lock = await session.acquire(o.name, { waitTimeoutMs: o.waitMs, lockDelayMs: o.lockDelayMs });
+      lock = await session.acquire(o.name, { waitTimeoutMs: o.waitMs, lockDelayMs: o.lockDelayMs, mode: o.shared === true ? 'shared' : 'exclusive' });
     }
   } catch (err) {
     const explained = interrupted ? err : await explainUnreachable(client, err, o.timeoutMs, undefined, o.trust);

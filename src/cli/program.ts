@@ -198,6 +198,10 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void, opts: {
         .argParser(argParser((t) => parseDurationMs(t, '--lock-delay', MAX_LOCK_DELAY_MS)))
         .default(0),
     )
+    .addOption(
+      new Option('--shared', 'a shared (read) grant, held together with other --shared holders; waits behind an earlier exclusive request; CMD cannot write under its token')
+        .conflicts('lockDelay'),
+    )
     .option('--label <key=value>', 'a label of the session, shown to those who may describe the lock (repeatable; host and pid are added)', (text: string, previous: Record<string, string>) => argParser((t) => parseLabel(t, previous))(text), {} as Record<string, string>)
     .addOption(
       new Option('--grace <ms>', 'after SIGTERM on lock loss, SIGKILL CMD after this long').argParser(argParser((t) => parseNonNegativeInt(t, '--grace'))).default(1_000),
@@ -213,16 +217,17 @@ Without CMD, it prints the token and the session's public handle once the lock i
 stdin (Ctrl-D; </dev/null releases at once), exiting 0; it exits ${EXIT.LOCK_LOST} if the lock is lost while held.
 --lock-delay: if this grant ends by the session's expiry or a revoke, the lock goes to nobody for that long
 (side effects CMD started without a token can finish); while it lasts, --wait 0 fails LOCK_DELAYED.
+--shared: a read lock (docs/architecture.md#read-write-locks); not with --lock-delay.
 Examples: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/last "$(date)"'
           fencelock lock maintenance            # hold it until Ctrl-C`,
     )
     .action(
-      action(async (name: string, command: string[], opts: { ttl: number; wait: number; lockDelay: number; grace: number; label: Record<string, string> }, cmd: Command) => {
+      action(async (name: string, command: string[], opts: { ttl: number; wait: number; lockDelay: number; shared?: boolean; grace: number; label: Record<string, string> }, cmd: Command) => {
         const g = globals(cmd);
         const security = resolveClientSecurity(g, io.env);
         const client = clientOptions(g, security);
         const outcome = await runLockCommand(
-          { client, childEnv: security.childEnv, trust: security.trust, name, command, ttlMs: opts.ttl, waitMs: opts.wait, lockDelayMs: opts.lockDelay, labels: opts.label, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
+          { client, childEnv: security.childEnv, trust: security.trust, name, command, ttlMs: opts.ttl, waitMs: opts.wait, lockDelayMs: opts.lockDelay, shared: opts.shared === true, labels: opts.label, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
           io,
         );
         // Without CMD the JSON document came when the lock was held.

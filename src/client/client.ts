@@ -41,6 +41,7 @@ import type {
   WatchHandle,
   WatchOptions,
   WithLockOptions,
+  LockMode,
   WriteArgs,
   WriteOp,
   WriteResult,
@@ -231,7 +232,7 @@ export class FenceLockClient implements SessionHost {
     for (let attempt = 1; ; attempt++) {
       const session = await this.sharedSession(ttl);
       try {
-        lock = await session.acquire(name, { waitTimeoutMs: opts.waitTimeoutMs, lockDelayMs: opts.lockDelayMs });
+        lock = await session.acquire(name, { waitTimeoutMs: opts.waitTimeoutMs, lockDelayMs: opts.lockDelayMs, ...(opts.mode === undefined ? {} : { mode: opts.mode }) });
         break;
       } catch (err) {
         // The shared session vanished on the server (expired while idle): one retry with a fresh one.
@@ -250,6 +251,16 @@ export class FenceLockClient implements SessionHost {
     }
     await this.releaseForWithLock(lock);
     return result;
+  }
+
+  /** withLock with a shared grant: for readers; the token lets a downstream reader check that no writer came after it. */
+  withReadLock<T>(name: string, fn: (token: bigint, lock: LockHandle, signal: AbortSignal) => Promise<T>, opts: Omit<WithLockOptions, 'mode'> = {}): Promise<T> {
+    return this.withLock(name, fn, { ...opts, mode: 'shared' });
+  }
+
+  /** withLock with an exclusive grant (the default), named for symmetry with withReadLock. */
+  withWriteLock<T>(name: string, fn: (token: bigint, lock: LockHandle, signal: AbortSignal) => Promise<T>, opts: Omit<WithLockOptions, 'mode'> = {}): Promise<T> {
+    return this.withLock(name, fn, { ...opts, mode: 'exclusive' });
   }
 
   private async releaseForWithLock(lock: LockHandle): Promise<void> {
@@ -298,12 +309,12 @@ export class FenceLockClient implements SessionHost {
   // ----- SessionHost -----
 
   /** @internal */
-  async acquireFor(session: Session, lock: string, waitTimeoutMs: number, lockDelayMs = 0): Promise<{ acquired: boolean; token: bigint; holderSession: string }> {
+  async acquireFor(session: Session, lock: string, waitTimeoutMs: number, lockDelayMs = 0, mode: LockMode = 'exclusive'): Promise<{ acquired: boolean; token: bigint; holderSession: string }> {
     this.assertOpen();
     try {
       const res = await this.mutate(
         methods().Lock.Acquire,
-        (header) => ({ header, lock, sessionId: session.id, waitTimeoutMs: intToWire('wait_timeout_ms', waitTimeoutMs), lockDelayMs: intToWire('lock_delay_ms', lockDelayMs) }),
+        (header) => ({ header, lock, sessionId: session.id, waitTimeoutMs: intToWire('wait_timeout_ms', waitTimeoutMs), lockDelayMs: intToWire('lock_delay_ms', lockDelayMs), mode: mode === 'shared' ? ('LOCK_MODE_SHARED' as const) : ('LOCK_MODE_EXCLUSIVE' as const) }),
         {
           what: `acquire lock ${JSON.stringify(lock)}`,
           attemptTimeoutMs: waitTimeoutMs + this.requestTimeoutMs,
@@ -486,6 +497,8 @@ export class FenceLockClient implements SessionHost {
       lockDelayMs: wireToNumber(d.lockDelayMs),
       delayedUntilMs: wireToNumber(d.delayedUntilMs),
       delayRemainingMs: wireToNumber(d.delayRemainingMs),
+      sharedHolders: (d.sharedHolders ?? []).map((x) => ({ session: toSessionDetails(x.session), token: wireToBigInt(x.token), grantedAtMs: wireToNumber(x.grantedAtMs) })),
+      waiterShared: d.waiterShared ?? [],
     };
   }
 

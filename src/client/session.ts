@@ -7,7 +7,7 @@ import { tracingActive } from '../protocol/traceContext';
 import type { HeldGrant, Renewable } from './keepalive';
 import type { Logger } from './logger';
 import type { ClientPorts, ClientTimer } from './ports';
-import type { WriteOp, WriteResult } from './types';
+import type { LockMode, WriteOp, WriteResult } from './types';
 import { MAX_LOCK_DELAY_MS } from '../protocol/limits';
 
 /** Default session TTL, and the default wait of a blocking acquire. */
@@ -37,7 +37,7 @@ export interface SessionHost {
   readonly logger: Logger;
   /** The clock and timers the lease is timed on. */
   readonly ports: Pick<ClientPorts, 'clock' | 'timers'>;
-  acquireFor(session: Session, lock: string, waitTimeoutMs: number, lockDelayMs?: number): Promise<{ acquired: boolean; token: bigint; holderSession: string }>;
+  acquireFor(session: Session, lock: string, waitTimeoutMs: number, lockDelayMs?: number, mode?: LockMode): Promise<{ acquired: boolean; token: bigint; holderSession: string }>;
   releaseFor(session: Session, lock: string, token: bigint): Promise<void>;
   writeFor(lock: string, token: bigint, sessionId: string, ops: WriteOp[]): Promise<WriteResult>;
   closeSessionFor(session: Session, timeoutMs?: number): Promise<void>;
@@ -54,10 +54,16 @@ export interface AcquireOptions {
    * so that side effects the lost holder started without a token can finish or time out.
    */
   lockDelayMs?: number;
+  /**
+   * 'exclusive' (default): one holder. 'shared': held together with other shared holders, each with its own
+   * token, queued FIFO behind any waiting exclusive request; its writes are refused SHARED_GRANT; no
+   * lockDelayMs. A session holding or waiting in one mode is refused MODE_CONFLICT in the other.
+   */
+  mode?: LockMode;
 }
 
-/** The options of a try-lock: its grant's lock-delay (see AcquireOptions). */
-export type TryAcquireOptions = Pick<AcquireOptions, 'lockDelayMs'>;
+/** The options of a try-lock: its grant's lock-delay and mode (see AcquireOptions). */
+export type TryAcquireOptions = Pick<AcquireOptions, 'lockDelayMs' | 'mode'>;
 
 /**
  * A session: a lease the leader keeps alive while renewals arrive. Locks belong to sessions; when the session
@@ -167,7 +173,7 @@ export class Session implements Renewable {
     if (!Number.isSafeInteger(wait) || wait < 0) {
       throw new FenceLockError('INVALID_ARGUMENT', `waitTimeoutMs must be a non-negative integer, got ${wait}`);
     }
-    const { res, acquireContext } = await tracedAcquire(lock, this.publicId, wait, () => this.acquireRaw(lock, wait, opts.lockDelayMs));
+    const { res, acquireContext } = await tracedAcquire(lock, this.publicId, wait, () => this.acquireRaw(lock, wait, opts.lockDelayMs, opts.mode));
     if (!res.acquired) {
       throw new FenceLockError('DEADLINE_EXCEEDED', `acquire lock ${JSON.stringify(lock)}: still held by session ${res.holderSession} after ${wait} ms`, {
         reason: 'LOCK_HELD',
@@ -182,7 +188,7 @@ export class Session implements Renewable {
    * LOCK_DELAYED (and `delayedUntil`) while the lock is free but in its lock-delay.
    */
   async tryAcquire(lock: string, opts: TryAcquireOptions = {}): Promise<LockHandle | null> {
-    const { res, acquireContext } = await tracedAcquire(lock, this.publicId, 0, () => this.acquireRaw(lock, 0, opts.lockDelayMs));
+    const { res, acquireContext } = await tracedAcquire(lock, this.publicId, 0, () => this.acquireRaw(lock, 0, opts.lockDelayMs, opts.mode));
     return res.acquired ? this.handleFor(lock, res.token, acquireContext) : null;
   }
 
@@ -266,13 +272,14 @@ export class Session implements Renewable {
     if (this.held.get(handle.name) === handle) this.held.delete(handle.name);
   }
 
-  private async acquireRaw(lock: string, wait: number, lockDelayMs = 0): Promise<{ acquired: boolean; token: bigint; holderSession: string }> {
+  private async acquireRaw(lock: string, wait: number, lockDelayMs = 0, mode: LockMode = 'exclusive'): Promise<{ acquired: boolean; token: bigint; holderSession: string }> {
     if (!Number.isSafeInteger(lockDelayMs) || lockDelayMs < 0 || lockDelayMs > MAX_LOCK_DELAY_MS) {
       throw new FenceLockError('INVALID_ARGUMENT', `lockDelayMs must be an integer in [0, ${MAX_LOCK_DELAY_MS}], got ${lockDelayMs}`);
     }
+    if (mode !== 'exclusive' && mode !== 'shared') throw new FenceLockError('INVALID_ARGUMENT', `mode must be 'exclusive' or 'shared', got ${String(mode)}`);
     if (this.closed) throw new FenceLockError('FAILED_PRECONDITION', `session ${this.publicId} is closed`, { reason: 'SESSION_CLOSED' });
     if (this.lostError) throw new FenceLockError(this.lostError.code, `session ${this.publicId} is lost: ${this.lostError.message}`, { reason: this.lostError.reason });
-    return this.host.acquireFor(this, lock, wait, lockDelayMs);
+    return this.host.acquireFor(this, lock, wait, lockDelayMs, mode);
   }
 
   private handleFor(lock: string, token: bigint, acquireContext?: Context): LockHandle {

@@ -140,6 +140,10 @@ export interface LockDescription {
   delayedUntilMs: number;
   /** In a lock-delay: the time left by the serving node's clock (0 when not delayed, or over but not yet ended). */
   delayRemainingMs: number;
+  /** The shared grants in force, in grant order, each with its own token (`held` is false while only these hold it). */
+  sharedHolders: Array<{ session: SessionDetails | null; token: bigint; grantedAtMs: number }>;
+  /** Which of `waiters` (same order) wait for a shared grant. */
+  waiterShared: boolean[];
 }
 
 export interface ListLocksOptions {
@@ -274,7 +278,15 @@ export interface WithLockOptions {
   waitTimeoutMs?: number;
   /** The grant's lock-delay (Session.acquire's AcquireOptions.lockDelayMs). */
   lockDelayMs?: number;
+  /** 'exclusive' (default) or 'shared' (Session.acquire's AcquireOptions.mode); withReadLock sets 'shared'. */
+  mode?: LockMode;
 }
+
+/**
+ * A grant's mode (docs/architecture.md#read-write-locks): one exclusive holder, or shared holders together.
+ * A shared grant's writes are refused SHARED_GRANT.
+ */
+export type LockMode = 'exclusive' | 'shared';
 
 export interface CloseOptions {
   /**

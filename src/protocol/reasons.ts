@@ -85,6 +85,16 @@ export const Reason = Object.freeze({
    * no one is granted it before the delay ends (docs/architecture.md#lock-delay).
    */
   LOCK_DELAYED: 'LOCK_DELAYED',
+  /**
+   * Write: the token is this session's shared (read) grant of the lock, live: a shared grant never writes;
+   * writes need the exclusive grant (docs/architecture.md#read-write-locks).
+   */
+  SHARED_GRANT: 'SHARED_GRANT',
+  /**
+   * Acquire: the session holds or waits for the lock in the other mode; a grant never changes mode
+   * (release it, then acquire in the mode wanted: docs/architecture.md#read-write-locks).
+   */
+  MODE_CONFLICT: 'MODE_CONFLICT',
 } as const);
 
 export type Reason = (typeof Reason)[keyof typeof Reason];

@@ -8,17 +8,20 @@
 //   2. WRONG_LOCK      the token is above the lock's latestToken, so it cannot have been issued for this lock;
 //                      for a lock without a record (never used, or forgotten when idle without keys): above
 //                      gcFloor.
-//   3. STALE_TOKEN     the token is below the lock's latestToken: a newer grant of this lock exists. The lock
+//   3. SHARED_GRANT    the token is the session's live shared (read) grant of this lock: shared grants
+//                      never write (docs/architecture.md#read-write-locks). Checked before the staleness
+//                      rules, since later shared grants raise the latest token without ending this one.
+//   4. STALE_TOKEN     the token is below the lock's latestToken: a newer grant of this lock exists. The lock
 //                      keeps only its latest token, not the set of tokens it issued, so a token issued for
 //                      another lock that happens to be lower also lands here: for its caller the token is
 //                      useless on this lock either way, and "stop" is the safe answer.
 //                      Also: a touched key's watermark is above the token (`key` names it; cannot happen while
 //                      keys only take tokens of their own lock, checked defensively).
 //   From here the lock has a record and token == latestToken, or it has no record and token <= gcFloor.
-//   4. UNKNOWN_SESSION the session is not open and was not the holder of this grant.
-//   5. NOT_HOLDER      the session is open but was not the holder of this grant: the token is another
+//   5. UNKNOWN_SESSION the session is not open and was not the holder of this grant.
+//   6. NOT_HOLDER      the session is open but was not the holder of this grant: the token is another
 //                      session's (its grant live or ended).
-//   6. LOCK_NOT_HELD   the session was the holder of this grant and the grant has ended (released, closed or
+//   7. LOCK_NOT_HELD   the session was the holder of this grant and the grant has ended (released, closed or
 //                      expired; no newer grant yet); or the lock has no record (its history is forgotten, so
 //                      the grant's holder is unknown, but it certainly is not held under this token).
 //
@@ -26,6 +29,7 @@
 // key that exists, whatever its lock). Every token below it is stale for this write.
 import type { FencedKv } from './fencedKv';
 import type { LockRecord } from './locks';
+import { sharedGrantById } from './records';
 import { Reason, type WriteRefusalReason } from './results';
 
 export interface FenceQuery {
@@ -60,6 +64,7 @@ export function checkFence(q: FenceQuery): FenceDecision {
   }
   const record = q.record;
   if (q.token > (record === undefined ? q.gcFloor : latest)) return refuse(Reason.WRONG_LOCK);
+  if (record !== undefined && sharedGrantById(record, q.sessionId)?.token === q.token) return refuse(Reason.SHARED_GRANT);
   if (record !== undefined && q.token < latest) return refuse(Reason.STALE_TOKEN);
   for (const key of q.keys) {
     const r = q.kv.record(key);

@@ -33,18 +33,24 @@ import {
 import type { CommandResult, Result } from './resultStatuses';
 import {
   addHeld,
+  addSharing,
   clearWaiting,
   deleteHeld,
+  deleteSharing,
   deleteWaiting,
   firstWaiter,
   hasWaiter,
   heldLocks,
   holderIdOf,
   isDelayed,
+  isHeld,
+  lockCountOf,
+  sharedGrantById,
+  sharedGrantOf,
   tokenOf,
   waiterCount,
   waiterDelayOf,
-  waitingCount,
+  waitsShared,
   type LockRecord,
   type Session,
 } from './records';
@@ -70,6 +76,8 @@ export interface SessionInfo {
   locks: string[];
   /** Locks queued for, sorted. */
   waiting: string[];
+  /** Locks held in shared mode, sorted (absent when none). */
+  sharedLocks?: string[];
 }
 
 /**
@@ -84,8 +92,19 @@ export interface LockInfo {
   delay?: LockDelayInfo;
   /** Queued session ids, FIFO order. */
   waiters: string[];
-  /** The same waiters with what their clients said of themselves. */
-  waiterSessions: { sessionId: string; clientName: string; labels: SessionLabels }[];
+  /** The same waiters with what their clients said of themselves; `shared`: it waits for a shared grant. */
+  waiterSessions: { sessionId: string; clientName: string; labels: SessionLabels; shared?: true }[];
+  /** The shared grants in force, in grant order, each with its own token (absent when none). */
+  sharedHolders?: SharedHolderInfo[];
+}
+
+/** A shared grant as Describe reports it. */
+export interface SharedHolderInfo {
+  sessionId: string;
+  clientName: string;
+  labels: SessionLabels;
+  token: number;
+  grantedAt: number;
 }
 
 /** A lock-delay in force: the index of the entry that started it, its length, and when it ends by that leader's clock. */
@@ -103,8 +122,10 @@ export interface LockListing {
   /** The lock-delay in force; absent when none. */
   delay?: LockDelayInfo;
   /** The first `maxWaiters` waiters, FIFO, each with the `now` of the Acquire that queued it (0: unknown). */
-  waiters: Array<{ sessionId: string; since: number }>;
+  waiters: Array<{ sessionId: string; since: number; shared?: true }>;
   waiterCount: number;
+  /** The shared grants in force, in grant order (absent when none). */
+  sharedHolders?: Array<{ sessionId: string; token: number; grantedAt: number }>;
 }
 
 export interface LockListOptions {
@@ -174,6 +195,7 @@ export class LockStateMachine {
     leaveSession: (s, cause, events) => this.leaveSession(s, cause, events),
     releaseSession: (index, now, s, cause, events) => this.releaseSession(index, now, s, cause, events),
     handOver: (rec, index, now, cause, events) => this.handOver(rec, index, now, cause, events),
+    admitReaders: (recs, index, now, events) => this.admitReaders(recs, index, now, events),
   };
 
   /** Index of the last applied entry (0 before the first). */
@@ -258,8 +280,9 @@ export class LockStateMachine {
   private endSession(index: number, now: number, sessionId: string, cause: SessionEndCause, events: LockEvent[]): SessionEndedResult | RefusedResult {
     const s = this.sessions.get(sessionId);
     if (s === undefined) return refused(Reason.UNKNOWN_SESSION, 0);
-    this.leaveSession(s, cause, events);
+    const left = this.leaveSession(s, cause, events);
     const released = this.releaseSession(index, now, s, cause, events);
+    this.admitReaders(left, index, now, events);
     return { status: 'session_ended', sessionId, cause, released };
   }
 
@@ -271,30 +294,46 @@ export class LockStateMachine {
   private endSessionsOf(index: number, now: number, owner: string, events: LockEvent[]): void {
     const ending = Array.from(this.sessions.values()).filter((s) => s.owner === owner);
     ending.sort((a, b) => compareStrings(a.id, b.id));
-    for (const s of ending) this.leaveSession(s, 'revoked', events);
+    const left = ending.flatMap((s) => this.leaveSession(s, 'revoked', events));
     for (const s of ending) this.releaseSession(index, now, s, 'revoked', events);
+    this.admitReaders(left, index, now, events);
   }
 
-  /** The first half of a session's end: its waits end and it is removed, so that nothing is granted to it. */
-  private leaveSession(s: Session, cause: SessionEndCause, events: LockEvent[]): void {
-    for (const rec of sortedByName(s.waiting)) {
+  /**
+   * The first half of a session's end: its waits end and it is removed, so that nothing is granted to it.
+   * Returns the locks whose queues it left, in name order (for admitReaders once the ending is done).
+   */
+  private leaveSession(s: Session, cause: SessionEndCause, events: LockEvent[]): LockRecord[] {
+    const left = sortedByName(s.waiting);
+    for (const rec of left) {
       invariant(this.locks.dequeue(rec, s), () => `session waits for ${JSON.stringify(rec.name)} but is not queued`);
       events.push({ type: 'wait_ended', lock: rec.name, sessionId: s.id, cause });
     }
     clearWaiting(s);
     this.sessions.delete(s);
     if (s.usage !== null) s.usage.sessions--;
+    return left;
   }
 
-  /** The second half: its locks are released in name order, each handed to its next live waiter; returns their names. */
+  /**
+   * The second half: its locks, exclusive and shared, are released in name order, each handed to its next
+   * live waiters; returns their names.
+   */
   private releaseSession(index: number, now: number, s: Session, cause: SessionEndCause, events: LockEvent[]): string[] {
     const released: string[] = [];
-    for (const rec of heldLocks(s).sort(byName)) {
-      invariant(rec.holder === s, () => `session holds ${JSON.stringify(rec.name)} but the lock disagrees`);
-      deleteHeld(s, rec);
-      const token = this.locks.clearHolder(rec);
+    const ending = [...heldLocks(s), ...sortedByName(s.sharing)].sort(byName);
+    for (const rec of ending) {
+      let token: number;
+      if (rec.holder === s) {
+        deleteHeld(s, rec);
+        token = this.locks.clearHolder(rec);
+        events.push({ type: 'released', lock: rec.name, sessionId: s.id, token, cause });
+      } else {
+        invariant(deleteSharing(s, rec), () => `session holds ${JSON.stringify(rec.name)} but the lock disagrees`);
+        token = this.locks.clearSharer(rec, s);
+        events.push({ type: 'released', lock: rec.name, sessionId: s.id, token, cause, shared: true });
+      }
       released.push(rec.name);
-      events.push({ type: 'released', lock: rec.name, sessionId: s.id, token, cause });
       this.handOver(rec, index, now, cause, events);
       this.locks.collectIfIdle(rec);
     }
@@ -304,24 +343,56 @@ export class LockStateMachine {
   }
 
   /**
-   * Grants a just-freed lock to its first live waiter (token = `index`); dead waiters are dropped. Returns
-   * the new holder's session id, undefined when nobody got the lock. A grant that ended by expiry or
-   * revocation (of the lock, or of its session) starts its lock-delay instead, if it asked for one: the lock
-   * then goes to nobody until EndLockDelays; a release or a close by its holder starts none.
+   * Grants a just-freed lock to its first live waiters (token = `index`); dead waiters are dropped. Returns
+   * the session id of the first new holder, undefined when nobody got the lock. A grant that ended by expiry
+   * or revocation (of the lock, or of its session) starts its lock-delay instead, if it asked for one: the
+   * lock then goes to nobody until EndLockDelays; a release or a close by its holder starts none. While
+   * shared grants remain, nobody is handed the lock (the head of the queue is a writer waiting for them).
    */
   private handOver(rec: LockRecord, index: number, now: number, cause: GrantEndCause | 'delay_ended', events: LockEvent[]): string | undefined {
+    if (rec.sharers !== null) return undefined;
     if (this.locks.startDelay(rec, DELAY_CAUSES.has(cause), index, now)) return undefined;
+    return this.grantFromQueue(rec, index, now, cause, events);
+  }
+
+  /**
+   * Grants the head of the queue, in FIFO order (docs/architecture.md#read-write-locks): an exclusive waiter
+   * alone, when nobody holds the lock; or the run of shared waiters at the head, each with this entry's
+   * index as its token, up to the first exclusive waiter. Returns the first new holder's session id.
+   */
+  private grantFromQueue(rec: LockRecord, index: number, now: number, cause: GrantEndCause | 'delay_ended' | 'acquired', events: LockEvent[]): string | undefined {
+    let first: string | undefined;
     for (let s = firstWaiter(rec); s !== undefined; s = firstWaiter(rec)) {
+      const shared = waitsShared(rec, s);
+      if (!shared && rec.sharers !== null) break; // a writer waits for the readers granted before it
       const delayMs = waiterDelayOf(rec, s);
       this.locks.dequeue(rec, s);
       deleteWaiting(s, rec);
       if (this.sessions.get(s.id) !== s) continue; // cannot happen (ending a session drops its waits); never grant the dead
+      if (shared) {
+        this.locks.grantShared(rec, s, index, now);
+        addSharing(s, rec);
+        events.push({ type: 'granted', lock: rec.name, sessionId: s.id, token: index, cause, shared: true });
+        first ??= s.id;
+        continue;
+      }
       this.locks.grant(rec, s, index, now, delayMs);
       addHeld(s, rec);
       events.push({ type: 'granted', lock: rec.name, sessionId: s.id, token: index, cause });
       return s.id;
     }
-    return undefined;
+    return first;
+  }
+
+  /**
+   * After waiters left the queues of `recs` (cancelled, their sessions ended): a lock held only in shared
+   * mode whose head is now a reader grants the readers at the head, who no longer wait behind a writer.
+   */
+  private admitReaders(recs: readonly LockRecord[], index: number, now: number, events: LockEvent[]): void {
+    for (const rec of recs) {
+      if (rec.sharers === null || rec.holder !== null || isDelayed(rec)) continue;
+      this.grantFromQueue(rec, index, now, 'acquired', events);
+    }
   }
 
   /**
@@ -351,6 +422,7 @@ export class LockStateMachine {
       openIndex: s.openIndex,
       locks: sortedStrings(heldLocks(s).map((rec) => rec.name)),
       waiting: sortedNames(s.waiting),
+      ...(s.sharing === null ? {} : { sharedLocks: sortedNames(s.sharing) }),
     };
   }
 
@@ -378,9 +450,18 @@ export class LockStateMachine {
           };
     const queue = rec.waiters === null ? [] : Array.from(rec.waiters.keys());
     const waiters = queue.map((s) => s.id);
-    const waiterSessions = queue.map((s) => ({ sessionId: s.id, clientName: s.clientName, labels: s.labels }));
+    const waiterSessions = queue.map((s) => ({ sessionId: s.id, clientName: s.clientName, labels: s.labels, ...(waitsShared(rec, s) ? { shared: true as const } : {}) }));
     const delay = delayOf(rec);
-    return { name: rec.name, holder, latestToken: rec.latestToken, ...(delay === null ? {} : { delay }), waiters, waiterSessions };
+    const sharedHolders = rec.sharers === null ? null : Array.from(rec.sharers, ([s, g]) => ({ sessionId: s.id, clientName: s.clientName, labels: s.labels, token: g.token, grantedAt: g.grantedAt }));
+    return {
+      name: rec.name,
+      holder,
+      latestToken: rec.latestToken,
+      ...(delay === null ? {} : { delay }),
+      waiters,
+      waiterSessions,
+      ...(sharedHolders === null ? {} : { sharedHolders }),
+    };
   }
 
   /** The lock's delay in force, undefined when none (or no record). */
@@ -408,7 +489,7 @@ export class LockStateMachine {
     const from = startAfter !== undefined && compareStrings(startAfter, prefix) >= 0 ? startAfter : prefix;
     this.locks.scanFrom(from, (rec) => {
       if (!rec.name.startsWith(prefix)) return false;
-      const busy = rec.holder !== null || rec.waiters !== null || isDelayed(rec);
+      const busy = isHeld(rec) || rec.waiters !== null || isDelayed(rec);
       if (rec.name !== startAfter && (busy || opts.includeIdle) && opts.visible(rec.name)) out.push(listing(rec, opts.maxWaiters));
       return out.length < limit;
     });
@@ -420,6 +501,8 @@ export class LockStateMachine {
     const rec = this.locks.get(lock);
     if (rec === undefined) return { state: 'none' };
     if (holderIdOf(rec) === sessionId) return { state: 'holder', token: tokenOf(rec) };
+    const sharedGrant = sharedGrantById(rec, sessionId);
+    if (sharedGrant !== undefined) return { state: 'holder', token: sharedGrant.token };
     const position = queuePosition(rec, sessionId);
     return position > 0 ? { state: 'waiting', position } : { state: 'none' };
   }
@@ -453,14 +536,14 @@ export class LockStateMachine {
   /** What ending the session costs to apply: 1 plus the locks it holds and waits for (undefined: not open). */
   sessionLoad(id: string): number | undefined {
     const s = this.sessions.get(id);
-    return s === undefined ? undefined : 1 + s.heldCount + waitingCount(s);
+    return s === undefined ? undefined : 1 + lockCountOf(s);
   }
 
   stats(): StateStats {
     let heldLocks = 0;
     let waiters = 0;
     for (const rec of this.locks.values()) {
-      if (rec.holder !== null) heldLocks++;
+      if (isHeld(rec)) heldLocks++;
       waiters += waiterCount(rec);
     }
     return {
@@ -505,6 +588,7 @@ export class LockStateMachine {
     let lockCount = 0;
     let heldLocks = 0;
     let queued = 0;
+    let sharedHolds = 0;
     this.locks.forEachSorted((rec) => {
       lockCount++;
       if (rec.holder !== null) heldLocks++;
@@ -519,14 +603,17 @@ export class LockStateMachine {
         if (!linked) p.push(`lock ${q(rec.name)} holder session does not know it`);
         if (hasWaiter(rec, holder)) p.push(`lock ${q(rec.name)} holder also waits`);
         if (isDelayed(rec)) p.push(`held lock ${q(rec.name)} is in a lock-delay`);
+        if (rec.sharers !== null) p.push(`lock ${q(rec.name)} held both exclusive and shared`);
       } else {
         if (rec.grantedAt !== 0) p.push(`free lock ${q(rec.name)} has a grant time`);
         if (rec.heldPrev !== null || rec.heldNext !== null) p.push(`free lock ${q(rec.name)} is in a held list`);
       }
       p.push(...checkDelay(rec, applied));
+      p.push(...checkShared(rec, isOpen));
+      sharedHolds += rec.sharers === null ? 0 : rec.sharers.size;
       const waiters = rec.waiters;
       if (waiters !== null) {
-        if (holder === null && !isDelayed(rec)) p.push(`free lock ${q(rec.name)} has waiters`);
+        if (holder === null && rec.sharers === null && !isDelayed(rec)) p.push(`free lock ${q(rec.name)} has waiters`);
         if (waiters.size === 0) p.push(`lock ${q(rec.name)} keeps an empty queue`);
         if (waiters.size > maxWaiters) p.push(`lock ${q(rec.name)} has too many waiters`);
         for (const w of waiters.keys()) {
@@ -536,11 +623,12 @@ export class LockStateMachine {
         }
       }
       if (rec.boundKeys !== (keyCount === 0 ? 0 : (boundKeys.get(rec) ?? 0))) p.push(`lock ${q(rec.name)} bound key count ${rec.boundKeys} is wrong`);
-      if (holder === null && waiters === null && rec.boundKeys === 0 && !isDelayed(rec)) p.push(`idle lock ${q(rec.name)} not forgotten`);
+      if (holder === null && rec.sharers === null && waiters === null && rec.boundKeys === 0 && !isDelayed(rec)) p.push(`idle lock ${q(rec.name)} not forgotten`);
     });
     const maxPerSession = L.MAX_LOCKS_PER_SESSION;
     let heldCount = 0;
     let waitingTotal = 0;
+    let sharingTotal = 0;
     for (const s of open) {
       if (s.openIndex > applied) p.push(`session ${s.id} opened in the future`);
       // The held list: linked both ways, as long as its count, every lock in it held by this session. With the
@@ -560,12 +648,18 @@ export class LockStateMachine {
         waitingTotal += s.waiting.size;
         for (const rec of s.waiting) if (!hasWaiter(rec, s)) p.push(`session ${s.id} thinks it waits for ${q(rec.name)}`);
       }
-      if (s.heldCount + waitingCount(s) > maxPerSession) p.push(`session ${s.id} has too many locks`);
+      if (s.sharing !== null) {
+        if (s.sharing.size === 0) p.push(`session ${s.id} keeps an empty sharing set`);
+        sharingTotal += s.sharing.size;
+        for (const rec of s.sharing) if (sharedGrantOf(rec, s) === undefined) p.push(`session ${s.id} thinks it holds ${q(rec.name)} shared`);
+      }
+      if (lockCountOf(s) > maxPerSession) p.push(`session ${s.id} has too many locks`);
     }
     // Every lock a session holds or waits for is a record of the table: each side points at the other (checked
     // above), and both sides count the same.
     if (heldLocks !== heldCount) p.push(`${heldLocks} locks held, sessions hold ${heldCount}`);
     if (queued !== waitingTotal) p.push(`${queued} waiters queued, sessions wait ${waitingTotal} times`);
+    if (sharedHolds !== sharingTotal) p.push(`${sharedHolds} shared grants, sessions hold ${sharingTotal}`);
     if (lockCount !== this.locks.size || keyCount !== this.kv.size) p.push('an index is out of step with its table');
     if (this.sessions.size > L.MAX_SESSIONS) p.push('too many sessions');
     if (this.locks.size > L.MAX_LOCKS) p.push('too many locks');
@@ -708,6 +802,36 @@ function checkDelay(rec: LockRecord, applied: number): string[] {
   return p;
 }
 
+/**
+ * A lock's shared side agrees with the rest: shared grants only on a lock neither held exclusively nor
+ * delayed, each of an open session that knows it, its token issued; shared waiters are waiters; while
+ * shared grants are in force the head of the queue is a writer (readers behind no writer were granted).
+ */
+function checkShared(rec: LockRecord, isOpen: (s: Session) => boolean): string[] {
+  const p: string[] = [];
+  const q = JSON.stringify(rec.name);
+  if (rec.sharers !== null) {
+    if (rec.sharers.size === 0) p.push(`lock ${q} keeps an empty set of shared grants`);
+    if (isDelayed(rec)) p.push(`lock ${q} held shared in a lock-delay`);
+    if (rec.lockDelayMs !== 0) p.push(`lock ${q} held shared keeps a lock-delay`);
+    for (const [s, g] of rec.sharers) {
+      if (!isOpen(s) || s.sharing === null || !s.sharing.has(rec)) p.push(`lock ${q} shared holder ${s.id} is dead or does not know it`);
+      if (g.token < 1 || g.token > rec.latestToken) p.push(`lock ${q} shared grant token ${g.token} out of range`);
+      if (hasWaiter(rec, s)) p.push(`lock ${q} shared holder also waits`);
+    }
+    const head = firstWaiter(rec);
+    if (head !== undefined && waitsShared(rec, head)) p.push(`lock ${q} held shared keeps a reader at the head of its queue`);
+  }
+  if (rec.sharedWaiters !== null) {
+    if (rec.sharedWaiters.size === 0) p.push(`lock ${q} keeps an empty set of shared waiters`);
+    for (const s of rec.sharedWaiters) {
+      if (!hasWaiter(rec, s)) p.push(`lock ${q} shared waiter ${s.id} is not queued`);
+      if (waiterDelayOf(rec, s) !== 0) p.push(`lock ${q} shared waiter ${s.id} asks for a lock-delay`);
+    }
+  }
+  return p;
+}
+
 /** The records of `set` (null = none) sorted by name. */
 function sortedByName(set: ReadonlySet<LockRecord> | null): LockRecord[] {
   return set === null ? [] : Array.from(set).sort(byName);
@@ -728,9 +852,18 @@ function listing(rec: LockRecord, maxWaiters: number): LockListing {
   if (rec.waiters !== null) {
     for (const [s, since] of rec.waiters) {
       if (waiters.length >= maxWaiters) break;
-      waiters.push({ sessionId: s.id, since });
+      waiters.push({ sessionId: s.id, since, ...(waitsShared(rec, s) ? { shared: true as const } : {}) });
     }
   }
   const delay = delayOf(rec);
-  return { name: rec.name, holder, latestToken: rec.latestToken, ...(delay === null ? {} : { delay }), waiters, waiterCount: waiterCount(rec) };
+  const sharedHolders = rec.sharers === null ? null : Array.from(rec.sharers, ([s, g]) => ({ sessionId: s.id, token: g.token, grantedAt: g.grantedAt }));
+  return {
+    name: rec.name,
+    holder,
+    latestToken: rec.latestToken,
+    ...(delay === null ? {} : { delay }),
+    waiters,
+    waiterCount: waiterCount(rec),
+    ...(sharedHolders === null ? {} : { sharedHolders }),
+  };
 }

@@ -7,7 +7,7 @@
 // this lock" (> gcFloor and no record).
 import { TableCapture, type TableView } from './capture';
 import { invariant } from './invariant';
-import { addWaiter, deleteWaiter, isDelayed, newLockRecord, tokenOf, type LockRecord, type Session } from './records';
+import { addWaiter, deleteWaiter, isDelayed, newLockRecord, tokenOf, type LockRecord, type Session, type SharedGrant } from './records';
 import { SortedIndex } from './sortedIndex';
 
 export type { LockRecord };
@@ -24,6 +24,8 @@ export interface LockImage {
   readonly lockDelayMs: number;
   readonly delayedSince: number;
   readonly delayedUntil: number;
+  readonly sharers: ReadonlyMap<Session, SharedGrant> | null;
+  readonly sharedWaiters: ReadonlySet<Session> | null;
 }
 
 class LockIndex extends SortedIndex<LockRecord> {
@@ -114,6 +116,34 @@ export class LockTable {
   }
 
   /**
+   * A shared grant (docs/architecture.md#read-write-locks): the lock has no exclusive holder and no delay;
+   * the token is the index of the entry being applied, above every token before it, as for any grant. The
+   * readers one entry grants together (a handover to the readers at the head of the queue) share its index.
+   */
+  grantShared(rec: LockRecord, session: Session, index: number, now: number): void {
+    invariant(rec.holder === null, () => `shared grant of exclusively held lock ${JSON.stringify(rec.name)}`);
+    invariant(!isDelayed(rec), () => `shared grant of lock ${JSON.stringify(rec.name)} in its lock-delay`);
+    // latestToken can equal `index` only if this very entry set it (indexes strictly increase).
+    const sameEntry = index === rec.latestToken && rec.sharers !== null;
+    invariant(index > rec.latestToken || sameEntry, () => `token of ${JSON.stringify(rec.name)} would not increase: ${index} <= ${rec.latestToken}`);
+    invariant(index > this.gcFloor, () => `token ${index} not above forgotten tokens (${this.gcFloor})`);
+    this.capture.save(rec);
+    (rec.sharers ??= new Map()).set(session, { token: index, grantedAt: now });
+    rec.latestToken = index;
+    rec.latestHolder = session.id;
+  }
+
+  /** Ends the session's shared grant; returns its token. */
+  clearSharer(rec: LockRecord, session: Session): number {
+    const grant = rec.sharers?.get(session);
+    invariant(grant !== undefined, () => `session ${session.id} holds no shared grant of ${JSON.stringify(rec.name)}`);
+    this.capture.save(rec);
+    rec.sharers?.delete(session);
+    if (rec.sharers?.size === 0) rec.sharers = null;
+    return grant.token;
+  }
+
+  /**
    * Right after clearHolder: the ended grant's lock-delay starts (true), or there is none or `delays` is
    * false (a release) and the lock is simply free (false).
    */
@@ -162,9 +192,9 @@ export class LockTable {
   }
 
   /** Queues `s` last for the lock, waiting since `now` (the queueing entry's), asking for a lock-delay of `delayMs`. */
-  enqueue(rec: LockRecord, s: Session, now: number, delayMs = 0): void {
+  enqueue(rec: LockRecord, s: Session, now: number, delayMs = 0, shared = false): void {
     this.capture.save(rec);
-    addWaiter(rec, s, now, delayMs);
+    addWaiter(rec, s, now, delayMs, shared);
   }
 
   /** Takes `s` out of the lock's queue; false when it was not queued. */
@@ -175,7 +205,7 @@ export class LockTable {
 
   /** Forgets the record if nothing refers to it any more. */
   collectIfIdle(rec: LockRecord): void {
-    if (rec.holder !== null || rec.waiters !== null || rec.boundKeys > 0 || isDelayed(rec)) return;
+    if (rec.holder !== null || rec.sharers !== null || rec.waiters !== null || rec.boundKeys > 0 || isDelayed(rec)) return;
     this.byName.delete(rec.name);
     invariant(this.sorted.delete(rec), () => `lock ${JSON.stringify(rec.name)} missing from the name index`);
     if (rec.latestToken > this.gcFloor) this.gcFloor = rec.latestToken;
@@ -199,6 +229,8 @@ function copyLock(rec: LockRecord): LockImage {
     lockDelayMs: rec.lockDelayMs,
     delayedSince: rec.delayedSince,
     delayedUntil: rec.delayedUntil,
+    sharers: rec.sharers === null ? null : new Map(rec.sharers),
+    sharedWaiters: rec.sharedWaiters === null ? null : new Set(rec.sharedWaiters),
   };
 }
 

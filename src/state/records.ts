@@ -45,6 +45,8 @@ export interface Session extends SessionImage {
   heldCount: number;
   /** Locks this session is queued for, null when none. */
   waiting: Set<LockRecord> | null;
+  /** Locks this session holds in shared mode (LockRecord.sharers), null when none. */
+  sharing: Set<LockRecord> | null;
   /** What the owner uses (counted through this session's holds and waits); null when the owner is ''. */
   usage: Usage | null;
   /**
@@ -102,10 +104,23 @@ export interface LockRecord {
   /** Neighbours in the holder's list of held locks (Session.heldHead); null when free or at an end. */
   heldPrev: LockRecord | null;
   heldNext: LockRecord | null;
+  /**
+   * The shared grants in force (docs/architecture.md#read-write-locks), each with its own token; null when
+   * none. Never together with an exclusive holder or a lock-delay. Insertion order is grant order.
+   */
+  sharers: Map<Session, SharedGrant> | null;
+  /** The waiters that asked for a shared grant (a subset of `waiters`); null when none did. */
+  sharedWaiters: Set<Session> | null;
+}
+
+/** One shared grant: its token (the index of the entry that made it) and that entry's `now`. */
+export interface SharedGrant {
+  readonly token: number;
+  readonly grantedAt: number;
 }
 
 export function newSession(id: string, clientName: string, ttlMs: number, openedAt: number, openIndex: number, remainingMs = ttlMs, owner = '', labels: SessionLabels = NO_LABELS): Session {
-  return { id, clientName, ttlMs, openedAt, openIndex, owner, labels, remainingMs, heldHead: null, heldCount: 0, waiting: null, usage: null, ordinal: 0, ordinalOwner: null };
+  return { id, clientName, ttlMs, openedAt, openIndex, owner, labels, remainingMs, heldHead: null, heldCount: 0, waiting: null, sharing: null, usage: null, ordinal: 0, ordinalOwner: null };
 }
 
 /** A free lock record (as created for a first grant, or restored and then filled in). */
@@ -124,6 +139,8 @@ export function newLockRecord(name: string, grantedAt = 0, latestToken = 0, late
     boundKeys: 0,
     heldPrev: null,
     heldNext: null,
+    sharers: null,
+    sharedWaiters: null,
   };
 }
 
@@ -158,6 +175,29 @@ export function heldLocks(s: Session): LockRecord[] {
   const out: LockRecord[] = [];
   for (let rec = s.heldHead; rec !== null; rec = rec.heldNext) out.push(rec);
   return out;
+}
+
+/** Adds `rec` to the locks `s` holds in shared mode (the lock's side is the caller's business). */
+export function addSharing(s: Session, rec: LockRecord): void {
+  (s.sharing ??= new Set()).add(rec);
+  if (s.usage !== null) s.usage.locks++;
+}
+
+/** False when `s` did not hold the lock in shared mode. */
+export function deleteSharing(s: Session, rec: LockRecord): boolean {
+  if (s.sharing === null || !s.sharing.delete(rec)) return false;
+  if (s.sharing.size === 0) s.sharing = null;
+  if (s.usage !== null) s.usage.locks--;
+  return true;
+}
+
+export function sharingCount(s: Session): number {
+  return s.sharing === null ? 0 : s.sharing.size;
+}
+
+/** Every lock `s` holds or waits for, in either mode: what MAX_LOCKS_PER_SESSION bounds. */
+export function lockCountOf(s: Session): number {
+  return s.heldCount + sharingCount(s) + waitingCount(s);
 }
 
 export function waitingCount(s: Session): number {
@@ -205,10 +245,14 @@ export function hasWaiter(rec: LockRecord, s: Session): boolean {
   return rec.waiters !== null && rec.waiters.has(s);
 }
 
-/** Queues `s` last; `since` is the `now` of the entry that queues it; `delayMs` the lock-delay it asked for. */
-export function addWaiter(rec: LockRecord, s: Session, since: number, delayMs = 0): void {
+/**
+ * Queues `s` last; `since` is the `now` of the entry that queues it; `delayMs` the lock-delay it asked for;
+ * `shared`: it waits for a shared grant.
+ */
+export function addWaiter(rec: LockRecord, s: Session, since: number, delayMs = 0, shared = false): void {
   (rec.waiters ??= new Map()).set(s, since);
   if (delayMs > 0) (rec.waiterDelays ??= new Map()).set(s, delayMs);
+  if (shared) (rec.sharedWaiters ??= new Set()).add(s);
 }
 
 /** False when `s` was not queued. */
@@ -216,7 +260,30 @@ export function deleteWaiter(rec: LockRecord, s: Session): boolean {
   if (rec.waiters === null || !rec.waiters.delete(s)) return false;
   if (rec.waiters.size === 0) rec.waiters = null;
   if (rec.waiterDelays !== null && rec.waiterDelays.delete(s) && rec.waiterDelays.size === 0) rec.waiterDelays = null;
+  if (rec.sharedWaiters !== null && rec.sharedWaiters.delete(s) && rec.sharedWaiters.size === 0) rec.sharedWaiters = null;
   return true;
+}
+
+/** The queued session waits for a shared grant. */
+export function waitsShared(rec: LockRecord, s: Session): boolean {
+  return rec.sharedWaiters !== null && rec.sharedWaiters.has(s);
+}
+
+/** The session's shared grant of the lock, undefined when it holds none. */
+export function sharedGrantOf(rec: LockRecord, s: Session): SharedGrant | undefined {
+  return rec.sharers === null ? undefined : rec.sharers.get(s);
+}
+
+/** The shared grant of the lock held by the session with this id (O(shared holders)). */
+export function sharedGrantById(rec: LockRecord, sessionId: string): SharedGrant | undefined {
+  if (rec.sharers === null) return undefined;
+  for (const [s, g] of rec.sharers) if (s.id === sessionId) return g;
+  return undefined;
+}
+
+/** Somebody holds the lock, in either mode. */
+export function isHeld(rec: LockRecord): boolean {
+  return rec.holder !== null || rec.sharers !== null;
 }
 
 /** The lock-delay a queued session asked for (0: none). */

@@ -11,7 +11,8 @@ export type WriteRefusalReason =
   | typeof Reason.LOCK_NOT_HELD
   | typeof Reason.WRONG_LOCK
   | typeof Reason.UNKNOWN_SESSION
-  | typeof Reason.NOT_HOLDER;
+  | typeof Reason.NOT_HOLDER
+  | typeof Reason.SHARED_GRANT;
 
 const RESOURCE_EXHAUSTED: ReadonlySet<Reason> = new Set<Reason>([
   Reason.TOO_MANY_SESSIONS,
@@ -212,6 +213,8 @@ export type LockEvent =
       token: number;
       /** 'acquired': the lock was free; 'delay_ended': its lock-delay ended; otherwise what ended the previous grant. */
       cause: 'acquired' | 'delay_ended' | GrantEndCause;
+      /** A shared (read) grant; absent: exclusive. */
+      shared?: boolean;
     }
   | {
       type: 'released';
@@ -222,8 +225,10 @@ export type LockEvent =
       /** With cause `lock_revoked` (RevokeLock): the admin who revoked it ('' for the node) and their reason. */
       revokedBy?: string;
       reason?: string;
+      /** A shared (read) grant ended; absent: exclusive. */
+      shared?: boolean;
     }
-  | { type: 'queued'; lock: string; sessionId: string; position: number }
+  | { type: 'queued'; lock: string; sessionId: string; position: number; shared?: boolean }
   | { type: 'wait_ended'; lock: string; sessionId: string; cause: 'cancelled' | SessionEndCause }
   | { type: 'session_ended'; sessionId: string; cause: SessionEndCause };
 

@@ -1,4 +1,4 @@
-// The state machine's tables to snapshot bytes and back (format 8), with no intermediate form: the
+// The state machine's tables to snapshot bytes and back (format 9), with no intermediate form: the
 // encoder walks the tables in their kept order (sessions by id, locks by name, keys by key: nothing is
 // sorted), and the decoder checks everything as it goes and builds the records directly (session ids are
 // decoded once; a lock's holder, latest holder and waiters are the session records themselves).
@@ -8,7 +8,7 @@
 // writes those bytes again). Nodes keep them on disk and send them to followers: never change them without a
 // new format number. test/state/snapshotOracle.ts is a second, plain encoder of the same grammar.
 //
-//   file        = magic "FLSM" | varint format (8) | varint lastApplied | varint gcFloor
+//   file        = magic "FLSM" | varint format (9) | varint lastApplied | varint gcFloor
 //                 | list(session) | list(lock) | list(key) | list(dedupClient) | auth
 //   list(x)     = varint count | x * count
 //   session     = str id | str clientName | varint ttlMs | varint openedAt | varint openIndex
@@ -19,8 +19,10 @@
 //                 | varint lockDelayMs (held: the grant's lock-delay; delayed: the delay in force; else 0)
 //                 | varint delayedSince (index of the entry that started the delay in force, 0 = none)
 //                 | varint delayedUntil (when it ends by that leader's clock, 0 = none)
+//                 | list(sharer) (the shared grants, in grant order)
 //   waiter      = sref session | varint since (the `now` of the Acquire entry that queued it)
-//                 | varint lockDelayMs (the lock-delay it asked for, 0 = none)
+//                 | varint lockDelayMs (the lock-delay it asked for, 0 = none) | byte shared (0/1)
+//   sharer      = sref session | varint token | varint grantedAt
 //   sref        = varint: 0 = '' | 1 then str = an id that is none of the sessions' | 2 + i = id of session i
 //   key         = str key | lref lock | varint watermark | byte deleted (0/1) | bytes value
 //                 | str payer (the caller it counts for, '' = none)
@@ -32,7 +34,8 @@
 //   dstr, str, bytes, varint: see snapshotWire.ts
 //
 // Older formats are still read, and converted as they are: their results become the same Result objects,
-// which this version writes as format 8. Format 7 (before lock-delays): no lock-delay fields in a lock or a
+// which this version writes as format 9. Format 8 (before read-write locks): no shared byte in a waiter and
+// no sharer list in a lock (every grant and wait exclusive). Format 7 (before lock-delays): no lock-delay fields in a lock or a
 // waiter (all 0: no delay). Format 6 (before wait times): a waiter is its sref alone, and its
 // wait time is then unknown (0). Format 5 (before session labels): format 6 without the labels list (none).
 // Format 4 (before protobuf results): each result is a dictionary
@@ -51,7 +54,7 @@ import type { FencedKv, KeyImage, KvRecord } from './fencedKv';
 import { InvariantError, invariant } from './invariant';
 import type { LockImage, LockTable } from './locks';
 import { labelsProblem, type SessionLabel, type SessionLabels } from '../protocol/labels';
-import { NO_LABELS, addHeld, addWaiter, addWaiting, hasWaiter, newLockRecord, newSession, type LockRecord, type Session, type SessionImage } from './records';
+import { NO_LABELS, addHeld, addSharing, addWaiter, addWaiting, hasWaiter, newLockRecord, newSession, type LockRecord, type Session, type SessionImage } from './records';
 import { readLegacyResult } from './legacyResults';
 import type { Result } from './resultStatuses';
 import { readStoredResult, writeStoredResult } from './resultCodec';
@@ -80,9 +83,11 @@ export interface StateView {
   readonly auth: AuthImage;
 }
 
-export const SNAPSHOT_FORMAT = 8;
+export const SNAPSHOT_FORMAT = 9;
 /** The formats this version reads (SNAPSHOT_FORMAT and every older one since format 2). */
-export const SNAPSHOT_FORMATS_READ: readonly number[] = Object.freeze([2, 3, 4, 5, 6, 7, 8]);
+export const SNAPSHOT_FORMATS_READ: readonly number[] = Object.freeze([2, 3, 4, 5, 6, 7, 8, 9]);
+/** The previous format, still read: locks without shared grants or shared waiters. */
+const FORMAT_WITHOUT_SHARED = 8;
 /** The previous format, still read: locks and waiters without lock-delays. */
 const FORMAT_WITHOUT_LOCK_DELAYS = 7;
 /** A previous format, still read: sessions without labels. */
@@ -358,11 +363,21 @@ function writeLock(w: Writer, rec: LockImage, sessions: SessionPositions): void 
       w.varint(sref(s, sessions));
       w.varint(since);
       w.varint(delays?.get(s) ?? 0);
+      w.varint(rec.sharedWaiters?.has(s) === true ? 1 : 0);
     }
   }
   w.varint(rec.lockDelayMs);
   w.varint(rec.delayedSince);
   w.varint(rec.delayedUntil);
+  const sharers = rec.sharers;
+  w.varint(sharers === null ? 0 : sharers.size);
+  if (sharers !== null) {
+    for (const [s, grant] of sharers) {
+      w.varint(sref(s, sessions));
+      w.varint(grant.token);
+      w.varint(grant.grantedAt);
+    }
+  }
 }
 
 function bad(message: string): never {
@@ -381,7 +396,11 @@ export function readState(bytes: Uint8Array, t: StateTables): { lastApplied: num
   const header = readHeader(r);
   t.locks.gcFloor = header.gcFloor;
   const sessions = readSessions(r, t.sessions, header.format);
-  const locks = readLocks(r, t, sessions, header.format > FORMAT_WITHOUT_WAIT_TIMES, header.format > FORMAT_WITHOUT_LOCK_DELAYS);
+  const locks = readLocks(r, t, sessions, {
+    withWaitTimes: header.format > FORMAT_WITHOUT_WAIT_TIMES,
+    withDelays: header.format > FORMAT_WITHOUT_LOCK_DELAYS,
+    withShared: header.format > FORMAT_WITHOUT_SHARED,
+  });
   const withAuth = header.format > FORMAT_WITHOUT_AUTH;
   readKeys(r, t.kv, locks, withAuth);
   readDedup(r, t.dedup, withAuth, header.format > FORMAT_WITH_LEGACY_RESULTS ? readStoredResult : readLegacyResult);
@@ -450,7 +469,15 @@ function sessionAt(sessions: readonly Session[], ref: number): Session {
 }
 
 /** The lock records, by position. */
-function readLocks(r: Reader, t: StateTables, sessions: readonly Session[], withWaitTimes: boolean, withDelays: boolean): LockRecord[] {
+/** Which fields of a lock the format being read has. */
+interface LockFields {
+  readonly withWaitTimes: boolean;
+  readonly withDelays: boolean;
+  readonly withShared: boolean;
+}
+
+function readLocks(r: Reader, t: StateTables, sessions: readonly Session[], fields: LockFields): LockRecord[] {
+  const { withWaitTimes, withDelays, withShared } = fields;
   const count = r.count(7);
   const byOrdinal: LockRecord[] = new Array<LockRecord>(count);
   let previous = '';
@@ -486,10 +513,12 @@ function readLocks(r: Reader, t: StateTables, sessions: readonly Session[], with
       const since = withWaitTimes ? r.varint() : 0;
       const delayMs = withDelays ? r.varint() : 0;
       if (delayMs > MAX_LOCK_DELAY_MS) bad(`lock ${q(name)} waiter asks for a lock-delay of ${delayMs} ms`);
-      addWaiter(rec, s, since, delayMs);
+      const shared = withShared ? readFlag(r, name) : false;
+      addWaiter(rec, s, since, delayMs, shared);
       addWaiting(s, rec);
     }
     if (withDelays) readLockDelay(r, rec);
+    if (withShared) readSharers(r, rec, sessions);
     t.locks.restore(rec);
     byOrdinal[i] = rec;
     previous = name;
@@ -499,6 +528,28 @@ function readLocks(r: Reader, t: StateTables, sessions: readonly Session[], with
     }
   }
   return byOrdinal;
+}
+
+function readFlag(r: Reader, lock: string): boolean {
+  const v = r.varint();
+  if (v > 1) bad(`lock ${q(lock)} has a waiter mode ${v}`);
+  return v === 1;
+}
+
+/** A lock's shared grants, in grant order; checkInvariants checks them against the rest. */
+function readSharers(r: Reader, rec: LockRecord, sessions: readonly Session[]): void {
+  const count = r.count(3);
+  for (let j = 0; j < count; j++) {
+    const ref = r.varint();
+    if (ref < SREF_FIRST) bad(`lock ${q(rec.name)} held shared by an unknown session`);
+    const s = sessionAt(sessions, ref);
+    const token = r.varint();
+    const grantedAt = r.varint();
+    if (rec.holder !== null) bad(`lock ${q(rec.name)} held both exclusive and shared`);
+    if (rec.sharers?.has(s) === true) bad(`lock ${q(rec.name)} has a shared holder twice`);
+    (rec.sharers ??= new Map()).set(s, { token, grantedAt });
+    addSharing(s, rec);
+  }
 }
 
 /** A lock's delay fields, checked against each other (checkInvariants checks them against the rest). */

@@ -7,7 +7,7 @@
 // Caller '' (the node itself, old logs) is counted nowhere. A record whose counts are all 0 is dropped.
 import type { WriteOp } from './writeOps';
 import type { FencedKv, KvRecord } from './fencedKv';
-import { waitingCount, type Session, type Usage } from './records';
+import { sharingCount, waitingCount, type Session, type Usage } from './records';
 import { utf8ByteLength } from './text';
 
 export type { Usage };
@@ -91,7 +91,7 @@ export class UsageTable {
       s.usage = this.of(s.owner);
       if (s.usage === null) continue;
       s.usage.sessions++;
-      s.usage.locks += s.heldCount;
+      s.usage.locks += s.heldCount + sharingCount(s);
       s.usage.waiters += waitingCount(s);
     }
     for (const r of keys) this.charge(r);
@@ -126,7 +126,7 @@ export function recountUsage(sessions: Iterable<Session>, keys: Iterable<KvRecor
     if (s.owner === '') continue;
     const c = of(s.owner);
     c.sessions++;
-    c.locks += s.heldCount;
+    c.locks += s.heldCount + sharingCount(s);
     c.waiters += waitingCount(s);
   }
   for (const r of keys) {

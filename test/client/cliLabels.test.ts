@@ -36,6 +36,8 @@ describe('labels in CLI output', () => {
       lockDelayMs: 0,
       delayedUntilMs: 0,
       delayRemainingMs: 0,
+      sharedHolders: [],
+      waiterShared: [],
     };
     const text = formatDescription(d);
     expect(text).toMatch(/holder client: +"billing" host=web-1 pid=12\n/);

@@ -207,6 +207,9 @@ export function referenceSnapshot(m: LockStateMachine): StateSnapshot {
       lockDelayMs: rec.lockDelayMs,
       delayedSince: rec.delayedSince,
       delayedUntil: rec.delayedUntil,
+      // Left out (undefined) when none, so that states without read-write locks compare as before them.
+      sharedWaiters: rec.sharedWaiters === null ? undefined : Array.from(rec.waiters?.keys() ?? [], (s) => rec.sharedWaiters?.has(s) === true),
+      sharers: rec.sharers === null ? undefined : Array.from(rec.sharers, ([s, g]) => ({ holder: s.id, token: g.token, grantedAt: g.grantedAt })),
     })),
     keys,
     dedup: Array.from(t.dedup.values(), (c) => ({

@@ -282,6 +282,37 @@ function lockList(w: Writer, holder: Array<number | string>, latest: Array<numbe
     w.varint(0); // delayedSince
     w.varint(0); // delayedUntil
   }
+  if (format >= 9) w.varint(0); // shared grants
+}
+
+/**
+ * Format 9: lock "L" held shared by S1 under token 2. `waiterMode`: S1 also waits, in that mode (refused on
+ * read before the invariants would be); `exclusiveToo`: S1 also holds it exclusively (refused too).
+ */
+function sharedLock(w: Writer, o: { waiterMode?: number; exclusiveToo?: boolean }): void {
+  w.varint(1);
+  w.str('L');
+  w.varint(o.exclusiveToo === true ? 2 : 0); // holder: S1, or nobody
+  w.varint(o.exclusiveToo === true ? 2 : 0); // token
+  w.varint(o.exclusiveToo === true ? 7 : 0); // grantedAt of the exclusive grant
+  w.varint(2); // latestToken
+  w.varint(2); // latestHolder: S1
+  if (o.waiterMode === undefined) {
+    w.varint(0);
+  } else {
+    w.varint(1);
+    w.varint(2); // S1
+    w.varint(7); // since
+    w.varint(0); // lockDelayMs
+    w.varint(o.waiterMode);
+  }
+  w.varint(0); // lockDelayMs
+  w.varint(0); // delayedSince
+  w.varint(0); // delayedUntil
+  w.varint(1); // one shared grant
+  w.varint(2); // S1
+  w.varint(2); // its token
+  w.varint(7); // grantedAt
 }
 
 /** One dedup client with one entry whose command type and result are written by `entry`. */
@@ -305,6 +336,17 @@ describe('the format', () => {
     const m = LockStateMachine.readSnapshot(bytes);
     expect(m.describeLock('L')).toMatchObject({ holder: { sessionId: S1, token: 2, grantedAt: 7 }, latestToken: 2 });
     expectSameBytes(m.writeSnapshot(), bytes);
+  });
+
+  it('installs a lock held shared (format 9) and writes it again as it was; format 8 reads as all exclusive', () => {
+    const bytes = file({ locks: (w) => sharedLock(w, {}) });
+    const m = LockStateMachine.readSnapshot(bytes);
+    expect(m.describeLock('L')).toMatchObject({ holder: null, latestToken: 2, sharedHolders: [{ sessionId: S1, token: 2, grantedAt: 7 }] });
+    expect(m.getSession(S1)?.sharedLocks).toEqual(['L']);
+    expectSameBytes(m.writeSnapshot(), bytes);
+    const m8 = LockStateMachine.readSnapshot(file({ format: 8 }));
+    expect(m8.describeLock('L')?.sharedHolders).toBeUndefined();
+    expectSameBytes(m8.writeSnapshot(), file());
   });
 
   it('installs a session\'s labels (format 6) and writes them again as they were; format 5 has none', () => {
@@ -346,7 +388,9 @@ describe('the format', () => {
     };
     const cases: Array<[string, Uint8Array, RegExp]> = [
       ['format 1 (never deployed)', file({ format: 1 }), /unsupported format 1/],
-      ['format 9 (a newer version)', file({ format: 9 }), /unsupported format 9: this version reads formats 2, 3, 4, 5, 6, 7, 8 \(written by a newer version: upgrade this node\)/],
+      ['format 10 (a newer version)', file({ format: 10 }), /unsupported format 10: this version reads formats 2, 3, 4, 5, 6, 7, 8, 9 \(written by a newer version: upgrade this node\)/],
+      ['a waiter mode beyond 1', file({ locks: (w) => sharedLock(w, { waiterMode: 2 }) }), /waiter mode 2/],
+      ['a lock held both exclusive and shared', file({ locks: (w) => sharedLock(w, { exclusiveToo: true }) }), /held both exclusive and shared/],
       ['labels out of order', file({ labels: [['b', ''], ['a', '']] }), /session 0+1: labels: keys must be sorted/],
       ['a label key that OpenSession refuses', file({ labels: [['Host', 'x']] }), /label key "Host"/],
       ['a label value with a control character', file({ labels: [['k', '\u0007']] }), /control characters/],

@@ -44,6 +44,10 @@ export interface LockSnapshot {
   delayedSince?: number;
   /** When that delay ends by the leader's clock, 0 for none (format 8 on; absent: 0). */
   delayedUntil?: number;
+  /** Which waiters wait for a shared grant, in the same order (format 9 on; absent or short: none). */
+  sharedWaiters?: boolean[];
+  /** The shared grants in grant order (format 9 on; absent: none). */
+  sharers?: Array<{ holder: string; token: number; grantedAt: number }>;
 }
 
 export interface KeySnapshot {
@@ -160,11 +164,21 @@ export function encodePlainSnapshot(s: StateSnapshot): Uint8Array {
       writeSref(w, waiter, sessionAt);
       if (s.format >= 7) w.varint(x.waitingSince?.[i] ?? 0);
       if (s.format >= 8) w.varint(x.waiterDelays?.[i] ?? 0);
+      if (s.format >= 9) w.varint(x.sharedWaiters?.[i] === true ? 1 : 0);
     });
     if (s.format >= 8) {
       w.varint(x.lockDelayMs ?? 0);
       w.varint(x.delayedSince ?? 0);
       w.varint(x.delayedUntil ?? 0);
+    }
+    if (s.format >= 9) {
+      const sharers = x.sharers ?? [];
+      w.varint(sharers.length);
+      for (const g of sharers) {
+        writeSref(w, g.holder, sessionAt);
+        w.varint(g.token);
+        w.varint(g.grantedAt);
+      }
     }
   }
   const lockAt = s.keys.length === 0 ? new Map<string, number>() : firstPositions(s.locks.map((x) => x.name));

@@ -201,7 +201,7 @@ describe('Lock.Describe', () => {
       if (!textValid(lock, LOCK_NAMES)) expectRefused(out, what, [grpc.status.INVALID_ARGUMENT], 'lock');
       else expectOk(out, what, 'Lock', 'Describe');
     }
-    expect(await describeLock(gen.name('never'))).toEqual({ held: false, holderSession: '', holder: null, token: '0', grantedAtMs: '0', waiters: [], waiterSessions: [], latestToken: '0', lockDelayMs: '0', delayedUntilMs: '0', delayRemainingMs: '0' });
+    expect(await describeLock(gen.name('never'))).toEqual({ held: false, holderSession: '', holder: null, token: '0', grantedAtMs: '0', waiters: [], waiterSessions: [], latestToken: '0', lockDelayMs: '0', delayedUntilMs: '0', delayRemainingMs: '0', sharedHolders: [], waiterShared: [] });
   });
 });
 

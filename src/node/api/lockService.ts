@@ -30,7 +30,7 @@ const granted = (token: number): AcquireResponse__Output => ({ acquired: true, t
 
 /** The Lock service, and its hot calls for the Pipeline stream (sharing one wait registry). */
 /** A decoded request always has lock_delay_ms (0 by default); a caller in the same process may leave it out. */
-type AcquireRequestIn = Omit<AcquireRequest__Output, 'lockDelayMs'> & Partial<Pick<AcquireRequest__Output, 'lockDelayMs'>>;
+type AcquireRequestIn = Omit<AcquireRequest__Output, 'lockDelayMs' | 'mode'> & Partial<Pick<AcquireRequest__Output, 'lockDelayMs' | 'mode'>>;
 
 export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImplementation; calls: { acquire: Rpc<AcquireRequestIn, AcquireResponse__Output>; release: PipelineCalls['release'] } } {
   const { access } = ctx;
@@ -52,11 +52,11 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
   ctx.onStop(() => waits.clear());
 
   /** Waits for the session's grant of the lock, the end of its wait, or the wait timeout. */
-  async function awaitGrant(call: CallScope, lock: string, sessionId: string, waitMs: number): Promise<AcquireResponse__Output> {
+  async function awaitGrant(call: CallScope, lock: string, sessionId: string, waitMs: number, shared: boolean): Promise<AcquireResponse__Output> {
     let state = ctx.machine.sessionLockState(lock, sessionId);
     if (state.state === 'none' && ctx.machine.getSession(sessionId)) {
       // A retry answered "waiting" from the dedup table, but the wait was withdrawn since: queue again.
-      const { result } = await ctx.propose({ type: 'Acquire', clientId: '', requestId: 0, ...access.stamp(call.caller), now: ctx.now(), lock, sessionId, tryOnly: false, waitTimeoutMs: waitMs });
+      const { result } = await ctx.propose({ type: 'Acquire', clientId: '', requestId: 0, ...access.stamp(call.caller), now: ctx.now(), lock, sessionId, tryOnly: false, waitTimeoutMs: waitMs, ...(shared ? { shared } : {}) });
       const ok = expectOk(result);
       if (ok.status === 'granted') return granted(ok.token);
       state = ctx.machine.sessionLockState(lock, sessionId);
@@ -103,6 +103,7 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
     const sessionId = v.sessionId(req.sessionId);
     const waitMs = v.safeInteger('wait_timeout_ms', req.waitTimeoutMs, { max: L.MAX_WAIT_TIMEOUT_MS });
     const lockDelayMs = v.safeInteger('lock_delay_ms', req.lockDelayMs ?? '0', { max: L.MAX_LOCK_DELAY_MS });
+    const shared = sharedMode(req.mode);
     access.permit(call.caller, 'lock', lock);
     access.permitSession(call.caller, sessionId);
     const { result } = await ctx.propose({
@@ -115,6 +116,7 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
       tryOnly: waitMs === 0,
       waitTimeoutMs: waitMs,
       ...(lockDelayMs === 0 ? {} : { lockDelayMs }),
+      ...(shared ? { shared } : {}),
     });
     if (result.status === 'refused' && result.reason === 'LOCK_DELAYED') throw delayedError(lock, ctx.machine.lockDelayOf(lock)?.until ?? 0, ctx.now());
     const ok = expectOk(result);
@@ -127,7 +129,7 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
       }
       case 'waiting':
         call.span?.addEvent('queued', { [ATTR.lock]: lock });
-        return awaitGrant(call, lock, sessionId, waitMs);
+        return awaitGrant(call, lock, sessionId, waitMs, shared);
       default:
         throw new ApiError(grpc.status.INTERNAL, `unexpected result ${ok.status}`);
     }
@@ -171,6 +173,12 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
       waiterSessions: (info?.waiterSessions ?? []).map((w) => sessionInfo(w)),
       lockDelayMs: intToWire('lock_delay_ms', info?.holder?.lockDelayMs ?? 0),
       ...delayFields(info?.delay, ctx.now()),
+      sharedHolders: (info?.sharedHolders ?? []).map((x) => ({
+        session: sessionInfo(x),
+        token: intToWire('token', x.token),
+        grantedAtMs: intToWire('granted_at_ms', x.grantedAt),
+      })),
+      waiterShared: (info?.waiterSessions ?? []).map((w) => w.shared === true),
     };
   };
 
@@ -181,4 +189,11 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
     Watch: lockWatch(ctx),
   };
   return { service, calls };
+}
+
+/** The request's mode: SHARED or EXCLUSIVE (the default, also when absent); anything else is refused. */
+function sharedMode(mode: AcquireRequest__Output['mode'] | undefined): boolean {
+  if (mode === undefined || mode === 'LOCK_MODE_EXCLUSIVE' || (mode as unknown) === 0) return false;
+  if (mode === 'LOCK_MODE_SHARED' || (mode as unknown) === 1) return true;
+  throw new ApiError(grpc.status.INVALID_ARGUMENT, `mode must be LOCK_MODE_EXCLUSIVE or LOCK_MODE_SHARED, not ${String(mode)}`);
 }

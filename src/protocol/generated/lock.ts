@@ -60,6 +60,7 @@ import type { RoleRequest as _fencelock_v1_RoleRequest, RoleRequest__Output as _
 import type { SessionClient as _fencelock_v1_SessionClient, SessionDefinition as _fencelock_v1_SessionDefinition } from './fencelock/v1/Session';
 import type { SessionInfo as _fencelock_v1_SessionInfo, SessionInfo__Output as _fencelock_v1_SessionInfo__Output } from './fencelock/v1/SessionInfo';
 import type { SessionSummary as _fencelock_v1_SessionSummary, SessionSummary__Output as _fencelock_v1_SessionSummary__Output } from './fencelock/v1/SessionSummary';
+import type { SharedHolder as _fencelock_v1_SharedHolder, SharedHolder__Output as _fencelock_v1_SharedHolder__Output } from './fencelock/v1/SharedHolder';
 import type { SnapshotChunk as _fencelock_v1_SnapshotChunk, SnapshotChunk__Output as _fencelock_v1_SnapshotChunk__Output } from './fencelock/v1/SnapshotChunk';
 import type { SnapshotHeader as _fencelock_v1_SnapshotHeader, SnapshotHeader__Output as _fencelock_v1_SnapshotHeader__Output } from './fencelock/v1/SnapshotHeader';
 import type { SnapshotRequest as _fencelock_v1_SnapshotRequest, SnapshotRequest__Output as _fencelock_v1_SnapshotRequest__Output } from './fencelock/v1/SnapshotRequest';
@@ -121,6 +122,7 @@ export interface ProtoGrpcType {
       ListSessionsResponse: MessageTypeDefinition<_fencelock_v1_ListSessionsResponse, _fencelock_v1_ListSessionsResponse__Output>
       Lock: SubtypeConstructor<typeof grpc.Client, _fencelock_v1_LockClient> & { service: _fencelock_v1_LockDefinition }
       LockEvent: MessageTypeDefinition<_fencelock_v1_LockEvent, _fencelock_v1_LockEvent__Output>
+      LockMode: EnumTypeDefinition
       LockSummary: MessageTypeDefinition<_fencelock_v1_LockSummary, _fencelock_v1_LockSummary__Output>
       LockWaiter: MessageTypeDefinition<_fencelock_v1_LockWaiter, _fencelock_v1_LockWaiter__Output>
       Member: MessageTypeDefinition<_fencelock_v1_Member, _fencelock_v1_Member__Output>
@@ -168,6 +170,7 @@ export interface ProtoGrpcType {
       Session: SubtypeConstructor<typeof grpc.Client, _fencelock_v1_SessionClient> & { service: _fencelock_v1_SessionDefinition }
       SessionInfo: MessageTypeDefinition<_fencelock_v1_SessionInfo, _fencelock_v1_SessionInfo__Output>
       SessionSummary: MessageTypeDefinition<_fencelock_v1_SessionSummary, _fencelock_v1_SessionSummary__Output>
+      SharedHolder: MessageTypeDefinition<_fencelock_v1_SharedHolder, _fencelock_v1_SharedHolder__Output>
       SnapshotChunk: MessageTypeDefinition<_fencelock_v1_SnapshotChunk, _fencelock_v1_SnapshotChunk__Output>
       SnapshotHeader: MessageTypeDefinition<_fencelock_v1_SnapshotHeader, _fencelock_v1_SnapshotHeader__Output>
       SnapshotRequest: MessageTypeDefinition<_fencelock_v1_SnapshotRequest, _fencelock_v1_SnapshotRequest__Output>

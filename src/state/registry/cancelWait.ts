@@ -1,6 +1,6 @@
 // CancelWait: leaves the queue of a lock (the wait timed out, or the client gave up).
 import { checkOwner } from '../auth/access';
-import { deleteWaiting, holderIdOf, tokenOf } from '../records';
+import { deleteWaiting, holderIdOf, sharedGrantById, tokenOf } from '../records';
 import { Reason, refused } from '../results';
 import { checkLockName, checkSessionId } from './checks';
 import type { CommandEntry, RequestMeta } from './entry';
@@ -25,14 +25,17 @@ export const cancelWait: CommandEntry<CancelWaitCommand, 'cancelled' | 'not_wait
    * If the wait already ended in a grant, answers `granted` (newGrant false) with the token: the caller owns
    * the lock and must not report DEADLINE_EXCEEDED as if it did not.
    */
-  execute(m, _index, c, events) {
+  execute(m, index, c, events) {
     const rec = m.locks.get(c.lock);
     if (rec !== undefined && holderIdOf(rec) === c.sessionId) return { status: 'granted', token: tokenOf(rec), newGrant: false };
+    const sharedGrant = rec === undefined ? undefined : sharedGrantById(rec, c.sessionId);
+    if (sharedGrant !== undefined) return { status: 'granted', token: sharedGrant.token, newGrant: false };
     const s = m.sessions.get(c.sessionId);
     if (s === undefined) return refused(Reason.UNKNOWN_SESSION, rec?.latestToken ?? 0);
     if (rec !== undefined && m.locks.dequeue(rec, s)) {
       deleteWaiting(s, rec);
       events.push({ type: 'wait_ended', lock: c.lock, sessionId: c.sessionId, cause: 'cancelled' });
+      m.admitReaders([rec], index, c.now, events);
       return { status: 'cancelled' };
     }
     return { status: 'not_waiting' };

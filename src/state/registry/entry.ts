@@ -65,9 +65,12 @@ export interface MachineState {
   overQuota(caller: string, quota: QuotaName, used: number, adding: number): boolean;
   endSession(index: number, now: number, sessionId: string, cause: SessionEndCause, events: LockEvent[]): SessionEndedResult | RefusedResult;
   endSessionsOf(index: number, now: number, owner: string, events: LockEvent[]): void;
-  leaveSession(s: Session, cause: SessionEndCause, events: LockEvent[]): void;
+  /** Returns the locks whose queues the session left (for admitReaders once the ending is done). */
+  leaveSession(s: Session, cause: SessionEndCause, events: LockEvent[]): LockRecord[];
   releaseSession(index: number, now: number, s: Session, cause: SessionEndCause, events: LockEvent[]): string[];
   handOver(rec: LockRecord, index: number, now: number, cause: GrantEndCause | 'delay_ended', events: LockEvent[]): string | undefined;
+  /** After waiters left these queues: readers now at the head of a lock held only shared are granted. */
+  admitReaders(recs: readonly LockRecord[], index: number, now: number, events: LockEvent[]): void;
 }
 
 /** Who asks, for a permission rule: the caller (a user of an enabled auth table) and whose a session is. */

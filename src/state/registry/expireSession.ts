@@ -2,7 +2,7 @@
 // entries), in order, up to MAX_SESSIONS_PER_EXPIRY per entry. Not de-duplicated: it is idempotent (an
 // unknown session is skipped).
 import * as L from '../limits';
-import type { Session } from '../records';
+import type { LockRecord, Session } from '../records';
 import { checkList, checkSessionId } from './checks';
 import { strs, type StatusTable } from '../results';
 import type { CommandEntry } from './entry';
@@ -32,13 +32,15 @@ export const expireSession: CommandEntry<ExpireSessionCommand, 'sessions_expired
     // index, so this entry can grant each lock once: a lock handed to a session that ended in the same entry
     // could not be handed on.
     const ending: Session[] = [];
+    const left: LockRecord[] = [];
     for (const sessionId of new Set(c.sessionIds)) {
       const s = m.sessions.get(sessionId);
       if (s === undefined) continue;
-      m.leaveSession(s, 'expired', events);
+      left.push(...m.leaveSession(s, 'expired', events));
       ending.push(s);
     }
     for (const s of ending) m.releaseSession(index, c.now, s, 'expired', events);
+    m.admitReaders(left, index, c.now, events);
     return { status: 'sessions_expired', ended: ending.map((s) => s.id) };
   },
 };

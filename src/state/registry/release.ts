@@ -1,6 +1,7 @@
-// Release: a lock held by the session under exactly `token`; the next live waiter gets it.
+// Release: a lock held by the session under exactly `token`; the next live waiter gets it. A shared grant
+// is released alone (its token names it); the lock is handed on when the last shared grant ends.
 import { checkOwner } from '../auth/access';
-import { deleteHeld, tokenOf } from '../records';
+import { deleteHeld, deleteSharing, sharedGrantById, tokenOf } from '../records';
 import { Reason, refused } from '../results';
 import { checkLockName, checkSessionId, checkToken } from './checks';
 import type { CommandEntry, RequestMeta } from './entry';
@@ -34,7 +35,18 @@ export const release: CommandEntry<ReleaseCommand, 'released'> = {
       m.locks.collectIfIdle(rec);
       return next === undefined ? { status: 'released', token } : { status: 'released', token, nextHolder: next, nextToken: index };
     }
-    if (!m.sessions.has(c.sessionId)) return refused(Reason.UNKNOWN_SESSION, watermark);
+    const sharedGrant = rec === undefined ? undefined : sharedGrantById(rec, c.sessionId);
+    const s = m.sessions.get(c.sessionId);
+    if (rec !== undefined && sharedGrant !== undefined && s !== undefined) {
+      if (sharedGrant.token !== c.token) return refused(Reason.WRONG_TOKEN, watermark);
+      deleteSharing(s, rec);
+      const token = m.locks.clearSharer(rec, s);
+      events.push({ type: 'released', lock: c.lock, sessionId: c.sessionId, token, cause: 'released', shared: true });
+      const next = m.handOver(rec, index, c.now, 'released', events);
+      m.locks.collectIfIdle(rec);
+      return next === undefined ? { status: 'released', token } : { status: 'released', token, nextHolder: next, nextToken: index };
+    }
+    if (s === undefined) return refused(Reason.UNKNOWN_SESSION, watermark);
     return refused(Reason.NOT_HOLDER, watermark);
   },
 };

@@ -1,6 +1,7 @@
 // Original file: proto/fencelock/v1/lock.proto
 
 import type { SessionInfo as _fencelock_v1_SessionInfo, SessionInfo__Output as _fencelock_v1_SessionInfo__Output } from '../../fencelock/v1/SessionInfo';
+import type { SharedHolder as _fencelock_v1_SharedHolder, SharedHolder__Output as _fencelock_v1_SharedHolder__Output } from '../../fencelock/v1/SharedHolder';
 import type { Long } from '@grpc/proto-loader';
 
 export interface DescribeResponse {
@@ -43,6 +44,14 @@ export interface DescribeResponse {
    */
   'delayedUntilMs'?: (number | string | Long);
   'delayRemainingMs'?: (number | string | Long);
+  /**
+   * The shared grants in force, in grant order (held is false while only shared holders hold the lock).
+   */
+  'sharedHolders'?: (_fencelock_v1_SharedHolder)[];
+  /**
+   * Which of `waiters` (same order) wait for a shared grant.
+   */
+  'waiterShared'?: (boolean)[];
 }
 
 export interface DescribeResponse__Output {
@@ -85,4 +94,12 @@ export interface DescribeResponse__Output {
    */
   'delayedUntilMs': (string);
   'delayRemainingMs': (string);
+  /**
+   * The shared grants in force, in grant order (held is false while only shared holders hold the lock).
+   */
+  'sharedHolders': (_fencelock_v1_SharedHolder__Output)[];
+  /**
+   * Which of `waiters` (same order) wait for a shared grant.
+   */
+  'waiterShared': (boolean)[];
 }
