@@ -50,3 +50,5 @@ export const MAX_LABELS_BYTES = 1024;
 export const MAX_REVOKE_REASON_BYTES = 256;
 /** Grants one keepalive renewal asks about (KeepAliveRequest.held); a client holding more asks in turns. */
 export const MAX_HELD_PER_RENEWAL = 64;
+/** Permits of one semaphore (issue 33): 1..MAX_PERMITS. */
+export const MAX_PERMITS = 1_024;

@@ -85,6 +85,11 @@ export const Reason = Object.freeze({
    * no one is granted it before the delay ends (docs/architecture.md#lock-delay).
    */
   LOCK_DELAYED: 'LOCK_DELAYED',
+  /**
+   * Semaphore Acquire: it names another number of permits than the one in force (`subject`: "permits N",
+   * N the number in force). The number is fixed while any permit is held or anyone waits.
+   */
+  PERMITS_MISMATCH: 'PERMITS_MISMATCH',
 } as const);
 
 export type Reason = (typeof Reason)[keyof typeof Reason];
