@@ -45,6 +45,7 @@ const REFUSAL_TEXT: Record<string, string> = {
   [Reason.AUTH_OFF]: AUTH_OFF_TEXT,
   [Reason.LOCK_BUSY]: 'keys move only to a lock that nobody holds or waits for; release it first',
   [Reason.LOCK_DELAYED]: 'the lock is in its lock-delay (its last grant ended by expiry or revocation): nobody is granted it before the delay ends; wait for it or try later',
+  [Reason.PERMITS_MISMATCH]: 'the semaphore has another number of permits, fixed while any is held or anyone waits; ask for the number in force',
   [Reason.MOVE_TOO_LARGE]: `a move takes at most ${MAX_MOVE_KEYS} keys; move a longer prefix at a time`,
 };
 
