@@ -59,3 +59,5 @@ export const MAX_CALLS_PER_BATCH = 64;
 export const MAX_BATCH_BYTES = 1024 * 1024;
 /** The response header by which a node says it takes batches on the Pipeline, with MAX_CALLS_PER_BATCH. */
 export const PIPELINE_BATCH_HEADER = 'fencelock-pipeline-batch';
+/** Permits of one semaphore (issue 33): 1..MAX_PERMITS. */
+export const MAX_PERMITS = 1_024;

@@ -95,6 +95,11 @@ export const Reason = Object.freeze({
    * (release it, then acquire in the mode wanted: docs/architecture.md#read-write-locks).
    */
   MODE_CONFLICT: 'MODE_CONFLICT',
+  /**
+   * Semaphore Acquire: it names another number of permits than the one in force (`subject`: "permits N",
+   * N the number in force). The number is fixed while any permit is held or anyone waits.
+   */
+  PERMITS_MISMATCH: 'PERMITS_MISMATCH',
 } as const);
 
 export type Reason = (typeof Reason)[keyof typeof Reason];

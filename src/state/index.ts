@@ -30,6 +30,7 @@ export {
   type SessionLockState,
   type StateStats,
 } from './lockStateMachine';
+export type { PermitSlotInfo, SemaphoreInfo, SessionPermitState } from './semaphoreInfo';
 export { AuthView, type AuthList, type IdentityUsage } from './auth/view';
 export type { Rule } from './auth/authTable';
 export { ROOT_ROLE } from './auth/authChange';

@@ -27,6 +27,11 @@ export const MAX_WAITERS_PER_LOCK = 10_000;
 export const MAX_LOCKS = 200_000;
 /** Locks one session holds or waits for at once. Beyond: Acquire is refused with TOO_MANY_LOCKS. */
 export const MAX_LOCKS_PER_SESSION = 10_000;
+/**
+ * Semaphore records kept at once (those with a permit held or a waiter; idle ones are forgotten). Beyond: a
+ * new semaphore is refused with TOO_MANY_LOCKS.
+ */
+export const MAX_SEMAPHORES = 10_000;
 /** Keys of the fenced store, tombstones of deleted keys included. Beyond: STORE_FULL. */
 export const MAX_KEYS = 1_000_000;
 /** Summed key and value bytes of the fenced store, tombstones included. Beyond: STORE_FULL. */
@@ -139,6 +144,7 @@ export const LIMITS = Object.freeze({
   MAX_WAITERS_PER_LOCK,
   MAX_LOCKS,
   MAX_LOCKS_PER_SESSION,
+  MAX_SEMAPHORES,
   MAX_KEYS,
   MAX_STORE_BYTES,
   DEDUP_MAX_RESULTS_PER_CLIENT,

@@ -56,6 +56,9 @@ import {
 } from './records';
 import { entryOf, type MachineState, type PermissionScope } from './registry/index';
 import type { SessionLabels } from '../protocol/labels';
+import { SemaphoreTable } from './semaphores';
+import { permitStateOf, semaphoreInfo, type SemaphoreInfo, type SessionPermitState } from './semaphoreInfo';
+import { leaveSemaphores, releasePermits } from './semaphoreSteps';
 import { SessionTable } from './sessions';
 import { SnapshotEncoding } from './capture';
 import { UsageTable, recountUsage } from './usage';
@@ -170,6 +173,7 @@ export class LockStateMachine {
   private capturing = false;
   private readonly sessions = new SessionTable();
   private readonly locks = new LockTable();
+  private readonly semaphores = new SemaphoreTable();
   private readonly kv = new FencedKv();
   private readonly dedup = new DedupTable();
   private readonly authTable = new AuthTable();
@@ -186,6 +190,7 @@ export class LockStateMachine {
   private readonly state: MachineState = {
     sessions: this.sessions,
     locks: this.locks,
+    semaphores: this.semaphores,
     kv: this.kv,
     authTable: this.authTable,
     usage: this.usage,
@@ -310,6 +315,7 @@ export class LockStateMachine {
       events.push({ type: 'wait_ended', lock: rec.name, sessionId: s.id, cause });
     }
     clearWaiting(s);
+    leaveSemaphores(this.semaphores, s, cause, events);
     this.sessions.delete(s);
     if (s.usage !== null) s.usage.sessions--;
     return left;
@@ -337,6 +343,7 @@ export class LockStateMachine {
       this.handOver(rec, index, now, cause, events);
       this.locks.collectIfIdle(rec);
     }
+    releasePermits(this.semaphores, this.sessions, s, index, now, cause, events);
     events.push({ type: 'session_ended', sessionId: s.id, cause });
     this.usage.collect(s.usage);
     return released;
@@ -464,6 +471,16 @@ export class LockStateMachine {
     };
   }
 
+  /** undefined for a semaphore nobody holds a permit of or waits for (idle semaphores are forgotten). */
+  describeSemaphore(name: string): SemaphoreInfo | undefined {
+    return semaphoreInfo(this.semaphores.get(name));
+  }
+
+  /** Where `sessionId` stands with a semaphore: for answering a blocked or retried SemaphoreAcquire. */
+  sessionPermitState(semaphore: string, sessionId: string): SessionPermitState {
+    return permitStateOf(this.semaphores.get(semaphore), this.sessions.get(sessionId));
+  }
+
   /** The lock's delay in force, undefined when none (or no record). */
   lockDelayOf(name: string): LockDelayInfo | undefined {
     const rec = this.locks.get(name);
@@ -536,7 +553,7 @@ export class LockStateMachine {
   /** What ending the session costs to apply: 1 plus the locks it holds and waits for (undefined: not open). */
   sessionLoad(id: string): number | undefined {
     const s = this.sessions.get(id);
-    return s === undefined ? undefined : 1 + lockCountOf(s);
+    return s === undefined ? undefined : 1 + lockCountOf(s) + this.semaphores.countOf(s);
   }
 
   stats(): StateStats {
@@ -665,6 +682,7 @@ export class LockStateMachine {
     if (this.locks.size > L.MAX_LOCKS) p.push('too many locks');
     if (this.kv.size > L.MAX_KEYS || this.kv.bytes > L.MAX_STORE_BYTES) p.push('store over its bounds');
     p.push(...this.sessions.check(), ...this.locks.check(), ...this.kv.check(), ...this.dedup.check(), ...this.authTable.check());
+    p.push(...this.semaphores.check(isOpen, L.MAX_PERMITS));
     p.push(...this.checkUsage());
     return p;
   }
@@ -694,6 +712,7 @@ export class LockStateMachine {
       keys: this.kv.view(),
       dedup: this.dedup.view(),
       auth: this.authTable.image(),
+      semaphores: this.semaphores.images(),
     };
     return writeState(view);
   }
@@ -715,6 +734,7 @@ export class LockStateMachine {
       keys: this.kv.freeze(),
       dedup: this.dedup.freeze(),
       auth: this.authTable.image(),
+      semaphores: this.semaphores.images(),
     };
     return new SnapshotEncoding(this.applied, encodeState(view, sliceUnits), () => this.thaw());
   }
@@ -769,7 +789,7 @@ export class LockStateMachine {
   }
 
   private tables(): StateTables {
-    return { sessions: this.sessions, locks: this.locks, kv: this.kv, dedup: this.dedup, auth: this.authTable };
+    return { sessions: this.sessions, locks: this.locks, kv: this.kv, dedup: this.dedup, auth: this.authTable, semaphores: this.semaphores };
   }
 }
 

@@ -170,6 +170,11 @@ export const SHARED_STATUSES = {
   },
   /** The command was malformed or beyond a limit; nothing changed. */
   invalid: { no: 15, fields: [str(1, 'message')] },
+  /**
+   * SemaphoreAcquire, SemaphoreCancelWait (issue 33): the session holds the permit of `slot` (0..permits-1)
+   * under `token`; `permits` is the number in force; `newGrant` as for `granted`.
+   */
+  permit_granted: { no: 17, fields: [uint(1, 'token'), uint(2, 'slot'), uint(3, 'permits'), bool(4, 'newGrant')] },
 } as const satisfies StatusTable;
 
 export type SharedStatus = keyof typeof SHARED_STATUSES;
@@ -230,7 +235,18 @@ export type LockEvent =
     }
   | { type: 'queued'; lock: string; sessionId: string; position: number; shared?: boolean }
   | { type: 'wait_ended'; lock: string; sessionId: string; cause: 'cancelled' | SessionEndCause }
-  | { type: 'session_ended'; sessionId: string; cause: SessionEndCause };
+  | { type: 'session_ended'; sessionId: string; cause: SessionEndCause }
+  | PermitEvent;
+
+/**
+ * A semaphore's permit changed hands (issue 33): `slot` is the permit's slot, `token` its grant's token.
+ * 'granted' causes as for locks; a grant that ended names its cause.
+ */
+export type PermitEvent =
+  | { type: 'permit_granted'; semaphore: string; sessionId: string; slot: number; token: number; cause: 'acquired' | GrantEndCause }
+  | { type: 'permit_released'; semaphore: string; sessionId: string; slot: number; token: number; cause: GrantEndCause }
+  | { type: 'permit_queued'; semaphore: string; sessionId: string; position: number }
+  | { type: 'permit_wait_ended'; semaphore: string; sessionId: string; cause: 'cancelled' | SessionEndCause };
 
 /**
  * What ended a grant: its holder released it, an admin revoked the grant alone (`lock_revoked`, RevokeLock:

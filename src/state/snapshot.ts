@@ -9,7 +9,7 @@
 // new format number. test/state/snapshotOracle.ts is a second, plain encoder of the same grammar.
 //
 //   file        = magic "FLSM" | varint format (9) | varint lastApplied | varint gcFloor
-//                 | list(session) | list(lock) | list(key) | list(dedupClient) | auth
+//                 | list(session) | list(lock) | list(key) | list(dedupClient) | auth | semaphores
 //   list(x)     = varint count | x * count
 //   session     = str id | str clientName | varint ttlMs | varint openedAt | varint openIndex
 //                 | varint remainingMs (its lease checkpoint, <= ttlMs) | str owner (its caller, '' = none)
@@ -31,11 +31,12 @@
 //   result      = bytes: a StoredResult message (proto/fencelock/v1/state.proto), written canonically
 //                 by resultCodec.ts (fields in number order, proto3 defaults left out)
 //   auth        = the auth table (users, roles, tokens), sorted: see auth/authSnapshot.ts
+//   semaphores  = list(semaphore): see semaphoreSnapshot.ts
 //   dstr, str, bytes, varint: see snapshotWire.ts
 //
 // Older formats are still read, and converted as they are: their results become the same Result objects,
-// which this version writes as format 9. Format 8 (before read-write locks): no shared byte in a waiter and
-// no sharer list in a lock (every grant and wait exclusive). Format 7 (before lock-delays): no lock-delay fields in a lock or a
+// which this version writes as format 9. Format 8 (before read-write locks and semaphores): no shared byte in a
+// waiter, no sharer list in a lock (every grant and wait exclusive) and no semaphore section (none). Format 7 (before lock-delays): no lock-delay fields in a lock or a
 // waiter (all 0: no delay). Format 6 (before wait times): a waiter is its sref alone, and its
 // wait time is then unknown (0). Format 5 (before session labels): format 6 without the labels list (none).
 // Format 4 (before protobuf results): each result is a dictionary
@@ -58,6 +59,8 @@ import { NO_LABELS, addHeld, addSharing, addWaiter, addWaiting, hasWaiter, newLo
 import { readLegacyResult } from './legacyResults';
 import type { Result } from './resultStatuses';
 import { readStoredResult, writeStoredResult } from './resultCodec';
+import { readSemaphores, writeSemaphores } from './semaphoreSnapshot';
+import type { SemaphoreImage, SemaphoreTable } from './semaphores';
 import type { SessionTable } from './sessions';
 import { MAX_LOCK_DELAY_MS } from './limits';
 import { MAX_VARINT_BYTES, Reader, SnapshotError, Writer, readMagic, strBound, writeMagic } from './snapshotWire';
@@ -69,6 +72,7 @@ export interface StateTables {
   readonly kv: FencedKv;
   readonly dedup: DedupTable;
   readonly auth: AuthTable;
+  readonly semaphores: SemaphoreTable;
 }
 
 /** The whole state as a snapshot encodes it. */
@@ -81,13 +85,15 @@ export interface StateView {
   readonly dedup: DedupView;
   /** Copied at the capture (the auth table is small and bounded). */
   readonly auth: AuthImage;
+  /** Copied at the capture (bounded: MAX_SEMAPHORES, and their slots by the permits held). */
+  readonly semaphores: readonly SemaphoreImage[];
 }
 
 export const SNAPSHOT_FORMAT = 9;
 /** The formats this version reads (SNAPSHOT_FORMAT and every older one since format 2). */
 export const SNAPSHOT_FORMATS_READ: readonly number[] = Object.freeze([2, 3, 4, 5, 6, 7, 8, 9]);
-/** The previous format, still read: locks without shared grants or shared waiters. */
-const FORMAT_WITHOUT_SHARED = 8;
+/** The previous format, still read: locks without shared grants or shared waiters, and no semaphores. */
+const FORMAT_8 = 8;
 /** The previous format, still read: locks and waiters without lock-delays. */
 const FORMAT_WITHOUT_LOCK_DELAYS = 7;
 /** A previous format, still read: sessions without labels. */
@@ -185,6 +191,7 @@ export function* encodeState(view: StateView, sliceUnits = SLICE_UNITS): Generat
   yield* writeKeys(w, view.keys, lockAt, slice);
   yield* writeDedup(w, view.dedup, slice);
   writeAuth(w, view.auth);
+  writeSemaphores(w, view.semaphores, (s) => sref(s, sessions));
   return w.finish();
 }
 
@@ -399,12 +406,13 @@ export function readState(bytes: Uint8Array, t: StateTables): { lastApplied: num
   const locks = readLocks(r, t, sessions, {
     withWaitTimes: header.format > FORMAT_WITHOUT_WAIT_TIMES,
     withDelays: header.format > FORMAT_WITHOUT_LOCK_DELAYS,
-    withShared: header.format > FORMAT_WITHOUT_SHARED,
+    withShared: header.format > FORMAT_8,
   });
   const withAuth = header.format > FORMAT_WITHOUT_AUTH;
   readKeys(r, t.kv, locks, withAuth);
   readDedup(r, t.dedup, withAuth, header.format > FORMAT_WITH_LEGACY_RESULTS ? readStoredResult : readLegacyResult);
   if (withAuth) readAuth(r, t.auth);
+  if (header.format > FORMAT_8) readSemaphores(r, t.semaphores, (ref) => sessionAt(sessions, ref), header.lastApplied);
   r.end();
   return header;
 }

@@ -1,5 +1,6 @@
 // Test harness for the lock state machine: numbers entries, stamps `now`, picks request ids and session
 // ids, and checks every invariant after each apply.
+import type { SemaphoreRecord, SemaphoreTable } from '../../src/state/semaphores';
 import { expect } from 'vitest';
 import {
   LockStateMachine,
@@ -156,6 +157,7 @@ export interface MachineInternals {
   kv: FencedKv;
   dedup: DedupTable;
   authTable: AuthTable;
+  semaphores: SemaphoreTable;
 }
 
 export function internals(m: LockStateMachine): MachineInternals {
@@ -219,6 +221,14 @@ export function referenceSnapshot(m: LockStateMachine): StateSnapshot {
       entries: Array.from(c.entries.values(), (e) => ({ requestId: e.requestId, commandType: e.commandType, result: JSON.stringify(e.result) })),
     })),
     auth: referenceAuth(t.authTable),
+    semaphores: Array.from(t.semaphores.values())
+      .sort((a: SemaphoreRecord, b: SemaphoreRecord) => compareStrings(a.name, b.name))
+      .map((rec) => ({
+        name: rec.name,
+        permits: rec.permits,
+        slots: rec.slots.map((x) => ({ holder: x.holder?.id ?? '', grantedAt: x.grantedAt, latestToken: x.latestToken, latestHolder: x.latestHolder })),
+        waiters: Array.from(rec.waiters ?? [], ([s, since]) => ({ sessionId: s.id, since })),
+      })),
   };
 }
 

@@ -7,7 +7,7 @@ import { driveRandomly } from './randomStates';
 
 describe('command registry', () => {
   it('has one entry per command type, each written in its own state.proto member', () => {
-    expect(new Set(COMMAND_TYPES).size).toBe(13);
+    expect(new Set(COMMAND_TYPES).size).toBe(16);
     const members = COMMAND_TYPES.map((t) => entryOf(t).member);
     expect(new Set(members).size).toBe(members.length);
     for (const t of COMMAND_TYPES) {
@@ -51,6 +51,15 @@ describe('command registry', () => {
         m.apply(m.lastApplied + 1, { type: 'RevokeLock', ...base, requestId: 5, lock: 'delayed', token: 0, reason: '' });
         const since = m.lastApplied;
         m.apply(m.lastApplied + 1, { type: 'EndLockDelays', now: 6_000, delays: [{ lock: 'delayed', since }] });
+        // Nor a semaphore: a permit taken, one waited for and cancelled, one released.
+        const other = 'f'.repeat(32);
+        const sem = { semaphore: 'sem', permits: 1, waitTimeoutMs: 0 };
+        m.apply(m.lastApplied + 1, { type: 'OpenSession', ...base, requestId: 6, sessionId: other, ttlMs: 10_000, clientName: '' });
+        m.apply(m.lastApplied + 1, { type: 'SemaphoreAcquire', ...base, ...sem, requestId: 7, sessionId, tryOnly: true });
+        m.apply(m.lastApplied + 1, { type: 'SemaphoreAcquire', ...base, ...sem, requestId: 8, sessionId: other, tryOnly: false });
+        m.apply(m.lastApplied + 1, { type: 'SemaphoreCancelWait', ...base, requestId: 9, semaphore: 'sem', sessionId: other });
+        const token = m.lastApplied - 2;
+        m.apply(m.lastApplied + 1, { type: 'SemaphoreRelease', ...base, requestId: 10, semaphore: 'sem', sessionId, token });
       }
     }
     // Every entry is reached with commands that run (not only refusals).

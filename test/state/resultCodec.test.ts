@@ -67,6 +67,15 @@ const SAMPLES: Samples = {
     { status: 'invalid', message: 'lock name must not be empty' },
     { status: 'invalid', message: '' },
   ],
+  permit_granted: [
+    { status: 'permit_granted', token: 7, slot: 0, permits: 1, newGrant: true },
+    { status: 'permit_granted', token: 2 ** 53 - 1, slot: 1023, permits: 1024, newGrant: false },
+  ],
+  permit_released: [
+    { status: 'permit_released', token: 3, slot: 0 },
+    { status: 'permit_released', token: 3, slot: 2, nextHolder: SID, nextToken: 9 },
+  ],
+  permits_full: [{ status: 'permits_full', permits: 3 }],
 };
 
 const camel = (s: string): string => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -136,7 +145,7 @@ describe('the stored-result codec', () => {
         n++;
       }
     }
-    expect(n).toBe(34);
+    expect(n).toBe(39);
   });
 
   it('round-trips random results exactly, and reads protobufjs\'s encoding of them', () => {
@@ -167,7 +176,7 @@ describe('the stored-result codec', () => {
         else o[f.name] = reasons[Math.floor(rnd() * reasons.length)];
       }
       // Keep only results the machine can build (what RESULT_CODECS' checks refuse is tested below).
-      if (status === 'released' && (o.nextHolder === undefined) !== (o.nextToken === undefined)) {
+      if ((status === 'released' || status === 'permit_released') && (o.nextHolder === undefined) !== (o.nextToken === undefined)) {
         delete o.nextHolder;
         delete o.nextToken;
       }
@@ -180,10 +189,10 @@ describe('the stored-result codec', () => {
       expectExact(r);
       seen.add(`${status}: ${Object.keys(o).join(',')}`);
     }
-    // Every set of fields the machine can build: one per status without optional fields (12), a handover or
-    // none, an index or none, a token id or none (2 each), and a bare refusal, with a key, a key and its
-    // owner, or a subject (4).
-    expect(seen.size).toBe(22);
+    // Every set of fields the machine can build: one per status without optional fields (14), a handover or
+    // none (of a lock or of a permit), an index or none, a token id or none (2 each), and a bare refusal, with
+    // a key, a key and its owner, or a subject (4).
+    expect(seen.size).toBe(26);
   });
 
   it('refuses to encode what the machine never stores', () => {

@@ -218,6 +218,8 @@ interface Parts {
   auth?: (w: Writer) => void;
   /** The session's labels, written as given (format 6 on; default none). */
   labels?: Array<[string, string]>;
+  /** The semaphore section (format 9 on): none unless given. */
+  semaphores?: (w: Writer) => void;
 }
 
 /** A snapshot file: lastApplied 9, one session (S1), then the given sections. */
@@ -248,6 +250,7 @@ function file(p: Parts = {}): Uint8Array {
   (p.keys ?? ((x) => x.varint(0)))(w);
   (p.dedup ?? ((x) => x.varint(0)))(w);
   if (format >= 4) (p.auth ?? emptyAuth)(w);
+  if (format >= 9) (p.semaphores ?? ((x) => x.varint(0)))(w);
   return w.finish();
 }
 
@@ -396,7 +399,14 @@ describe('the format', () => {
       ['a label value with a control character', file({ labels: [['k', '\u0007']] }), /control characters/],
       ['a default value written', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x2a, 0x02, 0x08, 0x00])); }) }), /token 0 is written/],
       ['fields out of order', file({ dedup: dedupOne((w) => { w.dstr('Write'); w.bytes(new Uint8Array([0x5a, 0x04, 0x10, 0x01, 0x08, 0x02])); }) }), /field 1 unknown, out of order/],
-      ['an unknown result member', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x8a, 0x01, 0x00])); }) }), /unknown oneof member 17/],
+      ['an unknown result member', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0xc2, 0x02, 0x00])); }) }), /unknown oneof member 40/],
+      ['a semaphore of 0 permits', file({ semaphores: semaphore('s', 0, []) }), /permits 0 out of range/],
+      ['a semaphore of 1,025 permits', file({ semaphores: semaphore('s', 1_025, []) }), /permits 1025 out of range/],
+      ['a semaphore with more slots than permits', file({ semaphores: semaphore('s', 1, [[2, 1, 2, S1], [0, 0, 2, S1]]) }), /more slots than permits/],
+      ['a permit held by a session that is not its latest holder', file({ semaphores: semaphore('s', 2, [[2, 1, 2, 'b'.repeat(32)]]) }), /not its latest holder/],
+      ['a permit held by no open session', file({ semaphores: semaphore('s', 2, [[3, 1, 2, S1]]) }), /session reference out of range/],
+      ['a permit token above lastApplied', file({ semaphores: semaphore('s', 2, [[2, 1, 10, S1]]) }), /token out of range/],
+      ['semaphores out of order', file({ semaphores: (w) => { w.varint(2); for (const n of ['t', 's']) { w.str(n); w.varint(1); w.varint(1); w.varint(2); w.varint(1); w.varint(2); w.str(S1); w.varint(0); } } }), /semaphore "s" out of order/],
       ['two result members', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x42, 0x00, 0x42, 0x00])); }) }), /more than one member/],
       ['a token beyond 2^53', file({ dedup: dedupOne((w) => { acquireType(w); w.bytes(new Uint8Array([0x2a, 0x09, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10])); }) }), /varint beyond 2\^53/],
       ['a format-4 result in format 6', file({ dedup: dedupOne((w) => { acquireType(w); w.byte(1); w.varint(1); cancelled(w); }) }), /a stored result/],
@@ -532,3 +542,20 @@ describe('SortedIndex with removals', () => {
     expect(index.matches(new Map([['a', a]]))).toBe(false);
   });
 });
+
+/** A semaphore section of one semaphore: its slots as [holder sref, grantedAt, latestToken, latestHolder], no waiters. */
+function semaphore(name: string, permits: number, slots: Array<[number, number, number, string]>): (w: Writer) => void {
+  return (w) => {
+    w.varint(1);
+    w.str(name);
+    w.varint(permits);
+    w.varint(slots.length);
+    for (const [holder, grantedAt, token, latestHolder] of slots) {
+      w.varint(holder);
+      w.varint(grantedAt);
+      w.varint(token);
+      w.str(latestHolder);
+    }
+    w.varint(0);
+  };
+}

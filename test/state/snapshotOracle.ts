@@ -84,6 +84,14 @@ export interface AuthSnapshot {
   tokens: Array<{ id: string; user: string; hash: string }>;
 }
 
+/** A semaphore (format 9 on): its slots in slot order (holder '' = free), its waiters FIFO. */
+export interface SemaphoreSnapshot {
+  name: string;
+  permits: number;
+  slots: Array<{ holder: string; grantedAt: number; latestToken: number; latestHolder: string }>;
+  waiters: Array<{ sessionId: string; since: number }>;
+}
+
 /** The state as plain data, every list in snapshot order. */
 export interface StateSnapshot {
   format: number;
@@ -94,6 +102,8 @@ export interface StateSnapshot {
   keys: KeySnapshot[];
   dedup: DedupClientSnapshot[];
   auth: AuthSnapshot;
+  /** Format 9 on; absent: none. */
+  semaphores?: SemaphoreSnapshot[];
 }
 
 /** `sref`: 0 = '', 1 = a literal id (not one of the sessions), 2 + i = the id of session i. */
@@ -211,6 +221,7 @@ export function encodePlainSnapshot(s: StateSnapshot): Uint8Array {
     }
   }
   if (s.format >= 4) writeAuth(w, s.auth);
+  if (s.format >= 9) writeSemaphores(w, s.semaphores ?? [], sessionAt);
   return w.finish();
 }
 
@@ -337,4 +348,24 @@ export function storedResultBytes(json: string): Uint8Array {
     body[name] = name === 'cause' ? String(v).toUpperCase() : v;
   }
   return StoredResult.encode(StoredResult.fromObject({ [member.name]: body })).finish();
+}
+
+function writeSemaphores(w: Writer, semaphores: readonly SemaphoreSnapshot[], sessions: ReadonlyMap<string, number>): void {
+  w.varint(semaphores.length);
+  for (const x of semaphores) {
+    w.str(x.name);
+    w.varint(x.permits);
+    w.varint(x.slots.length);
+    for (const slot of x.slots) {
+      writeSref(w, slot.holder, sessions);
+      w.varint(slot.grantedAt);
+      w.varint(slot.latestToken);
+      w.str(slot.latestHolder);
+    }
+    w.varint(x.waiters.length);
+    for (const waiter of x.waiters) {
+      writeSref(w, waiter.sessionId, sessions);
+      w.varint(waiter.since);
+    }
+  }
 }

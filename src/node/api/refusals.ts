@@ -47,6 +47,7 @@ const REFUSAL_TEXT: Record<string, string> = {
   [Reason.LOCK_DELAYED]: 'the lock is in its lock-delay (its last grant ended by expiry or revocation): nobody is granted it before the delay ends; wait for it or try later',
   [Reason.SHARED_GRANT]: 'this token is a shared (read) grant: a shared holder never writes; acquire the lock in exclusive mode to write',
   [Reason.MODE_CONFLICT]: 'this session holds or waits for the lock in the other mode; a grant never changes mode: release it, then acquire in the mode wanted',
+  [Reason.PERMITS_MISMATCH]: 'the semaphore has another number of permits, fixed while any is held or anyone waits; ask for the number in force',
   [Reason.MOVE_TOO_LARGE]: `a move takes at most ${MAX_MOVE_KEYS} keys; move a longer prefix at a time`,
 };
 

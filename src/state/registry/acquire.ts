@@ -83,14 +83,16 @@ export const acquire: CommandEntry<AcquireCommand, 'granted' | 'waiting' | 'held
       const again = reentrant(rec, s, shared);
       if (again !== null) return again;
     }
-    const perSessionFull = lockCountOf(s) >= L.MAX_LOCKS_PER_SESSION;
+    // Semaphore permits and waits count with locks (docs/architecture.md#semaphores).
+    const perSessionFull = lockCountOf(s) + m.semaphores.countOf(s) >= L.MAX_LOCKS_PER_SESSION;
+    const permitsOf = (what: 'locks' | 'waiters'): number => (s.owner === '' ? 0 : m.semaphores.usedBy(s.owner, what));
     const delayMs = c.lockDelayMs ?? 0;
     if (rec !== undefined && mustWait(rec, shared)) {
       if (hasWaiter(rec, s)) {
         return { status: 'waiting', holderToken: tokenOf(rec), position: queuePosition(rec, c.sessionId) };
       }
       if (c.tryOnly) return !isHeld(rec) && isDelayed(rec) ? refused(Reason.LOCK_DELAYED, watermark) : { status: 'held', holderToken: tokenOf(rec) };
-      if (m.overQuota(s.owner, 'waiters', s.usage?.waiters ?? 0, 1)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'waiters');
+      if (m.overQuota(s.owner, 'waiters', (s.usage?.waiters ?? 0) + permitsOf('waiters'), 1)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'waiters');
       if (waiterCount(rec) >= L.MAX_WAITERS_PER_LOCK) return refused(Reason.TOO_MANY_WAITERS, watermark);
       if (perSessionFull) return refused(Reason.TOO_MANY_LOCKS, watermark);
       m.locks.enqueue(rec, s, c.now, delayMs, shared);
@@ -98,7 +100,7 @@ export const acquire: CommandEntry<AcquireCommand, 'granted' | 'waiting' | 'held
       events.push({ type: 'queued', lock: c.lock, sessionId: c.sessionId, position: waiterCount(rec), ...(shared ? { shared } : {}) });
       return { status: 'waiting', holderToken: tokenOf(rec), position: waiterCount(rec) };
     }
-    if (m.overQuota(s.owner, 'locks', s.usage?.locks ?? 0, 1)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'locks');
+    if (m.overQuota(s.owner, 'locks', (s.usage?.locks ?? 0) + permitsOf('locks'), 1)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'locks');
     if (perSessionFull) return refused(Reason.TOO_MANY_LOCKS, watermark);
     if (rec === undefined) {
       if (m.locks.size >= L.MAX_LOCKS) return refused(Reason.TOO_MANY_LOCKS, watermark);

@@ -5,6 +5,7 @@ import type { FencedKv } from '../fencedKv';
 import type { LockTable } from '../locks';
 import type { LockRecord, Session } from '../records';
 import type { GrantEndCause, InvalidResult, LockEvent, NoStatuses, RefusedResult, ResultIn, SessionEndCause, SessionEndedResult, StatusTable } from '../results';
+import type { SemaphoreTable } from '../semaphores';
 import type { SessionTable } from '../sessions';
 import type { UsageTable } from '../usage';
 
@@ -58,6 +59,7 @@ export interface BodyReader {
 export interface MachineState {
   readonly sessions: SessionTable;
   readonly locks: LockTable;
+  readonly semaphores: SemaphoreTable;
   readonly kv: FencedKv;
   readonly authTable: AuthTable;
   readonly usage: UsageTable;

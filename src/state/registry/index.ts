@@ -17,6 +17,9 @@ import { openSession } from './openSession';
 import { release } from './release';
 import { revokeLock } from './revokeLock';
 import { revokeSession } from './revokeSession';
+import { semaphoreAcquire } from './semaphoreAcquire';
+import { semaphoreCancelWait } from './semaphoreCancelWait';
+import { semaphoreRelease } from './semaphoreRelease';
 import { write } from './write';
 
 /** Every entry, in the order of COMMAND_TYPES (kept from before the registry). */
@@ -34,6 +37,9 @@ const ENTRIES = [
   revokeSession,
   revokeLock,
   endLockDelays,
+  semaphoreAcquire,
+  semaphoreRelease,
+  semaphoreCancelWait,
 ] as const;
 
 type AnyEntry = (typeof ENTRIES)[number];
