@@ -51,9 +51,14 @@ const HOSTILE_ADDS: Array<{ what: string; req: Record<string, string>; field: Re
   { what: 'port 0', req: { ...GOOD, clientAddress: '127.0.0.1:0' }, field: /^client_address: has port 0/ },
 ];
 
+/**
+ * The membership and the commit index: what a proposal would change. A follower's `match` is left out because
+ * replication catching up moves it with nothing proposed (CI saw n2 go from 2 to 3 between two reads).
+ */
 async function snapshotOfMembers(): Promise<{ commit: string; members: string }> {
   const list = await leader.call('Cluster', 'MemberList', {});
-  return { commit: String(list.commit), members: JSON.stringify(list.members) };
+  const members = (list.members as Array<Record<string, unknown>>).map(({ match: _progress, ...member }) => member);
+  return { commit: String(list.commit), members: JSON.stringify(members) };
 }
 
 describe('hostile membership requests over a real connection', () => {
