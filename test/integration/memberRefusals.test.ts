@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { META_REASON } from '../../src/protocol/metadata';
 import { eventually, freePorts, LocalCluster, runNode } from './harness';
-import { rawClient, type RawNodeClient } from './rawClient';
+import { membershipNow, rawClient, type RawNodeClient } from './rawClient';
 
 const CLI = path.join(__dirname, '../../dist/src/cli/main.js');
 
@@ -25,11 +25,6 @@ afterAll(async () => {
   await cluster?.destroy();
 });
 
-async function membersNow(): Promise<{ commit: string; members: string }> {
-  const list = await leader.call('Cluster', 'MemberList', {});
-  return { commit: String(list.commit), members: JSON.stringify(list.members) };
-}
-
 async function refusal(p: Promise<unknown>): Promise<grpc.ServiceError> {
   try {
     await p;
@@ -46,7 +41,7 @@ describe('MemberPromote', () => {
     const [clientPort, peerPort] = await freePorts(2);
     const peer = `127.0.0.1:${peerPort}`;
     await leader.call('Cluster', 'MemberAdd', { id: 'ghost', clientAddress: `127.0.0.1:${clientPort}`, peerAddress: peer });
-    const before = await membersNow();
+    const before = await membershipNow(leader);
     expect(Number(before.commit)).toBeLessThan(1_000);
     const err = await refusal(leader.call('Cluster', 'MemberPromote', { id: 'ghost' }));
     expect(err.code).toBe(grpc.status.FAILED_PRECONDITION);
@@ -55,7 +50,7 @@ describe('MemberPromote', () => {
       `learner ghost has not answered this leader within an election timeout (it holds 0 of ${before.commit} committed entries): ` +
         `is its node running, and can the leader reach its peer address ${peer}? Promote it once it has caught up`,
     );
-    expect(await membersNow()).toEqual(before);
+    expect(await membershipNow(leader)).toEqual(before);
     await leader.call('Cluster', 'MemberRemove', { id: 'ghost' });
   });
 });
@@ -68,17 +63,17 @@ describe('MemberAdd of an address a member already has, spelt another way', () =
   it('fencelock member add refuses localhost for a member at 127.0.0.1, naming it; nothing changes', async () => {
     const n1 = cluster.node('n1');
     const [freePort] = await freePorts(1);
-    const before = await membersNow();
+    const before = await membershipNow(leader);
     const res = await runNode([CLI, '--endpoints', cluster.endpoints.join(','), 'member', 'add', 'twin', '--client', `localhost:${port(n1.address)}`, '--peer', `127.0.0.1:${freePort}`]);
     expect(res.code).not.toBe(0);
     expect(res.stderr).toContain(`client_address: localhost:${port(n1.address)} is the client address of member n1 (given as ${n1.address}); a new member needs addresses of its own`);
-    expect(await membersNow()).toEqual(before);
+    expect(await membershipNow(leader)).toEqual(before);
   });
 
   it('refuses [::1] and 127.1 for a member at 127.0.0.1 with FAILED_PRECONDITION MEMBERSHIP_REFUSED', async () => {
     const n1 = cluster.node('n1');
     const [a, b] = await freePorts(2);
-    const before = await membersNow();
+    const before = await membershipNow(leader);
     for (const [field, req] of [
       ['peer_address', { id: 'twin', clientAddress: `127.0.0.1:${a}`, peerAddress: `[::1]:${port(n1.peerAddress)}` }],
       ['client_address', { id: 'twin', clientAddress: `127.1:${port(n1.address)}`, peerAddress: `127.0.0.1:${b}` }],
@@ -88,7 +83,7 @@ describe('MemberAdd of an address a member already has, spelt another way', () =
       expect(err.metadata.get(META_REASON)).toEqual(['MEMBERSHIP_REFUSED']);
       expect(err.details).toMatch(new RegExp(`^${field}: .* is the (peer|client) address of member n1 \\(given as 127\\.0\\.0\\.1:\\d+\\)`));
     }
-    expect(await membersNow()).toEqual(before);
+    expect(await membershipNow(leader)).toEqual(before);
   });
 
   it('refuses a client address that is the peer address, spelt another way, as INVALID_ARGUMENT', async () => {

@@ -60,3 +60,14 @@ export function header(clientId?: string): Obj {
   nextRequestId.set(clientId, id);
   return { clientId, requestId: String(id) };
 }
+
+/**
+ * The membership and the commit index as `node` reports them: what a proposal would change. A follower's `match`
+ * is left out because replication catching up moves it with nothing proposed (CI saw one go from 2 to 3 between
+ * two reads).
+ */
+export async function membershipNow(node: RawNodeClient): Promise<{ commit: string; members: string }> {
+  const list = await node.call('Cluster', 'MemberList', {});
+  const members = (list.members as Array<Record<string, unknown>>).map(({ match: _progress, ...member }) => member);
+  return { commit: String(list.commit), members: JSON.stringify(members) };
+}

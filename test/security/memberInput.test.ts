@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient } from '../../src/client';
 import { eventually, LocalCluster, runNode } from '../integration/harness';
-import { rawClient, type RawNodeClient } from '../integration/rawClient';
+import { membershipNow, rawClient, type RawNodeClient } from '../integration/rawClient';
 
 const CLI = path.resolve(__dirname, '../../dist/src/cli/main.js');
 
@@ -51,15 +51,10 @@ const HOSTILE_ADDS: Array<{ what: string; req: Record<string, string>; field: Re
   { what: 'port 0', req: { ...GOOD, clientAddress: '127.0.0.1:0' }, field: /^client_address: has port 0/ },
 ];
 
-async function snapshotOfMembers(): Promise<{ commit: string; members: string }> {
-  const list = await leader.call('Cluster', 'MemberList', {});
-  return { commit: String(list.commit), members: JSON.stringify(list.members) };
-}
-
 describe('hostile membership requests over a real connection', () => {
   for (const { what, req, field } of HOSTILE_ADDS) {
     it(`MemberAdd with ${what}: INVALID_ARGUMENT naming the field, nothing proposed`, async () => {
-      const before = await snapshotOfMembers();
+      const before = await membershipNow(leader);
       const err = (await leader.call('Cluster', 'MemberAdd', req).then(
         () => undefined,
         (e: grpc.ServiceError) => e,
@@ -67,13 +62,13 @@ describe('hostile membership requests over a real connection', () => {
       expect(err, 'the request was accepted').toBeDefined();
       expect(err.code).toBe(grpc.status.INVALID_ARGUMENT);
       expect(err.details).toMatch(field);
-      expect(await snapshotOfMembers()).toEqual(before);
+      expect(await membershipNow(leader)).toEqual(before);
     });
   }
 
   for (const method of ['MemberPromote', 'MemberRemove']) {
     it(`${method} with an oversized or malformed id: INVALID_ARGUMENT, nothing proposed`, async () => {
-      const before = await snapshotOfMembers();
+      const before = await membershipNow(leader);
       for (const id of [padded(4096), 'n1;n2', '']) {
         const err = await leader.call('Cluster', method, { id }).then(
           () => undefined,
@@ -82,7 +77,7 @@ describe('hostile membership requests over a real connection', () => {
         expect(err?.code, `${method} ${id.slice(0, 10)} was accepted`).toBe(grpc.status.INVALID_ARGUMENT);
         expect(err?.details).toMatch(/^id: /);
       }
-      expect(await snapshotOfMembers()).toEqual(before);
+      expect(await membershipNow(leader)).toEqual(before);
     });
   }
 });
@@ -90,7 +85,7 @@ describe('hostile membership requests over a real connection', () => {
 describe('member add of an address a member uses', () => {
   /** The refusal of adding `req`, with nothing proposed. */
   async function refusedAdd(req: Record<string, string>): Promise<grpc.ServiceError> {
-    const before = await snapshotOfMembers();
+    const before = await membershipNow(leader);
     const err = (await leader.call('Cluster', 'MemberAdd', req).then(
       () => undefined,
       (e: grpc.ServiceError) => e,
@@ -98,7 +93,7 @@ describe('member add of an address a member uses', () => {
     expect(err, `${JSON.stringify(req)} was accepted`).toBeDefined();
     expect(err.code, err.details).toBe(grpc.status.FAILED_PRECONDITION);
     expect(err.metadata.get('fencelock-reason')).toEqual(['MEMBERSHIP_REFUSED']);
-    expect(await snapshotOfMembers()).toEqual(before);
+    expect(await membershipNow(leader)).toEqual(before);
     return err;
   }
 
@@ -133,14 +128,14 @@ describe('member add of an address a member uses', () => {
   });
 
   it('refuses a new member whose client and peer addresses are one', async () => {
-    const before = await snapshotOfMembers();
+    const before = await membershipNow(leader);
     const err = await leader.call('Cluster', 'MemberAdd', { id: 'n9', clientAddress: '127.0.0.1:6', peerAddress: '127.0.0.1:6' }).then(
       () => undefined,
       (e: grpc.ServiceError) => e,
     );
     expect(err?.code).toBe(grpc.status.INVALID_ARGUMENT);
     expect(err?.details).toMatch(/^peer_address: is the client address too/);
-    expect(await snapshotOfMembers()).toEqual(before);
+    expect(await membershipNow(leader)).toEqual(before);
   });
 });
 
