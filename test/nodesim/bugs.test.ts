@@ -1,4 +1,4 @@
-// The defects of issue 11, three broken Raft rules, broken membership rules, defects of the client library and of issue 34's capabilities, planted again one at a time (`--bug NAME`): the first
+// The defects of issue 11, three broken Raft rules, broken membership rules, defects of the client library, of issue 34's capabilities and of issue 33's read-write locks, planted again one at a time (`--bug NAME`): the first
 // seed that catches each, searching from seed 1, and the same seed passing without it. If a legitimate change moves a trajectory so
 // that a pinned seed no longer catches its bug, `npm run sim -- --seeds 400 --bug NAME --stop-on-failure`
 // (for a membership rule, on membership seeds only: add `--membership`, then pin a seed that is a multiple of 5)
@@ -42,6 +42,11 @@ const CAUGHT: Array<{ bug: string; seed: number; by: RegExp }> = [
   { bug: 'lock-delay-not-restarted', seed: 4, by: /^lock-delay: R0(?:'s delay ended| was granted again \(token \d+\)) [\d.]+ ms after its delay of \d+ ms started/ },
   { bug: 'revoke-not-reported', seed: 4, by: /^revoke: [er]\d still believes it holds (R0|E) \(token \d+\) [\d.]+ ms after its RevokeLock applied/ },
   { bug: 'observer-reports-again', seed: 4, by: /^election: observer o\d reported the leadership of token (\d+) after that of token \1\b/ },
+  // Defects in issue 33's read-write locks (rwBugs.ts), on the seeds that run its readers and writers
+  // (readWriteForSeed). Dropping every reader when one leaves is seen first by the state machine's own check
+  // of what each session believes it holds, or else by the lease promise when a writer is granted the lock.
+  { bug: 'shared-grant-writes', seed: 6, by: /^read-write: a write under the shared grant of RW token \d+ was accepted at index \d+/ },
+  { bug: 'one-reader-ends-all', seed: 6, by: /^(lock state of n\d after index \d+: session \w+ thinks it holds "RW" shared|lease promise: rw\d still believes it holds RW )/ },
 ];
 
 describe('the whole-node simulator catches each planted defect', () => {

@@ -23,6 +23,9 @@ import type { SimTransportEnv } from './simTransport';
 import { Checker } from './raftInvariants';
 import { CLIENT_BUGS } from './clientBugs';
 import { FEATURE_BUGS } from './featureBugs';
+import { RW_BUGS } from './rwBugs';
+import { RwChecks } from './rwChecks';
+import { RwActor } from './rwWorkload';
 import { FeatureChecks } from './featureChecks';
 import { Admin, Campaigner, DelayedHolder, Observer, type Believer, type FeatureActor, type FeatureEnv } from './featureWorkload';
 import { Membership, membershipForSeed } from './membership';
@@ -60,6 +63,8 @@ export interface NodeSimOptions {
   membership?: boolean;
   /** Elections, revokes and lock-delays too (default: a quarter of the seeds, featuresForSeed). */
   features?: boolean;
+  /** Readers and writers of a read-write lock too (default: three seeds in twenty, readWriteForSeed). */
+  readWrite?: boolean;
   /** Receives the timeline, one line per event worth telling. */
   trace?: (line: string) => void;
 }
@@ -70,7 +75,7 @@ export interface NodeSimResult {
   profile: string;
   ok: boolean;
   violation?: string;
-  stats: { leaderships: number; observedLeaderships: number; revokes: number; lockDelays: number; lockDelaysEnded: number; events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number; leaderTerms: number; confChanges: number; confChangesRefused: number; removalNotices: number; closesInOutage: number; clientCloses: number; unsyncedBatchesLost: number; slowStarts: number; messagesDropped: number; messagesDuplicated: number };
+  stats: { leaderships: number; observedLeaderships: number; revokes: number; lockDelays: number; lockDelaysEnded: number; sharedGrants: number; exclusiveGrants: number; sharedWritesRefused: number; events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number; leaderTerms: number; confChanges: number; confChangesRefused: number; removalNotices: number; closesInOutage: number; clientCloses: number; unsyncedBatchesLost: number; slowStarts: number; messagesDropped: number; messagesDuplicated: number };
 }
 
 class Violation extends Error {}
@@ -83,6 +88,15 @@ class Violation extends Error {}
 export function featuresForSeed(seed: number): boolean {
   const s = Math.abs(Math.trunc(seed));
   return s % 10 === 0 || s % 10 === 4 || s % 20 === 11;
+}
+
+/**
+ * Seeds that are 6, 8 or 12 modulo 20 also run issue 33's readers and writers (rwWorkload.ts, four more
+ * clients): none of them is a seed featuresForSeed picks, nor one pinned in bugs.test.ts or regressions.test.ts.
+ */
+export function readWriteForSeed(seed: number): boolean {
+  const r = Math.abs(Math.trunc(seed)) % 20;
+  return r === 6 || r === 8 || r === 12;
 }
 
 export function setupForNodeSeed(seed: number): { nodes: number; profile: string } {
@@ -101,7 +115,7 @@ export async function runNodeSeed(opts: NodeSimOptions): Promise<NodeSimResult> 
 }
 
 /** Defects planted by patching a prototype for one run: the client library's, and issue 34's (featureBugs.ts). */
-const PATCHED_BUGS = { ...CLIENT_BUGS, ...FEATURE_BUGS };
+const PATCHED_BUGS = { ...CLIENT_BUGS, ...FEATURE_BUGS, ...RW_BUGS };
 
 /** Every defect `--bug` can plant: in the nodes, or by a patch (clientBugs.ts, featureBugs.ts). */
 export const BUG_NAMES: readonly string[] = [...Object.keys(PLANTED_BUGS), ...Object.keys(PATCHED_BUGS)];
@@ -137,7 +151,9 @@ class NodeSimulation implements WorkloadEnv {
   private readonly endedSessions = new Set<string>();
   /** The newest grant of each lock applied anywhere (token, session, real time). */
   private readonly newestGrant = new Map<string, { token: number; session: string; at: number }>();
-  readonly stats: NodeSimResult['stats'] = { leaderships: 0, observedLeaderships: 0, revokes: 0, lockDelays: 0, lockDelaysEnded: 0, events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0, leaderTerms: 0, confChanges: 0, confChangesRefused: 0, removalNotices: 0, closesInOutage: 0, clientCloses: 0, unsyncedBatchesLost: 0, slowStarts: 0, messagesDropped: 0, messagesDuplicated: 0 };
+  /** The newest exclusive grant of each lock applied anywhere (what a reader's belief must not predate). */
+  private readonly newestExclusive = new Map<string, { token: number; session: string }>();
+  readonly stats: NodeSimResult['stats'] = { leaderships: 0, observedLeaderships: 0, revokes: 0, lockDelays: 0, lockDelaysEnded: 0, sharedGrants: 0, exclusiveGrants: 0, sharedWritesRefused: 0, events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0, leaderTerms: 0, confChanges: 0, confChangesRefused: 0, removalNotices: 0, closesInOutage: 0, clientCloses: 0, unsyncedBatchesLost: 0, slowStarts: 0, messagesDropped: 0, messagesDuplicated: 0 };
   private readonly bugs: PlantedBugs | undefined;
   /** The cluster's size at the start (membership changes add and remove nodes later). */
   private readonly initialNodes: number;
@@ -150,6 +166,9 @@ class NodeSimulation implements WorkloadEnv {
   /** Issue 34's applications and their checks, on the seeds that run them. */
   private readonly featureActors: FeatureActor[] = [];
   private readonly features: FeatureChecks | undefined;
+  /** Issue 33's readers and writers and their checks, on the seeds that run them. */
+  private readonly rwActors: RwActor[] = [];
+  private readonly rw: RwChecks | undefined;
 
   constructor(private readonly opts: NodeSimOptions) {
     const setup = setupForNodeSeed(opts.seed);
@@ -199,6 +218,21 @@ class NodeSimulation implements WorkloadEnv {
       this.features = new FeatureChecks(this.world, this.sim, () => this.believers(), this.ttlMs, (what) => this.fail(what));
       this.startFeatureActors(clientBug?.clientClockRate);
     }
+    if (opts.readWrite ?? readWriteForSeed(opts.seed)) {
+      this.rw = new RwChecks((what) => this.fail(what));
+      this.startRwActors(clientBug?.clientClockRate);
+    }
+  }
+
+  /** Four readers-or-writers of lock RW (each round a reader or a writer at random). */
+  private startRwActors(clockRate: number | undefined): void {
+    const clocks = Prng.derive(this.opts.seed, 'rw-clocks');
+    const env = this.featureEnv();
+    for (const name of ['rw1', 'rw2', 'rw3', 'rw4']) {
+      const rate = clockRate ?? 1 + (clocks.next() * 2 - 1) * CLOCK_RATE_BOUND;
+      const actor = this.world.actor(name, rate, clocks.next() * 1e6, 0);
+      this.rwActors.push(new RwActor(name, actor, env, Prng.derive(this.opts.seed, `rw-${name}`), Prng.derive(this.opts.seed, `rw-random-${name}`)));
+    }
   }
 
   /** Two campaigners, two observers, two holders of the delayed lock and an admin, each with streams of its own. */
@@ -233,7 +267,7 @@ class NodeSimulation implements WorkloadEnv {
 
   /** Every application whose beliefs the lease checks read. */
   private believers(): Believer[] {
-    return [...this.clients, ...this.featureActors];
+    return [...this.clients, ...this.featureActors, ...this.rwActors];
   }
 
   private createNode(id: string, actor: SimNode['actor'], config: SimNode['config'], fsyncMs: () => number): SimNode {
@@ -356,12 +390,14 @@ class NodeSimulation implements WorkloadEnv {
     app.on('applied', (index: number, command: Command, outcome: CommandResult) => {
       // First: a revoke in this entry exempts its grant from the lease promise that the grant after it checks.
       this.features?.applied(index, command, outcome, app.machine);
+      this.rw?.applied(index, command, outcome);
       for (const e of outcome.events) {
         if (e.type === 'granted') {
           const before = lastToken.get(e.lock) ?? 0;
-          if (e.token <= before) this.fail(`tokens: ${node.id} granted ${e.lock} with token ${e.token} after ${before}`);
+          // Readers one entry grants together share its token; every other grant has a higher one.
+          if (e.token < before || (e.token === before && e.shared !== true)) this.fail(`tokens: ${node.id} granted ${e.lock} with token ${e.token} after ${before}`);
           lastToken.set(e.lock, e.token);
-          this.grantApplied(e.lock, e.token, e.sessionId, node.id);
+          this.grantApplied(e.lock, e.token, e.sessionId, node.id, e.shared === true);
         }
         if (e.type === 'session_ended') {
           if (e.cause === 'expired' && !this.endedSessions.has(e.sessionId)) this.stats.expiries++;
@@ -411,18 +447,21 @@ class NodeSimulation implements WorkloadEnv {
 
   /**
    * The lease promise: when the cluster applies a grant of a lock to a session, no client may still believe,
-   * by its presumed-lost rule on its own clock, that it holds the lock under an older token.
+   * by its presumed-lost rule on its own clock, that it holds the lock under an older token. A shared grant
+   * contradicts only exclusive beliefs: readers hold together.
    */
-  private grantApplied(lock: string, token: number, session: string, nodeId: string): void {
+  private grantApplied(lock: string, token: number, session: string, nodeId: string, shared: boolean): void {
     const newest = this.newestGrant.get(lock);
     if (newest && newest.token >= token) return;
     this.newestGrant.set(lock, { token, session, at: this.world.now });
+    if (!shared) this.newestExclusive.set(lock, { token, session });
     this.stats.grants++;
-    this.trace(`${nodeId} applied grant of ${lock} token ${token} to ${session.slice(0, 8)} (first node to do so)`);
+    this.trace(`${nodeId} applied ${shared ? 'shared ' : ''}grant of ${lock} token ${token} to ${session.slice(0, 8)} (first node to do so)`);
     for (const c of this.believers()) {
       const believed = c.believes(lock);
+      const conflicts = !shared || !believesShared(c, lock);
       // A revoke ends a grant at once, by design: fencing, not the lease, keeps its holder out (featureChecks.ts).
-      if (believed !== undefined && believed < token && c.sessionOf(lock) !== session && !this.features?.isRevoked(lock, believed)) {
+      if (believed !== undefined && believed < token && conflicts && c.sessionOf(lock) !== session && !this.features?.isRevoked(lock, believed)) {
         this.fail(`lease promise: ${c.name} still believes it holds ${lock} (token ${believed}) when ${nodeId} applied its grant to session ${session.slice(0, 8)} (token ${token})`);
       }
       // withLock's signal fires (a timer on the client's clock) before another session is granted the lock,
@@ -447,7 +486,8 @@ class NodeSimulation implements WorkloadEnv {
   }
 
   beliefStarted(client: Believer, lock: string, token: number): void {
-    const newest = this.newestGrant.get(lock);
+    // A reader holds beside other readers: only a newer exclusive grant contradicts its belief.
+    const newest = believesShared(client, lock) ? this.newestExclusive.get(lock) : this.newestGrant.get(lock);
     // A grant that arrives after the lease estimate ran out (a client stalled meanwhile) is not believed.
     if (client.believes(lock) !== token) return this.trace(`${client.name} got ${lock} token ${token} but presumes its lease lost`);
     this.trace(`${client.name} holds ${lock} token ${token}`);
@@ -615,7 +655,7 @@ class NodeSimulation implements WorkloadEnv {
     // The faulty phase ends with everything healed; the clients stop a little later and close their sessions.
     this.world.at(this.faultyMs, this.sim, () => this.healAll());
     let running = 0;
-    for (const c of [...this.clients, ...this.featureActors]) {
+    for (const c of [...this.clients, ...this.featureActors, ...this.rwActors]) {
       running++;
       void c.run(this.faultyMs + 5_000).finally(() => running--);
     }
@@ -636,6 +676,7 @@ class NodeSimulation implements WorkloadEnv {
     this.stats.simulatedMs = Math.round(this.world.now);
     this.stats.ops = this.recorder.history().ops.length;
     this.stats.clientCloses = this.clients.reduce((n, c) => n + c.closes, 0);
+    if (this.rw) Object.assign(this.stats, this.rw.counts);
     if (this.features) {
       const n = this.features.counts;
       Object.assign(this.stats, { leaderships: n.leaderships, observedLeaderships: n.observed, revokes: n.revokes, lockDelays: n.delays, lockDelaysEnded: n.delaysEnded });
@@ -741,4 +782,9 @@ class NodeSimulation implements WorkloadEnv {
 /** Most fsyncs take a few ms, one in ten is slow. */
 function fsyncTimes(disk: Prng): () => number {
   return () => (disk.chance(0.1) ? 10 + disk.next() * 30 : 0.2 + disk.next() * 4);
+}
+
+/** Whether `c` believes it holds `lock` in shared mode (a reader of rwWorkload.ts). */
+function believesShared(c: Believer, lock: string): boolean {
+  return c instanceof RwActor && c.believesShared(lock);
 }
