@@ -421,6 +421,18 @@ export class FenceLockClient implements SessionHost {
     }
   }
 
+  /** @internal A fenced write under a permit: its keys are bound to the permit's slot. */
+  async writePermitFor(permit: PermitHandle, ops: WriteOp[]): Promise<WriteResult> {
+    this.assertOpen();
+    const wireOps = toWireOps(ops);
+    const res = await this.mutate(
+      methods().KV.Write,
+      (header) => ({ header, lock: permit.name, token: bigIntToWire(permit.token), sessionId: permit.session.id, ops: wireOps, semaphore: true, slot: permit.slot }),
+      { what: `write under a permit of semaphore ${JSON.stringify(permit.name)} (slot ${permit.slot}, token ${permit.token})` },
+    );
+    return { index: wireToBigInt(res.index) };
+  }
+
   /** @internal */
   writeFor(lock: string, token: bigint, sessionId: string, ops: WriteOp[]): Promise<WriteResult> {
     return this.write({ lock, token, sessionId, ops });
@@ -501,7 +513,8 @@ export class FenceLockClient implements SessionHost {
   async get(key: string, opts: GetOptions = {}): Promise<GetResult> {
     this.assertOpen();
     const res = await this.router.call(methods().KV.Get, { key, staleOk: opts.staleOk ?? false }, { what: `get ${JSON.stringify(key)}` });
-    return { found: res.found, value: new Uint8Array(res.value ?? Buffer.alloc(0)), token: wireToBigInt(res.token), lock: res.lock, deleted: res.deleted === true };
+    const found = { found: res.found, value: new Uint8Array(res.value ?? Buffer.alloc(0)), token: wireToBigInt(res.token), lock: res.lock, deleted: res.deleted === true };
+    return res.semaphore === true ? { ...found, slot: res.slot } : found;
   }
 
   /** Lists keys with a prefix, in key order, one page at a time; deleted keys too with `includeDeleted`. */

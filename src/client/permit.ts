@@ -2,9 +2,9 @@
 // token, and the session whose lease keeps it. Fencing is per slot, so the permit's `fencing` names the
 // resource `NAME#SLOT` (docs/fencing-downstream.md "Semaphores") where a lock's names the lock.
 import { MAX_PERMITS } from '../protocol/limits';
-import { FenceLockError } from './errors';
+import { FenceLockError, isFenceLockError } from './errors';
 import { lockFencing, type LockFencing } from './fencingToken';
-import type { SessionDetails } from './types';
+import type { SessionDetails, WriteOp, WriteResult } from './types';
 
 /** What a permit needs of the session that holds it (a Session; named here so that session.ts may import this file). */
 export interface PermitSession {
@@ -20,6 +20,7 @@ export interface PermitSession {
 export interface PermitHost {
   acquirePermitFor(session: PermitSession, name: string, permits: number, waitTimeoutMs: number): Promise<PermitGrant>;
   releasePermitFor(session: PermitSession, name: string, token: bigint): Promise<void>;
+  writePermitFor(permit: PermitHandle, ops: WriteOp[]): Promise<WriteResult>;
 }
 
 /** The server's answer to an Acquire of a permit. */
@@ -95,6 +96,20 @@ export class PermitHandle {
     return this.released || this.lostError !== undefined || this.session.isPresumedLost();
   }
 
+  /**
+   * A fenced write under this permit (docs/architecture.md#semaphores): its keys are bound to the permit's
+   * slot, and it is refused once the slot has a newer holder (STALE_TOKEN) or this grant ended
+   * (LOCK_NOT_HELD), which this handle then takes as the permit lost.
+   */
+  write(ops: WriteOp[]): Promise<WriteResult> {
+    if (this.released) return Promise.reject(this.releasedError());
+    if (this.lostError) return Promise.reject(this.lostError);
+    return this.host.writePermitFor(this, ops).catch((err: unknown) => {
+      if (isFenceLockError(err, 'FAILED_PRECONDITION') && (err.reason === 'STALE_TOKEN' || err.reason === 'LOCK_NOT_HELD')) this.lose(err);
+      throw err;
+    });
+  }
+
   /** Releases the permit (the server hands its slot to the next waiter). Idempotent; failures reject. */
   release(): Promise<void> {
     if (!this.releasing) {
@@ -108,6 +123,13 @@ export class PermitHandle {
       );
     }
     return this.releasing;
+  }
+
+  private lose(err: FenceLockError): void {
+    if (this.released || this.lostError) return;
+    this.lostError = err;
+    this.unsubscribe?.();
+    this.aborter?.abort(err);
   }
 
   private markReleased(): void {
