@@ -11,6 +11,7 @@ export interface PermitSession {
   readonly id: string;
   readonly publicId: string;
   isPresumedLost(): boolean;
+  presumedLostAt(): number;
   presumptionError(): FenceLockError;
   whenPresumedLost(cb: (err: FenceLockError) => void): () => void;
   abandon(reason: string): void;
@@ -57,6 +58,7 @@ export class PermitHandle {
   private lostError: FenceLockError | undefined;
   private aborter: AbortController | undefined;
   private unsubscribe: (() => void) | undefined;
+  private readonly lostCallbacks: Array<(err: FenceLockError) => void> = [];
 
   constructor(
     private readonly host: PermitHost,
@@ -96,6 +98,18 @@ export class PermitHandle {
     return this.released || this.lostError !== undefined || this.session.isPresumedLost();
   }
 
+  /** Monotonic time (the client's clock) after which the holder must presume the permit lost. */
+  presumedLostAt(): number {
+    return this.session.presumedLostAt();
+  }
+
+  /** Runs cb once when a write finds the permit lost (STALE_TOKEN, LOCK_NOT_HELD); at once if it is. Not for a release. */
+  onLost(cb: (err: FenceLockError) => void): void {
+    const err = this.lostError;
+    if (err) queueMicrotask(() => cb(err));
+    else if (!this.released) this.lostCallbacks.push(cb);
+  }
+
   /**
    * A fenced write under this permit (docs/architecture.md#semaphores): its keys are bound to the permit's
    * slot, and it is refused once the slot has a newer holder (STALE_TOKEN) or this grant ended
@@ -130,10 +144,12 @@ export class PermitHandle {
     this.lostError = err;
     this.unsubscribe?.();
     this.aborter?.abort(err);
+    for (const cb of this.lostCallbacks.splice(0)) cb(err);
   }
 
   private markReleased(): void {
     this.released = true;
+    this.lostCallbacks.length = 0;
     this.unsubscribe?.();
     this.aborter?.abort(this.releasedError('RELEASED'));
   }

@@ -2,9 +2,12 @@
 // writing under their slots; the holder of slot 2 stops renewing (a process paused past its lease), its
 // session expires on the leader and a waiter gets slot 2 under a new token and writes; the stale slot-2
 // write is then refused STALE_TOKEN while slots 0 and 1 write on. Also withPermit and Describe.
+import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FenceLockClient, isFenceLockError } from '../../src/client';
-import { eventually, LocalCluster } from './harness';
+import { eventually, LocalCluster, runNode } from './harness';
+
+const CLI = path.join(path.resolve(__dirname, '../..'), 'dist/src/cli/main.js');
 
 let cluster: LocalCluster;
 let client: FenceLockClient;
@@ -75,5 +78,27 @@ describe('semaphores', () => {
     expect((await client.describeSemaphore('sem/jobs')).holders.map((h) => h.slot)).toEqual([held.slot]);
     expect(await other.tryAcquirePermit('sem/jobs', { permits: 2 })).toMatchObject({ slot: held.slot, token: held.token });
     await held.release();
+  }, 30_000);
+
+  it('fencelock lock NAME --permits N -- CMD runs CMD with the permit\'s token and slot; --wait 0 fails PERMITS_FULL when all are taken', async () => {
+    const endpoints = cluster.endpoints.join(',');
+    const holder = await client.openSession({ ttlMs: 30_000 });
+    const held = await holder.acquirePermit('sem/cli', { permits: 2 });
+    const res = await runNode([CLI, '--endpoints', endpoints, '--json', 'lock', 'sem/cli', '--permits', '2', '--', 'sh', '-c', 'echo "slot=$FENCELOCK_SLOT token=$FENCELOCK_TOKEN" >&2; exit 5']);
+    expect(res.code, res.stderr).toBe(5);
+    const m = /slot=(\d+) token=(\d+)/.exec(res.stderr);
+    expect(m, res.stderr).not.toBeNull();
+    expect(Number(m![1])).toBe(1);
+    expect(JSON.parse(res.stdout)).toEqual({ lock: 'sem/cli', token: m![2], slot: 1, exitCode: 5 });
+    // Released when CMD ended: only the holder's permit is left.
+    expect((await client.describeSemaphore('sem/cli')).holders.map((h) => h.slot)).toEqual([held.slot]);
+
+    const other = await client.openSession({ ttlMs: 30_000 });
+    const second = await other.acquirePermit('sem/cli', { permits: 2 });
+    const full = await runNode([CLI, '--endpoints', endpoints, '--json', 'lock', 'sem/cli', '--permits', '2', '--wait', '0', '--', 'sh', '-c', 'echo ran']);
+    expect(full.code).toBe(3);
+    expect(full.stdout).not.toContain('ran');
+    expect(JSON.parse(full.stdout)).toMatchObject({ error: { code: 'PERMITS_FULL' } });
+    await Promise.all([held.release(), second.release()]);
   }, 30_000);
 });
