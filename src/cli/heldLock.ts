@@ -5,12 +5,15 @@ import { isFenceLockError, type FenceLockClient, type LockHandle, type Session }
 import type { CliIO } from './output';
 import { withoutGrpcNoise } from './unreachable';
 
+/** What the CLI needs of a held grant: a lock's (LockHandle) or a semaphore permit's (PermitHandle). */
+export type HeldGrantHandle = Pick<LockHandle, 'token' | 'isPresumedLost' | 'presumedLostAt' | 'onLost' | 'release'>;
+
 /**
  * Calls `onLoss` once with why, when the lock is presumed lost (no renewal acknowledged for TTL minus the
  * safety margin), the session is lost (expired, revoked), or the grant alone is (an admin's Lock.Revoke).
  * Returns the stop, for when the hold ends.
  */
-export function watchForLoss(session: Session, lock: LockHandle, onLoss: (why: string) => void): () => void {
+export function watchForLoss(session: Session, lock: HeldGrantHandle, onLoss: (why: string) => void): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const lost = (why: string): void => {
@@ -48,7 +51,7 @@ export async function releaseAndClose(
   name: string,
   io: CliIO,
   opts: { json: boolean; ttlMs: number },
-  held: { session: Session; lock: LockHandle; client: FenceLockClient },
+  held: { session: Session; lock: HeldGrantHandle; client: FenceLockClient },
   lostWhy: string | undefined,
 ): Promise<string | undefined> {
   const { session, lock, client } = held;

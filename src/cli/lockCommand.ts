@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
-import { FenceLockClient, isFenceLockError, type FenceLockClientOptions, type LockHandle, type Session } from '../client';
+import { FenceLockClient, isFenceLockError, type FenceLockClientOptions, type PermitHandle, type Session } from '../client';
 import { CommandFailure, EXIT, EXIT_CMD_NOT_EXECUTABLE, EXIT_CMD_NOT_FOUND } from './exitCodes';
-import { releaseAndClose, watchForLoss } from './heldLock';
+import { releaseAndClose, watchForLoss, type HeldGrantHandle } from './heldLock';
 import { holdUntilDone } from './lockHold';
 import { clientOf, type CliIO } from './output';
 import { ENV_AUTH_TOKEN } from './security';
@@ -24,6 +24,8 @@ export interface LockCommandOptions {
   lockDelayMs?: number;
   /** --shared: a shared (read) grant; CMD's fenced writes under its token are refused SHARED_GRANT. */
   shared?: boolean;
+  /** --permits N: take a permit of the semaphore NAME with N permits instead of the lock NAME (issue 33). */
+  permits?: number;
   /** --label: the session's labels, besides host and pid. */
   labels?: Record<string, string>;
   /** Between SIGTERM and SIGKILL of CMD when the lock is lost (unused without CMD). */
@@ -41,6 +43,8 @@ export interface LockCommandOptions {
 export interface LockOutcome {
   exitCode: number;
   token: bigint;
+  /** With --permits: the permit's slot. */
+  slot?: number;
 }
 
 const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -72,10 +76,15 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
   for (const [sig, h] of waitHandlers) io.signals.on(sig, h);
 
   let session: Session;
-  let lock: LockHandle;
+  let lock: HeldGrantHandle;
+  let slot: number | undefined;
   try {
     session = await client.openSession({ ttlMs: o.ttlMs, name: `fencelock lock ${o.name} (pid ${process.pid})`, labels: o.labels });
-    if (o.waitMs === 0) {
+    if (o.permits !== undefined) {
+      const permit = await takePermit(client, session, o, o.permits);
+      lock = permit;
+      slot = permit.slot;
+    } else if (o.waitMs === 0) {
       const got = await session.tryAcquire(o.name, { lockDelayMs: o.lockDelayMs, mode: o.shared === true ? 'shared' : 'exclusive' }).catch((err: unknown) => {
         // As a held lock is with --wait 0: not granted now, try later (exit 3), the refusal says until when.
         if (isFenceLockError(err) && err.reason === 'LOCK_DELAYED') throw new CommandFailure('LOCK_DELAYED', `${err.details ?? err.message}${notRun(o)}`, EXIT.UNAVAILABLE);
@@ -100,7 +109,8 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
   }
   const held = { session, lock, client };
   const [cmd, ...args] = o.command;
-  if (cmd === undefined) return { exitCode: await holdUntilDone(o, io, held), token: lock.token };
+  const withSlot = slot === undefined ? {} : { slot };
+  if (cmd === undefined) return { exitCode: await holdUntilDone(o, io, held), token: lock.token, ...withSlot };
 
   const env: NodeJS.ProcessEnv = {
     ...io.env,
@@ -108,6 +118,8 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
     FENCELOCK_LOCK: o.name,
     FENCELOCK_SESSION: session.id,
     FENCELOCK_ENDPOINTS: client.endpoints().join(','),
+    // A permit's slot: downstream resources fence per (semaphore, slot) (docs/fencing-downstream.md "Semaphores").
+    ...(slot === undefined ? {} : { FENCELOCK_SLOT: String(slot) }),
   };
   // CMD connects the way we did (a `kv put` inside it included): same CA and client certificate, or plaintext.
   for (const [k, v] of Object.entries(o.childEnv)) {
@@ -118,7 +130,16 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
   if (o.client.token !== undefined) env[ENV_AUTH_TOKEN] = o.client.token;
   const outcome = await runHolding(o, io, cmd, args, env, held);
   if (outcome.failure) throw outcome.failure;
-  return { exitCode: outcome.exitCode, token: lock.token };
+  return { exitCode: outcome.exitCode, token: lock.token, ...withSlot };
+}
+
+/** A permit of the semaphore o.name (--permits): waits up to --wait; with --wait 0 fails PERMITS_FULL when all are taken. */
+async function takePermit(client: FenceLockClient, session: Session, o: LockCommandOptions, permits: number): Promise<PermitHandle> {
+  if (o.waitMs > 0) return session.acquirePermit(o.name, { permits, waitTimeoutMs: o.waitMs });
+  const got = await session.tryAcquirePermit(o.name, { permits });
+  if (got !== null) return got;
+  const held = (await client.describeSemaphore(o.name).catch(() => undefined))?.holders.length ?? permits;
+  throw new CommandFailure('PERMITS_FULL', `all ${held} permits of semaphore ${JSON.stringify(o.name)} are taken (--wait 0)${notRun(o)}`, EXIT.UNAVAILABLE);
 }
 
 /** Who holds the lock, as describe shows it; 'another session' when that cannot be read (it may be free by now). */
@@ -144,7 +165,7 @@ function runHolding(
   cmd: string,
   args: string[],
   env: NodeJS.ProcessEnv,
-  held: { session: Session; lock: LockHandle; client: FenceLockClient },
+  held: { session: Session; lock: HeldGrantHandle; client: FenceLockClient },
 ): Promise<{ exitCode: number; failure?: CommandFailure }> {
   const { lock } = held;
   return new Promise((resolve) => {

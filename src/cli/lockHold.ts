@@ -1,8 +1,8 @@
 // `fencelock lock NAME` without CMD (like `etcdctl lock NAME`): hold the lock from a shell, show its token, and
 // let go on Ctrl-C, SIGTERM, SIGHUP or the end of stdin.
-import type { FenceLockClient, LockHandle, Session } from '../client';
+import type { FenceLockClient, Session } from '../client';
 import { CommandFailure, EXIT } from './exitCodes';
-import { releaseAndClose, watchForLoss } from './heldLock';
+import { releaseAndClose, watchForLoss, type HeldGrantHandle } from './heldLock';
 import { toJson, type CliIO } from './output';
 
 const LET_GO_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -13,7 +13,7 @@ const LET_GO_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
  * (EXIT.LOCK_LOST; with --json a LOCK_LOST failure, reported as a second line). Handlers are registered before
  * the first await, so that a Ctrl-C right after the grant still releases.
  */
-export function holdUntilDone(o: { name: string; ttlMs: number; json?: boolean }, io: CliIO, held: { session: Session; lock: LockHandle; client: FenceLockClient }): Promise<number> {
+export function holdUntilDone(o: { name: string; ttlMs: number; json?: boolean }, io: CliIO, held: { session: Session; lock: HeldGrantHandle; client: FenceLockClient }): Promise<number> {
   const { session, lock } = held;
   const json = o.json === true;
   const stdin = io.stdin?.();

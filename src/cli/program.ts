@@ -46,7 +46,7 @@ import {
   toJson,
 } from './output';
 import { DEFAULT_ENDPOINTS, parseDurationMs, parseLabel, parseNonNegativeInt, parsePositiveInt, resolveEndpoints, resolveFencing } from './parse';
-import { MAX_LOCK_DELAY_MS } from '../protocol/limits';
+import { MAX_LOCK_DELAY_MS, MAX_PERMITS } from '../protocol/limits';
 import { ENV_AUTH_TOKEN, resolveAuthToken, resolveClientSecurity, type AuthTokenFlags, type SecurityFlags } from './security';
 import { explainUnreachable } from './unreachable';
 import { DEFAULT_MAX_LAG, health } from './health';
@@ -202,6 +202,11 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void, opts: {
       new Option('--shared', 'a shared (read) grant, held together with other --shared holders; waits behind an earlier exclusive request; CMD cannot write under its token')
         .conflicts('lockDelay'),
     )
+    .addOption(
+      new Option('--permits <n>', `take a permit of the semaphore NAME that has N permits (1..${MAX_PERMITS}) instead of the lock NAME; CMD also sees FENCELOCK_SLOT`)
+        .argParser(argParser((t) => parsePositiveInt(t, '--permits', MAX_PERMITS)))
+        .conflicts(['lockDelay', 'shared']),
+    )
     .option('--label <key=value>', 'a label of the session, shown to those who may describe the lock (repeatable; host and pid are added)', (text: string, previous: Record<string, string>) => argParser((t) => parseLabel(t, previous))(text), {} as Record<string, string>)
     .addOption(
       new Option('--grace <ms>', 'after SIGTERM on lock loss, SIGKILL CMD after this long').argParser(argParser((t) => parseNonNegativeInt(t, '--grace'))).default(1_000),
@@ -218,20 +223,22 @@ stdin (Ctrl-D; </dev/null releases at once), exiting 0; it exits ${EXIT.LOCK_LOS
 --lock-delay: if this grant ends by the session's expiry or a revoke, the lock goes to nobody for that long
 (side effects CMD started without a token can finish); while it lasts, --wait 0 fails LOCK_DELAYED.
 --shared: a read lock (docs/architecture.md#read-write-locks); not with --lock-delay.
+--permits N: a permit of a semaphore (docs/architecture.md#semaphores), like consul lock -n: CMD also sees
+FENCELOCK_SLOT, the permit's slot; downstream resources fence per (NAME, slot). Not with --shared or --lock-delay.
 Examples: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/last "$(date)"'
           fencelock lock maintenance            # hold it until Ctrl-C`,
     )
     .action(
-      action(async (name: string, command: string[], opts: { ttl: number; wait: number; lockDelay: number; shared?: boolean; grace: number; label: Record<string, string> }, cmd: Command) => {
+      action(async (name: string, command: string[], opts: { ttl: number; wait: number; lockDelay: number; shared?: boolean; permits?: number; grace: number; label: Record<string, string> }, cmd: Command) => {
         const g = globals(cmd);
         const security = resolveClientSecurity(g, io.env);
         const client = clientOptions(g, security);
         const outcome = await runLockCommand(
-          { client, childEnv: security.childEnv, trust: security.trust, name, command, ttlMs: opts.ttl, waitMs: opts.wait, lockDelayMs: opts.lockDelay, shared: opts.shared === true, labels: opts.label, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
+          { client, childEnv: security.childEnv, trust: security.trust, name, command, ttlMs: opts.ttl, waitMs: opts.wait, lockDelayMs: opts.lockDelay, shared: opts.shared === true, ...(opts.permits === undefined ? {} : { permits: opts.permits }), labels: opts.label, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
           io,
         );
         // Without CMD the JSON document came when the lock was held.
-        if (g.json === true && command.length > 0) io.stdout(`${toJson({ lock: name, token: outcome.token, exitCode: outcome.exitCode })}\n`);
+        if (g.json === true && command.length > 0) io.stdout(`${toJson({ lock: name, token: outcome.token, ...(outcome.slot === undefined ? {} : { slot: outcome.slot }), exitCode: outcome.exitCode })}\n`);
         return outcome.exitCode;
       }),
     );

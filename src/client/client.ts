@@ -18,6 +18,7 @@ import { realClock, realRandom, realTimers } from './realPorts';
 import { CHANNEL_OPTIONS, neverProposed, RequestIds, Router, type CallOptions } from './router';
 import { streamSnapshot, type SnapshotInfo, type SnapshotSink } from './snapshot';
 import { DEFAULT_TTL_MS, LockHandle, Session, type SessionHost } from './session';
+import type { AcquirePermitOptions, PermitGrant, PermitHandle, SemaphoreDescription } from './permit';
 import { Election, type ElectionOptions } from './election';
 import type {
   CloseOptions,
@@ -263,6 +264,49 @@ export class FenceLockClient implements SessionHost {
     return this.withLock(name, fn, { ...opts, mode: 'exclusive' });
   }
 
+  /**
+   * Runs fn while holding a permit of semaphore `name` (docs/architecture.md#semaphores), on the shared
+   * session of the TTL as withLock; fn gets the permit (its slot, token and fencing) and a signal that
+   * aborts when the permit is presumed lost. The permit is released after fn, whatever it does.
+   */
+  async withPermit<T>(name: string, opts: AcquirePermitOptions & { ttlMs?: number }, fn: (permit: PermitHandle, signal: AbortSignal) => Promise<T>): Promise<T> {
+    const ttl = positiveInt('ttlMs', opts.ttlMs ?? DEFAULT_TTL_MS);
+    let permit: PermitHandle;
+    for (let attempt = 1; ; attempt++) {
+      const session = await this.sharedSession(ttl);
+      try {
+        permit = await session.acquirePermit(name, { permits: opts.permits, waitTimeoutMs: opts.waitTimeoutMs });
+        break;
+      } catch (err) {
+        // The shared session vanished on the server (expired while idle): one retry with a fresh one.
+        if (attempt === 1 && (session.isLost() || (isFenceLockError(err, 'NOT_FOUND') && err.reason === 'UNKNOWN_SESSION'))) continue;
+        throw err;
+      }
+    }
+    let result: T;
+    try {
+      result = await fn(permit, permit.signal);
+    } catch (fnErr) {
+      await this.releasePermitOf(permit).catch((relErr: unknown) => {
+        this.logger.warn({ err: relErr, semaphore: name }, 'fencelock: release after a failed withPermit body failed');
+      });
+      throw fnErr;
+    }
+    await this.releasePermitOf(permit);
+    return result;
+  }
+
+  private async releasePermitOf(permit: PermitHandle): Promise<void> {
+    try {
+      await permit.release();
+    } catch (err) {
+      if (isFenceLockError(err) && (err.indeterminate || err.code === 'UNAVAILABLE' || err.code === 'DEADLINE_EXCEEDED')) {
+        permit.session.abandon(`release of a permit of semaphore ${JSON.stringify(permit.name)} could not be confirmed`);
+      }
+      throw err;
+    }
+  }
+
   private async releaseForWithLock(lock: LockHandle): Promise<void> {
     try {
       await lock.release();
@@ -341,6 +385,52 @@ export class FenceLockClient implements SessionHost {
       this.noticeSessionGone(session, err);
       throw err;
     }
+  }
+
+  /** @internal */
+  async acquirePermitFor(session: Session, name: string, permits: number, waitTimeoutMs: number): Promise<PermitGrant> {
+    this.assertOpen();
+    try {
+      const res = await this.mutate(
+        methods().Semaphore.Acquire,
+        (header) => ({ header, name, sessionId: session.id, permits, waitTimeoutMs: intToWire('wait_timeout_ms', waitTimeoutMs) }),
+        {
+          what: `acquire a permit of semaphore ${JSON.stringify(name)}`,
+          attemptTimeoutMs: waitTimeoutMs + this.requestTimeoutMs,
+          totalTimeoutMs: waitTimeoutMs + this.totalTimeoutMs,
+          serverDeadlineIsFinal: true,
+        },
+      );
+      return { acquired: res.acquired, token: wireToBigInt(res.token), slot: res.slot, permits: res.permits };
+    } catch (err) {
+      this.noticeSessionGone(session, err);
+      throw err;
+    }
+  }
+
+  /** @internal */
+  async releasePermitFor(session: Session, name: string, token: bigint): Promise<void> {
+    this.assertOpen();
+    try {
+      await this.mutate(methods().Semaphore.Release, (header) => ({ header, name, sessionId: session.id, token: bigIntToWire(token) }), {
+        what: `release a permit of semaphore ${JSON.stringify(name)} (token ${token})`,
+      });
+    } catch (err) {
+      this.noticeSessionGone(session, err);
+      throw err;
+    }
+  }
+
+  /** @internal A fenced write under a permit: its keys are bound to the permit's slot. */
+  async writePermitFor(permit: PermitHandle, ops: WriteOp[]): Promise<WriteResult> {
+    this.assertOpen();
+    const wireOps = toWireOps(ops);
+    const res = await this.mutate(
+      methods().KV.Write,
+      (header) => ({ header, lock: permit.name, token: bigIntToWire(permit.token), sessionId: permit.session.id, ops: wireOps, semaphore: true, slot: permit.slot }),
+      { what: `write under a permit of semaphore ${JSON.stringify(permit.name)} (slot ${permit.slot}, token ${permit.token})` },
+    );
+    return { index: wireToBigInt(res.index) };
   }
 
   /** @internal */
@@ -423,7 +513,8 @@ export class FenceLockClient implements SessionHost {
   async get(key: string, opts: GetOptions = {}): Promise<GetResult> {
     this.assertOpen();
     const res = await this.router.call(methods().KV.Get, { key, staleOk: opts.staleOk ?? false }, { what: `get ${JSON.stringify(key)}` });
-    return { found: res.found, value: new Uint8Array(res.value ?? Buffer.alloc(0)), token: wireToBigInt(res.token), lock: res.lock, deleted: res.deleted === true };
+    const found = { found: res.found, value: new Uint8Array(res.value ?? Buffer.alloc(0)), token: wireToBigInt(res.token), lock: res.lock, deleted: res.deleted === true };
+    return res.semaphore === true ? { ...found, slot: res.slot } : found;
   }
 
   /** Lists keys with a prefix, in key order, one page at a time; deleted keys too with `includeDeleted`. */
@@ -499,6 +590,19 @@ export class FenceLockClient implements SessionHost {
       delayRemainingMs: wireToNumber(d.delayRemainingMs),
       sharedHolders: (d.sharedHolders ?? []).map((x) => ({ session: toSessionDetails(x.session), token: wireToBigInt(x.token), grantedAtMs: wireToNumber(x.grantedAtMs) })),
       waiterShared: d.waiterShared ?? [],
+    };
+  }
+
+  /** A semaphore's permits in force, holders by slot and waiters; permits 0 for an unknown (or idle, forgotten) one. */
+  async describeSemaphore(name: string): Promise<SemaphoreDescription> {
+    this.assertOpen();
+    const d = await this.router.call(methods().Semaphore.Describe, { name }, { what: `describe semaphore ${JSON.stringify(name)}` });
+    return {
+      name,
+      permits: d.permits,
+      holders: (d.holders ?? []).map((h) => ({ slot: h.slot, token: wireToBigInt(h.token), session: toSessionDetails(h.session), grantedAtMs: wireToNumber(h.grantedAtMs) })),
+      waiters: (d.waiters ?? []).flatMap((w) => toSessionDetails(w) ?? []),
+      slotTokens: (d.slotTokens ?? []).map((t) => wireToBigInt(t)),
     };
   }
 

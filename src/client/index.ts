@@ -35,6 +35,7 @@ export { findProtoRoot, lockProtoPath } from './protoPath';
 export { publicSessionId } from './publicId';
 export { MembersClient, type MemberChange, type MemberListing, type MemberRecord } from './members';
 export { lockFencing, type LockFencing } from './fencingToken';
+export { PermitHandle, slotResource, type AcquirePermitOptions, type PermitFencing, type SemaphoreDescription } from './permit';
 export {
   buildCredentials,
   chooseCredentials,

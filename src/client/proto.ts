@@ -28,6 +28,7 @@ export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
 export const SERVICE_NAMES = {
   session: 'fencelock.v1.Session',
   lock: 'fencelock.v1.Lock',
+  semaphore: 'fencelock.v1.Semaphore',
   kv: 'fencelock.v1.KV',
   cluster: 'fencelock.v1.Cluster',
   pipeline: 'fencelock.v1.Pipeline',
@@ -131,12 +132,17 @@ function pipelined<Req, Res>(desc: MethodDesc<Req, Res>, route: PipelineRoute<Re
 }
 
 function allMethods() {
-  const { Session, Lock, KV, Cluster, Pipeline, Auth } = generatedMethods();
+  const { Session, Lock, Semaphore, KV, Cluster, Pipeline, Auth } = generatedMethods();
   // Every method by its generated name (methods().Lock.Describe): a new RPC needs no entry here. The calls
   // that may also travel on the Pipeline stream carry their route.
   return {
     Session,
     Lock: { ...Lock, Acquire: pipelined(Lock.Acquire, pipelineRoute('acquire')), Release: pipelined(Lock.Release, pipelineRoute('release')) },
+    Semaphore: {
+      ...Semaphore,
+      Acquire: pipelined(Semaphore.Acquire, pipelineRoute('semaphoreAcquire')),
+      Release: pipelined(Semaphore.Release, pipelineRoute('semaphoreRelease')),
+    },
     KV: { ...KV, Write: pipelined(KV.Write, pipelineRoute('write')), Get: pipelined(KV.Get, pipelineRoute('get')) },
     Cluster,
     Pipeline,

@@ -9,6 +9,7 @@ import type { Logger } from './logger';
 import type { ClientPorts, ClientTimer } from './ports';
 import type { LockMode, WriteOp, WriteResult } from './types';
 import { MAX_LOCK_DELAY_MS } from '../protocol/limits';
+import { checkPermitOptions, PermitHandle, type AcquirePermitOptions, type PermitHost } from './permit';
 
 /** Default session TTL, and the default wait of a blocking acquire. */
 export const DEFAULT_TTL_MS = 10_000;
@@ -33,7 +34,7 @@ export function safetyMarginMs(ttlMs: number, electionTimeoutMs = 0): number {
 }
 
 /** What a session needs from the client that opened it (implemented by FenceLockClient). */
-export interface SessionHost {
+export interface SessionHost extends PermitHost {
   readonly logger: Logger;
   /** The clock and timers the lease is timed on. */
   readonly ports: Pick<ClientPorts, 'clock' | 'timers'>;
@@ -190,6 +191,34 @@ export class Session implements Renewable {
   async tryAcquire(lock: string, opts: TryAcquireOptions = {}): Promise<LockHandle | null> {
     const { res, acquireContext } = await tracedAcquire(lock, this.publicId, 0, () => this.acquireRaw(lock, 0, opts.lockDelayMs, opts.mode));
     return res.acquired ? this.handleFor(lock, res.token, acquireContext) : null;
+  }
+
+  /**
+   * A permit of semaphore `name` (docs/architecture.md#semaphores): waits in its FIFO queue up to
+   * waitTimeoutMs (default 30,000 ms) and rejects DEADLINE_EXCEEDED (reason PERMITS_FULL) after it.
+   * Re-entrant as acquire(): a session holds at most one permit of a semaphore, and asking again answers
+   * the same slot and token. FAILED_PRECONDITION PERMITS_MISMATCH when `permits` is not the number in force.
+   */
+  async acquirePermit(name: string, opts: AcquirePermitOptions): Promise<PermitHandle> {
+    const { permits, waitTimeoutMs } = checkPermitOptions(opts, DEFAULT_WAIT_TIMEOUT_MS);
+    const grant = await this.permitRaw(name, permits, waitTimeoutMs);
+    if (!grant.acquired) {
+      throw new FenceLockError('DEADLINE_EXCEEDED', `acquire a permit of semaphore ${JSON.stringify(name)}: all ${grant.permits} taken after ${waitTimeoutMs} ms`, { reason: 'PERMITS_FULL' });
+    }
+    return new PermitHandle(this.host, this, name, grant.slot, grant.token, grant.permits);
+  }
+
+  /** One attempt at a permit (wait 0): null when all are taken. */
+  async tryAcquirePermit(name: string, opts: Omit<AcquirePermitOptions, 'waitTimeoutMs'>): Promise<PermitHandle | null> {
+    const { permits } = checkPermitOptions({ ...opts, waitTimeoutMs: 0 }, 0);
+    const grant = await this.permitRaw(name, permits, 0);
+    return grant.acquired ? new PermitHandle(this.host, this, name, grant.slot, grant.token, grant.permits) : null;
+  }
+
+  private permitRaw(name: string, permits: number, waitTimeoutMs: number): ReturnType<PermitHost['acquirePermitFor']> {
+    if (this.closed) return Promise.reject(new FenceLockError('FAILED_PRECONDITION', `session ${this.publicId} is closed`, { reason: 'SESSION_CLOSED' }));
+    if (this.lostError) return Promise.reject(new FenceLockError(this.lostError.code, `session ${this.publicId} is lost: ${this.lostError.message}`, { reason: this.lostError.reason }));
+    return this.host.acquirePermitFor(this, name, permits, waitTimeoutMs);
   }
 
   /**

@@ -84,6 +84,8 @@ export interface GetResult {
   lock: string;
   /** The key was deleted (found is false): `lock` and `token` are still the key's. */
   deleted: boolean;
+  /** Set when the key is bound to this slot of the semaphore `lock` (written under a permit, issue 33). */
+  slot?: number;
 }
 
 export interface ListOptions {

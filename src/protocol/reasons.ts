@@ -140,6 +140,8 @@ export const ClientReason = Object.freeze({
   ABANDONED: 'ABANDONED',
   /** The lock was still held by another session when the wait ran out. */
   LOCK_HELD: 'LOCK_HELD',
+  /** Every permit of the semaphore was still taken when the wait ran out (acquirePermit). */
+  PERMITS_FULL: 'PERMITS_FULL',
   /** The session was closed by this client. */
   SESSION_CLOSED: 'SESSION_CLOSED',
   /** No acknowledged renewal recently enough: past presumedLostAt(), before the TTL itself ran out. */

@@ -14,8 +14,10 @@ import { compareStrings, utf8ByteLength } from './text';
 
 export interface KvRecord {
   readonly key: string;
-  /** The lock this key belongs to (changed only by an admin's MoveKeys). */
+  /** The lock this key belongs to (changed only by an admin's MoveKeys); with `slot`, the semaphore. */
   lock: string;
+  /** Set for a key bound to a semaphore's slot (issue 33): written under a permit of `lock` in this slot. */
+  slot?: number;
   /** Token of the last accepted write that touched this key. */
   watermark: number;
   /** Current value; null for a tombstone (deleted key). */
@@ -28,6 +30,7 @@ export interface KvRecord {
 export interface KeyImage {
   readonly key: string;
   readonly lock: string;
+  readonly slot?: number;
   readonly watermark: number;
   readonly value: Uint8Array | null;
   readonly payer: string;
@@ -37,6 +40,8 @@ export interface KeyImage {
 export interface KvEntry {
   key: string;
   lock: string;
+  /** Set when the key is bound to a slot of the semaphore `lock`. */
+  slot?: number;
   watermark: number;
   value: Uint8Array | null;
 }
@@ -144,17 +149,18 @@ export class FencedKv {
   /**
    * Applies one op of an accepted write: binds a new key to `lock`, sets the watermark to `token`, copies the
    * value (the command's buffer may be a view into a larger log buffer). Returns true for a new key.
+   * `slot`: the write is under a permit of the semaphore `lock` in that slot, and binds new keys to it.
    */
-  apply(op: WriteOp, lock: string, token: number, payer: string): boolean {
+  apply(op: WriteOp, lock: string, token: number, payer: string, slot?: number): boolean {
     let r = this.records.get(op.key);
     const isNew = r === undefined;
     if (r === undefined) {
-      r = { key: op.key, lock, watermark: token, value: null, payer };
+      r = slot === undefined ? { key: op.key, lock, watermark: token, value: null, payer } : { key: op.key, lock, slot, watermark: token, value: null, payer };
       this.records.set(op.key, r);
       this.sorted.insert(r);
       this.storedBytes += utf8ByteLength(op.key);
     }
-    invariant(r.lock === lock, `key ${JSON.stringify(op.key)} written under another lock`);
+    invariant(r.lock === lock && r.slot === slot, `key ${JSON.stringify(op.key)} written under another lock`);
     invariant(token >= r.watermark, `watermark of ${JSON.stringify(op.key)} would go back`);
     if (!isNew) this.capture.save(r);
     r.watermark = token;
@@ -167,6 +173,7 @@ export class FencedKv {
   move(r: KvRecord, lock: string): void {
     this.capture.save(r);
     r.lock = lock;
+    delete r.slot;
   }
 
   /** The records (tombstones included) with `prefix`, in key order, at most `limit`. */
@@ -185,10 +192,10 @@ export class FencedKv {
    * Restores one key from a snapshot; keys must come in strictly increasing order. Adopts `value` without
    * copying (the caller hands it over and never mutates it).
    */
-  restore(key: string, lock: string, watermark: number, value: Uint8Array | null, payer: string): void {
+  restore(key: string, lock: string, watermark: number, value: Uint8Array | null, payer: string, slot?: number): void {
     const last = this.sorted.last();
     invariant(last === undefined || compareStrings(last.key, key) < 0, 'snapshot keys out of order');
-    const r: KvRecord = { key, lock, watermark, value: null, payer };
+    const r: KvRecord = slot === undefined ? { key, lock, watermark, value: null, payer } : { key, lock, slot, watermark, value: null, payer };
     this.records.set(key, r);
     this.sorted.append(r);
     this.storedBytes += utf8ByteLength(key);
@@ -227,10 +234,17 @@ export class FencedKv {
   }
 }
 
+/** What a key is bound to, as a refusal names it: the lock, or `SEMAPHORE#SLOT` for a semaphore's slot. */
+export function keyOwner(r: Pick<KvRecord, 'lock' | 'slot'>): string {
+  return r.slot === undefined ? r.lock : `${r.lock}#${r.slot}`;
+}
+
 function copyKey(r: KvRecord): KeyImage {
-  return { key: r.key, lock: r.lock, watermark: r.watermark, value: r.value, payer: r.payer };
+  const image = { key: r.key, lock: r.lock, watermark: r.watermark, value: r.value, payer: r.payer };
+  return r.slot === undefined ? image : { ...image, slot: r.slot };
 }
 
 function toEntry(r: KvRecord): KvEntry {
-  return { key: r.key, lock: r.lock, watermark: r.watermark, value: r.value === null ? null : copyBytes(r.value) };
+  const entry = { key: r.key, lock: r.lock, watermark: r.watermark, value: r.value === null ? null : copyBytes(r.value) };
+  return r.slot === undefined ? entry : { ...entry, slot: r.slot };
 }

@@ -27,7 +27,7 @@
 //
 // The refusal's watermark = max(latestToken of the lock (0 without a record), watermark of every touched
 // key that exists, whatever its lock). Every token below it is stale for this write.
-import type { FencedKv } from './fencedKv';
+import { keyOwner, type FencedKv } from './fencedKv';
 import type { LockRecord } from './locks';
 import { sharedGrantById } from './records';
 import { Reason, type WriteRefusalReason } from './results';
@@ -60,7 +60,8 @@ export function checkFence(q: FenceQuery): FenceDecision {
 
   for (const key of q.keys) {
     const r = q.kv.record(key);
-    if (r !== undefined && r.lock !== q.lock) return { ok: false, reason: Reason.WRONG_LOCK, watermark, key, owner: r.lock };
+    // A key bound to a semaphore's slot is no key of the lock of the same name (slotFencing.ts).
+    if (r !== undefined && (r.lock !== q.lock || r.slot !== undefined)) return { ok: false, reason: Reason.WRONG_LOCK, watermark, key, owner: keyOwner(r) };
   }
   const record = q.record;
   if (q.token > (record === undefined ? q.gcFloor : latest)) return refuse(Reason.WRONG_LOCK);

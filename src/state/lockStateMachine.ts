@@ -591,6 +591,11 @@ export class LockStateMachine {
     const boundKeys = new Map<LockRecord, number>();
     this.kv.forEachSorted((r) => {
       keyCount++;
+      // A key bound to a semaphore's slot pins no record: the slot's tokens only go up (slotFencing.ts).
+      if (r.slot !== undefined) {
+        if (r.watermark < 1) p.push(`key ${q(r.key)} has no watermark`);
+        return;
+      }
       const rec = this.locks.get(r.lock);
       if (rec === undefined) p.push(`key ${q(r.key)} bound to lock ${q(r.lock)} without a record`);
       else {

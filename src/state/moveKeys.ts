@@ -9,6 +9,7 @@ import type { FencedKv, KvRecord } from './fencedKv';
 import { invariant } from './invariant';
 import * as L from './limits';
 import type { LockTable } from './locks';
+import type { LockRecord } from './records';
 import { Reason, refused, refusedAbout, type KeysMovedResult, type RefusedResult } from './results';
 
 /** What a MoveKeys names (registry/moveKeys.ts): one key or a prefix, and the target lock. */
@@ -23,16 +24,18 @@ export function moveKeys(kv: FencedKv, locks: LockTable, c: KeyMove): KeysMovedR
   if (target !== undefined && (target.holder !== null || target.waiters !== null)) return refusedAbout(Reason.LOCK_BUSY, c.toLock);
   const found = keysToMove(kv, c);
   if (found === null) return refusedAbout(Reason.MOVE_TOO_LARGE, c.prefix ?? '');
-  const moving = found.filter((r) => r.lock !== c.toLock);
+  const moving = found.filter((r) => r.lock !== c.toLock || r.slot !== undefined);
   if (moving.length === 0) return { status: 'keys_moved', moved: 0 };
   if (target === undefined && locks.size >= L.MAX_LOCKS) return refused(Reason.TOO_MANY_LOCKS, 0);
   const rec = target ?? locks.create(c.toLock);
-  const sources = new Set(moving.map((r) => locks.get(r.lock)));
+  // A key bound to a semaphore's slot (issue 33) leaves no lock: it pinned none.
+  const sourceOf = (r: KvRecord): LockRecord | undefined => (r.slot === undefined ? locks.get(r.lock) : undefined);
+  const sources = new Set(moving.map(sourceOf));
   let highest = 0;
   for (const r of moving) {
-    const source = locks.get(r.lock);
-    invariant(source !== undefined, () => `key ${JSON.stringify(r.key)} bound to a lock without a record`);
-    source.boundKeys--;
+    const source = sourceOf(r);
+    invariant(source !== undefined || r.slot !== undefined, () => `key ${JSON.stringify(r.key)} bound to a lock without a record`);
+    if (source !== undefined) source.boundKeys--;
     kv.move(r, rec.name);
     rec.boundKeys++;
     if (r.watermark > highest) highest = r.watermark;

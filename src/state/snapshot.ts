@@ -26,7 +26,8 @@
 //   sref        = varint: 0 = '' | 1 then str = an id that is none of the sessions' | 2 + i = id of session i
 //   key         = str key | lref lock | varint watermark | byte deleted (0/1) | bytes value
 //                 | str payer (the caller it counts for, '' = none)
-//   lref        = varint: 0 then str = a name that is none of the locks' | 1 + i = name of lock i
+//   lref        = varint: 0 then str semaphore | varint slot = a key bound to a semaphore's slot (format 9;
+//                 before 9 a name that is none of the locks', refused) | 1 + i = name of lock i
 //   dedupClient = str caller | str clientId | varint floor | list(varint requestId | dstr commandType | result)
 //   result      = bytes: a StoredResult message (proto/fencelock/v1/state.proto), written canonically
 //                 by resultCodec.ts (fields in number order, proto3 defaults left out)
@@ -62,7 +63,7 @@ import { readStoredResult, writeStoredResult } from './resultCodec';
 import { readSemaphores, writeSemaphores } from './semaphoreSnapshot';
 import type { SemaphoreImage, SemaphoreTable } from './semaphores';
 import type { SessionTable } from './sessions';
-import { MAX_LOCK_DELAY_MS } from './limits';
+import { MAX_LOCK_DELAY_MS, MAX_PERMITS } from './limits';
 import { MAX_VARINT_BYTES, Reader, SnapshotError, Writer, readMagic, strBound, writeMagic } from './snapshotWire';
 import { compareStrings } from './text';
 
@@ -112,7 +113,8 @@ const SREF_EMPTY = 0;
 const SREF_LITERAL = 1;
 const SREF_FIRST = 2;
 /** `lref`: 0 = a literal name (not one of the locks), 1 + i = the name of lock i. */
-const LREF_LITERAL = 0;
+/** A key bound to a semaphore's slot (format 9); before format 9, a lock without a record (refused). */
+const LREF_SLOT = 0;
 const LREF_FIRST = 1;
 
 const EMPTY = new Uint8Array(0);
@@ -289,11 +291,13 @@ function* writeKeys(w: Writer, keys: TableView<KvRecord, KeyImage>, lockAt: Read
     for (const record of chunk) {
       const r = keys.image(record);
       w.str(r.key);
-      const at = lockAt.get(r.lock);
-      if (at === undefined) {
-        w.varint(LREF_LITERAL);
+      if (r.slot !== undefined) {
+        w.varint(LREF_SLOT);
         w.str(r.lock);
+        w.varint(r.slot);
       } else {
+        const at = lockAt.get(r.lock);
+        invariant(at !== undefined, () => `key ${q(r.key)} bound to lock ${q(r.lock)} without a record`);
         w.varint(LREF_FIRST + at);
       }
       w.varint(r.watermark);
@@ -409,7 +413,7 @@ export function readState(bytes: Uint8Array, t: StateTables): { lastApplied: num
     withShared: header.format > FORMAT_8,
   });
   const withAuth = header.format > FORMAT_WITHOUT_AUTH;
-  readKeys(r, t.kv, locks, withAuth);
+  readKeys(r, t.kv, locks, withAuth, header.format > FORMAT_8);
   readDedup(r, t.dedup, withAuth, header.format > FORMAT_WITH_LEGACY_RESULTS ? readStoredResult : readLegacyResult);
   if (withAuth) readAuth(r, t.auth);
   if (header.format > FORMAT_8) readSemaphores(r, t.semaphores, (ref) => sessionAt(sessions, ref), header.lastApplied);
@@ -585,12 +589,16 @@ function linkHeld(locks: readonly LockRecord[], from: number, to: number): void 
   }
 }
 
-function readKeys(r: Reader, kv: FencedKv, locks: readonly LockRecord[], withPayers: boolean): void {
+function readKeys(r: Reader, kv: FencedKv, locks: readonly LockRecord[], withPayers: boolean, withSlots: boolean): void {
   const count = r.count(5);
   for (let i = 0; i < count; i++) {
     const key = r.str();
     const ref = r.varint();
-    if (ref === LREF_LITERAL) bad(`key ${q(key)} bound to an unknown lock`);
+    if (ref === LREF_SLOT) {
+      if (!withSlots) bad(`key ${q(key)} bound to an unknown lock`);
+      readSlotKey(r, kv, key, withPayers);
+      continue;
+    }
     const rec = locks[ref - LREF_FIRST];
     if (rec === undefined) bad('lock reference out of range');
     const watermark = r.varint();
@@ -605,6 +613,24 @@ function readKeys(r: Reader, kv: FencedKv, locks: readonly LockRecord[], withPay
       throw e instanceof InvariantError ? new SnapshotError(e.message) : e;
     }
     rec.boundKeys++;
+  }
+}
+
+/** The rest of a key bound to a semaphore's slot: it pins no lock record (slotFencing.ts). */
+function readSlotKey(r: Reader, kv: FencedKv, key: string, withPayers: boolean): void {
+  const semaphore = r.str();
+  const slot = r.varint();
+  if (slot >= MAX_PERMITS) bad(`key ${q(key)} bound to slot ${slot} of a semaphore`);
+  const watermark = r.varint();
+  const flag = r.byte();
+  if (flag > 1) bad('bad deleted flag');
+  const value = r.bytes();
+  if (flag === 1 && value.length > 0) bad('a tombstone has no value');
+  const payer = withPayers ? readCaller(r) : '';
+  try {
+    kv.restore(key, semaphore, watermark, flag === 1 ? null : value, payer, slot);
+  } catch (e) {
+    throw e instanceof InvariantError ? new SnapshotError(e.message) : e;
   }
 }
 

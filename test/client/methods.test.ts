@@ -38,7 +38,7 @@ describe('the client method table', () => {
     const routes = Object.entries(m).flatMap(([service, calls]) =>
       Object.entries(calls as Record<string, { pipeline?: { kind: string } }>).flatMap(([name, d]) => (d.pipeline ? [`${service}.${name}:${d.pipeline.kind}`] : [])),
     );
-    expect(routes.sort()).toEqual(['KV.Get:get', 'KV.Write:write', 'Lock.Acquire:acquire', 'Lock.Release:release']);
+    expect(routes.sort()).toEqual(['KV.Get:get', 'KV.Write:write', 'Lock.Acquire:acquire', 'Lock.Release:release', 'Semaphore.Acquire:semaphoreAcquire', 'Semaphore.Release:semaphoreRelease']);
   });
 
   it("sends the method's own request message", () => {

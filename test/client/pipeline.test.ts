@@ -68,10 +68,23 @@ type Handlers = Record<PipelineCall, Handler<unknown, object>>;
 
 const notScripted = (kind: string) => (): Promise<object> => Promise.reject(new ApiError(grpc.status.UNIMPLEMENTED, `${kind} not scripted in this test`));
 
+/** The semaphore calls, which no test here scripts. */
+const semaphoreDefaults = (): Pick<Handlers, 'semaphoreAcquire' | 'semaphoreRelease'> => ({
+  semaphoreAcquire: notScripted('semaphoreAcquire'),
+  semaphoreRelease: notScripted('semaphoreRelease'),
+});
+
 /** The scripted handlers as the Pipeline's declarations (scripts answer with partial messages, hence the cast). */
 function handlers(overrides: Partial<Handlers>): PipelineCalls {
-  const h: Handlers = { acquire: notScripted('acquire'), release: notScripted('release'), write: notScripted('write'), get: notScripted('get'), ...overrides };
-  const calls = { acquire: { name: 'Lock.Acquire', handle: h.acquire }, release: { name: 'Lock.Release', handle: h.release }, write: { name: 'KV.Write', handle: h.write }, get: { name: 'KV.Get', handle: h.get } };
+  const h: Handlers = { acquire: notScripted('acquire'), release: notScripted('release'), write: notScripted('write'), get: notScripted('get'), ...semaphoreDefaults(), ...overrides };
+  const calls = {
+    acquire: { name: 'Lock.Acquire', handle: h.acquire },
+    release: { name: 'Lock.Release', handle: h.release },
+    write: { name: 'KV.Write', handle: h.write },
+    get: { name: 'KV.Get', handle: h.get },
+    semaphoreAcquire: { name: 'Semaphore.Acquire', handle: h.semaphoreAcquire },
+    semaphoreRelease: { name: 'Semaphore.Release', handle: h.semaphoreRelease },
+  };
   return calls as unknown as PipelineCalls;
 }
 

@@ -200,16 +200,16 @@ describe('a key belongs to one lock for good, and says which', () => {
     });
     await leader.call('KV', 'Write', { header: header(), lock: 'own/a', token: String(t), sessionId: a, ops: [{ type: 'DELETE', key: 'own/a/1' }] });
 
-    expect(await leader.call('KV', 'Get', { key: 'own/a/1' })).toEqual({ found: false, deleted: true, value: Buffer.alloc(0), token: String(t), lock: 'own/a' });
-    expect(await leader.call('KV', 'Get', { key: 'own/a/2' })).toEqual({ found: true, deleted: false, value: Buffer.from('two'), token: String(t), lock: 'own/a' });
-    expect(await leader.call('KV', 'Get', { key: 'own/never' })).toEqual({ found: false, deleted: false, value: Buffer.alloc(0), token: '0', lock: '' });
+    expect(await leader.call('KV', 'Get', { key: 'own/a/1' })).toEqual({ found: false, deleted: true, value: Buffer.alloc(0), token: String(t), lock: 'own/a', semaphore: false, slot: 0 });
+    expect(await leader.call('KV', 'Get', { key: 'own/a/2' })).toEqual({ found: true, deleted: false, value: Buffer.from('two'), token: String(t), lock: 'own/a', semaphore: false, slot: 0 });
+    expect(await leader.call('KV', 'Get', { key: 'own/never' })).toEqual({ found: false, deleted: false, value: Buffer.alloc(0), token: '0', lock: '', semaphore: false, slot: 0 });
 
     const live = await leader.call('KV', 'List', { prefix: 'own/a/' });
     expect((live.items as Array<Record<string, unknown>>).map((i) => i.key)).toEqual(['own/a/2']);
     const all = await leader.call('KV', 'List', { prefix: 'own/a/', includeDeleted: true });
     expect(all.items).toEqual([
-      { key: 'own/a/1', value: Buffer.alloc(0), token: String(t), lock: 'own/a', deleted: true },
-      { key: 'own/a/2', value: Buffer.from('two'), token: String(t), lock: 'own/a', deleted: false },
+      { key: 'own/a/1', value: Buffer.alloc(0), token: String(t), lock: 'own/a', deleted: true, semaphore: false, slot: 0 },
+      { key: 'own/a/2', value: Buffer.from('two'), token: String(t), lock: 'own/a', deleted: false, semaphore: false, slot: 0 },
     ]);
     const page = await leader.call('KV', 'List', { prefix: 'own/a/', includeDeleted: true, limit: 1 });
     expect(page).toMatchObject({ items: [{ key: 'own/a/1', deleted: true }], more: true });

@@ -117,7 +117,7 @@ describe('--json in an error case, for every command', () => {
   });
 
   it('reports commander\'s own usage errors as JSON too', async () => {
-    for (const args of [['frobnicate'], ['kv', 'get'], ['--timeout', 'soon', 'status'], ['lock', 'l', 'ls', '-l'], ['lock', 'l', '--lock-delay', '61s', '--', 'true'], ['lock', 'l', '--lock-delay', '5h', '--', 'true'], ['lock', 'l', '--shared', '--lock-delay', '5s', '--', 'true']]) {
+    for (const args of [['frobnicate'], ['kv', 'get'], ['--timeout', 'soon', 'status'], ['lock', 'l', 'ls', '-l'], ['lock', 'l', '--lock-delay', '61s', '--', 'true'], ['lock', 'l', '--lock-delay', '5h', '--', 'true'], ['lock', 'l', '--shared', '--lock-delay', '5s', '--', 'true'], ['lock', 'l', '--permits', '0', '--', 'true'], ['lock', 'l', '--permits', '1025', '--', 'true'], ['lock', 'l', '--permits', '2', '--shared', '--', 'true']]) {
       const r = await run(['--json', ...args]);
       expect(r.code, args.join(' ')).toBe(USAGE);
       expect(r.err, args.join(' ')).toBe('');

@@ -10,8 +10,8 @@ import { v1 } from '../integration/rawClient';
 import { issueFromCa, type Pem } from './certs';
 
 type Obj = Record<string, unknown>;
-export type Service = 'Session' | 'Lock' | 'KV' | 'Cluster' | 'Auth' | 'Pipeline';
-const SERVICES: Service[] = ['Session', 'Lock', 'KV', 'Cluster', 'Auth', 'Pipeline'];
+export type Service = 'Session' | 'Lock' | 'Semaphore' | 'KV' | 'Cluster' | 'Auth' | 'Pipeline';
+const SERVICES: Service[] = ['Session', 'Lock', 'Semaphore', 'KV', 'Cluster', 'Auth', 'Pipeline'];
 
 export interface Who {
   /** A client certificate from the cluster CA naming this identity (urn:fencelock:client:NAME). */

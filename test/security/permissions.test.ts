@@ -143,6 +143,11 @@ const CASES: Case[] = [
   { name: 'Lock.Acquire outside the prefix', allowed: ['admin'], call: (w) => client(w).call('Lock', 'Acquire', { header: header(w), lock: `other/${w}`, sessionId: sessionOf(w), waitTimeoutMs: '0' }) },
   { name: 'Lock.Describe inside the prefix', allowed: lockUsers, call: (w) => client(w).call('Lock', 'Describe', { lock: 'app/alice' }) },
   { name: 'Lock.Describe outside the prefix', allowed: ['admin'], call: (w) => client(w).call('Lock', 'Describe', { lock: 'other/x' }) },
+  // Semaphores take the `lock` permission on their name, as locks do (docs/auth.md).
+  { name: 'Semaphore.Acquire inside the prefix', allowed: lockUsers, call: (w) => client(w).call('Semaphore', 'Acquire', { header: header(w), name: `app/sem-${w}`, sessionId: sessionOf(w), permits: 2, waitTimeoutMs: '0' }) },
+  { name: 'Semaphore.Acquire outside the prefix', allowed: ['admin'], call: (w) => client(w).call('Semaphore', 'Acquire', { header: header(w), name: `other/sem-${w}`, sessionId: sessionOf(w), permits: 2, waitTimeoutMs: '0' }) },
+  { name: 'Semaphore.Describe inside the prefix', allowed: lockUsers, call: (w) => client(w).call('Semaphore', 'Describe', { name: 'app/sem' }) },
+  { name: 'Semaphore.Describe outside the prefix', allowed: ['admin'], call: (w) => client(w).call('Semaphore', 'Describe', { name: 'other/sem' }) },
   // Any user may list locks; each sees only those it may lock (test/wire/lockList.test.ts checks which).
   { name: 'Lock.List', allowed: ['bob', 'rita', 'alice', 'carol', 'admin'], call: (w) => client(w).call('Lock', 'List', { prefix: '' }) },
   { name: 'KV.Get inside the prefix', allowed: readers, call: (w) => client(w).call('KV', 'Get', { key: 'app/k' }) },

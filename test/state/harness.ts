@@ -180,7 +180,7 @@ export function referenceSnapshot(m: LockStateMachine): StateSnapshot {
   const locks = Array.from(t.locks.values()).sort(byName);
   const keys: StateSnapshot['keys'] = [];
   t.kv.forEachSorted((r) =>
-    keys.push({ key: r.key, lock: r.lock, watermark: r.watermark, deleted: r.value === null, value: r.value ?? new Uint8Array(0), payer: r.payer }),
+    keys.push({ key: r.key, lock: r.lock, watermark: r.watermark, deleted: r.value === null, value: r.value ?? new Uint8Array(0), payer: r.payer, ...(r.slot === undefined ? {} : { slot: r.slot }) }),
   );
   return {
     format: SNAPSHOT_FORMAT,

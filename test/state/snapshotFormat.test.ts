@@ -430,8 +430,10 @@ describe('the format', () => {
       ['an owner with a lone surrogate', file({ format: 4, dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"WRONG_LOCK","watermark":2,"key":"k","owner":"\\ud800"}'); }) }), /not a well-formed string/],
       ['a refusal with an owner but no key', file({ format: 4, dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"WRONG_LOCK","watermark":2,"owner":"M"}'); }) }), /not a well-formed string/],
       ['a refusal naming an owner, fields out of order', file({ format: 4, dedup: dedupOne((w) => { w.dstr('Write'); w.byte(0); w.str('{"status":"refused","reason":"WRONG_LOCK","watermark":2,"owner":"M","key":"k"}'); }) }), /not canonical/],
-      ['a key bound to a lock name written as a literal', file({ keys: keyOf((w) => { w.varint(0); w.str('L'); }) }), /bound to an unknown lock/],
-      ['a key bound to a name that is no lock', file({ keys: keyOf((w) => { w.varint(0); w.str('nowhere'); }) }), /bound to an unknown lock/],
+      // Format 9 spends the literal reference on keys bound to a semaphore's slot (issue 33); before, it is refused.
+      ['a key bound to a lock name written as a literal', file({ format: 8, keys: keyOf((w) => { w.varint(0); w.str('L'); }) }), /bound to an unknown lock/],
+      ['a key bound to a name that is no lock', file({ format: 8, keys: keyOf((w) => { w.varint(0); w.str('nowhere'); }) }), /bound to an unknown lock/],
+      ['a key bound to a slot past MAX_PERMITS', file({ keys: keyOf((w) => { w.varint(0); w.str('pool'); w.varint(1_024); }) }), /bound to slot 1024 of a semaphore/],
     ];
     for (const [what, bytes, message] of cases) expect(() => LockStateMachine.readSnapshot(bytes), what).toThrow(message);
     const good = file();

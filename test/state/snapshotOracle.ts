@@ -59,6 +59,8 @@ export interface KeySnapshot {
   value: Uint8Array;
   /** The caller it counts for, '' for none (format 4 on; before, always ''). */
   payer: string;
+  /** Set for a key bound to a slot of the semaphore `lock` (format 9 on). */
+  slot?: number;
 }
 
 export interface DedupEntrySnapshot {
@@ -195,8 +197,12 @@ export function encodePlainSnapshot(s: StateSnapshot): Uint8Array {
   w.varint(s.keys.length);
   for (const x of s.keys) {
     w.str(x.key);
-    const i = lockAt.get(x.lock);
-    if (i === undefined) {
+    const i = x.slot === undefined ? lockAt.get(x.lock) : undefined;
+    if (x.slot !== undefined) {
+      w.varint(LREF_LITERAL);
+      w.str(x.lock);
+      w.varint(x.slot);
+    } else if (i === undefined) {
       w.varint(LREF_LITERAL);
       w.str(x.lock);
     } else {

@@ -68,7 +68,7 @@ describe('KV.Write', () => {
       }
       checkWritten(out, what, h);
       for (const staleOk of [false, true]) {
-        expect(await get(key, staleOk), what).toEqual({ found: true, value: Buffer.from(key), token: h.token, lock: h.lock, deleted: false });
+        expect(await get(key, staleOk), what).toEqual({ found: true, value: Buffer.from(key), token: h.token, lock: h.lock, deleted: false, semaphore: false, slot: 0 });
       }
     }
     const key = gen.name('value');
@@ -118,7 +118,7 @@ describe('KV.Write', () => {
     expect((await get(key)).value.toString(), 'no refused write applied').toBe('first');
     const deleted = checkWritten(await write(gen, h, [{ type: 'DELETE', key }]), 'delete', h);
     expect(deleted).toBeGreaterThan(Number(h.token));
-    expect(await get(key)).toEqual({ found: false, value: Buffer.alloc(0), token: h.token, lock: h.lock, deleted: true });
+    expect(await get(key)).toEqual({ found: false, value: Buffer.alloc(0), token: h.token, lock: h.lock, deleted: true, semaphore: false, slot: 0 });
   });
 });
 
@@ -131,7 +131,7 @@ describe('KV.Get', () => {
       if (textValid(key, KEYS)) expectOk(out, what, 'KV', 'Get');
       else expectRefused(out, what, [grpc.status.INVALID_ARGUMENT], 'key');
     }
-    expect(await get(gen.name('never'))).toEqual({ found: false, value: Buffer.alloc(0), token: '0', lock: '', deleted: false });
+    expect(await get(gen.name('never'))).toEqual({ found: false, value: Buffer.alloc(0), token: '0', lock: '', deleted: false, semaphore: false, slot: 0 });
   });
 });
 

@@ -83,7 +83,7 @@ describe('Pipeline.Calls', () => {
         expect(written.code, written.message).toBe(grpc.status.OK);
         highest = wireInt('write index', written.write.index, { min: token + 1, max: MAX_SAFE });
         const got = await calls.call({ callId, get: { key: lock } });
-        expect(got.get).toEqual({ found: true, value: Buffer.from('x'), token: String(token), lock, deleted: false });
+        expect(got.get).toEqual({ found: true, value: Buffer.from('x'), token: String(token), lock, deleted: false, semaphore: false, slot: 0 });
         const released = await calls.call({ callId, release: { header: header(gen), lock, sessionId, token: String(token) } });
         expect(released.release).toEqual({ nextHolderSession: '', nextToken: '0' });
       }

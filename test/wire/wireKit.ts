@@ -20,8 +20,8 @@ const definition = protoLoader.loadSync(PROTO, LOADER_OPTIONS);
 const constructors = (grpc.loadPackageDefinition(definition) as unknown as { fencelock: { v1: Record<string, grpc.ServiceClientConstructor> } }).fencelock.v1;
 const reflection = protobuf.loadSync(PROTO);
 
-export type Service = 'Session' | 'Lock' | 'KV' | 'Cluster' | 'Pipeline' | 'Auth';
-const SERVICES: Service[] = ['Session', 'Lock', 'KV', 'Cluster', 'Pipeline', 'Auth'];
+export type Service = 'Session' | 'Lock' | 'Semaphore' | 'KV' | 'Cluster' | 'Pipeline' | 'Auth';
+const SERVICES: Service[] = ['Session', 'Lock', 'Semaphore', 'KV', 'Cluster', 'Pipeline', 'Auth'];
 // Wire messages are loosely typed on purpose: the tests send what the proto allows, not what a type says.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Obj = Record<string, any>;

@@ -41,7 +41,14 @@ function ops(wire: Op__Output[]): WriteOp[] {
 
 /** A stored key as GetResponse and KeyValue carry it: a deleted key keeps its lock and watermark. */
 function wireEntry(e: KvEntry): Omit<KeyValue__Output, 'key'> {
-  return { value: Buffer.from(e.value ?? new Uint8Array(0)), token: intToWire('token', e.watermark), lock: e.lock, deleted: e.value === null };
+  return {
+    value: Buffer.from(e.value ?? new Uint8Array(0)),
+    token: intToWire('token', e.watermark),
+    lock: e.lock,
+    deleted: e.value === null,
+    semaphore: e.slot !== undefined,
+    slot: e.slot ?? 0,
+  };
 }
 
 /** The KV service, and its hot calls for the Pipeline stream. */
@@ -65,7 +72,9 @@ export function kvService(ctx: NodeContext): { service: grpc.UntypedServiceImple
       const writeOps = ops(req.ops);
       for (const op of writeOps) access.permit(caller, 'write', op.key);
       access.permitSession(caller, sessionId);
-      return { lock, token, sessionId, ops: writeOps };
+      // Under a permit: `lock` names the semaphore (the same name rules), `slot` its slot.
+      const slot = req.semaphore ? v.safeInteger('slot', req.slot, { max: L.MAX_PERMITS - 1 }) : undefined;
+      return slot === undefined ? { lock, token, sessionId, ops: writeOps } : { lock, token, sessionId, ops: writeOps, slot };
     },
     recall: (stored) => !oldWritten(stored),
     answers: 'written',
@@ -86,7 +95,7 @@ export function kvService(ctx: NodeContext): { service: grpc.UntypedServiceImple
     // Judged again as of the state read: a revoke applied while the read waited holds for it.
     access.permit(call.caller, 'read', key);
     const entry = ctx.machine.get(key);
-    if (!entry) return { found: false, deleted: false, value: Buffer.alloc(0), token: intToWire('token', 0), lock: '' };
+    if (!entry) return { found: false, deleted: false, value: Buffer.alloc(0), token: intToWire('token', 0), lock: '', semaphore: false, slot: 0 };
     return { found: entry.value !== null, ...wireEntry(entry) };
   };
 

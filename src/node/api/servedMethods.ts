@@ -37,11 +37,11 @@ export interface ServeOptions {
 
 /** Builds the served API of `runtime` (one incarnation of a node). */
 export function serveApi(runtime: NodeRuntime, options: ServeOptions = {}): ServedApi {
-  const { session, lock, kv, cluster, auth } = runtime.services;
+  const { session, lock, semaphore, kv, cluster, auth } = runtime.services;
   const ctx = runtime.context;
   const limits = new ConnectionLimits(CONNECTION_CAPS, (identity, quota) => runtime.app.machine.auth.quotaOf(identity, quota));
   const identify = (call: IdentifiableCall): Caller => ctx.access.callerOf(call);
-  const pipeline = pipelineService(ctx.logger, { ...lock.calls, ...kv.calls }, {
+  const pipeline = pipelineService(ctx.logger, { ...lock.calls, ...semaphore.calls, ...kv.calls }, {
     limits,
     identify,
     metrics: runtime.metrics.api,
@@ -54,6 +54,7 @@ export function serveApi(runtime: NodeRuntime, options: ServeOptions = {}): Serv
   const services: Array<[grpc.ServiceDefinition, grpc.UntypedServiceImplementation]> = [
     strictService(serviceDefinition('fencelock.v1.Session'), cap('Session', session.service, { KeepAlive: 'KeepAlive streams' })),
     strictService(serviceDefinition('fencelock.v1.Lock'), cap('Lock', lock.service, { Watch: 'Watch streams' })),
+    strictService(serviceDefinition('fencelock.v1.Semaphore'), semaphore.service),
     strictService(serviceDefinition('fencelock.v1.KV'), kv.service),
     strictService(serviceDefinition('fencelock.v1.Pipeline'), cap('Pipeline', pipeline, { Calls: 'Pipeline streams' }), { answerOnStream: answerPipelineCall }),
     strictService(serviceDefinition('fencelock.v1.Cluster'), cluster),

@@ -4,6 +4,7 @@ import type { RaftStorage } from '../../storage/types';
 import { clusterService } from '../api/clusterService';
 import { NodeContext } from '../api/context';
 import { kvService } from '../api/kvService';
+import { semaphoreService } from '../api/semaphoreService';
 import { lockService } from '../api/lockService';
 import { sessionService } from '../api/sessionService';
 import { authService } from '../api/authService';
@@ -72,6 +73,7 @@ export class NodeRuntime {
     readonly services: {
       session: ReturnType<typeof sessionService>;
       lock: ReturnType<typeof lockService>;
+      semaphore: ReturnType<typeof semaphoreService>;
       kv: ReturnType<typeof kvService>;
       cluster: ReturnType<typeof clusterService>;
       auth: ReturnType<typeof authService>;
@@ -131,6 +133,7 @@ export class NodeRuntime {
     const services = {
       session: sessionService(context),
       lock: lockService(context),
+      semaphore: semaphoreService(context),
       kv: kvService(context),
       cluster: clusterService(context),
       auth: authService(context),

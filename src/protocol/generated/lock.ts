@@ -45,6 +45,7 @@ import type { OpenSessionResponse as _fencelock_v1_OpenSessionResponse, OpenSess
 import type { PeerStatus as _fencelock_v1_PeerStatus, PeerStatus__Output as _fencelock_v1_PeerStatus__Output } from './fencelock/v1/PeerStatus';
 import type { PermissionRequest as _fencelock_v1_PermissionRequest, PermissionRequest__Output as _fencelock_v1_PermissionRequest__Output } from './fencelock/v1/PermissionRequest';
 import type { PermissionRule as _fencelock_v1_PermissionRule, PermissionRule__Output as _fencelock_v1_PermissionRule__Output } from './fencelock/v1/PermissionRule';
+import type { PermitHolder as _fencelock_v1_PermitHolder, PermitHolder__Output as _fencelock_v1_PermitHolder__Output } from './fencelock/v1/PermitHolder';
 import type { PipelineClient as _fencelock_v1_PipelineClient, PipelineDefinition as _fencelock_v1_PipelineDefinition } from './fencelock/v1/Pipeline';
 import type { Quota as _fencelock_v1_Quota, Quota__Output as _fencelock_v1_Quota__Output } from './fencelock/v1/Quota';
 import type { QuotaRequest as _fencelock_v1_QuotaRequest, QuotaRequest__Output as _fencelock_v1_QuotaRequest__Output } from './fencelock/v1/QuotaRequest';
@@ -57,6 +58,13 @@ import type { RevokeSessionRequest as _fencelock_v1_RevokeSessionRequest, Revoke
 import type { RevokeSessionResponse as _fencelock_v1_RevokeSessionResponse, RevokeSessionResponse__Output as _fencelock_v1_RevokeSessionResponse__Output } from './fencelock/v1/RevokeSessionResponse';
 import type { RoleInfo as _fencelock_v1_RoleInfo, RoleInfo__Output as _fencelock_v1_RoleInfo__Output } from './fencelock/v1/RoleInfo';
 import type { RoleRequest as _fencelock_v1_RoleRequest, RoleRequest__Output as _fencelock_v1_RoleRequest__Output } from './fencelock/v1/RoleRequest';
+import type { SemaphoreClient as _fencelock_v1_SemaphoreClient, SemaphoreDefinition as _fencelock_v1_SemaphoreDefinition } from './fencelock/v1/Semaphore';
+import type { SemaphoreAcquireRequest as _fencelock_v1_SemaphoreAcquireRequest, SemaphoreAcquireRequest__Output as _fencelock_v1_SemaphoreAcquireRequest__Output } from './fencelock/v1/SemaphoreAcquireRequest';
+import type { SemaphoreAcquireResponse as _fencelock_v1_SemaphoreAcquireResponse, SemaphoreAcquireResponse__Output as _fencelock_v1_SemaphoreAcquireResponse__Output } from './fencelock/v1/SemaphoreAcquireResponse';
+import type { SemaphoreDescribeRequest as _fencelock_v1_SemaphoreDescribeRequest, SemaphoreDescribeRequest__Output as _fencelock_v1_SemaphoreDescribeRequest__Output } from './fencelock/v1/SemaphoreDescribeRequest';
+import type { SemaphoreDescribeResponse as _fencelock_v1_SemaphoreDescribeResponse, SemaphoreDescribeResponse__Output as _fencelock_v1_SemaphoreDescribeResponse__Output } from './fencelock/v1/SemaphoreDescribeResponse';
+import type { SemaphoreReleaseRequest as _fencelock_v1_SemaphoreReleaseRequest, SemaphoreReleaseRequest__Output as _fencelock_v1_SemaphoreReleaseRequest__Output } from './fencelock/v1/SemaphoreReleaseRequest';
+import type { SemaphoreReleaseResponse as _fencelock_v1_SemaphoreReleaseResponse, SemaphoreReleaseResponse__Output as _fencelock_v1_SemaphoreReleaseResponse__Output } from './fencelock/v1/SemaphoreReleaseResponse';
 import type { SessionClient as _fencelock_v1_SessionClient, SessionDefinition as _fencelock_v1_SessionDefinition } from './fencelock/v1/Session';
 import type { SessionInfo as _fencelock_v1_SessionInfo, SessionInfo__Output as _fencelock_v1_SessionInfo__Output } from './fencelock/v1/SessionInfo';
 import type { SessionSummary as _fencelock_v1_SessionSummary, SessionSummary__Output as _fencelock_v1_SessionSummary__Output } from './fencelock/v1/SessionSummary';
@@ -140,8 +148,9 @@ export interface ProtoGrpcType {
       Permission: EnumTypeDefinition
       PermissionRequest: MessageTypeDefinition<_fencelock_v1_PermissionRequest, _fencelock_v1_PermissionRequest__Output>
       PermissionRule: MessageTypeDefinition<_fencelock_v1_PermissionRule, _fencelock_v1_PermissionRule__Output>
+      PermitHolder: MessageTypeDefinition<_fencelock_v1_PermitHolder, _fencelock_v1_PermitHolder__Output>
       /**
-       * The hot calls (Acquire, Release, Write, Get) multiplexed on one long-lived stream per client and node.
+       * The hot calls (Acquire, Release, Write, Get, and a semaphore's Acquire and Release) multiplexed on one long-lived stream per client and node.
        * A unary call costs an HTTP/2 stream of its own (headers, trailers, its own bookkeeping on both ends),
        * which is most of the cost of a small call; on this stream a call is one message each way. Each request
        * gets exactly one response with its call_id, in any order; semantics, limits and errors are those of
@@ -167,6 +176,19 @@ export interface ProtoGrpcType {
       RevokeSessionResponse: MessageTypeDefinition<_fencelock_v1_RevokeSessionResponse, _fencelock_v1_RevokeSessionResponse__Output>
       RoleInfo: MessageTypeDefinition<_fencelock_v1_RoleInfo, _fencelock_v1_RoleInfo__Output>
       RoleRequest: MessageTypeDefinition<_fencelock_v1_RoleRequest, _fencelock_v1_RoleRequest__Output>
+      /**
+       * Semaphores (issue 33; docs/architecture.md#semaphores): N permits of one name, each taken in a slot
+       * 0..N-1 under a token of its own. A namespace of its own (the semaphore `pool` and the lock `pool` are
+       * two resources); permissions as for locks (`lock` on the name). Fencing is per slot: downstream resources
+       * keep a watermark per (semaphore, slot) and refuse fence < token.
+       */
+      Semaphore: SubtypeConstructor<typeof grpc.Client, _fencelock_v1_SemaphoreClient> & { service: _fencelock_v1_SemaphoreDefinition }
+      SemaphoreAcquireRequest: MessageTypeDefinition<_fencelock_v1_SemaphoreAcquireRequest, _fencelock_v1_SemaphoreAcquireRequest__Output>
+      SemaphoreAcquireResponse: MessageTypeDefinition<_fencelock_v1_SemaphoreAcquireResponse, _fencelock_v1_SemaphoreAcquireResponse__Output>
+      SemaphoreDescribeRequest: MessageTypeDefinition<_fencelock_v1_SemaphoreDescribeRequest, _fencelock_v1_SemaphoreDescribeRequest__Output>
+      SemaphoreDescribeResponse: MessageTypeDefinition<_fencelock_v1_SemaphoreDescribeResponse, _fencelock_v1_SemaphoreDescribeResponse__Output>
+      SemaphoreReleaseRequest: MessageTypeDefinition<_fencelock_v1_SemaphoreReleaseRequest, _fencelock_v1_SemaphoreReleaseRequest__Output>
+      SemaphoreReleaseResponse: MessageTypeDefinition<_fencelock_v1_SemaphoreReleaseResponse, _fencelock_v1_SemaphoreReleaseResponse__Output>
       Session: SubtypeConstructor<typeof grpc.Client, _fencelock_v1_SessionClient> & { service: _fencelock_v1_SessionDefinition }
       SessionInfo: MessageTypeDefinition<_fencelock_v1_SessionInfo, _fencelock_v1_SessionInfo__Output>
       SessionSummary: MessageTypeDefinition<_fencelock_v1_SessionSummary, _fencelock_v1_SessionSummary__Output>

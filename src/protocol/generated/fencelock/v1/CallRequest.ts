@@ -4,6 +4,8 @@ import type { AcquireRequest as _fencelock_v1_AcquireRequest, AcquireRequest__Ou
 import type { ReleaseRequest as _fencelock_v1_ReleaseRequest, ReleaseRequest__Output as _fencelock_v1_ReleaseRequest__Output } from '../../fencelock/v1/ReleaseRequest';
 import type { WriteRequest as _fencelock_v1_WriteRequest, WriteRequest__Output as _fencelock_v1_WriteRequest__Output } from '../../fencelock/v1/WriteRequest';
 import type { GetRequest as _fencelock_v1_GetRequest, GetRequest__Output as _fencelock_v1_GetRequest__Output } from '../../fencelock/v1/GetRequest';
+import type { SemaphoreAcquireRequest as _fencelock_v1_SemaphoreAcquireRequest, SemaphoreAcquireRequest__Output as _fencelock_v1_SemaphoreAcquireRequest__Output } from '../../fencelock/v1/SemaphoreAcquireRequest';
+import type { SemaphoreReleaseRequest as _fencelock_v1_SemaphoreReleaseRequest, SemaphoreReleaseRequest__Output as _fencelock_v1_SemaphoreReleaseRequest__Output } from '../../fencelock/v1/SemaphoreReleaseRequest';
 import type { Long } from '@grpc/proto-loader';
 
 export interface CallRequest {
@@ -19,12 +21,14 @@ export interface CallRequest {
   'release'?: (_fencelock_v1_ReleaseRequest | null);
   'write'?: (_fencelock_v1_WriteRequest | null);
   'get'?: (_fencelock_v1_GetRequest | null);
+  'semaphoreAcquire'?: (_fencelock_v1_SemaphoreAcquireRequest | null);
+  'semaphoreRelease'?: (_fencelock_v1_SemaphoreReleaseRequest | null);
   /**
    * A batch: each element an encoded CallRequest (one call, never a batch), checked and decoded on its
    * own, so a call that cannot be decoded is refused alone with its call_id. A batch sets nothing else.
    */
   'calls'?: (Buffer | Uint8Array | string)[];
-  'call'?: "acquire"|"release"|"write"|"get";
+  'call'?: "acquire"|"release"|"write"|"get"|"semaphoreAcquire"|"semaphoreRelease";
 }
 
 export interface CallRequest__Output {
@@ -40,10 +44,12 @@ export interface CallRequest__Output {
   'release'?: (_fencelock_v1_ReleaseRequest__Output | null);
   'write'?: (_fencelock_v1_WriteRequest__Output | null);
   'get'?: (_fencelock_v1_GetRequest__Output | null);
+  'semaphoreAcquire'?: (_fencelock_v1_SemaphoreAcquireRequest__Output | null);
+  'semaphoreRelease'?: (_fencelock_v1_SemaphoreReleaseRequest__Output | null);
   /**
    * A batch: each element an encoded CallRequest (one call, never a batch), checked and decoded on its
    * own, so a call that cannot be decoded is refused alone with its call_id. A batch sets nothing else.
    */
   'calls': (Buffer)[];
-  'call'?: "acquire"|"release"|"write"|"get";
+  'call'?: "acquire"|"release"|"write"|"get"|"semaphoreAcquire"|"semaphoreRelease";
 }

@@ -20,6 +20,11 @@ export interface GetResponse {
    * the key was deleted (found is false; lock and token are still the key's)
    */
   'deleted'?: (boolean);
+  /**
+   * the key is bound to slot `slot` of the semaphore `lock` (issue 33)
+   */
+  'semaphore'?: (boolean);
+  'slot'?: (number);
 }
 
 export interface GetResponse__Output {
@@ -40,4 +45,9 @@ export interface GetResponse__Output {
    * the key was deleted (found is false; lock and token are still the key's)
    */
   'deleted': (boolean);
+  /**
+   * the key is bound to slot `slot` of the semaphore `lock` (issue 33)
+   */
+  'semaphore': (boolean);
+  'slot': (number);
 }

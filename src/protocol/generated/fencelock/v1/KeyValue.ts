@@ -17,6 +17,11 @@ export interface KeyValue {
    */
   'lock'?: (string);
   'deleted'?: (boolean);
+  /**
+   * as in GetResponse: bound to slot `slot` of the semaphore `lock`
+   */
+  'semaphore'?: (boolean);
+  'slot'?: (number);
 }
 
 export interface KeyValue__Output {
@@ -34,4 +39,9 @@ export interface KeyValue__Output {
    */
   'lock': (string);
   'deleted': (boolean);
+  /**
+   * as in GetResponse: bound to slot `slot` of the semaphore `lock`
+   */
+  'semaphore': (boolean);
+  'slot': (number);
 }

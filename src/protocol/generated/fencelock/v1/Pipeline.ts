@@ -6,7 +6,7 @@ import type { CallRequest as _fencelock_v1_CallRequest, CallRequest__Output as _
 import type { CallResponse as _fencelock_v1_CallResponse, CallResponse__Output as _fencelock_v1_CallResponse__Output } from '../../fencelock/v1/CallResponse';
 
 /**
- * The hot calls (Acquire, Release, Write, Get) multiplexed on one long-lived stream per client and node.
+ * The hot calls (Acquire, Release, Write, Get, and a semaphore's Acquire and Release) multiplexed on one long-lived stream per client and node.
  * A unary call costs an HTTP/2 stream of its own (headers, trailers, its own bookkeeping on both ends),
  * which is most of the cost of a small call; on this stream a call is one message each way. Each request
  * gets exactly one response with its call_id, in any order; semantics, limits and errors are those of
@@ -29,7 +29,7 @@ export interface PipelineClient extends grpc.Client {
 }
 
 /**
- * The hot calls (Acquire, Release, Write, Get) multiplexed on one long-lived stream per client and node.
+ * The hot calls (Acquire, Release, Write, Get, and a semaphore's Acquire and Release) multiplexed on one long-lived stream per client and node.
  * A unary call costs an HTTP/2 stream of its own (headers, trailers, its own bookkeeping on both ends),
  * which is most of the cost of a small call; on this stream a call is one message each way. Each request
  * gets exactly one response with its call_id, in any order; semantics, limits and errors are those of

@@ -28,6 +28,13 @@ export interface WriteRequest {
    * 1..64
    */
   'ops'?: (_fencelock_v1_Op)[];
+  /**
+   * A write under a semaphore's permit (issue 33): `lock` names the semaphore, `slot` the permit's slot and
+   * `token` its token. Its keys are bound to (semaphore, slot) for good, and fenced by that slot's latest
+   * token alone: the rules above with the slot in the place of the lock (docs/architecture.md#semaphores).
+   */
+  'semaphore'?: (boolean);
+  'slot'?: (number);
 }
 
 /**
@@ -54,4 +61,11 @@ export interface WriteRequest__Output {
    * 1..64
    */
   'ops': (_fencelock_v1_Op__Output)[];
+  /**
+   * A write under a semaphore's permit (issue 33): `lock` names the semaphore, `slot` the permit's slot and
+   * `token` its token. Its keys are bound to (semaphore, slot) for good, and fenced by that slot's latest
+   * token alone: the rules above with the slot in the place of the lock (docs/architecture.md#semaphores).
+   */
+  'semaphore': (boolean);
+  'slot': (number);
 }
