@@ -70,8 +70,14 @@ const notScripted = (kind: string) => (): Promise<object> => Promise.reject(new 
 
 /** The scripted handlers as the Pipeline's declarations (scripts answer with partial messages, hence the cast). */
 function handlers(overrides: Partial<Handlers>): PipelineCalls {
-  const h: Handlers = { acquire: notScripted('acquire'), release: notScripted('release'), write: notScripted('write'), get: notScripted('get'), ...overrides };
-  const calls = { acquire: { name: 'Lock.Acquire', handle: h.acquire }, release: { name: 'Lock.Release', handle: h.release }, write: { name: 'KV.Write', handle: h.write }, get: { name: 'KV.Get', handle: h.get } };
+  const h: Handlers = { acquire: notScripted('acquire'), release: notScripted('release'), write: notScripted('write'), get: notScripted('get'), acquireAll: notScripted('acquireAll'), ...overrides };
+  const calls = {
+    acquire: { name: 'Lock.Acquire', handle: h.acquire },
+    release: { name: 'Lock.Release', handle: h.release },
+    write: { name: 'KV.Write', handle: h.write },
+    get: { name: 'KV.Get', handle: h.get },
+    acquireAll: { name: 'Lock.AcquireAll', handle: h.acquireAll },
+  };
   return calls as unknown as PipelineCalls;
 }
 

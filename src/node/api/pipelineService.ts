@@ -156,7 +156,7 @@ class PipelineStream {
       return;
     }
     if (!kind || !(kind in this.calls)) {
-      this.refuse(callId, new ApiError(grpc.status.INVALID_ARGUMENT, 'call: set one of acquire, release, write, get'), 'Pipeline.Calls');
+      this.refuse(callId, new ApiError(grpc.status.INVALID_ARGUMENT, 'call: set one of acquire, release, write, get, acquire_all'), 'Pipeline.Calls');
       return;
     }
     const rpc = this.calls[kind].name;

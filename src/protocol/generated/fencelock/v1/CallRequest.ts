@@ -4,6 +4,7 @@ import type { AcquireRequest as _fencelock_v1_AcquireRequest, AcquireRequest__Ou
 import type { ReleaseRequest as _fencelock_v1_ReleaseRequest, ReleaseRequest__Output as _fencelock_v1_ReleaseRequest__Output } from '../../fencelock/v1/ReleaseRequest';
 import type { WriteRequest as _fencelock_v1_WriteRequest, WriteRequest__Output as _fencelock_v1_WriteRequest__Output } from '../../fencelock/v1/WriteRequest';
 import type { GetRequest as _fencelock_v1_GetRequest, GetRequest__Output as _fencelock_v1_GetRequest__Output } from '../../fencelock/v1/GetRequest';
+import type { AcquireAllRequest as _fencelock_v1_AcquireAllRequest, AcquireAllRequest__Output as _fencelock_v1_AcquireAllRequest__Output } from '../../fencelock/v1/AcquireAllRequest';
 import type { Long } from '@grpc/proto-loader';
 
 export interface CallRequest {
@@ -19,12 +20,13 @@ export interface CallRequest {
   'release'?: (_fencelock_v1_ReleaseRequest | null);
   'write'?: (_fencelock_v1_WriteRequest | null);
   'get'?: (_fencelock_v1_GetRequest | null);
+  'acquireAll'?: (_fencelock_v1_AcquireAllRequest | null);
   /**
    * A batch: each element an encoded CallRequest (one call, never a batch), checked and decoded on its
    * own, so a call that cannot be decoded is refused alone with its call_id. A batch sets nothing else.
    */
   'calls'?: (Buffer | Uint8Array | string)[];
-  'call'?: "acquire"|"release"|"write"|"get";
+  'call'?: "acquire"|"release"|"write"|"get"|"acquireAll";
 }
 
 export interface CallRequest__Output {
@@ -40,10 +42,11 @@ export interface CallRequest__Output {
   'release'?: (_fencelock_v1_ReleaseRequest__Output | null);
   'write'?: (_fencelock_v1_WriteRequest__Output | null);
   'get'?: (_fencelock_v1_GetRequest__Output | null);
+  'acquireAll'?: (_fencelock_v1_AcquireAllRequest__Output | null);
   /**
    * A batch: each element an encoded CallRequest (one call, never a batch), checked and decoded on its
    * own, so a call that cannot be decoded is refused alone with its call_id. A batch sets nothing else.
    */
   'calls': (Buffer)[];
-  'call'?: "acquire"|"release"|"write"|"get";
+  'call'?: "acquire"|"release"|"write"|"get"|"acquireAll";
 }

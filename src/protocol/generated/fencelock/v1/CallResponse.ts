@@ -4,6 +4,7 @@ import type { AcquireResponse as _fencelock_v1_AcquireResponse, AcquireResponse_
 import type { ReleaseResponse as _fencelock_v1_ReleaseResponse, ReleaseResponse__Output as _fencelock_v1_ReleaseResponse__Output } from '../../fencelock/v1/ReleaseResponse';
 import type { WriteResponse as _fencelock_v1_WriteResponse, WriteResponse__Output as _fencelock_v1_WriteResponse__Output } from '../../fencelock/v1/WriteResponse';
 import type { GetResponse as _fencelock_v1_GetResponse, GetResponse__Output as _fencelock_v1_GetResponse__Output } from '../../fencelock/v1/GetResponse';
+import type { AcquireAllResponse as _fencelock_v1_AcquireAllResponse, AcquireAllResponse__Output as _fencelock_v1_AcquireAllResponse__Output } from '../../fencelock/v1/AcquireAllResponse';
 import type { CallResponse as _fencelock_v1_CallResponse, CallResponse__Output as _fencelock_v1_CallResponse__Output } from '../../fencelock/v1/CallResponse';
 import type { Long } from '@grpc/proto-loader';
 
@@ -25,11 +26,12 @@ export interface CallResponse {
   'release'?: (_fencelock_v1_ReleaseResponse | null);
   'write'?: (_fencelock_v1_WriteResponse | null);
   'get'?: (_fencelock_v1_GetResponse | null);
+  'acquireAll'?: (_fencelock_v1_AcquireAllResponse | null);
   /**
    * Answers sent together (each a single call's, never a batch); a message with answers sets nothing else.
    */
   'answers'?: (_fencelock_v1_CallResponse)[];
-  'result'?: "acquire"|"release"|"write"|"get";
+  'result'?: "acquire"|"release"|"write"|"get"|"acquireAll";
 }
 
 export interface CallResponse__Output {
@@ -50,9 +52,10 @@ export interface CallResponse__Output {
   'release'?: (_fencelock_v1_ReleaseResponse__Output | null);
   'write'?: (_fencelock_v1_WriteResponse__Output | null);
   'get'?: (_fencelock_v1_GetResponse__Output | null);
+  'acquireAll'?: (_fencelock_v1_AcquireAllResponse__Output | null);
   /**
    * Answers sent together (each a single call's, never a batch); a message with answers sets nothing else.
    */
   'answers': (_fencelock_v1_CallResponse__Output)[];
-  'result'?: "acquire"|"release"|"write"|"get";
+  'result'?: "acquire"|"release"|"write"|"get"|"acquireAll";
 }
