@@ -6,7 +6,7 @@
 //
 // Re-entry: the same set waiting answers its wait again; every named lock held by the session under one token
 // answers that grant (newGrant false); any other overlap with what the session holds or waits for is refused
-// SET_OVERLAP (a partial set would be granted otherwise, or a count kept: see architecture.md).
+// SET_OVERLAP (a partial set would be granted otherwise, or a count kept: see docs/architecture.md#atomic-multi-lock).
 import { checkOwner } from '../auth/access';
 import { allows } from '../auth/permissions';
 import * as L from '../limits';
