@@ -375,6 +375,29 @@ export class FenceLockClient implements SessionHost {
   }
 
   /** @internal */
+  async acquireAllFor(session: Session, locks: readonly string[], waitTimeoutMs: number): Promise<{ acquired: boolean; token: bigint; busyLock: string }> {
+    this.assertOpen();
+    try {
+      const res = await this.mutate(
+        methods().Lock.AcquireAll,
+        (header) => ({ header, locks: [...locks], sessionId: session.id, waitTimeoutMs: intToWire('wait_timeout_ms', waitTimeoutMs) }),
+        {
+          what: `acquire locks ${JSON.stringify(locks)}`,
+          attemptTimeoutMs: waitTimeoutMs + this.requestTimeoutMs,
+          totalTimeoutMs: waitTimeoutMs + this.totalTimeoutMs,
+          serverDeadlineIsFinal: true,
+        },
+      );
+      return { acquired: res.acquired, token: wireToBigInt(res.token), busyLock: res.busyLock };
+    } catch (err) {
+      this.noticeSessionGone(session, err);
+      // A set granted after the caller gave up is released lock by lock, as an orphaned single grant.
+      if (isFenceLockError(err) && err.indeterminate) for (const lock of locks) this.scheduleOrphanCheck(session, lock, waitTimeoutMs);
+      throw err;
+    }
+  }
+
+  /** @internal */
   async releaseFor(session: Session, lock: string, token: bigint): Promise<void> {
     this.assertOpen();
     try {

@@ -40,6 +40,8 @@ export interface SessionHost extends PermitHost {
   readonly ports: Pick<ClientPorts, 'clock' | 'timers'>;
   acquireFor(session: Session, lock: string, waitTimeoutMs: number, lockDelayMs?: number, mode?: LockMode): Promise<{ acquired: boolean; token: bigint; holderSession: string }>;
   releaseFor(session: Session, lock: string, token: bigint): Promise<void>;
+  /** Lock.AcquireAll: the set's one token when granted (acquired false: a try found a lock of it busy). */
+  acquireAllFor(session: Session, locks: readonly string[], waitTimeoutMs: number): Promise<{ acquired: boolean; token: bigint; busyLock: string }>;
   writeFor(lock: string, token: bigint, sessionId: string, ops: WriteOp[]): Promise<WriteResult>;
   closeSessionFor(session: Session, timeoutMs?: number): Promise<void>;
   startRenewing(session: Session): void;
@@ -219,6 +221,35 @@ export class Session implements Renewable {
     if (this.closed) return Promise.reject(new FenceLockError('FAILED_PRECONDITION', `session ${this.publicId} is closed`, { reason: 'SESSION_CLOSED' }));
     if (this.lostError) return Promise.reject(new FenceLockError(this.lostError.code, `session ${this.publicId} is lost: ${this.lostError.message}`, { reason: this.lostError.reason }));
     return this.host.acquirePermitFor(this, name, permits, waitTimeoutMs);
+  }
+
+  /**
+   * Atomic multi-lock (docs/architecture.md#atomic-multi-lock): every lock of `locks` (1..64 distinct names)
+   * in one grant, or none; waits in every lock's FIFO queue up to waitTimeoutMs as one waiter, so two callers
+   * naming the same locks in different orders never deadlock. Resolves to one handle per lock, in the order
+   * given, all with the same token; each is released on its own. Rejects DEADLINE_EXCEEDED after the wait;
+   * FAILED_PRECONDITION SET_OVERLAP when this session holds or waits for one of them other than as this set.
+   */
+  async acquireAll(locks: readonly string[], opts: { waitTimeoutMs?: number } = {}): Promise<LockHandle[]> {
+    const wait = opts.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
+    if (!Number.isSafeInteger(wait) || wait < 0) throw new FenceLockError('INVALID_ARGUMENT', `waitTimeoutMs must be a non-negative integer, got ${wait}`);
+    const res = await this.acquireAllRaw(locks, wait);
+    if (!res.acquired) {
+      throw new FenceLockError('DEADLINE_EXCEEDED', `acquire locks ${JSON.stringify(locks)}: ${JSON.stringify(res.busyLock)} still busy after ${wait} ms`, { reason: 'LOCK_HELD' });
+    }
+    return locks.map((lock) => this.handleFor(lock, res.token));
+  }
+
+  /** Try-lock of a set: one attempt; null when any lock of it is held, awaited or delayed (nothing is taken). */
+  async tryAcquireAll(locks: readonly string[]): Promise<LockHandle[] | null> {
+    const res = await this.acquireAllRaw(locks, 0);
+    return res.acquired ? locks.map((lock) => this.handleFor(lock, res.token)) : null;
+  }
+
+  private acquireAllRaw(locks: readonly string[], wait: number): Promise<{ acquired: boolean; token: bigint; busyLock: string }> {
+    if (this.closed) throw new FenceLockError('FAILED_PRECONDITION', `session ${this.publicId} is closed`, { reason: 'SESSION_CLOSED' });
+    if (this.lostError) throw new FenceLockError(this.lostError.code, `session ${this.publicId} is lost: ${this.lostError.message}`, { reason: this.lostError.reason });
+    return this.host.acquireAllFor(this, locks, wait);
   }
 
   /**

@@ -61,3 +61,8 @@ export const MAX_BATCH_BYTES = 1024 * 1024;
 export const PIPELINE_BATCH_HEADER = 'fencelock-pipeline-batch';
 /** Permits of one semaphore (issue 33): 1..MAX_PERMITS. */
 export const MAX_PERMITS = 1_024;
+/**
+ * Lock names of one AcquireAll (issue 33): 1..MAX_LOCKS_PER_ACQUIRE_ALL, distinct. One entry grants them all
+ * and a waiter sits in each of their queues, so the bound keeps one entry's work and one waiter's footprint small.
+ */
+export const MAX_LOCKS_PER_ACQUIRE_ALL = 64;

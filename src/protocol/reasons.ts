@@ -100,6 +100,11 @@ export const Reason = Object.freeze({
    * N the number in force). The number is fixed while any permit is held or anyone waits.
    */
   PERMITS_MISMATCH: 'PERMITS_MISMATCH',
+  /**
+   * AcquireAll: the session already holds or waits for one of the named locks (`subject`: its name) other than
+   * by this very set (docs/architecture.md#atomic-multi-lock): a set is granted whole or not at all.
+   */
+  SET_OVERLAP: 'SET_OVERLAP',
 } as const);
 
 export type Reason = (typeof Reason)[keyof typeof Reason];

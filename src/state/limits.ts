@@ -9,6 +9,7 @@
 import * as api from '../protocol/limits';
 import { MAX_KEY_BYTES } from '../protocol/limits';
 export * from '../protocol/limits';
+// Among them MAX_LOCKS_PER_ACQUIRE_ALL (64): the names of one AcquireAll, checked by the API and again at apply.
 
 /** Open sessions at once. Beyond: OpenSession is refused with TOO_MANY_SESSIONS. */
 export const MAX_SESSIONS = 100_000;

@@ -45,6 +45,7 @@ import {
   isDelayed,
   isHeld,
   lockCountOf,
+  multiWaitOf,
   sharedGrantById,
   sharedGrantOf,
   tokenOf,
@@ -60,6 +61,7 @@ import { SemaphoreTable } from './semaphores';
 import { permitStateOf, semaphoreInfo, type SemaphoreInfo, type SessionPermitState } from './semaphoreInfo';
 import { leaveSemaphores, releasePermits } from './semaphoreSteps';
 import { SessionTable } from './sessions';
+import { checkMultiWaiters, grantSet, isReady } from './multiLocks';
 import { SnapshotEncoding } from './capture';
 import { UsageTable, recountUsage } from './usage';
 import { SLICE_UNITS, encodeState, readState, writeState, type StateTables, type StateView } from './snapshot';
@@ -372,6 +374,13 @@ export class LockStateMachine {
     for (let s = firstWaiter(rec); s !== undefined; s = firstWaiter(rec)) {
       const shared = waitsShared(rec, s);
       if (!shared && rec.sharers !== null) break; // a writer waits for the readers granted before it
+      const set = multiWaitOf(rec, s);
+      if (set !== undefined) {
+        // A set heading this queue blocks it until it can be granted whole (docs/architecture.md#atomic-multi-lock).
+        if (!isReady(set)) break;
+        grantSet(this.locks, set, index, now, cause, events);
+        return s.id;
+      }
       const delayMs = waiterDelayOf(rec, s);
       this.locks.dequeue(rec, s);
       deleteWaiting(s, rec);
@@ -393,12 +402,13 @@ export class LockStateMachine {
 
   /**
    * After waiters left the queues of `recs` (cancelled, their sessions ended): a lock held only in shared
-   * mode whose head is now a reader grants the readers at the head, who no longer wait behind a writer.
+   * mode whose head is now a reader grants the readers at the head, who no longer wait behind a writer; a
+   * free lock whose head was a set of an AcquireAll (multiLocks.ts) grants its new head.
    */
   private admitReaders(recs: readonly LockRecord[], index: number, now: number, events: LockEvent[]): void {
     for (const rec of recs) {
-      if (rec.sharers === null || rec.holder !== null || isDelayed(rec)) continue;
-      this.grantFromQueue(rec, index, now, 'acquired', events);
+      if (rec.holder === null && !isDelayed(rec) && (rec.sharers !== null || rec.waiters !== null)) this.grantFromQueue(rec, index, now, 'acquired', events);
+      this.locks.collectIfIdle(rec); // a lock only a set waited for
     }
   }
 
@@ -616,7 +626,9 @@ export class LockStateMachine {
       if (rec.holder !== null) heldLocks++;
       queued += waiterCount(rec);
       const latest = rec.latestToken;
-      if (latest < 1 || latest > applied) p.push(`lock ${q(rec.name)} latest token ${latest} out of range`);
+      // A lock first named by a waiting AcquireAll set has issued no token yet (latest 0, or the forgotten floor).
+      const neverGranted = rec.latestHolder === '' && rec.holder === null && rec.sharers === null && rec.multiWaiters !== null;
+      if ((latest < 1 && !neverGranted) || latest > applied) p.push(`lock ${q(rec.name)} latest token ${latest} out of range`);
       const holder = rec.holder;
       if (holder !== null) {
         if (rec.latestHolder !== holder.id) p.push(`lock ${q(rec.name)} latestHolder is not the holder`);
@@ -632,10 +644,10 @@ export class LockStateMachine {
       }
       p.push(...checkDelay(rec, applied));
       p.push(...checkShared(rec, isOpen));
+      p.push(...checkMultiWaiters(rec));
       sharedHolds += rec.sharers === null ? 0 : rec.sharers.size;
       const waiters = rec.waiters;
       if (waiters !== null) {
-        if (holder === null && rec.sharers === null && !isDelayed(rec)) p.push(`free lock ${q(rec.name)} has waiters`);
         if (waiters.size === 0) p.push(`lock ${q(rec.name)} keeps an empty queue`);
         if (waiters.size > maxWaiters) p.push(`lock ${q(rec.name)} has too many waiters`);
         for (const w of waiters.keys()) {
@@ -786,8 +798,9 @@ export class LockStateMachine {
     m.applied = index;
     const sessions = Array.from(m.sessions.values());
     const events: LockEvent[] = [];
-    for (const s of sessions) m.leaveSession(s, 'expired', events);
+    const left = sessions.flatMap((s) => m.leaveSession(s, 'expired', events));
     for (const s of sessions) m.releaseSession(index, 0, s, 'expired', events);
+    for (const rec of left) m.locks.collectIfIdle(rec); // a lock only a set waited for
     const problems = m.checkInvariants();
     invariant(problems.length === 0, () => `restored state: ${problems.slice(0, 5).join('; ')}`);
     return { machine: m, sessionsEnded: sessions.length };

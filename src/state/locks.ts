@@ -7,7 +7,7 @@
 // this lock" (> gcFloor and no record).
 import { TableCapture, type TableView } from './capture';
 import { invariant } from './invariant';
-import { addWaiter, deleteWaiter, isDelayed, newLockRecord, tokenOf, type LockRecord, type Session, type SharedGrant } from './records';
+import { addMultiWaiter, addWaiter, deleteWaiter, isDelayed, newLockRecord, tokenOf, type LockRecord, type MultiWait, type Session, type SharedGrant } from './records';
 import { SortedIndex } from './sortedIndex';
 
 export type { LockRecord };
@@ -26,6 +26,7 @@ export interface LockImage {
   readonly delayedUntil: number;
   readonly sharers: ReadonlyMap<Session, SharedGrant> | null;
   readonly sharedWaiters: ReadonlySet<Session> | null;
+  readonly multiWaiters: ReadonlyMap<Session, MultiWait> | null;
 }
 
 class LockIndex extends SortedIndex<LockRecord> {
@@ -197,6 +198,12 @@ export class LockTable {
     addWaiter(rec, s, now, delayMs, shared);
   }
 
+  /** Queues the session of `wait` last for the lock, as one part of an AcquireAll waiting since `now`. */
+  enqueueMulti(rec: LockRecord, wait: MultiWait, now: number): void {
+    this.capture.save(rec);
+    addMultiWaiter(rec, wait, now);
+  }
+
   /** Takes `s` out of the lock's queue; false when it was not queued. */
   dequeue(rec: LockRecord, s: Session): boolean {
     this.capture.save(rec);
@@ -231,6 +238,7 @@ function copyLock(rec: LockRecord): LockImage {
     delayedUntil: rec.delayedUntil,
     sharers: rec.sharers === null ? null : new Map(rec.sharers),
     sharedWaiters: rec.sharedWaiters === null ? null : new Set(rec.sharedWaiters),
+    multiWaiters: rec.multiWaiters === null ? null : new Map(rec.multiWaiters),
   };
 }
 

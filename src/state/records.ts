@@ -111,6 +111,17 @@ export interface LockRecord {
   sharers: Map<Session, SharedGrant> | null;
   /** The waiters that asked for a shared grant (a subset of `waiters`); null when none did. */
   sharedWaiters: Set<Session> | null;
+  /**
+   * The waiters queued by an AcquireAll (a subset of `waiters`), each with its set, the same object in every
+   * lock of the set (docs/architecture.md#atomic-multi-lock); null when none.
+   */
+  multiWaiters: Map<Session, MultiWait> | null;
+}
+
+/** One AcquireAll waiting: its session, queued once in each lock of `locks` (in name order, never changed). */
+export interface MultiWait {
+  readonly session: Session;
+  readonly locks: readonly LockRecord[];
 }
 
 /** One shared grant: its token (the index of the entry that made it) and that entry's `now`. */
@@ -141,6 +152,7 @@ export function newLockRecord(name: string, grantedAt = 0, latestToken = 0, late
     heldNext: null,
     sharers: null,
     sharedWaiters: null,
+    multiWaiters: null,
   };
 }
 
@@ -261,7 +273,19 @@ export function deleteWaiter(rec: LockRecord, s: Session): boolean {
   if (rec.waiters.size === 0) rec.waiters = null;
   if (rec.waiterDelays !== null && rec.waiterDelays.delete(s) && rec.waiterDelays.size === 0) rec.waiterDelays = null;
   if (rec.sharedWaiters !== null && rec.sharedWaiters.delete(s) && rec.sharedWaiters.size === 0) rec.sharedWaiters = null;
+  if (rec.multiWaiters !== null && rec.multiWaiters.delete(s) && rec.multiWaiters.size === 0) rec.multiWaiters = null;
   return true;
+}
+
+/** The set of locks the queued session waits for with this one (an AcquireAll); undefined for a single Acquire. */
+export function multiWaitOf(rec: LockRecord, s: Session): MultiWait | undefined {
+  return rec.multiWaiters === null ? undefined : rec.multiWaiters.get(s);
+}
+
+/** Queues `s` last as part of the AcquireAll `wait` (one waiter in each of its locks' queues). */
+export function addMultiWaiter(rec: LockRecord, wait: MultiWait, since: number): void {
+  addWaiter(rec, wait.session, since);
+  (rec.multiWaiters ??= new Map()).set(wait.session, wait);
 }
 
 /** The queued session waits for a shared grant. */

@@ -21,7 +21,9 @@
 //                 | varint delayedUntil (when it ends by that leader's clock, 0 = none)
 //                 | list(sharer) (the shared grants, in grant order)
 //   waiter      = sref session | varint since (the `now` of the Acquire entry that queued it)
-//                 | varint lockDelayMs (the lock-delay it asked for, 0 = none) | byte shared (0/1)
+//                 | varint lockDelayMs (the lock-delay it asked for, 0 = none)
+//                 | varint mode (0 exclusive, 1 shared, 2 one waiter of an AcquireAll: then str the name
+//                   of the first lock of its set, in name order; multiSnapshot.ts)
 //   sharer      = sref session | varint token | varint grantedAt
 //   sref        = varint: 0 = '' | 1 then str = an id that is none of the sessions' | 2 + i = id of session i
 //   key         = str key | lref lock | varint watermark | byte deleted (0/1) | bytes value
@@ -60,6 +62,7 @@ import { NO_LABELS, addHeld, addSharing, addWaiter, addWaiting, hasWaiter, newLo
 import { readLegacyResult } from './legacyResults';
 import type { Result } from './resultStatuses';
 import { readStoredResult, writeStoredResult } from './resultCodec';
+import { SetCollector, firstOf, WAITER_EXCLUSIVE, WAITER_IN_SET, WAITER_SHARED } from './multiSnapshot';
 import { readSemaphores, writeSemaphores } from './semaphoreSnapshot';
 import type { SemaphoreImage, SemaphoreTable } from './semaphores';
 import type { SessionTable } from './sessions';
@@ -374,7 +377,13 @@ function writeLock(w: Writer, rec: LockImage, sessions: SessionPositions): void 
       w.varint(sref(s, sessions));
       w.varint(since);
       w.varint(delays?.get(s) ?? 0);
-      w.varint(rec.sharedWaiters?.has(s) === true ? 1 : 0);
+      const set = rec.multiWaiters?.get(s);
+      if (set !== undefined) {
+        w.varint(WAITER_IN_SET);
+        w.str(firstOf(set));
+      } else {
+        w.varint(rec.sharedWaiters?.has(s) === true ? WAITER_SHARED : WAITER_EXCLUSIVE);
+      }
     }
   }
   w.varint(rec.lockDelayMs);
@@ -494,6 +503,7 @@ function readLocks(r: Reader, t: StateTables, sessions: readonly Session[], fiel
   const byOrdinal: LockRecord[] = new Array<LockRecord>(count);
   let previous = '';
   let linked = 0; // locks before this one are in their holders' lists
+  const sets = new SetCollector();
   for (let i = 0; i < count; i++) {
     const name = r.str();
     if (i > 0 && compareStrings(previous, name) >= 0) bad(`lock ${q(name)} out of order`);
@@ -525,8 +535,9 @@ function readLocks(r: Reader, t: StateTables, sessions: readonly Session[], fiel
       const since = withWaitTimes ? r.varint() : 0;
       const delayMs = withDelays ? r.varint() : 0;
       if (delayMs > MAX_LOCK_DELAY_MS) bad(`lock ${q(name)} waiter asks for a lock-delay of ${delayMs} ms`);
-      const shared = withShared ? readFlag(r, name) : false;
-      addWaiter(rec, s, since, delayMs, shared);
+      const mode = withShared ? readWaiterMode(r, name) : WAITER_EXCLUSIVE;
+      if (mode === WAITER_IN_SET) sets.add(rec, s, r.str());
+      addWaiter(rec, s, since, delayMs, mode === WAITER_SHARED);
       addWaiting(s, rec);
     }
     if (withDelays) readLockDelay(r, rec);
@@ -539,13 +550,14 @@ function readLocks(r: Reader, t: StateTables, sessions: readonly Session[], fiel
       linked = i + 1;
     }
   }
+  sets.link();
   return byOrdinal;
 }
 
-function readFlag(r: Reader, lock: string): boolean {
+function readWaiterMode(r: Reader, lock: string): number {
   const v = r.varint();
-  if (v > 1) bad(`lock ${q(lock)} has a waiter mode ${v}`);
-  return v === 1;
+  if (v > WAITER_IN_SET) bad(`lock ${q(lock)} has a waiter mode ${v}`);
+  return v;
 }
 
 /** A lock's shared grants, in grant order; checkInvariants checks them against the rest. */

@@ -76,7 +76,7 @@ const semaphoreDefaults = (): Pick<Handlers, 'semaphoreAcquire' | 'semaphoreRele
 
 /** The scripted handlers as the Pipeline's declarations (scripts answer with partial messages, hence the cast). */
 function handlers(overrides: Partial<Handlers>): PipelineCalls {
-  const h: Handlers = { acquire: notScripted('acquire'), release: notScripted('release'), write: notScripted('write'), get: notScripted('get'), ...semaphoreDefaults(), ...overrides };
+  const h: Handlers = { acquire: notScripted('acquire'), release: notScripted('release'), write: notScripted('write'), get: notScripted('get'), acquireAll: notScripted('acquireAll'), ...semaphoreDefaults(), ...overrides };
   const calls = {
     acquire: { name: 'Lock.Acquire', handle: h.acquire },
     release: { name: 'Lock.Release', handle: h.release },
@@ -84,6 +84,7 @@ function handlers(overrides: Partial<Handlers>): PipelineCalls {
     get: { name: 'KV.Get', handle: h.get },
     semaphoreAcquire: { name: 'Semaphore.Acquire', handle: h.semaphoreAcquire },
     semaphoreRelease: { name: 'Semaphore.Release', handle: h.semaphoreRelease },
+    acquireAll: { name: 'Lock.AcquireAll', handle: h.acquireAll },
   };
   return calls as unknown as PipelineCalls;
 }

@@ -211,6 +211,7 @@ export function referenceSnapshot(m: LockStateMachine): StateSnapshot {
       delayedUntil: rec.delayedUntil,
       // Left out (undefined) when none, so that states without read-write locks compare as before them.
       sharedWaiters: rec.sharedWaiters === null ? undefined : Array.from(rec.waiters?.keys() ?? [], (s) => rec.sharedWaiters?.has(s) === true),
+      waiterSets: rec.multiWaiters === null ? undefined : Array.from(rec.waiters?.keys() ?? [], (s) => rec.multiWaiters?.get(s)?.locks[0].name ?? ''),
       sharers: rec.sharers === null ? undefined : Array.from(rec.sharers, ([s, g]) => ({ holder: s.id, token: g.token, grantedAt: g.grantedAt })),
     })),
     keys,

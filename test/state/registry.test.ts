@@ -7,7 +7,7 @@ import { driveRandomly } from './randomStates';
 
 describe('command registry', () => {
   it('has one entry per command type, each written in its own state.proto member', () => {
-    expect(new Set(COMMAND_TYPES).size).toBe(16);
+    expect(new Set(COMMAND_TYPES).size).toBe(17);
     const members = COMMAND_TYPES.map((t) => entryOf(t).member);
     expect(new Set(members).size).toBe(members.length);
     for (const t of COMMAND_TYPES) {
@@ -60,6 +60,8 @@ describe('command registry', () => {
         m.apply(m.lastApplied + 1, { type: 'SemaphoreCancelWait', ...base, requestId: 9, semaphore: 'sem', sessionId: other });
         const token = m.lastApplied - 2;
         m.apply(m.lastApplied + 1, { type: 'SemaphoreRelease', ...base, requestId: 10, semaphore: 'sem', sessionId, token });
+        // Nor an AcquireAll: a set granted whole.
+        m.apply(m.lastApplied + 1, { type: 'AcquireAll', ...base, requestId: 11, locks: ['all-b', 'all-a'], sessionId, tryOnly: true });
       }
     }
     // Every entry is reached with commands that run (not only refusals).

@@ -392,7 +392,7 @@ describe('the format', () => {
     const cases: Array<[string, Uint8Array, RegExp]> = [
       ['format 1 (never deployed)', file({ format: 1 }), /unsupported format 1/],
       ['format 10 (a newer version)', file({ format: 10 }), /unsupported format 10: this version reads formats 2, 3, 4, 5, 6, 7, 8, 9 \(written by a newer version: upgrade this node\)/],
-      ['a waiter mode beyond 1', file({ locks: (w) => sharedLock(w, { waiterMode: 2 }) }), /waiter mode 2/],
+      ['a waiter mode beyond 2 (0 exclusive, 1 shared, 2 in a set)', file({ locks: (w) => sharedLock(w, { waiterMode: 3 }) }), /waiter mode 3/],
       ['a lock held both exclusive and shared', file({ locks: (w) => sharedLock(w, { exclusiveToo: true }) }), /held both exclusive and shared/],
       ['labels out of order', file({ labels: [['b', ''], ['a', '']] }), /session 0+1: labels: keys must be sorted/],
       ['a label key that OpenSession refuses', file({ labels: [['Host', 'x']] }), /label key "Host"/],

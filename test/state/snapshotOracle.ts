@@ -46,6 +46,8 @@ export interface LockSnapshot {
   delayedUntil?: number;
   /** Which waiters wait for a shared grant, in the same order (format 9 on; absent or short: none). */
   sharedWaiters?: boolean[];
+  /** For each waiter of an AcquireAll, the first name of its set; '' for the others (format 9 on; absent or short: none). */
+  waiterSets?: string[];
   /** The shared grants in grant order (format 9 on; absent: none). */
   sharers?: Array<{ holder: string; token: number; grantedAt: number }>;
 }
@@ -176,7 +178,13 @@ export function encodePlainSnapshot(s: StateSnapshot): Uint8Array {
       writeSref(w, waiter, sessionAt);
       if (s.format >= 7) w.varint(x.waitingSince?.[i] ?? 0);
       if (s.format >= 8) w.varint(x.waiterDelays?.[i] ?? 0);
-      if (s.format >= 9) w.varint(x.sharedWaiters?.[i] === true ? 1 : 0);
+      const set = x.waiterSets?.[i] ?? '';
+      if (s.format >= 9 && set !== '') {
+        w.varint(2);
+        w.str(set);
+      } else if (s.format >= 9) {
+        w.varint(x.sharedWaiters?.[i] === true ? 1 : 0);
+      }
     });
     if (s.format >= 8) {
       w.varint(x.lockDelayMs ?? 0);

@@ -22,6 +22,7 @@ import { sessionInfo } from './sessionInfo';
 import { unaryMethods, type PipelineCalls, type Rpc } from './rpc';
 import * as v from './validate';
 import { AcquireWaits } from '../runtime/acquireWaits';
+import { acquireAllCall, type AcquireAllRpc } from './lockSetAcquire';
 
 /** How long a blocked Acquire whose call went away keeps its place, waiting for the client's retry. */
 const WITHDRAW_GRACE_MS = 5_000;
@@ -32,7 +33,10 @@ const granted = (token: number): AcquireResponse__Output => ({ acquired: true, t
 /** A decoded request always has lock_delay_ms (0 by default); a caller in the same process may leave it out. */
 type AcquireRequestIn = Omit<AcquireRequest__Output, 'lockDelayMs' | 'mode'> & Partial<Pick<AcquireRequest__Output, 'lockDelayMs' | 'mode'>>;
 
-export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImplementation; calls: { acquire: Rpc<AcquireRequestIn, AcquireResponse__Output>; release: PipelineCalls['release'] } } {
+export function lockService(ctx: NodeContext): {
+  service: grpc.UntypedServiceImplementation;
+  calls: { acquire: Rpc<AcquireRequestIn, AcquireResponse__Output>; release: PipelineCalls['release']; acquireAll: AcquireAllRpc };
+} {
   const { access } = ctx;
 
   // Retries of a blocked Acquire must find their wait, so a dropped call only withdraws it after a grace period.
@@ -183,9 +187,9 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
   };
 
   auditRevokes(ctx);
-  const calls = { acquire: { name: 'Lock.Acquire', handle: acquire }, release };
+  const calls = { acquire: { name: 'Lock.Acquire', handle: acquire }, release, acquireAll: acquireAllCall(ctx, waits) };
   const service: grpc.UntypedServiceImplementation = {
-    ...unaryMethods(ctx, [calls.acquire, release, { name: 'Lock.Describe', handle: describe }, lockRevoke(ctx), lockList(ctx)]),
+    ...unaryMethods(ctx, [calls.acquire, release, calls.acquireAll, { name: 'Lock.Describe', handle: describe }, lockRevoke(ctx), lockList(ctx)]),
     Watch: lockWatch(ctx),
   };
   return { service, calls };

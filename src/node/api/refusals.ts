@@ -48,6 +48,7 @@ const REFUSAL_TEXT: Record<string, string> = {
   [Reason.SHARED_GRANT]: 'this token is a shared (read) grant: a shared holder never writes; acquire the lock in exclusive mode to write',
   [Reason.MODE_CONFLICT]: 'this session holds or waits for the lock in the other mode; a grant never changes mode: release it, then acquire in the mode wanted',
   [Reason.PERMITS_MISMATCH]: 'the semaphore has another number of permits, fixed while any is held or anyone waits; ask for the number in force',
+  [Reason.SET_OVERLAP]: 'this session already holds or waits for one of these locks, not as this very set; a set is granted whole: release it (or cancel the wait) first',
   [Reason.MOVE_TOO_LARGE]: `a move takes at most ${MAX_MOVE_KEYS} keys; move a longer prefix at a time`,
 };
 

@@ -21,6 +21,7 @@ export const ROUTES: readonly Route[] = [
   post('/v1/sessions/close', 'Session/Close'),
   get('/v1/sessions', 'Session/List'),
   post('/v1/locks/acquire', 'Lock/Acquire'),
+  post('/v1/locks/acquire-all', 'Lock/AcquireAll'),
   post('/v1/locks/release', 'Lock/Release'),
   post('/v1/locks/revoke', 'Lock/Revoke'),
   get('/v1/locks', 'Lock/List'),

@@ -1,6 +1,8 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-loader';
 
+import type { AcquireAllRequest as _fencelock_v1_AcquireAllRequest, AcquireAllRequest__Output as _fencelock_v1_AcquireAllRequest__Output } from './fencelock/v1/AcquireAllRequest';
+import type { AcquireAllResponse as _fencelock_v1_AcquireAllResponse, AcquireAllResponse__Output as _fencelock_v1_AcquireAllResponse__Output } from './fencelock/v1/AcquireAllResponse';
 import type { AcquireRequest as _fencelock_v1_AcquireRequest, AcquireRequest__Output as _fencelock_v1_AcquireRequest__Output } from './fencelock/v1/AcquireRequest';
 import type { AcquireResponse as _fencelock_v1_AcquireResponse, AcquireResponse__Output as _fencelock_v1_AcquireResponse__Output } from './fencelock/v1/AcquireResponse';
 import type { AuthClient as _fencelock_v1_AuthClient, AuthDefinition as _fencelock_v1_AuthDefinition } from './fencelock/v1/Auth';
@@ -29,6 +31,7 @@ import type { ListSessionsRequest as _fencelock_v1_ListSessionsRequest, ListSess
 import type { ListSessionsResponse as _fencelock_v1_ListSessionsResponse, ListSessionsResponse__Output as _fencelock_v1_ListSessionsResponse__Output } from './fencelock/v1/ListSessionsResponse';
 import type { LockClient as _fencelock_v1_LockClient, LockDefinition as _fencelock_v1_LockDefinition } from './fencelock/v1/Lock';
 import type { LockEvent as _fencelock_v1_LockEvent, LockEvent__Output as _fencelock_v1_LockEvent__Output } from './fencelock/v1/LockEvent';
+import type { LockGrant as _fencelock_v1_LockGrant, LockGrant__Output as _fencelock_v1_LockGrant__Output } from './fencelock/v1/LockGrant';
 import type { LockSummary as _fencelock_v1_LockSummary, LockSummary__Output as _fencelock_v1_LockSummary__Output } from './fencelock/v1/LockSummary';
 import type { LockWaiter as _fencelock_v1_LockWaiter, LockWaiter__Output as _fencelock_v1_LockWaiter__Output } from './fencelock/v1/LockWaiter';
 import type { Member as _fencelock_v1_Member, Member__Output as _fencelock_v1_Member__Output } from './fencelock/v1/Member';
@@ -94,6 +97,8 @@ type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> 
 export interface ProtoGrpcType {
   fencelock: {
     v1: {
+      AcquireAllRequest: MessageTypeDefinition<_fencelock_v1_AcquireAllRequest, _fencelock_v1_AcquireAllRequest__Output>
+      AcquireAllResponse: MessageTypeDefinition<_fencelock_v1_AcquireAllResponse, _fencelock_v1_AcquireAllResponse__Output>
       AcquireRequest: MessageTypeDefinition<_fencelock_v1_AcquireRequest, _fencelock_v1_AcquireRequest__Output>
       AcquireResponse: MessageTypeDefinition<_fencelock_v1_AcquireResponse, _fencelock_v1_AcquireResponse__Output>
       /**
@@ -130,6 +135,7 @@ export interface ProtoGrpcType {
       ListSessionsResponse: MessageTypeDefinition<_fencelock_v1_ListSessionsResponse, _fencelock_v1_ListSessionsResponse__Output>
       Lock: SubtypeConstructor<typeof grpc.Client, _fencelock_v1_LockClient> & { service: _fencelock_v1_LockDefinition }
       LockEvent: MessageTypeDefinition<_fencelock_v1_LockEvent, _fencelock_v1_LockEvent__Output>
+      LockGrant: MessageTypeDefinition<_fencelock_v1_LockGrant, _fencelock_v1_LockGrant__Output>
       LockMode: EnumTypeDefinition
       LockSummary: MessageTypeDefinition<_fencelock_v1_LockSummary, _fencelock_v1_LockSummary__Output>
       LockWaiter: MessageTypeDefinition<_fencelock_v1_LockWaiter, _fencelock_v1_LockWaiter__Output>

@@ -136,10 +136,12 @@ function reentrant(rec: LockRecord, s: Session, shared: boolean): { status: 'gra
 
 /**
  * The Acquire cannot be granted now: held exclusively or delayed; for an exclusive one, also held shared;
- * for a shared one, also anybody queued (FIFO: a waiting writer is not overtaken by later readers).
+ * for a shared one, also anybody queued (FIFO: a waiting writer is not overtaken by later readers); for
+ * either, anybody queued on a free lock (an AcquireAll heading the queue, docs/architecture.md#atomic-multi-lock).
  */
 function mustWait(rec: LockRecord, shared: boolean): boolean {
-  if (rec.holder !== null || isDelayed(rec)) return true;
+  // A free lock with waiters: an AcquireAll heads its queue, waiting for the rest of its set (FIFO).
+  if (rec.holder !== null || isDelayed(rec) || rec.waiters !== null) return true;
   return shared ? rec.waiters !== null : rec.sharers !== null;
 }
 

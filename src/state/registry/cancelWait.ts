@@ -1,6 +1,8 @@
-// CancelWait: leaves the queue of a lock (the wait timed out, or the client gave up).
+// CancelWait: leaves the queue of a lock (the wait timed out, or the client gave up). The waiter of an
+// AcquireAll leaves the queues of its whole set.
 import { checkOwner } from '../auth/access';
-import { deleteWaiting, holderIdOf, sharedGrantById, tokenOf } from '../records';
+import { leaveSet } from '../multiLocks';
+import { deleteWaiting, holderIdOf, multiWaitOf, sharedGrantById, tokenOf } from '../records';
 import { Reason, refused } from '../results';
 import { checkLockName, checkSessionId } from './checks';
 import type { CommandEntry, RequestMeta } from './entry';
@@ -32,6 +34,12 @@ export const cancelWait: CommandEntry<CancelWaitCommand, 'cancelled' | 'not_wait
     if (sharedGrant !== undefined) return { status: 'granted', token: sharedGrant.token, newGrant: false };
     const s = m.sessions.get(c.sessionId);
     if (s === undefined) return refused(Reason.UNKNOWN_SESSION, rec?.latestToken ?? 0);
+    const set = rec === undefined ? undefined : multiWaitOf(rec, s);
+    if (set !== undefined) {
+      // One waiter of an AcquireAll: cancelling it in one queue cancels it in all (docs/architecture.md#atomic-multi-lock).
+      m.admitReaders(leaveSet(m.locks, set, 'cancelled', events), index, c.now, events);
+      return { status: 'cancelled' };
+    }
     if (rec !== undefined && m.locks.dequeue(rec, s)) {
       deleteWaiting(s, rec);
       events.push({ type: 'wait_ended', lock: c.lock, sessionId: c.sessionId, cause: 'cancelled' });

@@ -5,6 +5,7 @@
 // message, and (if clients send it) its RPC.
 import type { InvalidResult, RefusedResult, ResultIn, SharedStatus, StatusTable } from '../results';
 import { acquire } from './acquire';
+import { acquireAll } from './acquireAll';
 import { authChange } from './authChange';
 import { cancelWait } from './cancelWait';
 import { checkpointLeases } from './checkpointLeases';
@@ -40,6 +41,7 @@ const ENTRIES = [
   semaphoreAcquire,
   semaphoreRelease,
   semaphoreCancelWait,
+  acquireAll,
 ] as const;
 
 type AnyEntry = (typeof ENTRIES)[number];

@@ -6,6 +6,7 @@ import type { WriteRequest as _fencelock_v1_WriteRequest, WriteRequest__Output a
 import type { GetRequest as _fencelock_v1_GetRequest, GetRequest__Output as _fencelock_v1_GetRequest__Output } from '../../fencelock/v1/GetRequest';
 import type { SemaphoreAcquireRequest as _fencelock_v1_SemaphoreAcquireRequest, SemaphoreAcquireRequest__Output as _fencelock_v1_SemaphoreAcquireRequest__Output } from '../../fencelock/v1/SemaphoreAcquireRequest';
 import type { SemaphoreReleaseRequest as _fencelock_v1_SemaphoreReleaseRequest, SemaphoreReleaseRequest__Output as _fencelock_v1_SemaphoreReleaseRequest__Output } from '../../fencelock/v1/SemaphoreReleaseRequest';
+import type { AcquireAllRequest as _fencelock_v1_AcquireAllRequest, AcquireAllRequest__Output as _fencelock_v1_AcquireAllRequest__Output } from '../../fencelock/v1/AcquireAllRequest';
 import type { Long } from '@grpc/proto-loader';
 
 export interface CallRequest {
@@ -23,12 +24,13 @@ export interface CallRequest {
   'get'?: (_fencelock_v1_GetRequest | null);
   'semaphoreAcquire'?: (_fencelock_v1_SemaphoreAcquireRequest | null);
   'semaphoreRelease'?: (_fencelock_v1_SemaphoreReleaseRequest | null);
+  'acquireAll'?: (_fencelock_v1_AcquireAllRequest | null);
   /**
    * A batch: each element an encoded CallRequest (one call, never a batch), checked and decoded on its
    * own, so a call that cannot be decoded is refused alone with its call_id. A batch sets nothing else.
    */
   'calls'?: (Buffer | Uint8Array | string)[];
-  'call'?: "acquire"|"release"|"write"|"get"|"semaphoreAcquire"|"semaphoreRelease";
+  'call'?: "acquire"|"release"|"write"|"get"|"semaphoreAcquire"|"semaphoreRelease"|"acquireAll";
 }
 
 export interface CallRequest__Output {
@@ -46,10 +48,11 @@ export interface CallRequest__Output {
   'get'?: (_fencelock_v1_GetRequest__Output | null);
   'semaphoreAcquire'?: (_fencelock_v1_SemaphoreAcquireRequest__Output | null);
   'semaphoreRelease'?: (_fencelock_v1_SemaphoreReleaseRequest__Output | null);
+  'acquireAll'?: (_fencelock_v1_AcquireAllRequest__Output | null);
   /**
    * A batch: each element an encoded CallRequest (one call, never a batch), checked and decoded on its
    * own, so a call that cannot be decoded is refused alone with its call_id. A batch sets nothing else.
    */
   'calls': (Buffer)[];
-  'call'?: "acquire"|"release"|"write"|"get"|"semaphoreAcquire"|"semaphoreRelease";
+  'call'?: "acquire"|"release"|"write"|"get"|"semaphoreAcquire"|"semaphoreRelease"|"acquireAll";
 }

@@ -6,6 +6,7 @@ import type { WriteResponse as _fencelock_v1_WriteResponse, WriteResponse__Outpu
 import type { GetResponse as _fencelock_v1_GetResponse, GetResponse__Output as _fencelock_v1_GetResponse__Output } from '../../fencelock/v1/GetResponse';
 import type { SemaphoreAcquireResponse as _fencelock_v1_SemaphoreAcquireResponse, SemaphoreAcquireResponse__Output as _fencelock_v1_SemaphoreAcquireResponse__Output } from '../../fencelock/v1/SemaphoreAcquireResponse';
 import type { SemaphoreReleaseResponse as _fencelock_v1_SemaphoreReleaseResponse, SemaphoreReleaseResponse__Output as _fencelock_v1_SemaphoreReleaseResponse__Output } from '../../fencelock/v1/SemaphoreReleaseResponse';
+import type { AcquireAllResponse as _fencelock_v1_AcquireAllResponse, AcquireAllResponse__Output as _fencelock_v1_AcquireAllResponse__Output } from '../../fencelock/v1/AcquireAllResponse';
 import type { CallResponse as _fencelock_v1_CallResponse, CallResponse__Output as _fencelock_v1_CallResponse__Output } from '../../fencelock/v1/CallResponse';
 import type { Long } from '@grpc/proto-loader';
 
@@ -29,11 +30,12 @@ export interface CallResponse {
   'get'?: (_fencelock_v1_GetResponse | null);
   'semaphoreAcquire'?: (_fencelock_v1_SemaphoreAcquireResponse | null);
   'semaphoreRelease'?: (_fencelock_v1_SemaphoreReleaseResponse | null);
+  'acquireAll'?: (_fencelock_v1_AcquireAllResponse | null);
   /**
    * Answers sent together (each a single call's, never a batch); a message with answers sets nothing else.
    */
   'answers'?: (_fencelock_v1_CallResponse)[];
-  'result'?: "acquire"|"release"|"write"|"get"|"semaphoreAcquire"|"semaphoreRelease";
+  'result'?: "acquire"|"release"|"write"|"get"|"semaphoreAcquire"|"semaphoreRelease"|"acquireAll";
 }
 
 export interface CallResponse__Output {
@@ -56,9 +58,10 @@ export interface CallResponse__Output {
   'get'?: (_fencelock_v1_GetResponse__Output | null);
   'semaphoreAcquire'?: (_fencelock_v1_SemaphoreAcquireResponse__Output | null);
   'semaphoreRelease'?: (_fencelock_v1_SemaphoreReleaseResponse__Output | null);
+  'acquireAll'?: (_fencelock_v1_AcquireAllResponse__Output | null);
   /**
    * Answers sent together (each a single call's, never a batch); a message with answers sets nothing else.
    */
   'answers': (_fencelock_v1_CallResponse__Output)[];
-  'result'?: "acquire"|"release"|"write"|"get"|"semaphoreAcquire"|"semaphoreRelease";
+  'result'?: "acquire"|"release"|"write"|"get"|"semaphoreAcquire"|"semaphoreRelease"|"acquireAll";
 }

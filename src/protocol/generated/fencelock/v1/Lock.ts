@@ -2,6 +2,8 @@
 
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
+import type { AcquireAllRequest as _fencelock_v1_AcquireAllRequest, AcquireAllRequest__Output as _fencelock_v1_AcquireAllRequest__Output } from '../../fencelock/v1/AcquireAllRequest';
+import type { AcquireAllResponse as _fencelock_v1_AcquireAllResponse, AcquireAllResponse__Output as _fencelock_v1_AcquireAllResponse__Output } from '../../fencelock/v1/AcquireAllResponse';
 import type { AcquireRequest as _fencelock_v1_AcquireRequest, AcquireRequest__Output as _fencelock_v1_AcquireRequest__Output } from '../../fencelock/v1/AcquireRequest';
 import type { AcquireResponse as _fencelock_v1_AcquireResponse, AcquireResponse__Output as _fencelock_v1_AcquireResponse__Output } from '../../fencelock/v1/AcquireResponse';
 import type { DescribeRequest as _fencelock_v1_DescribeRequest, DescribeRequest__Output as _fencelock_v1_DescribeRequest__Output } from '../../fencelock/v1/DescribeRequest';
@@ -24,6 +26,25 @@ export interface LockClient extends grpc.Client {
   acquire(argument: _fencelock_v1_AcquireRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
   acquire(argument: _fencelock_v1_AcquireRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
   acquire(argument: _fencelock_v1_AcquireRequest, callback: grpc.requestCallback<_fencelock_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Atomic multi-lock (issue 33; docs/architecture.md#atomic-multi-lock): exclusive grants of every named lock
+   * in one log entry, one token for all, or one waiter queued in every lock's queue and granted the whole set
+   * at once. Never a partial set. Each lock is then released on its own (Release, with the token).
+   */
+  AcquireAll(argument: _fencelock_v1_AcquireAllRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_AcquireAllResponse__Output>): grpc.ClientUnaryCall;
+  AcquireAll(argument: _fencelock_v1_AcquireAllRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_AcquireAllResponse__Output>): grpc.ClientUnaryCall;
+  AcquireAll(argument: _fencelock_v1_AcquireAllRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_AcquireAllResponse__Output>): grpc.ClientUnaryCall;
+  AcquireAll(argument: _fencelock_v1_AcquireAllRequest, callback: grpc.requestCallback<_fencelock_v1_AcquireAllResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Atomic multi-lock (issue 33; docs/architecture.md#atomic-multi-lock): exclusive grants of every named lock
+   * in one log entry, one token for all, or one waiter queued in every lock's queue and granted the whole set
+   * at once. Never a partial set. Each lock is then released on its own (Release, with the token).
+   */
+  acquireAll(argument: _fencelock_v1_AcquireAllRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_AcquireAllResponse__Output>): grpc.ClientUnaryCall;
+  acquireAll(argument: _fencelock_v1_AcquireAllRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_AcquireAllResponse__Output>): grpc.ClientUnaryCall;
+  acquireAll(argument: _fencelock_v1_AcquireAllRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_AcquireAllResponse__Output>): grpc.ClientUnaryCall;
+  acquireAll(argument: _fencelock_v1_AcquireAllRequest, callback: grpc.requestCallback<_fencelock_v1_AcquireAllResponse__Output>): grpc.ClientUnaryCall;
   
   Describe(argument: _fencelock_v1_DescribeRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencelock_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   Describe(argument: _fencelock_v1_DescribeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencelock_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
@@ -103,6 +124,13 @@ export interface LockClient extends grpc.Client {
 export interface LockHandlers extends grpc.UntypedServiceImplementation {
   Acquire: grpc.handleUnaryCall<_fencelock_v1_AcquireRequest__Output, _fencelock_v1_AcquireResponse>;
   
+  /**
+   * Atomic multi-lock (issue 33; docs/architecture.md#atomic-multi-lock): exclusive grants of every named lock
+   * in one log entry, one token for all, or one waiter queued in every lock's queue and granted the whole set
+   * at once. Never a partial set. Each lock is then released on its own (Release, with the token).
+   */
+  AcquireAll: grpc.handleUnaryCall<_fencelock_v1_AcquireAllRequest__Output, _fencelock_v1_AcquireAllResponse>;
+  
   Describe: grpc.handleUnaryCall<_fencelock_v1_DescribeRequest__Output, _fencelock_v1_DescribeResponse>;
   
   /**
@@ -133,6 +161,7 @@ export interface LockHandlers extends grpc.UntypedServiceImplementation {
 
 export interface LockDefinition extends grpc.ServiceDefinition {
   Acquire: MethodDefinition<_fencelock_v1_AcquireRequest, _fencelock_v1_AcquireResponse, _fencelock_v1_AcquireRequest__Output, _fencelock_v1_AcquireResponse__Output>
+  AcquireAll: MethodDefinition<_fencelock_v1_AcquireAllRequest, _fencelock_v1_AcquireAllResponse, _fencelock_v1_AcquireAllRequest__Output, _fencelock_v1_AcquireAllResponse__Output>
   Describe: MethodDefinition<_fencelock_v1_DescribeRequest, _fencelock_v1_DescribeResponse, _fencelock_v1_DescribeRequest__Output, _fencelock_v1_DescribeResponse__Output>
   List: MethodDefinition<_fencelock_v1_ListLocksRequest, _fencelock_v1_ListLocksResponse, _fencelock_v1_ListLocksRequest__Output, _fencelock_v1_ListLocksResponse__Output>
   Release: MethodDefinition<_fencelock_v1_ReleaseRequest, _fencelock_v1_ReleaseResponse, _fencelock_v1_ReleaseRequest__Output, _fencelock_v1_ReleaseResponse__Output>
