@@ -228,4 +228,36 @@ describe('tracing (OTLP/HTTP to a real receiver)', () => {
     expect(nextAcquire.traceId).not.toBe(acq.traceId);
     expect(receiver.spans.filter((s) => s.traceId === nextAcquire.traceId && s.name === 'fencelock.fenced_http').map((s) => s.attributes['fencelock.result'])).toEqual(['APPLIED']);
   }, 90_000);
+
+  it('the leader traces what it decides alone: an expired session and a revoked grant end in the grant\'s trace', async () => {
+    const lock = 'traced/leader-decides';
+    const expiring = await client.openSession({ ttlMs: 3_000 });
+    const lost = await expiring.acquire(lock);
+    expiring.abandon('this test lets the session expire'); // no more renewals, no close: the leader expires it
+    const b = await client.openSession({ ttlMs: 30_000 });
+    const revoked = await b.acquire(lock, { waitTimeoutMs: 30_000 }); // granted once the leader expired A
+    await client.revokeLock(lock, { token: revoked.token, reason: 'tracing test' });
+    await b.close();
+    await tracing.flush();
+
+    const endOf = (name: string, token: bigint) => receiver.spans.find((s) => s.name === name && s.attributes['fencelock.token'] === String(token));
+    const acquireOf = (token: bigint) => receiver.spans.find((s) => s.name === 'fencelock.server Lock.Acquire' && s.attributes['fencelock.token'] === String(token));
+    await eventually(async () => (endOf('fencelock.expire', lost.token) && endOf('fencelock.revoke', revoked.token) && acquireOf(lost.token) && acquireOf(revoked.token) ? true : undefined), 20_000, 'the expire and revoke spans').catch((err: Error) => {
+      throw new Error(`${err.message}; received: ${receiver.spans.map((s) => `${s.service} ${s.name} ${JSON.stringify(s.attributes)}`).join('\n')}`);
+    });
+    for (const [name, handle, result] of [['fencelock.expire', lost, 'expired'], ['fencelock.revoke', revoked, 'lock_revoked']] as const) {
+      const end = endOf(name, handle.token)!;
+      const grant = acquireOf(handle.token)!;
+      // A child of the leader's span of the Acquire that granted it: in the trace of the client's acquire.
+      expect(end.traceId, name).toBe(grant.traceId);
+      expect(end.parentSpanId, name).toBe(grant.spanId);
+      expect(end.service, name).toBe(grant.service);
+      expect(end.attributes, name).toMatchObject({ 'fencelock.lock': lock, 'fencelock.result': result });
+      expect(end.attributes['fencelock.term'], name).toBeGreaterThan(0);
+      expect(end.attributes['fencelock.index'], name).toBeGreaterThan(0);
+      expect(end.error, name).toBe(false);
+    }
+    expect(endOf('fencelock.expire', lost.token)!.attributes['fencelock.session']).toBe(expiring.publicId);
+    expect(receiver.spans.filter((s) => s.name === 'fencelock.expire' || s.name === 'fencelock.revoke'), 'one span per ended grant').toHaveLength(2);
+  }, 90_000);
 });
