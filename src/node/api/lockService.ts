@@ -22,6 +22,7 @@ import { sessionInfo } from './sessionInfo';
 import { unaryMethods, type PipelineCalls, type Rpc } from './rpc';
 import * as v from './validate';
 import { AcquireWaits } from '../runtime/acquireWaits';
+import { GrantTraces } from './grantTraces';
 
 /** How long a blocked Acquire whose call went away keeps its place, waiting for the client's retry. */
 const WITHDRAW_GRACE_MS = 5_000;
@@ -50,6 +51,7 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
     }
   });
   ctx.onStop(() => waits.clear());
+  const grantTraces = new GrantTraces(ctx.app, ctx.driver);
 
   /** Waits for the session's grant of the lock, the end of its wait, or the wait timeout. */
   async function awaitGrant(call: CallScope, lock: string, sessionId: string, waitMs: number): Promise<AcquireResponse__Output> {
@@ -93,6 +95,7 @@ export function lockService(ctx: NodeContext): { service: grpc.UntypedServiceImp
       [ATTR.token]: res.token,
       [ATTR.term]: ctx.driver.currentTerm(),
     });
+    if (res.acquired) grantTraces.granted(req.lock, Number(res.token), call.span?.spanContext());
     return res;
   };
 
