@@ -90,10 +90,10 @@ const goTo = (page: Page, hash: string): Promise<unknown> => page.evaluate(`wind
 const setMarker = (page: Page): Promise<unknown> => page.evaluate('window.marker = 1');
 const markerOf = (page: Page): Promise<unknown> => page.evaluate('window.marker');
 
-function rawGet(route: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+function rawGet(route: string, method = 'GET'): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
   const { hostname, port } = new URL(origin);
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: hostname, port: Number(port), path: route, method: 'GET', ...tlsOf(k.cluster.certsDir!) }, (res) => {
+    const req = httpsRequest({ host: hostname, port: Number(port), path: route, method, ...tlsOf(k.cluster.certsDir!) }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
@@ -118,6 +118,30 @@ describe('the web dashboard in headless Chromium', () => {
     // The data stays behind the gateway's authentication.
     expect((await rawGet('/v1/locks')).status).toBe(401);
     expect((await rawGet('/dashboard/secrets.json')).status).toBe(404);
+    const head = await rawGet('/dashboard/style.css', 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+    const posted = await rawGet('/', 'POST');
+    expect(posted.status).toBe(405);
+    expect(posted.headers.allow).toBe('GET, HEAD');
+  });
+
+  it('shows lock and client names as text, never as HTML (regression: names are anyone\'s input)', async () => {
+    const name = 'app/<b id="injected-lock">x</b><img src=x onerror="window.pwned=1">';
+    const mallory = await k.client.openSession({ ttlMs: 60_000, name: '<b id="injected-client">mallory</b>' });
+    sessions.push(mallory);
+    const held = await mallory.acquire(name, { waitTimeoutMs: 0 });
+    const { page, errors } = await signedIn(adminToken, '#/locks');
+    const row = `[...document.querySelectorAll('#locks tbody tr')].find((tr) => tr.dataset.lock === ${JSON.stringify(name)})`;
+    await waitUntil(page, `${row}?.querySelector('.token').textContent === ${JSON.stringify(held.token.toString())}`);
+    expect(await page.evaluate(`${row}.querySelector('a').textContent`)).toBe(name);
+    expect(await page.evaluate(`${row}.querySelector('.holder').textContent.startsWith('<b id="injected-client">mallory</b>')`)).toBe(true);
+    await goTo(page, `#/lock/${encodeURIComponent(name)}`);
+    await waitText(page, '#current-token', held.token.toString());
+    expect(await textOf(page, '#lock-name')).toBe(name);
+    expect(await page.$('#injected-lock, #injected-client')).toBeNull();
+    expect(await page.evaluate('window.pwned')).toBeUndefined();
+    expect(errors).toEqual([]);
   });
 
   it('shows the leader, the members, and a held lock with its token; a hand-over appears without a reload', async () => {
