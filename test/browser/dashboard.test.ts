@@ -1,7 +1,8 @@
 // The web dashboard (issue 35) in headless Chromium against a real 3-node cluster with TLS and auth on: the
 // page loads under its Content-Security-Policy, shows the leader and a held lock with its token, follows a
 // hand-over without a reload (locks page and the lock's token timeline), and a user with the lock permission
-// on app/ only does not see the locks under secret/. Every wait is for a DOM condition, never a fixed time.
+// on app/ only does not see the locks under secret/; names show as text; a follower's page sees a leader
+// change live. Every wait is for a DOM condition, never a fixed time.
 import { request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
@@ -214,5 +215,27 @@ describe('the web dashboard in headless Chromium', () => {
     // Refused, and asked again every few seconds: nothing else went wrong.
     expect(errors.length).toBeGreaterThan(0);
     expect(new Set(errors)).toEqual(new Set([`403 ${origin}/v1/locks/describe?lock=secret%2Fplan`]));
+  });
+
+  // Last: it kills the leader.
+  it("a follower's members page names the new leader after the leader dies, and lists the change", async () => {
+    const before = (await k.client.status()).leader;
+    const followerId = k.cluster.nodes.map((n) => n.id).find((id) => id !== before)!;
+    const context = await browser.createBrowserContext();
+    contexts.push(context);
+    const page = await context.newPage();
+    await page.goto(`https://${k.http.get(followerId)}/#/members`, { waitUntil: 'load' });
+    await page.type('#token', adminToken);
+    await page.click('#use-token');
+    await waitText(page, '#leader', before);
+    expect(await textOf(page, `#members tr[data-member="${followerId}"] .role`)).toBe('follower');
+    await waitUntil(page, "document.querySelectorAll('#leader-changes li').length === 1");
+
+    await k.cluster.kill(before);
+    await waitUntil(page, `!['${before}', 'none'].includes(${q('#leader')}.textContent)`);
+    const after = await textOf(page, '#leader');
+    await waitUntil(page, "document.querySelectorAll('#leader-changes li').length >= 2");
+    expect(await textOf(page, '#leader-changes li:first-child')).toContain(`leader ${after}`);
+    expect(await textOf(page, '#leader-changes li:last-child')).toContain(`leader ${before} (when the page opened)`);
   });
 });
