@@ -90,6 +90,18 @@ export default defineConfig({
         },
       },
       {
+        // The web dashboard in headless Chromium (puppeteer-core; the global setup installs Debian's chromium
+        // when missing) against real clusters on loopback: one file at a time.
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          globalSetup: ['test/browser/globalSetup.ts'],
+          fileParallelism: false,
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
         // Containers (Docker, testcontainers): one file at a time. The global setup installs/starts Docker
         // when needed and builds the local image; see test/chaos/containerCluster.ts.
         test: {

@@ -10,6 +10,7 @@ const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { markBinExecutable } = require('./mark-bin-executable.cjs');
+const { copyDashboard } = require('./copy-dashboard.cjs');
 
 const ROOT = path.resolve(__dirname, '..');
 const STAMP = path.join(ROOT, 'dist', '.build-stamp');
@@ -45,5 +46,6 @@ console.error('build: sources changed since the last build, running tsc -p tscon
 const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'inherit' });
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 markBinExecutable();
+copyDashboard();
 fs.writeFileSync(STAMP, '');
 fs.utimesSync(STAMP, started, started);

@@ -23,6 +23,7 @@ docker info >/dev/null 2>&1 || die "the Docker engine does not answer (run scrip
 [ -d node_modules ] || die "no node_modules: run npm ci first"
 
 npx tsc -p tsconfig.json
+node scripts/copy-dashboard.cjs # the dashboard's static files, which tsc does not emit
 IMAGE="$BASE" bash scripts/build-image.sh
 
 CTX=$(mktemp -d /tmp/fencelock-user-image-XXXXXX)

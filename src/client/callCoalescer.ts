@@ -18,6 +18,11 @@ export class CallCoalescer {
     private readonly maxCalls: number,
   ) {}
 
+  /** How many calls wait for this turn's batch. */
+  get size(): number {
+    return this.calls.length;
+  }
+
   add(call: Buffer): void {
     if (this.calls.length > 0 && this.bytes + call.length > MAX_BATCH_BYTES) this.flush();
     this.calls.push(call);

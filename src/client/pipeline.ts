@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { CallRequest } from '../protocol/generated/fencelock/v1/CallRequest';
 import type { CallResponse__Output } from '../protocol/generated/fencelock/v1/CallResponse';
 import { PIPELINE_BATCH_HEADER } from '../protocol/limits';
+import { traceHeaders, tracingActive } from '../protocol/traceContext';
 import { uintToWire } from '../protocol/wireInt';
 import { CallCoalescer } from './callCoalescer';
 import type { ClientPorts, ClientTimer } from './ports';
@@ -86,6 +87,7 @@ export class PipelineLink {
       }, timeout);
       this.pending.set(callId, { resolve: (res) => resolve(route.result(res)), reject, timer });
       const request = route.request(callId, timeout, req);
+      if (tracingActive()) withTraceContext(request);
       if (this.coalescer) this.coalescer.add(this.method.serialize(request));
       else stream.write(request);
     });
@@ -174,4 +176,11 @@ export class PipelineLink {
       p.reject(err);
     }
   }
+}
+
+/** The caller's trace context on this one call (the stream's metadata is shared by every call on it). */
+function withTraceContext(request: CallRequest): void {
+  const { traceparent, tracestate } = traceHeaders();
+  if (traceparent !== undefined) request.traceparent = traceparent;
+  if (tracestate !== undefined) request.tracestate = tracestate;
 }

@@ -2,8 +2,6 @@ import type * as grpc from '@grpc/grpc-js';
 import { createSleeper, type Sleeper } from './clock';
 import { FenceLockError, toFenceLockError } from './errors';
 import type { Logger } from './logger';
-import { context, trace } from '@opentelemetry/api';
-import { tracingActive } from '../protocol/traceContext';
 import { PipelineLink } from './pipeline';
 import type { ClientPorts } from './ports';
 import type { RequestHeader } from '../protocol/generated/fencelock/v1/RequestHeader';
@@ -229,9 +227,8 @@ export class Router {
 
   /** One attempt against one endpoint, with a deadline. Rejects with the raw gRPC error (or its twin from the pipeline). */
   once<Req, Res>(address: string, m: MethodDesc<Req, Res>, req: Req, timeoutMs: number): Promise<Res> {
-    // A call under a span goes as its own unary call while tracing is on: its trace context travels in that
-    // call's metadata, which the shared Pipeline stream has no place for per call (docs/tracing.md).
-    const route = this.pipelining && !(tracingActive() && trace.getSpan(context.active()) !== undefined) ? m.pipeline : undefined;
+    // A call on the Pipeline stream carries its own trace context (CallRequest.traceparent, pipeline.ts).
+    const route = this.pipelining ? m.pipeline : undefined;
     const link = route ? this.pipelineFor(address) : undefined;
     if (route && link) return link.call(route, req, timeoutMs);
     this.assertOpen();

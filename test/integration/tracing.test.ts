@@ -7,9 +7,10 @@ import { PGlite } from '@electric-sql/pglite';
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { trace } from '@opentelemetry/api';
 import { FenceLockClient, type FenceLockError } from '../../src/client';
+import { CallCoalescer } from '../../src/client/callCoalescer';
 import { ensureFencingSchema } from '../../src/fencing';
 import { startTracing, type Tracing } from '../../src/tracing/start';
 import { ACCOUNT_TABLES, startAccountService, type AccountService } from '../fencing/service';
@@ -227,5 +228,81 @@ describe('tracing (OTLP/HTTP to a real receiver)', () => {
     const nextAcquire = one('B acquires', (s) => s.name === 'fencelock.acquire' && s.attributes['fencelock.token'] === String(next.token));
     expect(nextAcquire.traceId).not.toBe(acq.traceId);
     expect(receiver.spans.filter((s) => s.traceId === nextAcquire.traceId && s.name === 'fencelock.fenced_http').map((s) => s.attributes['fencelock.result'])).toEqual(['APPLIED']);
+  }, 90_000);
+
+  it('the leader traces what it decides alone: an expired session and a revoked grant end in the grant\'s trace', async () => {
+    const lock = 'traced/leader-decides';
+    const expiring = await client.openSession({ ttlMs: 3_000 });
+    const lost = await expiring.acquire(lock);
+    expiring.abandon('this test lets the session expire'); // no more renewals, no close: the leader expires it
+    const b = await client.openSession({ ttlMs: 30_000 });
+    const revoked = await b.acquire(lock, { waitTimeoutMs: 30_000 }); // granted once the leader expired A
+    await client.revokeLock(lock, { token: revoked.token, reason: 'tracing test' });
+    await b.close();
+    await tracing.flush();
+
+    const endOf = (name: string, token: bigint) => receiver.spans.find((s) => s.name === name && s.attributes['fencelock.token'] === String(token));
+    const acquireOf = (token: bigint) => receiver.spans.find((s) => s.name === 'fencelock.server Lock.Acquire' && s.attributes['fencelock.token'] === String(token));
+    await eventually(async () => (endOf('fencelock.expire', lost.token) && endOf('fencelock.revoke', revoked.token) && acquireOf(lost.token) && acquireOf(revoked.token) ? true : undefined), 20_000, 'the expire and revoke spans').catch((err: Error) => {
+      throw new Error(`${err.message}; received: ${receiver.spans.map((s) => `${s.service} ${s.name} ${JSON.stringify(s.attributes)}`).join('\n')}`);
+    });
+    for (const [name, handle, result] of [['fencelock.expire', lost, 'expired'], ['fencelock.revoke', revoked, 'lock_revoked']] as const) {
+      const end = endOf(name, handle.token)!;
+      const grant = acquireOf(handle.token)!;
+      // A child of the leader's span of the Acquire that granted it: in the trace of the client's acquire.
+      expect(end.traceId, name).toBe(grant.traceId);
+      expect(end.parentSpanId, name).toBe(grant.spanId);
+      expect(end.service, name).toBe(grant.service);
+      expect(end.attributes, name).toMatchObject({ 'fencelock.lock': lock, 'fencelock.result': result });
+      expect(end.attributes['fencelock.term'], name).toBeGreaterThan(0);
+      expect(end.attributes['fencelock.index'], name).toBeGreaterThan(0);
+      expect(end.error, name).toBe(false);
+    }
+    expect(endOf('fencelock.expire', lost.token)!.attributes['fencelock.session']).toBe(expiring.publicId);
+    expect(receiver.spans.filter((s) => s.name === 'fencelock.expire' || s.name === 'fencelock.revoke'), 'one span per ended grant').toHaveLength(2);
+  }, 90_000);
+
+  it('coalesced Pipeline calls keep their own trace: two acquires in one batch from two parent spans land in two traces', async () => {
+    const s = await client.openSession({ ttlMs: 30_000 });
+    // The first call opens the stream; once the node said it takes batches, calls of one turn go as one.
+    await (await s.acquire('traced/batch-warm-up')).release();
+    const batches: number[] = [];
+    const flush = CallCoalescer.prototype.flush;
+    const spy = vi.spyOn(CallCoalescer.prototype, 'flush').mockImplementation(function (this: CallCoalescer) {
+      if (this.size > 0) batches.push(this.size);
+      flush.call(this);
+    });
+    const tracer = trace.getTracer('tracing-test');
+    const under = (name: string, lock: string) =>
+      tracer.startActiveSpan(name, async (span) => {
+        try {
+          return { handle: await s.acquire(lock), traceId: span.spanContext().traceId };
+        } finally {
+          span.end();
+        }
+      });
+    let both: Array<{ handle: Awaited<ReturnType<typeof s.acquire>>; traceId: string }>;
+    try {
+      both = await Promise.all([under('caller one', 'traced/batch-1'), under('caller two', 'traced/batch-2')]);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(batches, 'the two acquires went in one batch').toContain(2);
+    for (const { handle } of both) await handle.release();
+    await s.close();
+    await tracing.flush();
+
+    const serverAcquireIn = (traceId: string) => receiver.spans.filter((x) => x.traceId === traceId && x.name === 'fencelock.server Lock.Acquire');
+    await eventually(async () => (both.every((b) => serverAcquireIn(b.traceId).length > 0) ? true : undefined), 20_000, 'the leader spans of both acquires').catch((err: Error) => {
+      throw new Error(`${err.message}; received: ${receiver.spans.map((x) => `${x.service} ${x.name} ${x.traceId.slice(0, 6)} ${JSON.stringify(x.attributes)}`).join('\n')}`);
+    });
+    expect(both[0]!.traceId).not.toBe(both[1]!.traceId);
+    for (const [i, { handle, traceId }] of both.entries()) {
+      const clientAcquire = one(`caller ${i + 1}'s acquire`, (x) => x.traceId === traceId && x.name === 'fencelock.acquire');
+      const server = serverAcquireIn(traceId);
+      expect(server, `caller ${i + 1}: one leader span`).toHaveLength(1);
+      expect(server[0]!.parentSpanId).toBe(clientAcquire.spanId);
+      expect(server[0]!.attributes).toMatchObject({ 'fencelock.lock': `traced/batch-${i + 1}`, 'fencelock.token': String(handle.token), 'fencelock.result': 'granted' });
+    }
   }, 90_000);
 });

@@ -13,7 +13,7 @@ import type { Caller } from '../auth/caller';
 import { RightsWatch } from '../auth/revocation';
 import type { NodeMetrics } from '../metrics/nodeMetrics';
 import type { ProposalFailure } from '../metrics/raftMetrics';
-import { context, SpanKind, trace, type Span } from '@opentelemetry/api';
+import { context, SpanKind, trace, type Context, type Span } from '@opentelemetry/api';
 import { ATTR, contextFromHeaders, endWith, TRACER_NAME, tracingActive } from '../../protocol/traceContext';
 import { ApiError, notLeader, reasonMetadata } from './errors';
 import { META_REASON } from '../../protocol/metadata';
@@ -217,12 +217,20 @@ export function unary<Req, Res>(
  * and baggage), so that the client's acquire or write span is the parent of what the node did for it.
  */
 function traced<Req, Res>(name: string, call: grpc.ServerUnaryCall<Req, Res>, scope: CallScope, fn: Handler<Req, Res>): Promise<Res> {
-  const parent = contextFromHeaders(call.metadata.getMap() as Record<string, string>);
+  return underServerSpan(name, contextFromHeaders(call.metadata.getMap() as Record<string, string>), scope, (s) => fn(call.request, s));
+}
+
+/**
+ * Runs a call (unary, or one call of the Pipeline stream) under its server span, the child of `parent`, the
+ * caller's trace context. The span ends with the call: with its result, or its refusal's reason as an error.
+ */
+export function underServerSpan<Res>(name: string, parent: Context, scope: CallScope, run: (scope: CallScope) => Promise<Res>): Promise<Res> {
   const span = trace.getTracer(TRACER_NAME).startSpan(`fencelock.server ${name}`, { kind: SpanKind.SERVER }, parent);
   span.setAttribute(ATTR.result, 'OK'); // a handler names a finer result (granted, waiting, written)
+  const spanned: CallScope = { on: (e, l) => scope.on(e, l), off: (e, l) => scope.off(e, l), caller: scope.caller, span };
   let answer: Promise<Res>;
   try {
-    answer = context.with(trace.setSpan(parent, span), () => fn(call.request, { ...scope, span }));
+    answer = context.with(trace.setSpan(parent, span), () => run(spanned));
   } catch (err) {
     answer = Promise.reject(err);
   }

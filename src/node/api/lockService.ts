@@ -23,6 +23,7 @@ import { unaryMethods, type PipelineCalls, type Rpc } from './rpc';
 import * as v from './validate';
 import { AcquireWaits } from '../runtime/acquireWaits';
 import { acquireAllCall, type AcquireAllRpc } from './lockSetAcquire';
+import { GrantTraces } from './grantTraces';
 
 /** How long a blocked Acquire whose call went away keeps its place, waiting for the client's retry. */
 const WITHDRAW_GRACE_MS = 5_000;
@@ -54,6 +55,7 @@ export function lockService(ctx: NodeContext): {
     }
   });
   ctx.onStop(() => waits.clear());
+  const grantTraces = new GrantTraces(ctx.app, ctx.driver);
 
   /** Waits for the session's grant of the lock, the end of its wait, or the wait timeout. */
   async function awaitGrant(call: CallScope, lock: string, sessionId: string, waitMs: number, shared: boolean): Promise<AcquireResponse__Output> {
@@ -97,6 +99,7 @@ export function lockService(ctx: NodeContext): {
       [ATTR.token]: res.token,
       [ATTR.term]: ctx.driver.currentTerm(),
     });
+    if (res.acquired) grantTraces.granted(req.lock, Number(res.token), call.span?.spanContext());
     return res;
   };
 

@@ -11,7 +11,8 @@ import { ApiError, reasonMetadata } from './errors';
 import type { CallRequest__Output as CallRequest } from '../../protocol/generated/fencelock/v1/CallRequest';
 import type { CallResponse } from '../../protocol/generated/fencelock/v1/CallResponse';
 import { MAX_CALLS_PER_BATCH, PIPELINE_BATCH_HEADER } from '../../protocol/limits';
-import { toServiceError, type CallScope } from './context';
+import { toServiceError, underServerSpan, type CallScope } from './context';
+import { contextFromHeaders, tracingActive } from '../../protocol/traceContext';
 import type { PipelineCall, PipelineCalls } from './rpc';
 import { AnswerOutbox } from './pipelineOutbox';
 import { answerPipelineCall, UndecodableRequest } from './strictService';
@@ -201,7 +202,7 @@ class PipelineStream {
     // Called synchronously, so calls that arrive in order are proposed in order.
     let pending: Promise<Partial<CallResponse>>;
     try {
-      pending = run(this.calls, kind, req, scope);
+      pending = tracingActive() ? runTraced(this.calls, kind, req, scope) : run(this.calls, kind, req, scope);
     } catch (err) {
       this.fail(callId, err, rpc);
       return;
@@ -280,6 +281,12 @@ function run<K extends PipelineCall>(calls: PipelineCalls, kind: K, req: CallReq
   // The oneof names the field it set: a message that says `kind` carries its request.
   if (request === undefined || request === null) throw new ApiError(grpc.status.INVALID_ARGUMENT, `${kind}: is required`);
   return call.handle(request, scope).then((result) => ({ [kind]: result }));
+}
+
+/** As run(), under the call's server span: the child of the call's own trace context (CallRequest.traceparent). */
+function runTraced<K extends PipelineCall>(calls: PipelineCalls, kind: K, req: CallRequest, scope: CallScope): Promise<Partial<CallResponse>> {
+  const parent = contextFromHeaders({ traceparent: req.traceparent, tracestate: req.tracestate });
+  return underServerSpan(calls[kind].name, parent, scope, (spanned) => run(calls, kind, req, spanned));
 }
 
 function metadataRecord(md: grpc.Metadata | undefined): Record<string, string> {

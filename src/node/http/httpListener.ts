@@ -1,11 +1,13 @@
-// The HTTP listener (config `httpListen`, docs/http.md): the JSON gateway and its event streams, over TLS
-// with the node's client-facing certificate and the gRPC listener's client-certificate policy (requested
-// always, required with clientCertAuth), or plaintext only where gRPC is plaintext (`insecure`, loopback).
+// The HTTP listener (config `httpListen`, docs/http.md): the JSON gateway and its event streams, and the web
+// dashboard's static files (docs/dashboard.md), over TLS with the node's client-facing certificate and the
+// gRPC listener's client-certificate policy (requested always, required with clientCertAuth), or plaintext
+// only where gRPC is plaintext (`insecure`, loopback).
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { Socket } from 'node:net';
 import type { CertificateFiles } from '../tls/certificateFiles';
 import type { Logger } from '../logger';
+import { DashboardAssets } from './dashboardAssets';
 import { Gateway, type GatewayDeps } from './gateway';
 import {
   HTTP_DEADLINE_CHECK_MS,
@@ -53,7 +55,12 @@ export class HttpListener {
   /** Listens on `options.address`; rejects with a message naming httpListen when it cannot. */
   static async start(options: HttpListenerOptions, deps: GatewayDeps): Promise<HttpListener> {
     const gateway = new Gateway(deps);
-    const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => gateway.handle(req, res);
+    const dashboard = DashboardAssets.load();
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+      const pathname = URL.canParse(req.url ?? '/', 'http://listener') ? new URL(req.url ?? '/', 'http://listener').pathname : '';
+      if (dashboard.serves(pathname)) dashboard.answer(req, res, pathname);
+      else gateway.handle(req, res);
+    };
     const server = options.certificates ? https.createServer({ ...SERVER_OPTIONS, ...tlsOptions(options.certificates, options.clientCertAuth) }, handler) : http.createServer(SERVER_OPTIONS, handler);
     server.maxConnections = MAX_HTTP_CONNECTIONS;
     const listener = new HttpListener(server, options);

@@ -30,6 +30,12 @@ export interface CallRequest {
    * own, so a call that cannot be decoded is refused alone with its call_id. A batch sets nothing else.
    */
   'calls'?: (Buffer | Uint8Array | string)[];
+  /**
+   * The caller's W3C trace context for this call alone (docs/tracing.md), as a unary call carries it in
+   * metadata: set only while the client traces; the node's span of the call is its child. Empty: none.
+   */
+  'traceparent'?: (string);
+  'tracestate'?: (string);
   'call'?: "acquire"|"release"|"write"|"get"|"semaphoreAcquire"|"semaphoreRelease"|"acquireAll";
 }
 
@@ -54,5 +60,11 @@ export interface CallRequest__Output {
    * own, so a call that cannot be decoded is refused alone with its call_id. A batch sets nothing else.
    */
   'calls': (Buffer)[];
+  /**
+   * The caller's W3C trace context for this call alone (docs/tracing.md), as a unary call carries it in
+   * metadata: set only while the client traces; the node's span of the call is its child. Empty: none.
+   */
+  'traceparent': (string);
+  'tracestate': (string);
   'call'?: "acquire"|"release"|"write"|"get"|"semaphoreAcquire"|"semaphoreRelease"|"acquireAll";
 }
