@@ -212,6 +212,8 @@ export class LockTable {
 
   /** Forgets the record if nothing refers to it any more. */
   collectIfIdle(rec: LockRecord): void {
+    // Already forgotten earlier in the same entry (a release, then the hand-on after its waiters left).
+    if (this.byName.get(rec.name) !== rec) return;
     if (rec.holder !== null || rec.sharers !== null || rec.waiters !== null || rec.boundKeys > 0 || isDelayed(rec)) return;
     this.byName.delete(rec.name);
     invariant(this.sorted.delete(rec), () => `lock ${JSON.stringify(rec.name)} missing from the name index`);

@@ -262,6 +262,19 @@ describe('session end', () => {
     expect(h.m.sessionIds()).toEqual([c]);
   });
 
+  // Regression (simulator seed 15, after AcquireAll): the holder's release forgot the idle lock, then the
+  // hand-on after the waiter left tried to forget it again and stopped the node ("missing from the name index").
+  it('a holder and its only waiter expiring in one entry leave the lock forgotten once', () => {
+    const h = new Harness();
+    const [a, b] = [h.open(), h.open()];
+    h.grant(a, 'L');
+    h.acquire(b, 'L');
+    const out = h.apply({ type: 'ExpireSession', now: h.tick(), sessionIds: [a, b] });
+    expect(out.result).toEqual({ status: 'sessions_expired', ended: [a, b] });
+    expect(h.m.describeLock('L')).toBeUndefined();
+    expect(h.m.checkInvariants()).toEqual([]);
+  });
+
   it('lease checkpoints record the time left, at most the TTL, and skip unknown sessions', () => {
     const h = new Harness();
     const [a, b] = [h.open(10_000), h.open(4_000)];
