@@ -43,12 +43,23 @@ export function watchForLoss(session: Session, lock: HeldGrantHandle, onLoss: (w
   };
 }
 
+/** What messages call the grant: `lock "a"`, or `locks "a", "b"` for a set taken at once (lockSet.ts). */
+export function grantSubject(names: readonly string[]): string {
+  return `${names.length === 1 ? 'lock' : 'locks'} ${names.map((n) => JSON.stringify(n)).join(', ')}`;
+}
+
+/** The grant in `--json` output: `{"lock"}` as before for one lock, `{"locks":[...]}` (in the order given) for a set. */
+export function locksJson(names: readonly string[]): { lock: string } | { locks: string[] } {
+  return names.length === 1 ? { lock: names[0] ?? '' } : { locks: [...names] };
+}
+
 /**
  * Releases the lock (unless it is already known lost) and closes the session and the client. Resolves to why
- * the lock was lost, `lostWhy` or found at release, or undefined when it was held to the end.
+ * the lock was lost, `lostWhy` or found at release, or undefined when it was held to the end. `subject`
+ * names the grant in messages (grantSubject).
  */
 export async function releaseAndClose(
-  name: string,
+  subject: string,
   io: CliIO,
   opts: { json: boolean; ttlMs: number },
   held: { session: Session; lock: HeldGrantHandle; client: FenceLockClient },
@@ -63,7 +74,7 @@ export async function releaseAndClose(
     } catch (err) {
       if (isFenceLockError(err, 'FAILED_PRECONDITION') || isFenceLockError(err, 'NOT_FOUND')) {
         why = `was no longer held at release: ${(err as Error).message}`;
-        if (!opts.json) io.stderr(`fencelock: lock ${JSON.stringify(name)} ${why}\n`);
+        if (!opts.json) io.stderr(`fencelock: ${subject} ${why}\n`);
       } else {
         io.stderr(`fencelock: warning: release failed (${withoutGrpcNoise((err as Error).message)}); the lock is freed when the session closes or expires\n`);
       }

@@ -67,3 +67,20 @@ function knownFlag(w: string): boolean {
   if (eq > 0 && VALUED.has(w.slice(0, eq))) return true;
   return w === '--json' || w === '--insecure';
 }
+
+/** How many words follow the first `--` (CMD's words for `lock`); undefined when there is no `--`. */
+export function wordsAfterDashDash(args: string[]): number | undefined {
+  const end = args.indexOf('--');
+  return end < 0 ? undefined : args.length - end - 1;
+}
+
+/**
+ * `lock A B C -- CMD`: commander hands over NAME and every later positional as one list, `--` dropped. The
+ * last `cmdWords` of them (those after `--` on the raw line) are CMD; those before are more names. Without
+ * `--` the line means what it always did: NAME, then CMD (`lock NAME ls` runs ls).
+ */
+export function lockNamesAndCommand(name: string, rest: string[], cmdWords: number | undefined): { names: string[]; command: string[] } {
+  if (cmdWords === undefined) return { names: [name], command: rest };
+  const split = Math.max(0, rest.length - cmdWords);
+  return { names: [name, ...rest.slice(0, split)], command: rest.slice(split) };
+}

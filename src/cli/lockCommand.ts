@@ -2,10 +2,12 @@ import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { FenceLockClient, isFenceLockError, type FenceLockClientOptions, type PermitHandle, type Session } from '../client';
 import { CommandFailure, EXIT, EXIT_CMD_NOT_EXECUTABLE, EXIT_CMD_NOT_FOUND } from './exitCodes';
-import { releaseAndClose, watchForLoss, type HeldGrantHandle } from './heldLock';
+import { grantSubject, releaseAndClose, watchForLoss, type HeldGrantHandle } from './heldLock';
 import { holdUntilDone } from './lockHold';
+import { takeLockSet } from './lockSet';
 import { clientOf, type CliIO } from './output';
 import { ENV_AUTH_TOKEN } from './security';
+import { cliSessionName } from './sessionName';
 import { explainUnreachable } from './unreachable';
 
 export interface LockCommandOptions {
@@ -15,7 +17,11 @@ export interface LockCommandOptions {
   childEnv: Record<string, string>;
   /** The CAs trusted and where from (ClientSecurity.trust), for an untrusted server certificate. */
   trust?: string;
-  name: string;
+  /**
+   * The lock (or with --permits the semaphore) NAME; several (`lock A B C -- CMD`): taken at once with
+   * Lock.AcquireAll, one grant and one token for all (lockSet.ts).
+   */
+  names: string[];
   /** The command and its arguments; none: hold the lock until SIGINT/SIGTERM/SIGHUP or the end of stdin. */
   command: string[];
   ttlMs: number;
@@ -57,12 +63,13 @@ export function signalExitCode(sig: NodeJS.Signals | string): number {
 
 /**
  * `fencelock lock NAME -- CMD ARGS...`: opens a session, waits for the lock, runs CMD with FENCELOCK_TOKEN,
- * FENCELOCK_LOCK, FENCELOCK_SESSION and FENCELOCK_ENDPOINTS (and FENCELOCK_AUTH_TOKEN) in its environment while the session is renewed, and
+ * FENCELOCK_LOCK, FENCELOCK_LOCKS (the names, one a line), FENCELOCK_SESSION and FENCELOCK_ENDPOINTS (and FENCELOCK_AUTH_TOKEN) in its environment while the session is renewed, and
  * releases when CMD exits. When the lock is presumed lost (no renewal acknowledged for TTL minus the safety
  * margin, or the leader says the session is gone), CMD gets SIGTERM, then SIGKILL after the grace period, and the
  * exit code is EXIT.LOCK_LOST. SIGINT/SIGTERM/SIGHUP are forwarded to CMD. Resolves to CMD's exit code; a lock
  * held (--wait 0), a wait interrupted, a CMD that cannot be run (and with --json a lost lock) throw a CommandFailure.
  * `fencelock lock NAME` (no CMD) waits the same way, then holds the lock until told to let go (lockHold.ts).
+ * Several names: the same for the set, taken whole (AcquireAll); the loss of any of its locks is its loss.
  */
 export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<LockOutcome> {
   const client = new FenceLockClient(o.client);
@@ -75,25 +82,28 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
   const waitHandlers = FORWARDED_SIGNALS.map((sig) => [sig, () => onSignalWhileWaiting(sig)] as const);
   for (const [sig, h] of waitHandlers) io.signals.on(sig, h);
 
+  const name = o.names[0] ?? '';
   let session: Session;
   let lock: HeldGrantHandle;
   let slot: number | undefined;
   try {
-    session = await client.openSession({ ttlMs: o.ttlMs, name: `fencelock lock ${o.name} (pid ${process.pid})`, labels: o.labels });
-    if (o.permits !== undefined) {
+    session = await client.openSession({ ttlMs: o.ttlMs, name: cliSessionName(`fencelock lock ${o.names.join(' ')}`, process.pid), labels: o.labels });
+    if (o.names.length > 1) {
+      lock = await takeLockSet(client, session, o.names, o.waitMs, notRun(o));
+    } else if (o.permits !== undefined) {
       const permit = await takePermit(client, session, o, o.permits);
       lock = permit;
       slot = permit.slot;
     } else if (o.waitMs === 0) {
-      const got = await session.tryAcquire(o.name, { lockDelayMs: o.lockDelayMs, mode: o.shared === true ? 'shared' : 'exclusive' }).catch((err: unknown) => {
+      const got = await session.tryAcquire(name, { lockDelayMs: o.lockDelayMs, mode: o.shared === true ? 'shared' : 'exclusive' }).catch((err: unknown) => {
         // As a held lock is with --wait 0: not granted now, try later (exit 3), the refusal says until when.
         if (isFenceLockError(err) && err.reason === 'LOCK_DELAYED') throw new CommandFailure('LOCK_DELAYED', `${err.details ?? err.message}${notRun(o)}`, EXIT.UNAVAILABLE);
         throw err;
       });
-      if (!got) throw new CommandFailure('LOCK_HELD', `lock ${JSON.stringify(o.name)} is held by ${await holderOf(client, o.name)} (--wait 0)${notRun(o)}`, EXIT.UNAVAILABLE);
+      if (!got) throw new CommandFailure('LOCK_HELD', `lock ${JSON.stringify(name)} is held by ${await holderOf(client, name)} (--wait 0)${notRun(o)}`, EXIT.UNAVAILABLE);
       lock = got;
     } else {
-      lock = await session.acquire(o.name, { waitTimeoutMs: o.waitMs, lockDelayMs: o.lockDelayMs, mode: o.shared === true ? 'shared' : 'exclusive' });
+      lock = await session.acquire(name, { waitTimeoutMs: o.waitMs, lockDelayMs: o.lockDelayMs, mode: o.shared === true ? 'shared' : 'exclusive' });
     }
   } catch (err) {
     const explained = interrupted ? err : await explainUnreachable(client, err, o.timeoutMs, undefined, o.trust);
@@ -115,13 +125,16 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
   const env: NodeJS.ProcessEnv = {
     ...io.env,
     FENCELOCK_TOKEN: lock.token.toString(),
-    FENCELOCK_LOCK: o.name,
+    // FENCELOCK_LOCK is kv put's default --lock: for a set there is none to default to, so none is passed on.
+    FENCELOCK_LOCK: o.names.length === 1 ? name : undefined,
+    FENCELOCK_LOCKS: o.names.join('\n'),
     FENCELOCK_SESSION: session.id,
     FENCELOCK_ENDPOINTS: client.endpoints().join(','),
     // A permit's slot: downstream resources fence per (semaphore, slot) (docs/fencing-downstream.md "Semaphores").
     ...(slot === undefined ? {} : { FENCELOCK_SLOT: String(slot) }),
   };
   // CMD connects the way we did (a `kv put` inside it included): same CA and client certificate, or plaintext.
+  if (env.FENCELOCK_LOCK === undefined) delete env.FENCELOCK_LOCK;
   for (const [k, v] of Object.entries(o.childEnv)) {
     if (v === '') delete env[k];
     else env[k] = v;
@@ -133,13 +146,14 @@ export async function runLockCommand(o: LockCommandOptions, io: CliIO): Promise<
   return { exitCode: outcome.exitCode, token: lock.token, ...withSlot };
 }
 
-/** A permit of the semaphore o.name (--permits): waits up to --wait; with --wait 0 fails PERMITS_FULL when all are taken. */
+/** A permit of the semaphore NAME (--permits): waits up to --wait; with --wait 0 fails PERMITS_FULL when all are taken. */
 async function takePermit(client: FenceLockClient, session: Session, o: LockCommandOptions, permits: number): Promise<PermitHandle> {
-  if (o.waitMs > 0) return session.acquirePermit(o.name, { permits, waitTimeoutMs: o.waitMs });
-  const got = await session.tryAcquirePermit(o.name, { permits });
+  const name = o.names[0] ?? '';
+  if (o.waitMs > 0) return session.acquirePermit(name, { permits, waitTimeoutMs: o.waitMs });
+  const got = await session.tryAcquirePermit(name, { permits });
   if (got !== null) return got;
-  const held = (await client.describeSemaphore(o.name).catch(() => undefined))?.holders.length ?? permits;
-  throw new CommandFailure('PERMITS_FULL', `all ${held} permits of semaphore ${JSON.stringify(o.name)} are taken (--wait 0)${notRun(o)}`, EXIT.UNAVAILABLE);
+  const held = (await client.describeSemaphore(name).catch(() => undefined))?.holders.length ?? permits;
+  throw new CommandFailure('PERMITS_FULL', `all ${held} permits of semaphore ${JSON.stringify(name)} are taken (--wait 0)${notRun(o)}`, EXIT.UNAVAILABLE);
 }
 
 /** Who holds the lock, as describe shows it; 'another session' when that cannot be read (it may be free by now). */
@@ -155,7 +169,7 @@ function notRun(o: LockCommandOptions): string {
 }
 
 function interruptedWaiting(o: LockCommandOptions, sig: string): CommandFailure {
-  return new CommandFailure('INTERRUPTED', `${sig} while waiting for lock ${JSON.stringify(o.name)}: gave up the wait${notRun(o)}`, signalExitCode(sig));
+  return new CommandFailure('INTERRUPTED', `${sig} while waiting for ${grantSubject(o.names)}: gave up the wait${notRun(o)}`, signalExitCode(sig));
 }
 
 /** Runs CMD while the lock is held, stops it when the lock is lost, then releases and closes. */
@@ -168,6 +182,7 @@ function runHolding(
   held: { session: Session; lock: HeldGrantHandle; client: FenceLockClient },
 ): Promise<{ exitCode: number; failure?: CommandFailure }> {
   const { lock } = held;
+  const subject = grantSubject(o.names);
   return new Promise((resolve) => {
     let lostWhy: string | undefined;
     let killTimer: NodeJS.Timeout | undefined;
@@ -180,7 +195,7 @@ function runHolding(
     const stopWatching = watchForLoss(held.session, lock, (why) => {
       if (finished) return;
       lostWhy = why;
-      if (o.json !== true) io.stderr(`fencelock: lock ${JSON.stringify(o.name)} (token ${lock.token}) ${why}; stopping the command\n`);
+      if (o.json !== true) io.stderr(`fencelock: ${subject} (token ${lock.token}) ${why}; stopping the command\n`);
       child.kill('SIGTERM');
       killTimer = setTimeout(() => child.kill('SIGKILL'), o.graceMs);
     });
@@ -191,9 +206,9 @@ function runHolding(
       stopWatching();
       if (killTimer) clearTimeout(killTimer);
       for (const [sig, h] of forward) io.signals.off(sig, h);
-      const why = await releaseAndClose(o.name, io, { json: o.json === true, ttlMs: o.ttlMs }, held, lostWhy);
+      const why = await releaseAndClose(subject, io, { json: o.json === true, ttlMs: o.ttlMs }, held, lostWhy);
       if (why === undefined) resolve({ exitCode, failure });
-      else if (o.json === true) resolve({ exitCode: EXIT.LOCK_LOST, failure: new CommandFailure('LOCK_LOST', `lock ${JSON.stringify(o.name)} (token ${lock.token}) ${why}; the command was stopped`, EXIT.LOCK_LOST) });
+      else if (o.json === true) resolve({ exitCode: EXIT.LOCK_LOST, failure: new CommandFailure('LOCK_LOST', `${subject} (token ${lock.token}) ${why}; the command was stopped`, EXIT.LOCK_LOST) });
       else resolve({ exitCode: EXIT.LOCK_LOST });
     };
 

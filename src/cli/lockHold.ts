@@ -2,7 +2,7 @@
 // let go on Ctrl-C, SIGTERM, SIGHUP or the end of stdin.
 import type { FenceLockClient, Session } from '../client';
 import { CommandFailure, EXIT } from './exitCodes';
-import { releaseAndClose, watchForLoss, type HeldGrantHandle } from './heldLock';
+import { grantSubject, locksJson, releaseAndClose, watchForLoss, type HeldGrantHandle } from './heldLock';
 import { toJson, type CliIO } from './output';
 
 const LET_GO_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -13,9 +13,10 @@ const LET_GO_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
  * (EXIT.LOCK_LOST; with --json a LOCK_LOST failure, reported as a second line). Handlers are registered before
  * the first await, so that a Ctrl-C right after the grant still releases.
  */
-export function holdUntilDone(o: { name: string; ttlMs: number; json?: boolean }, io: CliIO, held: { session: Session; lock: HeldGrantHandle; client: FenceLockClient }): Promise<number> {
+export function holdUntilDone(o: { names: readonly string[]; ttlMs: number; json?: boolean }, io: CliIO, held: { session: Session; lock: HeldGrantHandle; client: FenceLockClient }): Promise<number> {
   const { session, lock } = held;
   const json = o.json === true;
+  const subject = grantSubject(o.names);
   const stdin = io.stdin?.();
   return new Promise((resolve, reject) => {
     let done = false;
@@ -26,12 +27,12 @@ export function holdUntilDone(o: { name: string; ttlMs: number; json?: boolean }
       stopWatching();
       for (const [sig, h] of signalHandlers) io.signals.off(sig, h);
       stdin?.off('end', onEnd).off('error', onEnd).off('data', ignore).pause();
-      void releaseAndClose(o.name, io, { json, ttlMs: o.ttlMs }, held, lostWhy).then((why) => {
+      void releaseAndClose(subject, io, { json, ttlMs: o.ttlMs }, held, lostWhy).then((why) => {
         if (why === undefined) {
-          if (!json) io.stdout(`lock ${JSON.stringify(o.name)} released (${cause})\n`);
+          if (!json) io.stdout(`${subject} released (${cause})\n`);
           resolve(EXIT.OK);
         } else if (json) {
-          reject(new CommandFailure('LOCK_LOST', `lock ${JSON.stringify(o.name)} (token ${lock.token}) ${why}`, EXIT.LOCK_LOST));
+          reject(new CommandFailure('LOCK_LOST', `${subject} (token ${lock.token}) ${why}`, EXIT.LOCK_LOST));
         } else {
           resolve(EXIT.LOCK_LOST);
         }
@@ -47,11 +48,11 @@ export function holdUntilDone(o: { name: string; ttlMs: number; json?: boolean }
 
     io.stdout(
       json
-        ? `${toJson({ lock: o.name, token: lock.token, session: session.publicId })}\n`
-        : `lock ${JSON.stringify(o.name)} held: token ${lock.token}, session ${session.publicId}; Ctrl-C or end of input (Ctrl-D) releases it\n`,
+        ? `${toJson({ ...locksJson(o.names), token: lock.token, session: session.publicId })}\n`
+        : `${subject} held: token ${lock.token}, session ${session.publicId}; Ctrl-C or end of input (Ctrl-D) releases it\n`,
     );
     stopWatching = watchForLoss(session, lock, (why) => {
-      if (!json) io.stderr(`fencelock: lock ${JSON.stringify(o.name)} (token ${lock.token}) ${why}; no longer held\n`);
+      if (!json) io.stderr(`fencelock: ${subject} (token ${lock.token}) ${why}; no longer held\n`);
       letGo('lost', why);
     });
   });

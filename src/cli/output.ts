@@ -135,7 +135,7 @@ export function statusJson(rows: EndpointStatus[]): unknown[] {
 }
 
 /** `label: value` lines, the values aligned. */
-function fields(lines: Array<[string, string]>): string {
+export function fields(lines: Array<[string, string]>): string {
   const w = Math.max(...lines.map(([k]) => k.length)) + 1;
   return lines.map(([k, v]) => `${(k + ':').padEnd(w)} ${v}`).join('\n') + '\n';
 }

@@ -18,8 +18,11 @@ import {
 } from '../client';
 import { defineProxyCommand } from '../fencing/proxy/command';
 import { EXIT, EXIT_CODES_HELP, exitCodeFor, UsageError } from './exitCodes';
-import { isReadOnly, lockDashDashHint, wantsJson } from './invocation';
+import { isReadOnly, lockDashDashHint, lockNamesAndCommand, wantsJson, wordsAfterDashDash } from './invocation';
 import { runLockCommand } from './lockCommand';
+import { checkLockSetUsage } from './lockSet';
+import { checkSemaphoreKnown, formatSemaphore, semaphoreJson } from './semaphoreOutput';
+import { locksJson } from './heldLock';
 import { runElectCommand, runObserveCommand } from './electCommand';
 import { addMemberCommands } from './memberCommand';
 import { addLocksCommand } from './locksCommand';
@@ -103,7 +106,9 @@ function cliLogger(env: NodeJS.ProcessEnv): Logger {
  * Builds the `fencelock` command. Every action stores its exit code through `setExit`; nothing here calls
  * process.exit, so tests can run commands in-process.
  */
-export function buildProgram(io: CliIO, setExit: (code: number) => void, opts: { json?: boolean; usageHint?: string } = {}): Command {
+export function buildProgram(io: CliIO, setExit: (code: number) => void, opts: { json?: boolean; usageHint?: string; cmdWords?: number } = {}): Command {
+  // How many words after `--` are CMD's: what tells `lock A B -- CMD`'s names from CMD (commander drops `--`).
+  const cmdWords = opts.cmdWords;
   const program = new Command();
   program
     .name('fencelock')
@@ -184,9 +189,10 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void, opts: {
 
   program
     .command('lock')
-    .description('run CMD while holding lock NAME (like flock(1)), or without CMD hold it until Ctrl-C or end of input (like etcdctl lock); put -- before CMD')
+    .description('run CMD while holding lock NAME (like flock(1)), or without CMD hold it until Ctrl-C or end of input (like etcdctl lock); several NAMEs before -- are taken at once; put -- before CMD')
+    .usage('[options] NAME [NAME...] -- [CMD...]')
     .argument('<name>', 'lock name')
-    .argument('[cmd...]', 'command and its arguments (none: hold the lock until Ctrl-C, SIGTERM or the end of stdin)')
+    .argument('[cmd...]', 'more lock names, then -- and the command and its arguments (none: hold the locks until Ctrl-C, SIGTERM or the end of stdin)')
     .addOption(new Option('--ttl <ms>', 'session TTL in ms').argParser(argParser((t) => parsePositiveInt(t, '--ttl'))).default(DEFAULT_TTL_MS))
     .addOption(
       new Option('--wait <ms>', 'how long to wait for the lock in ms (0: fail at once if held)')
@@ -225,20 +231,26 @@ stdin (Ctrl-D; </dev/null releases at once), exiting 0; it exits ${EXIT.LOCK_LOS
 --shared: a read lock (docs/architecture.md#read-write-locks); not with --lock-delay.
 --permits N: a permit of a semaphore (docs/architecture.md#semaphores), like consul lock -n: CMD also sees
 FENCELOCK_SLOT, the permit's slot; downstream resources fence per (NAME, slot). Not with --shared or --lock-delay.
+Several NAMEs before --: all taken at once or none (docs/architecture.md#atomic-multi-lock), one token for
+all; CMD sees FENCELOCK_LOCKS (the names, one a line) and no FENCELOCK_LOCK (kv put needs --lock); the loss
+of any of them stops CMD; --json prints "locks". Not with --permits, --shared or --lock-delay.
 Examples: fencelock lock backup --ttl 15000 -- sh -c 'fencelock kv put backup/last "$(date)"'
+          fencelock lock accounts/alice accounts/bob -- ./transfer alice bob 10
           fencelock lock maintenance            # hold it until Ctrl-C`,
     )
     .action(
-      action(async (name: string, command: string[], opts: { ttl: number; wait: number; lockDelay: number; shared?: boolean; permits?: number; grace: number; label: Record<string, string> }, cmd: Command) => {
+      action(async (name: string, words: string[], opts: { ttl: number; wait: number; lockDelay: number; shared?: boolean; permits?: number; grace: number; label: Record<string, string> }, cmd: Command) => {
+        const { names, command } = lockNamesAndCommand(name, words, cmdWords);
+        checkLockSetUsage(names, { permits: opts.permits, shared: opts.shared, lockDelayGiven: cmd.getOptionValueSource('lockDelay') === 'cli' });
         const g = globals(cmd);
         const security = resolveClientSecurity(g, io.env);
         const client = clientOptions(g, security);
         const outcome = await runLockCommand(
-          { client, childEnv: security.childEnv, trust: security.trust, name, command, ttlMs: opts.ttl, waitMs: opts.wait, lockDelayMs: opts.lockDelay, shared: opts.shared === true, ...(opts.permits === undefined ? {} : { permits: opts.permits }), labels: opts.label, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
+          { client, childEnv: security.childEnv, trust: security.trust, names, command, ttlMs: opts.ttl, waitMs: opts.wait, lockDelayMs: opts.lockDelay, shared: opts.shared === true, ...(opts.permits === undefined ? {} : { permits: opts.permits }), labels: opts.label, graceMs: opts.grace, timeoutMs: g.timeout, json: g.json === true },
           io,
         );
         // Without CMD the JSON document came when the lock was held.
-        if (g.json === true && command.length > 0) io.stdout(`${toJson({ lock: name, token: outcome.token, ...(outcome.slot === undefined ? {} : { slot: outcome.slot }), exitCode: outcome.exitCode })}\n`);
+        if (g.json === true && command.length > 0) io.stdout(`${toJson({ ...locksJson(names), token: outcome.token, ...(outcome.slot === undefined ? {} : { slot: outcome.slot }), exitCode: outcome.exitCode })}\n`);
         return outcome.exitCode;
       }),
     );
@@ -667,11 +679,18 @@ Example: (umask 077; fencelock auth token issue alice > alice.token)`,
 
   program
     .command('describe')
-    .description('holder, token and waiters of a lock')
-    .argument('<lock>')
+    .description(`holder, token and waiters of a lock; with --semaphore, permits, holders by slot and waiters of a semaphore (exit ${EXIT.NOT_FOUND} when unknown)`)
+    .argument('<lock>', 'lock name (with --semaphore: semaphore name)')
+    .option('--semaphore', 'describe the semaphore NAME (fencelock lock NAME --permits N) instead of the lock NAME: a separate namespace')
     .action(
-      action(async (lock: string, _opts: unknown, cmd: Command) =>
+      action(async (lock: string, opts: { semaphore?: boolean }, cmd: Command) =>
         withClient(cmd, async (client, json) => {
+          if (opts.semaphore === true) {
+            const sem = await client.describeSemaphore(lock);
+            checkSemaphoreKnown(sem);
+            io.stdout(json ? `${toJson(semaphoreJson(sem))}\n` : formatSemaphore(sem));
+            return EXIT.OK;
+          }
           const d = await client.describe(lock);
           io.stdout(json ? `${toJson(descriptionJson(d))}\n` : formatDescription(d));
           return EXIT.OK;
@@ -729,7 +748,7 @@ export async function runCli(args: string[], io: CliIO): Promise<number> {
     (c) => {
       code = c;
     },
-    { json, usageHint },
+    { json, usageHint, cmdWords: wordsAfterDashDash(args) },
   );
   try {
     await program.parseAsync(args, { from: 'user' });

@@ -105,6 +105,22 @@ function toNodeStatus(s: StatusResponse__Output): NodeStatus {
  * server answers it from its dedup table), keeps sessions alive over one KeepAlive stream, and hands out locks
  * with fencing tokens.
  */
+/** A signal that aborts with the reason of the first of `signals` to abort (AbortSignal.any needs Node 20.3). */
+function firstAbort(signals: AbortSignal[]): AbortSignal {
+  const aborter = new AbortController();
+  const already = signals.find((sig) => sig.aborted);
+  if (already) {
+    aborter.abort(already.reason);
+    return aborter.signal;
+  }
+  const onAbort = (ev: Event): void => {
+    for (const sig of signals) sig.removeEventListener('abort', onAbort);
+    aborter.abort((ev.target as AbortSignal).reason);
+  };
+  for (const sig of signals) sig.addEventListener('abort', onAbort, { once: true });
+  return aborter.signal;
+}
+
 export class FenceLockClient implements SessionHost {
   /** The client id of the requests sent from now on (a fresh one replaces it if the cluster forgot it). */
   get clientId(): string {
@@ -294,6 +310,53 @@ export class FenceLockClient implements SessionHost {
     }
     await this.releasePermitOf(permit);
     return result;
+  }
+
+  /**
+   * Runs fn while holding every lock of `names` at once (session.acquireAll, docs/architecture.md#atomic-multi-lock):
+   * on the shared session of the TTL, as withLock, waits up to waitTimeoutMs for the whole set (never a part of
+   * it, so callers naming the same locks in other orders do not deadlock). fn gets the set's one token, the
+   * handles in the order given, and a signal that aborts when any of them is presumed or known lost (revoked
+   * alone, fenced out, session lost), with that lock's reason, or when fn releases one itself (RELEASED). Every
+   * lock is released after fn, also when fn throws; fn's own error wins over a release error. A withLocks nested
+   * in a withLock (or the other way) naming a lock already held on the same shared session fails SET_OVERLAP.
+   */
+  async withLocks<T>(
+    names: readonly string[],
+    fn: (token: bigint, locks: LockHandle[], signal: AbortSignal) => Promise<T>,
+    opts: { ttlMs?: number; waitTimeoutMs?: number } = {},
+  ): Promise<T> {
+    const ttl = positiveInt('ttlMs', opts.ttlMs ?? DEFAULT_TTL_MS);
+    let locks: LockHandle[];
+    for (let attempt = 1; ; attempt++) {
+      const session = await this.sharedSession(ttl);
+      try {
+        locks = await session.acquireAll(names, { waitTimeoutMs: opts.waitTimeoutMs });
+        break;
+      } catch (err) {
+        // The shared session vanished on the server (expired while idle): one retry with a fresh one.
+        if (attempt === 1 && (session.isLost() || (isFenceLockError(err, 'NOT_FOUND') && err.reason === 'UNKNOWN_SESSION'))) continue;
+        throw err;
+      }
+    }
+    let result: T;
+    try {
+      result = await fn(locks[0]?.token ?? 0n, locks, firstAbort(locks.map((l) => l.signal)));
+    } catch (fnErr) {
+      await this.releaseAllForWithLocks(locks).catch((relErr: unknown) => {
+        this.logger.warn({ err: relErr, locks: names }, 'fencelock: release after a failed withLocks body failed');
+      });
+      throw fnErr;
+    }
+    await this.releaseAllForWithLocks(locks);
+    return result;
+  }
+
+  /** Releases every lock even when one release fails (each release may abandon the session); then throws the first failure. */
+  private async releaseAllForWithLocks(locks: LockHandle[]): Promise<void> {
+    const results = await Promise.allSettled(locks.map((l) => this.releaseForWithLock(l)));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   private async releasePermitOf(permit: PermitHandle): Promise<void> {

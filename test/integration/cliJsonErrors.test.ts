@@ -116,8 +116,32 @@ describe('--json in an error case, for every command', () => {
     }
   });
 
+  it('refuses, before connecting, what several lock names cannot be taken with', async () => {
+    const refused: Array<[string[], string]> = [
+      [['--permits', '2'], '--permits takes one semaphore NAME'],
+      [['--shared'], '--shared takes one NAME'],
+      [['--lock-delay', '0s'], '--lock-delay takes one NAME'],
+    ];
+    for (const [flags, message] of refused) {
+      const r = await run(['--json', 'lock', 'a', 'b', ...flags, '--', 'true']);
+      expect(r.code, message).toBe(USAGE);
+      expect(JSON.parse(r.out), message).toMatchObject({ error: { code: 'USAGE', exitCode: USAGE, message: expect.stringContaining(message) } });
+    }
+    const twice = await run(['--json', 'lock', 'a', 'b', 'a', '--', 'true']);
+    expect(JSON.parse(twice.out)).toMatchObject({ error: { code: 'USAGE', message: 'lock: NAME "a" is given twice' } });
+    // Without `--` the words after NAME are CMD, as they always were: one lock, and CMD `b` (unreachable here: exit 3).
+    const noDashDash = await run(['--json', '--endpoints', '127.0.0.1:1', '--timeout', '300', 'lock', 'a', 'b', '--shared']);
+    expect(JSON.parse(noDashDash.out)).toMatchObject({ error: { exitCode: UNAVAILABLE } });
+  });
+
   it('reports commander\'s own usage errors as JSON too', async () => {
-    for (const args of [['frobnicate'], ['kv', 'get'], ['--timeout', 'soon', 'status'], ['lock', 'l', 'ls', '-l'], ['lock', 'l', '--lock-delay', '61s', '--', 'true'], ['lock', 'l', '--lock-delay', '5h', '--', 'true'], ['lock', 'l', '--shared', '--lock-delay', '5s', '--', 'true'], ['lock', 'l', '--permits', '0', '--', 'true'], ['lock', 'l', '--permits', '1025', '--', 'true'], ['lock', 'l', '--permits', '2', '--shared', '--', 'true']]) {
+    for (const args of [['frobnicate'], ['kv', 'get'], ['--timeout', 'soon', 'status'], ['lock', 'l', 'ls', '-l'], ['lock', 'l', '--lock-delay', '61s', '--', 'true'], ['lock', 'l', '--lock-delay', '5h', '--', 'true'], ['lock', 'l', '--shared', '--lock-delay', '5s', '--', 'true'], ['lock', 'l', '--permits', '0', '--', 'true'], ['lock', 'l', '--permits', '1025', '--', 'true'], ['lock', 'l', '--permits', '2', '--shared', '--', 'true'],
+      // Several names (AcquireAll) take exclusive locks with no lock-delay, each name once (issue 33).
+      ['lock', 'a', 'b', '--permits', '2', '--', 'true'],
+      ['lock', 'a', 'b', '--shared', '--', 'true'],
+      ['lock', 'a', 'b', '--lock-delay', '5s', '--', 'true'],
+      ['lock', 'a', 'b', 'a', '--', 'true'],
+      ['lock', ...Array.from({ length: 65 }, (_, i) => `n${i}`), '--', 'true']]) {
       const r = await run(['--json', ...args]);
       expect(r.code, args.join(' ')).toBe(USAGE);
       expect(r.err, args.join(' ')).toBe('');

@@ -2,6 +2,7 @@
 // through two sessions, as two holders one after the other would get them.
 import { DEFAULT_TTL_MS, type FenceLockClient, type LockHandle, type Session } from '../../client';
 import type { Grants } from '../../fencing/check/grants';
+import { cliSessionName } from '../sessionName';
 
 export class ClusterGrants implements Grants {
   private readonly sessions: Session[] = [];
@@ -16,7 +17,7 @@ export class ClusterGrants implements Grants {
   ) {}
 
   private async session(): Promise<Session> {
-    const s = await this.client.openSession({ ttlMs: DEFAULT_TTL_MS, name: `fencelock check-resource ${this.lock} (pid ${process.pid})` });
+    const s = await this.client.openSession({ ttlMs: DEFAULT_TTL_MS, name: cliSessionName(`fencelock check-resource ${this.lock}`, process.pid) });
     this.sessions.push(s);
     return s;
   }
