@@ -490,6 +490,7 @@ export class FenceLockClient implements SessionHost {
       return { acquired: res.acquired, token: wireToBigInt(res.token), slot: res.slot, permits: res.permits };
     } catch (err) {
       this.noticeSessionGone(session, err);
+      if (isFenceLockError(err) && err.indeterminate) this.schedulePermitOrphanCheck(session, name, waitTimeoutMs);
       throw err;
     }
   }
@@ -562,16 +563,38 @@ export class FenceLockClient implements SessionHost {
    * over, look, and release such an orphan grant.
    */
   private scheduleOrphanCheck(session: Session, lock: string, waitTimeoutMs: number): void {
+    this.afterServerWait(session, waitTimeoutMs, { lock }, () => session.holdsHandle(lock), async () => {
+      const d = await this.describe(lock);
+      if (session.holdsHandle(lock) || session.isClosed()) return;
+      const ours = (handle: string | undefined): boolean => handle === session.publicId || handle === session.id;
+      // A shared (read) grant is no `held`: it is among the shared holders.
+      const token = d.held && ours(d.holderSession) ? d.token : d.sharedHolders.find((h) => ours(h.session?.handle))?.token;
+      if (token === undefined) return;
+      this.logger.warn({ lock, token: token.toString() }, 'fencelock: releasing a grant whose acquire had timed out');
+      await this.releaseFor(session, lock, token);
+    });
+  }
+
+  /**
+   * The same for a permit (docs/architecture.md#semaphores): a permit granted after the caller gave up would
+   * otherwise stay held, its slot lost to everyone, until the session ends.
+   */
+  private schedulePermitOrphanCheck(session: Session, name: string, waitTimeoutMs: number): void {
+    this.afterServerWait(session, waitTimeoutMs, { semaphore: name }, () => session.holdsPermitHandle(name), async () => {
+      const d = await this.describeSemaphore(name);
+      const mine = d.holders.find((h) => h.session?.handle === session.publicId);
+      if (mine === undefined || session.holdsPermitHandle(name) || session.isClosed()) return;
+      this.logger.warn({ semaphore: name, slot: mine.slot, token: mine.token.toString() }, 'fencelock: releasing a permit whose acquire had timed out');
+      await this.releasePermitFor(session, name, mine.token);
+    });
+  }
+
+  /** Runs `check` once the server-side wait of an uncertain acquire must be over, unless the application holds what it asked for. */
+  private afterServerWait(session: Session, waitTimeoutMs: number, about: Record<string, string>, heldByApplication: () => boolean, check: () => Promise<void>): void {
     const timer = this.ports.timers.setTimeout(() => {
       this.cleanupTimers.delete(timer);
-      if (this.closing || session.isLost() || session.isClosed() || session.holdsHandle(lock)) return;
-      this.describe(lock)
-        .then(async (d) => {
-          if (!d.held || (d.holderSession !== session.publicId && d.holderSession !== session.id) || session.holdsHandle(lock) || session.isClosed()) return;
-          this.logger.warn({ lock, token: d.token.toString() }, 'fencelock: releasing a grant whose acquire had timed out');
-          await this.releaseFor(session, lock, d.token);
-        })
-        .catch((err: unknown) => this.logger.debug({ err, lock }, 'fencelock: orphan-grant check failed'));
+      if (this.closing || session.isLost() || session.isClosed() || heldByApplication()) return;
+      check().catch((err: unknown) => this.logger.debug({ err, ...about }, 'fencelock: orphan-grant check failed'));
     }, waitTimeoutMs + this.requestTimeoutMs);
     timer.unref();
     this.cleanupTimers.add(timer);

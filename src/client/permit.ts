@@ -94,6 +94,11 @@ export class PermitHandle {
     return this.aborter.signal;
   }
 
+  /** True once this client released the permit. */
+  isReleased(): boolean {
+    return this.released;
+  }
+
   isPresumedLost(): boolean {
     return this.released || this.lostError !== undefined || this.session.isPresumedLost();
   }

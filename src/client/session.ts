@@ -9,7 +9,7 @@ import type { Logger } from './logger';
 import type { ClientPorts, ClientTimer } from './ports';
 import type { LockMode, WriteOp, WriteResult } from './types';
 import { MAX_LOCK_DELAY_MS } from '../protocol/limits';
-import { checkPermitOptions, PermitHandle, type AcquirePermitOptions, type PermitHost } from './permit';
+import { checkPermitOptions, PermitHandle, type AcquirePermitOptions, type PermitGrant, type PermitHost } from './permit';
 
 /** Default session TTL, and the default wait of a blocking acquire. */
 export const DEFAULT_TTL_MS = 10_000;
@@ -83,6 +83,8 @@ export class Session implements Renewable {
   private readonly presumeListeners = new Set<(err: FenceLockError) => void>();
   private readonly lostCallbacks: Array<(err: FenceLockError) => void> = [];
   private readonly held = new Map<string, LockHandle>();
+  /** The permit handles this client gave out, by semaphore (a session holds one permit of a semaphore). */
+  private readonly permitHandles = new Map<string, PermitHandle>();
   /** Where the next renewal starts naming held grants, when there are more than one renewal names. */
   private heldCursor = 0;
   /**
@@ -207,14 +209,28 @@ export class Session implements Renewable {
     if (!grant.acquired) {
       throw new FenceLockError('DEADLINE_EXCEEDED', `acquire a permit of semaphore ${JSON.stringify(name)}: all ${grant.permits} taken after ${waitTimeoutMs} ms`, { reason: 'PERMITS_FULL' });
     }
-    return new PermitHandle(this.host, this, name, grant.slot, grant.token, grant.permits);
+    return this.permitHandle(name, grant);
   }
 
   /** One attempt at a permit (wait 0): null when all are taken. */
   async tryAcquirePermit(name: string, opts: Omit<AcquirePermitOptions, 'waitTimeoutMs'>): Promise<PermitHandle | null> {
     const { permits } = checkPermitOptions({ ...opts, waitTimeoutMs: 0 }, 0);
     const grant = await this.permitRaw(name, permits, 0);
-    return grant.acquired ? new PermitHandle(this.host, this, name, grant.slot, grant.token, grant.permits) : null;
+    return grant.acquired ? this.permitHandle(name, grant) : null;
+  }
+
+  private permitHandle(name: string, grant: PermitGrant): PermitHandle {
+    // Released handles are dropped here, so the map holds about as many as the permits held.
+    for (const [n, h] of this.permitHandles) if (h.isReleased()) this.permitHandles.delete(n);
+    const handle = new PermitHandle(this.host, this, name, grant.slot, grant.token, grant.permits);
+    this.permitHandles.set(name, handle);
+    return handle;
+  }
+
+  /** True when this client gave out a permit of `name` through this session that it has not released. */
+  holdsPermitHandle(name: string): boolean {
+    const h = this.permitHandles.get(name);
+    return h !== undefined && !h.isReleased();
   }
 
   private permitRaw(name: string, permits: number, waitTimeoutMs: number): ReturnType<PermitHost['acquirePermitFor']> {

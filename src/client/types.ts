@@ -213,6 +213,8 @@ export interface LockEvent {
   /** REVOKED only: who revoked the grant and why (absent otherwise). */
   revokedBy?: string;
   reason?: string;
+  /** A shared (read) grant started or ended (read-write locks); absent for an exclusive one. */
+  shared?: boolean;
 }
 
 export interface WatchOptions {

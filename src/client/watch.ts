@@ -19,7 +19,8 @@ const FINAL_CODES = new Set(['INVALID_ARGUMENT', 'NOT_FOUND', 'FAILED_PRECONDITI
 
 export function toLockEvent(ev: LockEvent__Output): LockEvent {
   const kind: LockEventKind = ev.kind === 'GRANTED' || ev.kind === 'RELEASED' || ev.kind === 'EXPIRED' || ev.kind === 'REVOKED' ? ev.kind : 'UNSPECIFIED';
-  const event: LockEvent = { kind, lock: ev.lock, sessionId: ev.sessionId, token: wireToBigInt(ev.token), index: wireToBigInt(ev.index), holder: toSessionDetails(ev.holder) };
+  const base: LockEvent = { kind, lock: ev.lock, sessionId: ev.sessionId, token: wireToBigInt(ev.token), index: wireToBigInt(ev.index), holder: toSessionDetails(ev.holder) };
+  const event = ev.shared ? { ...base, shared: true } : base;
   return kind === 'REVOKED' ? { ...event, revokedBy: ev.revokedBy, reason: ev.reason } : event;
 }
 

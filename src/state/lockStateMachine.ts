@@ -97,8 +97,11 @@ export interface LockInfo {
   delay?: LockDelayInfo;
   /** Queued session ids, FIFO order. */
   waiters: string[];
-  /** The same waiters with what their clients said of themselves; `shared`: it waits for a shared grant. */
-  waiterSessions: { sessionId: string; clientName: string; labels: SessionLabels; shared?: true }[];
+  /**
+   * The same waiters with what their clients said of themselves; `shared`: it waits for a shared grant;
+   * `set`: it is an AcquireAll set, waiting for every lock of its set at once.
+   */
+  waiterSessions: { sessionId: string; clientName: string; labels: SessionLabels; shared?: true; set?: true }[];
   /** The shared grants in force, in grant order, each with its own token (absent when none). */
   sharedHolders?: SharedHolderInfo[];
 }
@@ -161,6 +164,10 @@ export interface StateStats {
   storeBytes: number;
   dedupClients: number;
   dedupResults: number;
+  /** Semaphores in use (a permit held or a waiter: an idle one is forgotten), permits held, and waits for permits. */
+  semaphores: number;
+  permitsHeld: number;
+  permitWaiters: number;
 }
 
 type Fields = Record<string, unknown>;
@@ -467,7 +474,13 @@ export class LockStateMachine {
           };
     const queue = rec.waiters === null ? [] : Array.from(rec.waiters.keys());
     const waiters = queue.map((s) => s.id);
-    const waiterSessions = queue.map((s) => ({ sessionId: s.id, clientName: s.clientName, labels: s.labels, ...(waitsShared(rec, s) ? { shared: true as const } : {}) }));
+    const waiterSessions = queue.map((s) => ({
+      sessionId: s.id,
+      clientName: s.clientName,
+      labels: s.labels,
+      ...(waitsShared(rec, s) ? { shared: true as const } : {}),
+      ...(multiWaitOf(rec, s) !== undefined ? { set: true as const } : {}),
+    }));
     const delay = delayOf(rec);
     const sharedHolders = rec.sharers === null ? null : Array.from(rec.sharers, ([s, g]) => ({ sessionId: s.id, clientName: s.clientName, labels: s.labels, token: g.token, grantedAt: g.grantedAt }));
     return {
@@ -573,6 +586,12 @@ export class LockStateMachine {
       if (isHeld(rec)) heldLocks++;
       waiters += waiterCount(rec);
     }
+    let permitsHeld = 0;
+    let permitWaiters = 0;
+    for (const rec of this.semaphores.values()) {
+      permitsHeld += rec.held;
+      permitWaiters += rec.waiters?.size ?? 0;
+    }
     return {
       lastApplied: this.applied,
       sessions: this.sessions.size,
@@ -584,6 +603,9 @@ export class LockStateMachine {
       storeBytes: this.kv.bytes,
       dedupClients: this.dedup.clientCount,
       dedupResults: this.dedup.resultCount,
+      semaphores: this.semaphores.size,
+      permitsHeld,
+      permitWaiters,
     };
   }
 

@@ -34,6 +34,12 @@ import type { StatusResponse } from '../../src/protocol/generated/fencelock/v1/S
 import type { WatchRequest__Output } from '../../src/protocol/generated/fencelock/v1/WatchRequest';
 import type { WriteRequest__Output } from '../../src/protocol/generated/fencelock/v1/WriteRequest';
 import type { WriteResponse } from '../../src/protocol/generated/fencelock/v1/WriteResponse';
+import type { SemaphoreAcquireRequest__Output } from '../../src/protocol/generated/fencelock/v1/SemaphoreAcquireRequest';
+import type { SemaphoreAcquireResponse } from '../../src/protocol/generated/fencelock/v1/SemaphoreAcquireResponse';
+import type { SemaphoreDescribeRequest__Output } from '../../src/protocol/generated/fencelock/v1/SemaphoreDescribeRequest';
+import type { SemaphoreDescribeResponse } from '../../src/protocol/generated/fencelock/v1/SemaphoreDescribeResponse';
+import type { SemaphoreReleaseRequest__Output } from '../../src/protocol/generated/fencelock/v1/SemaphoreReleaseRequest';
+import type { SemaphoreReleaseResponse } from '../../src/protocol/generated/fencelock/v1/SemaphoreReleaseResponse';
 
 export interface GrpcFailure {
   code: grpc.status;
@@ -65,6 +71,8 @@ interface LockState {
   latest: bigint;
   grantedAtMs: number;
   waiters: Waiter[];
+  /** Shared grants by session (try only: a shared Acquire of a held or awaited lock answers acquired false). */
+  sharers: Map<string, bigint>;
 }
 
 export interface RecordedCall {
@@ -103,7 +111,7 @@ export class FakeState {
   lock(name: string): LockState {
     let l = this.locks.get(name);
     if (!l) {
-      l = { holder: undefined, token: 0n, latest: 0n, grantedAtMs: 0, waiters: [] };
+      l = { holder: undefined, token: 0n, latest: 0n, grantedAtMs: 0, waiters: [], sharers: new Map() };
       this.locks.set(name, l);
     }
     return l;
@@ -184,15 +192,16 @@ export class FakeState {
     if (!this.sessions.has(req.sessionId)) {
       return Promise.resolve({ ok: false, err: failure(grpc.status.NOT_FOUND, `unknown session ${req.sessionId}`, { 'fencelock-reason': 'UNKNOWN_SESSION' }) });
     }
-    const index = this.index();
     const l = this.lock(req.lock);
-    if (l.holder === undefined) {
+    if (req.mode === 'LOCK_MODE_SHARED') return Promise.resolve({ ok: true, res: this.acquireShared(req.sessionId, l) });
+    const index = this.index();
+    if (l.holder === undefined && l.sharers.size === 0) {
       this.grant(req.lock, l, req.sessionId, index);
       return Promise.resolve({ ok: true, res: { acquired: true, token: index.toString(), holderSession: '' } });
     }
     if (l.holder === req.sessionId) return Promise.resolve({ ok: true, res: { acquired: true, token: l.token.toString(), holderSession: '' } });
     const wait = Number(req.waitTimeoutMs);
-    if (wait <= 0) return Promise.resolve({ ok: true, res: { acquired: false, token: '0', holderSession: publicSessionId(l.holder) } });
+    if (wait <= 0) return Promise.resolve({ ok: true, res: { acquired: false, token: '0', holderSession: publicSessionId(l.holder ?? '') } });
     return new Promise((resolve) => {
       const waiter: Waiter = {
         sessionId: req.sessionId,
@@ -207,9 +216,24 @@ export class FakeState {
     });
   }
 
+  private acquireShared(sessionId: string, l: LockState): AcquireResponse {
+    const own = l.sharers.get(sessionId);
+    if (own !== undefined) return { acquired: true, token: own.toString(), holderSession: '' };
+    if (l.holder !== undefined || l.waiters.length > 0) return { acquired: false, token: '0', holderSession: publicSessionId(l.holder ?? '') };
+    const index = this.index();
+    l.sharers.set(sessionId, index);
+    l.latest = index;
+    return { acquired: true, token: index.toString(), holderSession: '' };
+  }
+
   release(req: ReleaseRequest__Output): Outcome<ReleaseResponse> {
     if (!this.sessions.has(req.sessionId)) return { ok: false, err: failure(grpc.status.NOT_FOUND, 'unknown session', { 'fencelock-reason': 'UNKNOWN_SESSION' }) };
     const l = this.lock(req.lock);
+    if (l.sharers.get(req.sessionId)?.toString() === req.token) {
+      l.sharers.delete(req.sessionId);
+      this.index();
+      return { ok: true, res: { nextHolderSession: '', nextToken: '0' } };
+    }
     if (l.holder !== req.sessionId || l.token.toString() !== req.token) {
       return { ok: false, err: failure(grpc.status.FAILED_PRECONDITION, 'lock not held by this session under this token', { 'fencelock-reason': 'LOCK_NOT_HELD' }) };
     }
@@ -260,6 +284,38 @@ export class FakeState {
     return { value: e.value ?? Buffer.alloc(0), token: e.token.toString(), lock: e.lock, deleted: e.value === null };
   }
 
+  /** Semaphores, try only (a full one answers acquired false, whatever the wait): a permit per session, lowest free slot. */
+  readonly semaphores = new Map<string, { permits: number; slots: Array<{ sessionId: string; token: bigint } | undefined> }>();
+
+  semaphoreAcquire(req: SemaphoreAcquireRequest__Output): Outcome<SemaphoreAcquireResponse> {
+    if (!this.sessions.has(req.sessionId)) return { ok: false, err: failure(grpc.status.NOT_FOUND, 'unknown session', { 'fencelock-reason': 'UNKNOWN_SESSION' }) };
+    const sem = this.semaphores.get(req.name) ?? { permits: req.permits, slots: [] };
+    this.semaphores.set(req.name, sem);
+    const own = sem.slots.findIndex((x) => x?.sessionId === req.sessionId);
+    if (own >= 0) return { ok: true, res: { acquired: true, token: sem.slots[own]!.token.toString(), slot: own, permits: sem.permits } };
+    let free = 0;
+    while (free < sem.permits && sem.slots[free] !== undefined) free++;
+    if (free === sem.permits) return { ok: true, res: { acquired: false, token: '0', slot: 0, permits: sem.permits } };
+    const token = this.index();
+    sem.slots[free] = { sessionId: req.sessionId, token };
+    return { ok: true, res: { acquired: true, token: token.toString(), slot: free, permits: sem.permits } };
+  }
+
+  semaphoreRelease(req: SemaphoreReleaseRequest__Output): Outcome<SemaphoreReleaseResponse> {
+    const sem = this.semaphores.get(req.name);
+    const slot = sem?.slots.findIndex((x) => x?.sessionId === req.sessionId && x.token.toString() === req.token) ?? -1;
+    if (sem === undefined || slot < 0) return { ok: false, err: failure(grpc.status.FAILED_PRECONDITION, 'no such permit', { 'fencelock-reason': 'NOT_HOLDER' }) };
+    sem.slots[slot] = undefined;
+    return { ok: true, res: { slot, nextHolderSession: '', nextToken: '0' } };
+  }
+
+  semaphoreDescribe(req: SemaphoreDescribeRequest__Output): SemaphoreDescribeResponse {
+    const sem = this.semaphores.get(req.name);
+    if (sem === undefined) return { permits: 0, holders: [], waiters: [], slotTokens: [] };
+    const holders = sem.slots.flatMap((x, slot) => (x === undefined ? [] : [{ slot, token: x.token.toString(), session: { handle: publicSessionId(x.sessionId), clientName: '', labels: {} }, grantedAtMs: '0' }]));
+    return { permits: sem.permits, holders, waiters: [], slotTokens: [] };
+  }
+
   describe(req: DescribeRequest__Output): DescribeResponse {
     const l = this.lock(req.lock);
     return {
@@ -269,6 +325,7 @@ export class FakeState {
       grantedAtMs: String(l.holder ? l.grantedAtMs : 0),
       waiters: l.waiters.map((w) => publicSessionId(w.sessionId)),
       latestToken: l.latest.toString(),
+      sharedHolders: [...l.sharers].map(([sessionId, token]) => ({ session: { handle: publicSessionId(sessionId), clientName: '', labels: {} }, token: token.toString(), grantedAtMs: '0' })),
     };
   }
 
@@ -415,6 +472,11 @@ export class FakeNode {
       Release: this.unary<ReleaseRequest__Output, ReleaseResponse>('Release', (req) => s.dedupe(req.header, async () => s.release(req))),
       Describe: this.unary<DescribeRequest__Output, DescribeResponse>('Describe', async (req) => ({ ok: true, res: s.describe(req) })),
       Watch: (call: grpc.ServerWritableStream<WatchRequest__Output, LockEvent>) => this.watch(call),
+    });
+    server.addService(serviceDefinition(SERVICE_NAMES.semaphore), {
+      Acquire: this.unary<SemaphoreAcquireRequest__Output, SemaphoreAcquireResponse>('SemaphoreAcquire', (req) => s.dedupe(req.header, async () => s.semaphoreAcquire(req))),
+      Release: this.unary<SemaphoreReleaseRequest__Output, SemaphoreReleaseResponse>('SemaphoreRelease', (req) => s.dedupe(req.header, async () => s.semaphoreRelease(req))),
+      Describe: this.unary<SemaphoreDescribeRequest__Output, SemaphoreDescribeResponse>('SemaphoreDescribe', async (req) => ({ ok: true, res: s.semaphoreDescribe(req) })),
     });
     server.addService(serviceDefinition(SERVICE_NAMES.kv), {
       Write: this.unary<WriteRequest__Output, WriteResponse>('Write', (req) => s.dedupe(req.header, async () => s.write(req))),

@@ -181,3 +181,90 @@ describe('refusals of applied entries', () => {
     expect(sumOf(m, 'fencelock_fenced_write_refusals_total')).toBe(1);
   });
 });
+
+describe('shared grants and permits (issue 33)', () => {
+  const granted = (r: ReturnType<Log['apply']>): number => (r.result as { token: number }).token;
+
+  it('regression "shared hold times lost": every reader of a shared lock has its own hold time', async () => {
+    const log = new Log();
+    log.open(0, S1);
+    log.open(0, S2);
+    const t1 = granted(log.apply(100, { type: 'Acquire', lock: 'r', sessionId: S1, tryOnly: true, waitTimeoutMs: 0, shared: true }));
+    const t2 = granted(log.apply(200, { type: 'Acquire', lock: 'r', sessionId: S2, tryOnly: true, waitTimeoutMs: 0, shared: true }));
+    log.release(600, S1, 'r', t1);
+    log.release(1200, S2, 'r', t2);
+    const m = await log.scrape();
+    // Keyed by lock alone, the second reader's grant replaced the first's start: s1's hold was never observed.
+    expect(valueOf(m, 'fencelock_lock_hold_seconds_count', { cause: 'released' })).toBe(2);
+    expect(valueOf(m, 'fencelock_lock_hold_seconds_sum', { cause: 'released' })).toBeCloseTo(0.5 + 1.0);
+    expect(log.metrics.locks.times.remembered()).toBe(0);
+  });
+
+  it('permits: gauges of semaphores, permits held and waiters; grants, releases, wait and hold times by cause', async () => {
+    const log = new Log();
+    for (const s of [S1, S2, S3]) log.open(0, s);
+    const acquire = (now: number, sessionId: string): ReturnType<Log['apply']> =>
+      log.apply(now, { type: 'SemaphoreAcquire', semaphore: 'pool', sessionId, permits: 2, tryOnly: false, waitTimeoutMs: 60_000 });
+    const t1 = granted(acquire(100, S1));
+    acquire(200, S2);
+    expect(acquire(300, S3).result.status).toBe('waiting');
+    let m = await log.scrape();
+    expect(valueOf(m, 'fencelock_semaphores', {})).toBe(1);
+    expect(valueOf(m, 'fencelock_permits_held', {})).toBe(2);
+    expect(valueOf(m, 'fencelock_permit_waiters', {})).toBe(1);
+    // Permits are no locks: the lock gauges stay at 0.
+    expect(valueOf(m, 'fencelock_locks_held', {})).toBe(0);
+    expect(valueOf(m, 'fencelock_lock_waiters', {})).toBe(0);
+
+    expect(log.apply(1000, { type: 'SemaphoreRelease', semaphore: 'pool', sessionId: S1, token: t1 }).result.status).toBe('permit_released');
+    log.apply(1500, { type: 'ExpireSession', sessionIds: [S2, S3] });
+    m = await log.scrape();
+    expect(valueOf(m, 'fencelock_semaphores', {})).toBe(0);
+    expect(valueOf(m, 'fencelock_permits_held', {})).toBe(0);
+    expect(valueOf(m, 'fencelock_permit_grants_total', { cause: 'acquired' })).toBe(2);
+    expect(valueOf(m, 'fencelock_permit_grants_total', { cause: 'released' })).toBe(1);
+    expect(valueOf(m, 'fencelock_permit_releases_total', { cause: 'released' })).toBe(1);
+    expect(valueOf(m, 'fencelock_permit_releases_total', { cause: 'expired' })).toBe(2);
+    // s3 queued at 300 and took s1's slot at 1000.
+    expect(valueOf(m, 'fencelock_permit_wait_seconds_sum', { cause: 'released' })).toBeCloseTo(0.7);
+    expect(valueOf(m, 'fencelock_permit_wait_seconds_count', { cause: 'acquired' })).toBe(2);
+    // s1 held 100..1000; s2 200..1500 and s3 1000..1500 until their leases ran out.
+    expect(valueOf(m, 'fencelock_permit_hold_seconds_sum', { cause: 'released' })).toBeCloseTo(0.9);
+    expect(valueOf(m, 'fencelock_permit_hold_seconds_sum', { cause: 'expired' })).toBeCloseTo(1.3 + 0.5);
+    expect(sumOf(m, 'fencelock_lock_grants_total')).toBe(0);
+    expect(log.metrics.locks.times.remembered()).toBe(0);
+  });
+
+  it('permit times carry a semaphore label only with a label depth, cut as lock labels are', async () => {
+    const log = new Log(1);
+    log.open(0, S1);
+    for (const name of ['a/x', 'a/y', 'b/z']) {
+      const t = granted(log.apply(10, { type: 'SemaphoreAcquire', semaphore: name, sessionId: S1, permits: 3, tryOnly: true, waitTimeoutMs: 0 }));
+      log.apply(50, { type: 'SemaphoreRelease', semaphore: name, sessionId: S1, token: t });
+    }
+    const m = await log.scrape();
+    expect(new Set(seriesOf(m, 'fencelock_permit_hold_seconds_count').map((l) => l.semaphore))).toEqual(new Set(['a', 'b']));
+    expect(valueOf(m, 'fencelock_permit_hold_seconds_count', { cause: 'released', semaphore: 'a' })).toBe(2);
+    const flat = new Log();
+    flat.open(0, S1);
+    flat.apply(10, { type: 'SemaphoreAcquire', semaphore: 'a/x', sessionId: S1, permits: 3, tryOnly: true, waitTimeoutMs: 0 });
+    expect(seriesOf(await flat.scrape(), 'fencelock_permit_wait_seconds_count').every((l) => !('semaphore' in l))).toBe(true);
+  });
+
+  it('refusals count PERMITS_MISMATCH, SET_OVERLAP and SHARED_GRANT by command', async () => {
+    const log = new Log();
+    log.open(0, S1);
+    log.open(0, S2);
+    log.apply(10, { type: 'SemaphoreAcquire', semaphore: 'pool', sessionId: S1, permits: 2, tryOnly: true, waitTimeoutMs: 0 });
+    expect(log.apply(20, { type: 'SemaphoreAcquire', semaphore: 'pool', sessionId: S2, permits: 3, tryOnly: true, waitTimeoutMs: 0 }).result).toMatchObject({ status: 'refused', reason: 'PERMITS_MISMATCH' });
+    log.acquire(30, S1, 'x');
+    expect(log.apply(40, { type: 'AcquireAll', locks: ['x', 'y'], sessionId: S1, tryOnly: true, waitTimeoutMs: 0 }).result).toMatchObject({ status: 'refused', reason: 'SET_OVERLAP' });
+    const shared = granted(log.apply(50, { type: 'Acquire', lock: 'r', sessionId: S2, tryOnly: true, waitTimeoutMs: 0, shared: true }));
+    expect(log.apply(60, { type: 'Write', lock: 'r', sessionId: S2, token: shared, ops: [{ type: 'put', key: 'r/1', value: new Uint8Array([1]) }] }).result).toMatchObject({ status: 'refused', reason: 'SHARED_GRANT' });
+    const m = await log.scrape();
+    expect(valueOf(m, 'fencelock_refusals_total', { command: 'SemaphoreAcquire', reason: 'PERMITS_MISMATCH' })).toBe(1);
+    expect(valueOf(m, 'fencelock_refusals_total', { command: 'AcquireAll', reason: 'SET_OVERLAP' })).toBe(1);
+    expect(valueOf(m, 'fencelock_refusals_total', { command: 'Write', reason: 'SHARED_GRANT' })).toBe(1);
+    expect(valueOf(m, 'fencelock_fenced_write_refusals_total', { reason: 'SHARED_GRANT' })).toBe(1);
+  });
+});

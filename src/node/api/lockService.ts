@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import type { Command, CommandResult } from '../../state';
+import type { Command, CommandResult, LockInfo } from '../../state';
 import * as L from '../../state/limits';
 import type { AcquireRequest__Output } from '../../protocol/generated/fencelock/v1/AcquireRequest';
 import type { AcquireResponse__Output } from '../../protocol/generated/fencelock/v1/AcquireResponse';
@@ -28,7 +28,7 @@ import { GrantTraces } from './grantTraces';
 /** How long a blocked Acquire whose call went away keeps its place, waiting for the client's retry. */
 const WITHDRAW_GRACE_MS = 5_000;
 
-const granted = (token: number): AcquireResponse__Output => ({ acquired: true, token: intToWire('token', token), holderSession: '' });
+const granted = (token: number): AcquireResponse__Output => ({ acquired: true, token: intToWire('token', token), holderSession: '', busy: 'BUSY_UNSPECIFIED', firstWaiterSession: '' });
 
 /** The Lock service, and its hot calls for the Pipeline stream (sharing one wait registry). */
 /** A decoded request always has lock_delay_ms (0 by default); a caller in the same process may leave it out. */
@@ -130,10 +130,8 @@ export function lockService(ctx: NodeContext): {
     switch (ok.status) {
       case 'granted':
         return granted(ok.token);
-      case 'held': {
-        const holder = ctx.machine.describeLock(lock)?.holder;
-        return { acquired: false, token: intToWire('token', 0), holderSession: publicSessionId(holder?.sessionId ?? '') };
-      }
+      case 'held':
+        return busyAnswer(ctx.machine.describeLock(lock), shared);
       case 'waiting':
         call.span?.addEvent('queued', { [ATTR.lock]: lock });
         return awaitGrant(call, lock, sessionId, waitMs, shared);
@@ -199,6 +197,25 @@ export function lockService(ctx: NodeContext): {
 }
 
 /** The request's mode: SHARED or EXCLUSIVE (the default, also when absent); anything else is refused. */
+/**
+ * A try-acquire's answer when the lock is not to be had: who holds it, or, when nobody holds it against this
+ * mode, who waits first (a free lock that an AcquireAll set at the head of its queue keeps for itself).
+ */
+function busyAnswer(info: LockInfo | undefined, shared: boolean): AcquireResponse__Output {
+  const answer = (busy: AcquireResponse__Output['busy'], holder = '', first = ''): AcquireResponse__Output => ({
+    acquired: false,
+    token: intToWire('token', 0),
+    holderSession: publicSessionId(holder),
+    busy,
+    firstWaiterSession: publicSessionId(first),
+  });
+  if (info?.holder) return answer('BUSY_HELD', info.holder.sessionId);
+  if (!shared && (info?.sharedHolders?.length ?? 0) > 0) return answer('BUSY_SHARED');
+  const head = info?.waiterSessions[0];
+  if (head === undefined) return answer('BUSY_UNSPECIFIED'); // cannot happen: the entry answered held
+  return answer(head.set === true ? 'BUSY_SET_WAITING' : 'BUSY_QUEUED', '', head.sessionId);
+}
+
 function sharedMode(mode: AcquireRequest__Output['mode'] | undefined): boolean {
   if (mode === undefined || mode === 'LOCK_MODE_EXCLUSIVE' || (mode as unknown) === 0) return false;
   if (mode === 'LOCK_MODE_SHARED' || (mode as unknown) === 1) return true;

@@ -15,7 +15,8 @@ import { intToWire } from '../../protocol/wireInt';
 type WatchCall = grpc.ServerWritableStream<WatchRequest__Output, LockEvent__Output>;
 
 /**
- * Lock.Watch: the lock's events as this node applies them, so any node can serve a watch. A stream ends
+ * Lock.Watch: the lock's events (or a semaphore's permits', WatchRequest.semaphore) as this node applies them,
+ * so any node can serve a watch. A stream ends
  * rather than going silently wrong: ABORTED (EVENTS_MISSED) when a snapshot replaced this node's state, and
  * RESOURCE_EXHAUSTED (WATCH_BEHIND) when the client has `maxBacklog` events unsent, so that a reader that
  * stopped reading cannot make the node keep every event of the lock for it. Either way the client calls
@@ -24,12 +25,12 @@ type WatchCall = grpc.ServerWritableStream<WatchRequest__Output, LockEvent__Outp
 export function lockWatch(ctx: NodeContext, maxBacklog = MAX_WATCH_BACKLOG_EVENTS): grpc.handleServerStreamingCall<WatchRequest__Output, LockEvent__Output> {
   const { logger } = ctx;
   return (call: WatchCall) => {
-    let lock: string;
+    let target: WatchTarget;
     let caller: Caller;
     try {
-      lock = v.lockName(call.request.lock);
+      target = targetOf(call.request);
       caller = ctx.access.callerOf(call);
-      ctx.access.permit(caller, 'lock', lock);
+      ctx.access.permit(caller, 'lock', target.name);
     } catch (err) {
       call.emit('error', toServiceError(logger, 'Lock.Watch', err));
       return;
@@ -42,7 +43,7 @@ export function lockWatch(ctx: NodeContext, maxBacklog = MAX_WATCH_BACKLOG_EVENT
       // A revoke ends the watches it no longer allows.
       if (command.type === 'AuthChange' && !stillAllowed()) return;
       for (const e of outcome.events) {
-        if (!isWatched(e) || e.lock !== lock) continue;
+        if (!isWatched(e) || nameOf(e) !== target.name || isPermit(e) !== target.permits) continue;
         if (call.writableLength >= maxBacklog) {
           end(fellBehind(call.writableLength, maxBacklog, index));
           return;
@@ -53,7 +54,7 @@ export function lockWatch(ctx: NodeContext, maxBacklog = MAX_WATCH_BACKLOG_EVENT
     // A snapshot from the leader replaces this node's state: the entries it covers are never applied here, so
     // their events are lost to this stream. It ends, saying so, rather than staying open and silent.
     const onRestored = (): void => {
-      const message = `lock events up to log index ${ctx.machine.lastApplied} were not sent: this node replaced its state by a snapshot from the leader; call Describe to read the lock's current state, and Watch again for what follows`;
+      const message = `${target.permits ? 'semaphore' : 'lock'} events up to log index ${ctx.machine.lastApplied} were not sent: this node replaced its state by a snapshot from the leader; call Describe to read the lock's current state, and Watch again for what follows`;
       end(new ApiError(grpc.status.ABORTED, message, reasonMetadata('EVENTS_MISSED')));
     };
     const wasUser = ctx.access.isUser(caller);
@@ -61,7 +62,7 @@ export function lockWatch(ctx: NodeContext, maxBacklog = MAX_WATCH_BACKLOG_EVENT
       try {
         const lost = ctx.access.lost(caller, wasUser);
         if (lost !== undefined) throw lost;
-        ctx.access.permit(caller, 'lock', lock);
+        ctx.access.permit(caller, 'lock', target.name);
         return true;
       } catch (err) {
         end(err as ApiError);
@@ -93,13 +94,16 @@ function messageOf(ctx: NodeContext, e: WatchedEvent, index: number): LockEvent_
     const revoked = e.type === 'released' && e.cause === 'lock_revoked';
     message = {
       kind: kindName(e),
-      lock: e.lock,
+      lock: isPermit(e) ? '' : e.lock,
       sessionId: handle,
       token: intToWire('token', e.token),
       index: intToWire('index', index),
       holder: holderOf(ctx, e, handle),
       revokedBy: revoked ? (e.revokedBy ?? '') : '',
       reason: revoked ? (e.reason ?? '') : '',
+      semaphore: isPermit(e) ? e.semaphore : '',
+      slot: isPermit(e) ? e.slot : 0,
+      shared: !isPermit(e) && e.shared === true,
     };
     messages.set(e, message);
   }
@@ -111,7 +115,7 @@ function messageOf(ctx: NodeContext, e: WatchedEvent, index: number): LockEvent_
  * same entry ended it after the grant (then the handle alone).
  */
 function holderOf(ctx: NodeContext, e: WatchedEvent, handle: string): SessionInfo__Output | null {
-  if (e.type !== 'granted') return null;
+  if (e.type !== 'granted' && e.type !== 'permit_granted') return null;
   const facts = ctx.machine.sessionFacts(e.sessionId) ?? { clientName: '', labels: [] };
   return sessionInfo({ sessionId: e.sessionId, ...facts }, handle);
 }
@@ -125,15 +129,36 @@ function fellBehind(unsent: number, maxBacklog: number, index: number): ApiError
   );
 }
 
-type WatchedEvent = Extract<LockEvent, { type: 'granted' | 'released' }>;
+type WatchedEvent = Extract<LockEvent, { type: 'granted' | 'released' | 'permit_granted' | 'permit_released' }>;
+type PermitChange = Extract<WatchedEvent, { type: 'permit_granted' | 'permit_released' }>;
 
-/** Grants and releases are what a watch sends; queueing and wait endings are not. */
+/** What one stream watches: a lock, or a semaphore's permits (a namespace of their own: the same name is two resources). */
+interface WatchTarget {
+  name: string;
+  permits: boolean;
+}
+
+function targetOf(req: WatchRequest__Output): WatchTarget {
+  if (req.semaphore === '') return { name: v.lockName(req.lock), permits: false };
+  if (req.lock !== '') throw new ApiError(grpc.status.INVALID_ARGUMENT, 'lock and semaphore: set exactly one (the lock or the semaphore to watch)');
+  return { name: v.lockName(req.semaphore, 'semaphore'), permits: true };
+}
+
+/** Grants and releases (of locks or of permits) are what a watch sends; queueing and wait endings are not. */
 function isWatched(e: LockEvent): e is WatchedEvent {
-  return e.type === 'granted' || e.type === 'released';
+  return e.type === 'granted' || e.type === 'released' || e.type === 'permit_granted' || e.type === 'permit_released';
+}
+
+function isPermit(e: WatchedEvent): e is PermitChange {
+  return e.type === 'permit_granted' || e.type === 'permit_released';
+}
+
+function nameOf(e: WatchedEvent): string {
+  return isPermit(e) ? e.semaphore : e.lock;
 }
 
 function kindName(e: WatchedEvent): LockEvent__Output['kind'] {
-  if (e.type === 'granted') return 'GRANTED';
+  if (e.type === 'granted' || e.type === 'permit_granted') return 'GRANTED';
   if (e.cause === 'lock_revoked') return 'REVOKED';
   return e.cause === 'expired' ? 'EXPIRED' : 'RELEASED';
 }

@@ -4,7 +4,7 @@ import type { LockApp } from '../lockApp';
 import { LockTimes } from './lockTimes';
 
 /**
- * The lock state's metrics. Counts (sessions, locks, waiters, keys) are read from the state machine when
+ * The lock state's metrics. Counts (sessions, locks, permits, waiters, keys) are read from the state machine when
  * scraped; events (grants, releases, session ends, refused writes) are counted from what each applied
  * entry did, so every member counts the same events as it applies the same log.
  */
@@ -15,6 +15,8 @@ export class LockMetrics {
 
   readonly grants: Counter<'cause'>;
   readonly releases: Counter<'cause'>;
+  readonly permitGrants: Counter<'cause'>;
+  readonly permitReleases: Counter<'cause'>;
   readonly sessionsOpened: Counter;
   readonly sessionsEnded: Counter<'cause'>;
   readonly writes: Counter;
@@ -34,10 +36,15 @@ export class LockMetrics {
     count('fencelock_locks_held', 'Locks held by a session.', (s) => s.heldLocks);
     count('fencelock_lock_waiters', 'Sessions queued for a lock, over all locks.', (s) => s.waiters);
     count('fencelock_lock_records', 'Lock records kept (held, waited for, or owning keys).', (s) => s.locks);
+    count('fencelock_semaphores', 'Semaphores in use: a permit held or waited for (an idle semaphore is forgotten).', (s) => s.semaphores);
+    count('fencelock_permits_held', 'Permits held, over all semaphores.', (s) => s.permitsHeld);
+    count('fencelock_permit_waiters', 'Sessions queued for a permit, over all semaphores.', (s) => s.permitWaiters);
     count('fencelock_kv_keys', 'Keys in the fenced store, deleted ones (tombstones) included.', (s) => s.keys);
     count('fencelock_kv_store_bytes', 'Bytes of keys and values in the fenced store.', (s) => s.storeBytes);
     this.grants = new Counter({ name: 'fencelock_lock_grants_total', help: 'Locks granted; cause: acquired (the lock was free), or what ended the previous grant (released, closed, expired) for a handover.', labelNames: ['cause'], registers });
     this.releases = new Counter({ name: 'fencelock_lock_releases_total', help: 'Grants ended, by cause (released, closed, expired).', labelNames: ['cause'], registers });
+    this.permitGrants = new Counter({ name: 'fencelock_permit_grants_total', help: 'Semaphore permits granted; cause: acquired (a permit was free), or what ended the previous grant of the slot (released, closed, expired, revoked) for a handover.', labelNames: ['cause'], registers });
+    this.permitReleases = new Counter({ name: 'fencelock_permit_releases_total', help: 'Semaphore permit grants ended, by cause (released, closed, expired, revoked).', labelNames: ['cause'], registers });
     this.sessionsOpened = new Counter({ name: 'fencelock_sessions_opened_total', help: 'Sessions opened.', registers });
     this.sessionsEnded = new Counter({ name: 'fencelock_sessions_ended_total', help: 'Sessions ended, by cause: closed by their client, or expired (their lease ran out).', labelNames: ['cause'], registers });
     this.writes = new Counter({ name: 'fencelock_fenced_writes_total', help: 'Fenced writes accepted.', registers });
@@ -69,6 +76,8 @@ export class LockMetrics {
     for (const e of outcome.events) {
       if (e.type === 'granted') this.grants.inc({ cause: e.cause });
       else if (e.type === 'released') this.releases.inc({ cause: e.cause });
+      else if (e.type === 'permit_granted') this.permitGrants.inc({ cause: e.cause });
+      else if (e.type === 'permit_released') this.permitReleases.inc({ cause: e.cause });
       else if (e.type === 'session_ended') this.sessionsEnded.inc({ cause: e.cause });
     }
     this.times.applied(command.now, outcome.events);

@@ -54,6 +54,16 @@ export interface LockEvent {
    */
   'revokedBy'?: (string);
   'reason'?: (string);
+  /**
+   * A permit of a semaphore watched by WatchRequest.semaphore (issue 33): its name and slot (0..permits-1);
+   * `token` is the permit's. GRANTED, RELEASED or EXPIRED, as for locks.
+   */
+  'semaphore'?: (string);
+  'slot'?: (number);
+  /**
+   * A shared (read) grant started or ended (read-write locks, issue 33); false: exclusive.
+   */
+  'shared'?: (boolean);
 }
 
 export interface LockEvent__Output {
@@ -77,4 +87,14 @@ export interface LockEvent__Output {
    */
   'revokedBy': (string);
   'reason': (string);
+  /**
+   * A permit of a semaphore watched by WatchRequest.semaphore (issue 33): its name and slot (0..permits-1);
+   * `token` is the permit's. GRANTED, RELEASED or EXPIRED, as for locks.
+   */
+  'semaphore': (string);
+  'slot': (number);
+  /**
+   * A shared (read) grant started or ended (read-write locks, issue 33); false: exclusive.
+   */
+  'shared': (boolean);
 }
