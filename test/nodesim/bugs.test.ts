@@ -1,4 +1,4 @@
-// The defects of issue 11, three broken Raft rules, broken membership rules, defects of the client library, of issue 34's capabilities and of issue 33's read-write locks, planted again one at a time (`--bug NAME`): the first
+// The defects of issue 11, three broken Raft rules, broken membership rules, defects of the client library, of issue 34's capabilities and of issue 33's read-write locks, semaphores and multi-lock, planted again one at a time (`--bug NAME`): the first
 // seed that catches each, searching from seed 1, and the same seed passing without it. If a legitimate change moves a trajectory so
 // that a pinned seed no longer catches its bug, `npm run sim -- --seeds 400 --bug NAME --stop-on-failure`
 // (for a membership rule, on membership seeds only: add `--membership`, then pin a seed that is a multiple of 5)
@@ -47,6 +47,11 @@ const CAUGHT: Array<{ bug: string; seed: number; by: RegExp }> = [
   // of what each session believes it holds, or else by the lease promise when a writer is granted the lock.
   { bug: 'shared-grant-writes', seed: 6, by: /^read-write: a write under the shared grant of RW token \d+ was accepted at index \d+/ },
   { bug: 'one-reader-ends-all', seed: 6, by: /^(lock state of n\d after index \d+: session \w+ thinks it holds "RW" shared|lease promise: rw\d still believes it holds RW )/ },
+  // Defects in issue 33's semaphore and atomic multi-lock (semaphoreBugs.ts), on the seeds that run their
+  // clients (semaphoresForSeed: 17 modulo 20; acquireAllForSeed: 19 modulo 20). The simulator's own checks
+  // see each in the entry that makes it, before the state machine's self-check of that entry.
+  { bug: 'permit-slot-by-count', seed: 17, by: /^semaphore: S slot \d+ was granted to session \S+ at index \d+ while session \S+ held it/ },
+  { bug: 'acquire-all-grants-early', seed: 19, by: /^acquire-all: index \d+ granted M\d(?:,M\d)* to session \S+, not a whole set it asked for/ },
 ];
 
 describe('the whole-node simulator catches each planted defect', () => {

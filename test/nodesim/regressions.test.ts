@@ -214,3 +214,15 @@ describe('membership: a removed node with nothing to say is told on its open str
     expect(r.stats.removalNotices).toBeGreaterThan(0);
   });
 });
+
+describe('semaphores: a blocked Acquire is answered with its own slot', () => {
+  // Seed 97 (semaphore workload): one ExpireSession of several holders handed slots 0 and 1 of S on to two
+  // waiters under one token (325); the node answered both blocked Acquires with the first slot carrying that
+  // token, so p4 believed slot 0, which p1 held (and would fence downstream as S#0 with p1's token). Caught
+  // by the per-slot lease promise. The answer now names the slot the session holds (semaphoreService.ts).
+  it('seed 97: each waiter granted in one entry is told the slot its session holds', async () => {
+    const r = await runNodeSeed({ seed: 97 });
+    expect(r.violation).toBeUndefined();
+    expect(r.stats.permitGrants).toBeGreaterThan(0);
+  });
+});

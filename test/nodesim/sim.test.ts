@@ -40,5 +40,7 @@ describe(`whole-node simulation: seeds 1..${SEEDS}, 3 and 5 nodes, ${NODE_SIM_PR
     expect(totals.ops).toBeGreaterThan(SEEDS * 100);
     // Issue 34's workload runs on a quarter of the seeds (featuresForSeed).
     for (const k of ['leaderships', 'observedLeaderships', 'revokes', 'lockDelays', 'lockDelaysEnded']) expect(totals[k], k).toBeGreaterThan(SEEDS / 10);
+    // Issue 33's workloads: read-write locks on three seeds in twenty, the semaphore and AcquireAll on one each.
+    for (const k of ['sharedGrants', 'permitGrants', 'permitWrites', 'setsGranted']) expect(totals[k], k).toBeGreaterThan(SEEDS / 10);
   });
 });

@@ -26,13 +26,18 @@ import { FEATURE_BUGS } from './featureBugs';
 import { RW_BUGS } from './rwBugs';
 import { RwChecks } from './rwChecks';
 import { RwActor } from './rwWorkload';
+import { MultiLockChecks } from './multiLockChecks';
+import { MULTI_LOCKS, SetHolder, type MultiLockEnv } from './multiLockWorkload';
+import { SEMAPHORE_BUGS } from './semaphoreBugs';
+import { SemaphoreChecks } from './semaphoreChecks';
+import { PermitHolder, type PermitEnv } from './semaphoreWorkload';
 import { FeatureChecks } from './featureChecks';
 import { Admin, Campaigner, DelayedHolder, Observer, type Believer, type FeatureActor, type FeatureEnv } from './featureWorkload';
 import { Membership, membershipForSeed } from './membership';
 import { observerFactory } from './raftObserver';
 import { addressOf, nodeLogger, simConfig, SimNode } from './simNode';
 import { SimWire } from './simWire';
-import { World } from './world';
+import { World, type Actor } from './world';
 
 
 export const PLANTED_BUGS: Readonly<Record<string, PlantedBugs>> = {
@@ -65,6 +70,10 @@ export interface NodeSimOptions {
   features?: boolean;
   /** Readers and writers of a read-write lock too (default: three seeds in twenty, readWriteForSeed). */
   readWrite?: boolean;
+  /** Permit holders of a semaphore too (default: one seed in twenty, semaphoresForSeed). */
+  semaphores?: boolean;
+  /** Clients of overlapping sets of locks (AcquireAll) too (default: one seed in twenty, acquireAllForSeed). */
+  acquireAll?: boolean;
   /** Receives the timeline, one line per event worth telling. */
   trace?: (line: string) => void;
 }
@@ -75,7 +84,7 @@ export interface NodeSimResult {
   profile: string;
   ok: boolean;
   violation?: string;
-  stats: { leaderships: number; observedLeaderships: number; revokes: number; lockDelays: number; lockDelaysEnded: number; sharedGrants: number; exclusiveGrants: number; sharedWritesRefused: number; events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number; leaderTerms: number; confChanges: number; confChangesRefused: number; removalNotices: number; closesInOutage: number; clientCloses: number; unsyncedBatchesLost: number; slowStarts: number; messagesDropped: number; messagesDuplicated: number };
+  stats: { leaderships: number; observedLeaderships: number; revokes: number; lockDelays: number; lockDelaysEnded: number; sharedGrants: number; exclusiveGrants: number; sharedWritesRefused: number; permitGrants: number; permitWrites: number; setsGranted: number; events: number; simulatedMs: number; ops: number; grants: number; expiries: number; crashes: number; partitions: number; stalls: number; clockSteps: number; snapshotsInstalled: number; leaderTerms: number; confChanges: number; confChangesRefused: number; removalNotices: number; closesInOutage: number; clientCloses: number; unsyncedBatchesLost: number; slowStarts: number; messagesDropped: number; messagesDuplicated: number };
 }
 
 class Violation extends Error {}
@@ -99,6 +108,19 @@ export function readWriteForSeed(seed: number): boolean {
   return r === 6 || r === 8 || r === 12;
 }
 
+/**
+ * Seeds that are 17 modulo 20 also run issue 33's semaphore (semaphoreWorkload.ts, four more clients), and
+ * those that are 19 modulo 20 its atomic multi-lock (multiLockWorkload.ts, four more): none of them is a seed
+ * featuresForSeed or readWriteForSeed picks, nor one pinned in bugs.test.ts or regressions.test.ts.
+ */
+export function semaphoresForSeed(seed: number): boolean {
+  return Math.abs(Math.trunc(seed)) % 20 === 17;
+}
+
+export function acquireAllForSeed(seed: number): boolean {
+  return Math.abs(Math.trunc(seed)) % 20 === 19;
+}
+
 export function setupForNodeSeed(seed: number): { nodes: number; profile: string } {
   const s = Math.abs(Math.trunc(seed));
   return { nodes: s % 2 === 1 ? 3 : 5, profile: profileForSeed(s).name };
@@ -115,7 +137,7 @@ export async function runNodeSeed(opts: NodeSimOptions): Promise<NodeSimResult> 
 }
 
 /** Defects planted by patching a prototype for one run: the client library's, and issue 34's (featureBugs.ts). */
-const PATCHED_BUGS = { ...CLIENT_BUGS, ...FEATURE_BUGS, ...RW_BUGS };
+const PATCHED_BUGS = { ...CLIENT_BUGS, ...FEATURE_BUGS, ...RW_BUGS, ...SEMAPHORE_BUGS };
 
 /** Every defect `--bug` can plant: in the nodes, or by a patch (clientBugs.ts, featureBugs.ts). */
 export const BUG_NAMES: readonly string[] = [...Object.keys(PLANTED_BUGS), ...Object.keys(PATCHED_BUGS)];
@@ -153,7 +175,7 @@ class NodeSimulation implements WorkloadEnv {
   private readonly newestGrant = new Map<string, { token: number; session: string; at: number }>();
   /** The newest exclusive grant of each lock applied anywhere (what a reader's belief must not predate). */
   private readonly newestExclusive = new Map<string, { token: number; session: string }>();
-  readonly stats: NodeSimResult['stats'] = { leaderships: 0, observedLeaderships: 0, revokes: 0, lockDelays: 0, lockDelaysEnded: 0, sharedGrants: 0, exclusiveGrants: 0, sharedWritesRefused: 0, events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0, leaderTerms: 0, confChanges: 0, confChangesRefused: 0, removalNotices: 0, closesInOutage: 0, clientCloses: 0, unsyncedBatchesLost: 0, slowStarts: 0, messagesDropped: 0, messagesDuplicated: 0 };
+  readonly stats: NodeSimResult['stats'] = { leaderships: 0, observedLeaderships: 0, revokes: 0, lockDelays: 0, lockDelaysEnded: 0, sharedGrants: 0, exclusiveGrants: 0, sharedWritesRefused: 0, permitGrants: 0, permitWrites: 0, setsGranted: 0, events: 0, simulatedMs: 0, ops: 0, grants: 0, expiries: 0, crashes: 0, partitions: 0, stalls: 0, clockSteps: 0, snapshotsInstalled: 0, leaderTerms: 0, confChanges: 0, confChangesRefused: 0, removalNotices: 0, closesInOutage: 0, clientCloses: 0, unsyncedBatchesLost: 0, slowStarts: 0, messagesDropped: 0, messagesDuplicated: 0 };
   private readonly bugs: PlantedBugs | undefined;
   /** The cluster's size at the start (membership changes add and remove nodes later). */
   private readonly initialNodes: number;
@@ -169,6 +191,11 @@ class NodeSimulation implements WorkloadEnv {
   /** Issue 33's readers and writers and their checks, on the seeds that run them. */
   private readonly rwActors: RwActor[] = [];
   private readonly rw: RwChecks | undefined;
+  /** Issue 33's permit holders and set holders, and their checks, on the seeds that run them. */
+  private readonly permitHolders: PermitHolder[] = [];
+  private readonly semaphores: SemaphoreChecks | undefined;
+  private readonly setHolders: SetHolder[] = [];
+  private readonly multiLocks: MultiLockChecks | undefined;
 
   constructor(private readonly opts: NodeSimOptions) {
     const setup = setupForNodeSeed(opts.seed);
@@ -222,6 +249,47 @@ class NodeSimulation implements WorkloadEnv {
       this.rw = new RwChecks((what) => this.fail(what));
       this.startRwActors(clientBug?.clientClockRate);
     }
+    if (opts.semaphores ?? semaphoresForSeed(opts.seed)) {
+      const permits = 2 + Prng.derive(opts.seed, 'semaphore').int(2);
+      this.semaphores = new SemaphoreChecks(permits, () => this.permitHolders, (what) => this.fail(what));
+      this.startPermitHolders(permits, clientBug?.clientClockRate);
+    }
+    if (opts.acquireAll ?? acquireAllForSeed(opts.seed)) {
+      this.multiLocks = new MultiLockChecks(MULTI_LOCKS, (what) => this.fail(what));
+      this.startSetHolders(clientBug?.clientClockRate);
+    }
+  }
+
+  /** Four holders of permits of semaphore S (2 or 3 permits). */
+  private startPermitHolders(permits: number, clockRate: number | undefined): void {
+    const env: PermitEnv = {
+      ...this.featureEnv(),
+      permitBeliefStarted: (holder, semaphore, slot, token) => {
+        this.trace(`${holder.name} holds ${semaphore} slot ${slot} token ${token}`);
+        this.semaphores?.beliefStarted(holder, semaphore, slot, token);
+      },
+    };
+    for (const [name, actor, prng, random] of this.extraActors('sem', ['p1', 'p2', 'p3', 'p4'], clockRate)) {
+      this.permitHolders.push(new PermitHolder(name, actor, env, prng, random, permits));
+    }
+  }
+
+  /** Four clients taking overlapping sets of M0..M2 in orders of their own. */
+  private startSetHolders(clockRate: number | undefined): void {
+    const env: MultiLockEnv = { ...this.featureEnv(), setAsked: (sessionId, locks) => this.multiLocks?.setAsked(sessionId, locks) };
+    for (const [name, actor, prng, random] of this.extraActors('multi', ['m1', 'm2', 'm3', 'm4'], clockRate)) {
+      this.setHolders.push(new SetHolder(name, actor, env, prng, random));
+    }
+  }
+
+  /** Actors with clocks and streams of their own (`kind`-prefixed), so that no other consumer moves. */
+  private extraActors(kind: string, names: readonly string[], clockRate: number | undefined): Array<[string, Actor, Prng, Prng]> {
+    const clocks = Prng.derive(this.opts.seed, `${kind}-clocks`);
+    return names.map((name) => {
+      const rate = clockRate ?? 1 + (clocks.next() * 2 - 1) * CLOCK_RATE_BOUND;
+      const actor = this.world.actor(name, rate, clocks.next() * 1e6, 0);
+      return [name, actor, Prng.derive(this.opts.seed, `${kind}-${name}`), Prng.derive(this.opts.seed, `${kind}-random-${name}`)];
+    });
   }
 
   /** Four readers-or-writers of lock RW (each round a reader or a writer at random). */
@@ -267,7 +335,7 @@ class NodeSimulation implements WorkloadEnv {
 
   /** Every application whose beliefs the lease checks read. */
   private believers(): Believer[] {
-    return [...this.clients, ...this.featureActors, ...this.rwActors];
+    return [...this.clients, ...this.featureActors, ...this.rwActors, ...this.setHolders];
   }
 
   private createNode(id: string, actor: SimNode['actor'], config: SimNode['config'], fsyncMs: () => number): SimNode {
@@ -391,6 +459,8 @@ class NodeSimulation implements WorkloadEnv {
       // First: a revoke in this entry exempts its grant from the lease promise that the grant after it checks.
       this.features?.applied(index, command, outcome, app.machine);
       this.rw?.applied(index, command, outcome);
+      this.semaphores?.applied(index, command, outcome);
+      this.multiLocks?.applied(index, command, outcome);
       for (const e of outcome.events) {
         if (e.type === 'granted') {
           const before = lastToken.get(e.lock) ?? 0;
@@ -655,7 +725,7 @@ class NodeSimulation implements WorkloadEnv {
     // The faulty phase ends with everything healed; the clients stop a little later and close their sessions.
     this.world.at(this.faultyMs, this.sim, () => this.healAll());
     let running = 0;
-    for (const c of [...this.clients, ...this.featureActors, ...this.rwActors]) {
+    for (const c of [...this.clients, ...this.featureActors, ...this.rwActors, ...this.permitHolders, ...this.setHolders]) {
       running++;
       void c.run(this.faultyMs + 5_000).finally(() => running--);
     }
@@ -677,6 +747,8 @@ class NodeSimulation implements WorkloadEnv {
     this.stats.ops = this.recorder.history().ops.length;
     this.stats.clientCloses = this.clients.reduce((n, c) => n + c.closes, 0);
     if (this.rw) Object.assign(this.stats, this.rw.counts);
+    if (this.semaphores) Object.assign(this.stats, this.semaphores.counts);
+    if (this.multiLocks) Object.assign(this.stats, this.multiLocks.counts);
     if (this.features) {
       const n = this.features.counts;
       Object.assign(this.stats, { leaderships: n.leaderships, observedLeaderships: n.observed, revokes: n.revokes, lockDelays: n.delays, lockDelaysEnded: n.delaysEnded });

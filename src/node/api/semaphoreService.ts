@@ -53,10 +53,13 @@ export function semaphoreService(ctx: NodeContext): {
   });
   ctx.onStop(() => waits.clear());
 
-  /** The answer to a wait that ended in the grant under `token`: its slot, read off the semaphore. */
-  function grantOf(semaphore: string, token: number): SemaphoreAcquireResponse__Output {
+  /**
+   * The answer to a wait that ended in the grant under `token`: its slot, read off the semaphore. One entry may
+   * hand several slots on under one token (an expiry of several holders), so the slot is the session's own.
+   */
+  function grantOf(semaphore: string, sessionId: string, token: number): SemaphoreAcquireResponse__Output {
     const info = ctx.machine.describeSemaphore(semaphore);
-    const slot = info?.slots.find((x) => x.latestToken === token);
+    const slot = info?.slots.find((x) => x.latestToken === token && x.holder?.sessionId === sessionId);
     // Handed over and ended again before this answer (the semaphore may even be forgotten): the permit is gone.
     if (info === undefined || slot === undefined) throw refusalError('NOT_HOLDER', 0);
     return grantedPermit(token, slot.slot, info.permits);
@@ -71,7 +74,7 @@ export function semaphoreService(ctx: NodeContext): {
       const detach = waits.attach(semaphore, sessionId, waitMs, (o) => {
         call.off('cancelled', onCancelled);
         try {
-          if (o.kind === 'granted') resolve(grantOf(semaphore, o.token));
+          if (o.kind === 'granted') resolve(grantOf(semaphore, sessionId, o.token));
           else if (o.kind === 'timeout') reject(new ApiError(grpc.status.DEADLINE_EXCEEDED, `no permit of semaphore "${semaphore}" within ${waitMs} ms; the wait was withdrawn`));
           else if (o.kind === 'withdraw-failed') {
             const hint = o.error instanceof ApiError ? o.error.metadata : {};
