@@ -99,7 +99,7 @@ describe('--json in an error case, for every command', () => {
 
   it('prints one JSON error object on stdout with the exit code it exits with', async () => {
     for (const [name, c] of Object.entries(cases(dir))) {
-      const r = await run(['--endpoints', endpoints, '--timeout', '300', '--json', ...c.args]);
+      const r = await run(['--endpoints', endpoints, '--timeout', '5000', '--json', ...c.args]);
       expect(r.code, name).toBe(c.exit);
       expect(r.err, name).toBe('');
       expect(r.out.endsWith('\n') && r.out.indexOf('\n') === r.out.length - 1, `${name}: one line`).toBe(true);
