@@ -6,7 +6,7 @@ import { NODE_SIM_PROFILES } from './profiles';
 import { runNodeSeed, type NodeSimResult } from './simulation';
 
 const SEEDS = Number(process.env.NODE_SIM_SEEDS ?? 300);
-const CHUNK = 25;
+const CHUNK = 20;
 
 describe(`whole-node simulation: seeds 1..${SEEDS}, 3 and 5 nodes, ${NODE_SIM_PROFILES.length} fault profiles`, () => {
   const totals: Record<string, number> = { seeds: 0 };
