@@ -197,6 +197,16 @@ function withoutLabels<T extends object>(x: T | undefined): unknown {
 }
 
 /**
+ * The machine's counts as older code observed them: without the semaphore counts added since (format 9). The
+ * fixtures hold no semaphores, so it insists that those counts are zero rather than hide them.
+ */
+function withoutSemaphoreStats(stats: ReturnType<LockStateMachine['stats']>): unknown {
+  const { semaphores, permitsHeld, permitWaiters, ...rest } = stats;
+  if (semaphores !== 0 || permitsHeld !== 0 || permitWaiters !== 0) throw new Error('a fixture machine with semaphores: the fixtures predate them');
+  return rest;
+}
+
+/**
  * What can be observed of a machine: sessions and leases, locks, keys (tombstones too), the auth tables,
  * the retry table in its order, and the answer a retry of each request gets. Plain JSON.
  */
@@ -216,7 +226,7 @@ export function observe(m: LockStateMachine, requests: readonly Command[]): unkn
       auth: { enabled: m.auth.authEnabled(), list: m.auth.authList() },
       dedup: Array.from(t.dedup.values(), (c) => ({ caller: c.caller, clientId: c.clientId, floor: c.floor, entries: Array.from(c.entries.values()) })),
       retries: requests.map((r) => m.storedResult(r as never) ?? null),
-      stats: m.stats(),
+      stats: withoutSemaphoreStats(m.stats()),
     }),
   ) as unknown;
 }
