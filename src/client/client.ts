@@ -245,29 +245,10 @@ export class FenceLockClient implements SessionHost {
    */
   async withLock<T>(name: string, fn: (token: bigint, lock: LockHandle, signal: AbortSignal) => Promise<T>, opts: WithLockOptions = {}): Promise<T> {
     const ttl = positiveInt('ttlMs', opts.ttlMs ?? DEFAULT_TTL_MS);
-    let lock: LockHandle;
-    for (let attempt = 1; ; attempt++) {
-      const session = await this.sharedSession(ttl);
-      try {
-        lock = await session.acquire(name, { waitTimeoutMs: opts.waitTimeoutMs, lockDelayMs: opts.lockDelayMs, ...(opts.mode === undefined ? {} : { mode: opts.mode }) });
-        break;
-      } catch (err) {
-        // The shared session vanished on the server (expired while idle): one retry with a fresh one.
-        if (attempt === 1 && (session.isLost() || (isFenceLockError(err, 'NOT_FOUND') && err.reason === 'UNKNOWN_SESSION'))) continue;
-        throw err;
-      }
-    }
-    let result: T;
-    try {
-      result = await fn(lock.token, lock, lock.signal);
-    } catch (fnErr) {
-      await this.releaseForWithLock(lock).catch((relErr: unknown) => {
-        this.logger.warn({ err: relErr, lock: name }, 'fencelock: release after a failed withLock body failed');
-      });
-      throw fnErr;
-    }
-    await this.releaseForWithLock(lock);
-    return result;
+    const lock = await this.acquireOnSharedSession(ttl, (session) =>
+      session.acquire(name, { waitTimeoutMs: opts.waitTimeoutMs, lockDelayMs: opts.lockDelayMs, ...(opts.mode === undefined ? {} : { mode: opts.mode }) }),
+    );
+    return this.runThenRelease(() => fn(lock.token, lock, lock.signal), () => this.releaseForWithLock(lock), { lock: name }, 'withLock');
   }
 
   /** withLock with a shared grant: for readers; the token lets a downstream reader check that no writer came after it. */
@@ -287,29 +268,10 @@ export class FenceLockClient implements SessionHost {
    */
   async withPermit<T>(name: string, opts: AcquirePermitOptions & { ttlMs?: number }, fn: (permit: PermitHandle, signal: AbortSignal) => Promise<T>): Promise<T> {
     const ttl = positiveInt('ttlMs', opts.ttlMs ?? DEFAULT_TTL_MS);
-    let permit: PermitHandle;
-    for (let attempt = 1; ; attempt++) {
-      const session = await this.sharedSession(ttl);
-      try {
-        permit = await session.acquirePermit(name, { permits: opts.permits, waitTimeoutMs: opts.waitTimeoutMs });
-        break;
-      } catch (err) {
-        // The shared session vanished on the server (expired while idle): one retry with a fresh one.
-        if (attempt === 1 && (session.isLost() || (isFenceLockError(err, 'NOT_FOUND') && err.reason === 'UNKNOWN_SESSION'))) continue;
-        throw err;
-      }
-    }
-    let result: T;
-    try {
-      result = await fn(permit, permit.signal);
-    } catch (fnErr) {
-      await this.releasePermitOf(permit).catch((relErr: unknown) => {
-        this.logger.warn({ err: relErr, semaphore: name }, 'fencelock: release after a failed withPermit body failed');
-      });
-      throw fnErr;
-    }
-    await this.releasePermitOf(permit);
-    return result;
+    const permit = await this.acquireOnSharedSession(ttl, (session) =>
+      session.acquirePermit(name, { permits: opts.permits, waitTimeoutMs: opts.waitTimeoutMs }),
+    );
+    return this.runThenRelease(() => fn(permit, permit.signal), () => this.releasePermitOf(permit), { semaphore: name }, 'withPermit');
   }
 
   /**
@@ -327,28 +289,41 @@ export class FenceLockClient implements SessionHost {
     opts: { ttlMs?: number; waitTimeoutMs?: number } = {},
   ): Promise<T> {
     const ttl = positiveInt('ttlMs', opts.ttlMs ?? DEFAULT_TTL_MS);
-    let locks: LockHandle[];
+    const locks = await this.acquireOnSharedSession(ttl, (session) => session.acquireAll(names, { waitTimeoutMs: opts.waitTimeoutMs }));
+    return this.runThenRelease(
+      () => fn(locks[0]?.token ?? 0n, locks, firstAbort(locks.map((l) => l.signal))),
+      () => this.releaseAllForWithLocks(locks),
+      { locks: names },
+      'withLocks',
+    );
+  }
+
+  /** Takes a grant on the shared session of this TTL; when that session vanished on the server (expired while idle), retries once on a fresh one. */
+  private async acquireOnSharedSession<H>(ttl: number, take: (session: Session) => Promise<H>): Promise<H> {
     for (let attempt = 1; ; attempt++) {
       const session = await this.sharedSession(ttl);
       try {
-        locks = await session.acquireAll(names, { waitTimeoutMs: opts.waitTimeoutMs });
-        break;
+        return await take(session);
       } catch (err) {
-        // The shared session vanished on the server (expired while idle): one retry with a fresh one.
-        if (attempt === 1 && (session.isLost() || (isFenceLockError(err, 'NOT_FOUND') && err.reason === 'UNKNOWN_SESSION'))) continue;
+        const vanished = session.isLost() || (isFenceLockError(err, 'NOT_FOUND') && err.reason === 'UNKNOWN_SESSION');
+        if (attempt === 1 && vanished) continue;
         throw err;
       }
     }
+  }
+
+  /** Runs the body, then releases whatever it did; the body's own error wins over a release error, which is logged. */
+  private async runThenRelease<T>(body: () => Promise<T>, release: () => Promise<void>, about: Record<string, unknown>, helper: string): Promise<T> {
     let result: T;
     try {
-      result = await fn(locks[0]?.token ?? 0n, locks, firstAbort(locks.map((l) => l.signal)));
-    } catch (fnErr) {
-      await this.releaseAllForWithLocks(locks).catch((relErr: unknown) => {
-        this.logger.warn({ err: relErr, locks: names }, 'fencelock: release after a failed withLocks body failed');
+      result = await body();
+    } catch (bodyErr) {
+      await release().catch((relErr: unknown) => {
+        this.logger.warn({ err: relErr, ...about }, `fencelock: release after a failed ${helper} body failed`);
       });
-      throw fnErr;
+      throw bodyErr;
     }
-    await this.releaseAllForWithLocks(locks);
+    await release();
     return result;
   }
 
