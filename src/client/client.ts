@@ -33,6 +33,7 @@ import type {
   LockDescription,
   LockSummary,
   LockEvent,
+  PermitEvent,
   MoveResult,
   MoveTarget,
   NodeStatus,
@@ -47,7 +48,7 @@ import type {
   WriteOp,
   WriteResult,
 } from './types';
-import { Watcher } from './watch';
+import { Watcher, lockSubject, semaphoreSubject } from './watch';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 2_000;
 export const DEFAULT_TOTAL_TIMEOUT_MS = 10_000;
@@ -145,7 +146,7 @@ export class FenceLockClient implements SessionHost {
   private readonly keepalive: KeepAliveStream;
   private readonly sessions = new Set<Session>();
   private readonly shared = new Map<number, Promise<Session>>();
-  private readonly watchers = new Set<Watcher>();
+  private readonly watchers = new Set<WatchHandle>();
   private readonly cleanupTimers = new Set<ClientTimer>();
   private closing: Promise<void> | undefined;
   /** Defaults of every session this client opens (FenceLockClientOptions.clientName, labels). */
@@ -710,7 +711,20 @@ export class FenceLockClient implements SessionHost {
   /** Streams the lock's grants, releases and expiries until cancel(); reconnects across node failures. */
   watch(lock: string, onEvent: (ev: LockEvent) => void, opts: WatchOptions = {}): WatchHandle {
     this.assertOpen();
-    const w = new Watcher(this.router, lock, onEvent, opts, this.logger, (stopped) => this.watchers.delete(stopped));
+    const w = new Watcher(this.router, lockSubject(lock), onEvent, opts, this.logger, (stopped) => this.watchers.delete(stopped));
+    this.watchers.add(w);
+    w.start();
+    return w;
+  }
+
+  /**
+   * Streams the permits of semaphore `name` (each granted, released or expired, with its slot and token) until
+   * cancel(); reconnects across node failures as watch() does, with the same options and the same caveats
+   * about events missed while no stream was open. Needs the `lock` permission on the name.
+   */
+  watchSemaphore(name: string, onEvent: (ev: PermitEvent) => void, opts: WatchOptions = {}): WatchHandle {
+    this.assertOpen();
+    const w = new Watcher(this.router, semaphoreSubject(name), onEvent, opts, this.logger, (stopped) => this.watchers.delete(stopped));
     this.watchers.add(w);
     w.start();
     return w;

@@ -217,6 +217,24 @@ export interface LockEvent {
   shared?: boolean;
 }
 
+/** An event of a semaphore watch (FenceLockClient.watchSemaphore): one permit granted, released or expired. */
+export interface PermitEvent {
+  kind: LockEventKind;
+  semaphore: string;
+  /** The permit's slot, 0..permits-1: the resource its token fences (docs/fencing-downstream.md). */
+  slot: number;
+  sessionId: string;
+  /** The permit's token. */
+  token: bigint;
+  /** Log index of the entry that caused the event. */
+  index: bigint;
+  /** GRANTED: the new holder's handle, client name and labels; null otherwise. */
+  holder: SessionDetails | null;
+  /** REVOKED only: who revoked the grant and why. */
+  revokedBy?: string;
+  reason?: string;
+}
+
 export interface WatchOptions {
   /** Called once when the watch stops for good (a non-retryable error); reconnects are silent. */
   onError?: (err: FenceLockError) => void;

@@ -7,7 +7,7 @@ import { methods } from './proto';
 import { toSessionDetails } from './sessionLabels';
 import { nextBackoff, type Router } from './router';
 import type { ServerStreamCall } from './transport';
-import type { LockEvent, LockEventKind, WatchHandle, WatchOptions } from './types';
+import type { LockEvent, LockEventKind, PermitEvent, WatchHandle, WatchOptions } from './types';
 
 /**
  * Statuses after which a watch gives up instead of reconnecting. Not ABORTED: the node lost events to a
@@ -17,12 +17,45 @@ import type { LockEvent, LockEventKind, WatchHandle, WatchOptions } from './type
  */
 const FINAL_CODES = new Set(['INVALID_ARGUMENT', 'NOT_FOUND', 'FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED', 'UNIMPLEMENTED', 'PERMISSION_DENIED', 'UNAUTHENTICATED', 'OUT_OF_RANGE']);
 
+function eventKind(ev: LockEvent__Output): LockEventKind {
+  return ev.kind === 'GRANTED' || ev.kind === 'RELEASED' || ev.kind === 'EXPIRED' || ev.kind === 'REVOKED' ? ev.kind : 'UNSPECIFIED';
+}
+
 export function toLockEvent(ev: LockEvent__Output): LockEvent {
-  const kind: LockEventKind = ev.kind === 'GRANTED' || ev.kind === 'RELEASED' || ev.kind === 'EXPIRED' || ev.kind === 'REVOKED' ? ev.kind : 'UNSPECIFIED';
+  const kind = eventKind(ev);
   const base: LockEvent = { kind, lock: ev.lock, sessionId: ev.sessionId, token: wireToBigInt(ev.token), index: wireToBigInt(ev.index), holder: toSessionDetails(ev.holder) };
   const event = ev.shared ? { ...base, shared: true } : base;
   return kind === 'REVOKED' ? { ...event, revokedBy: ev.revokedBy, reason: ev.reason } : event;
 }
+
+export function toPermitEvent(ev: LockEvent__Output): PermitEvent {
+  const kind = eventKind(ev);
+  const event: PermitEvent = { kind, semaphore: ev.semaphore, slot: ev.slot, sessionId: ev.sessionId, token: wireToBigInt(ev.token), index: wireToBigInt(ev.index), holder: toSessionDetails(ev.holder) };
+  return kind === 'REVOKED' ? { ...event, revokedBy: ev.revokedBy, reason: ev.reason } : event;
+}
+
+/** What one watch follows: a lock or a semaphore's permits, as asked of Lock.Watch and as its events read. */
+export interface WatchSubject<E extends { index: bigint }> {
+  readonly request: { lock: string } | { semaphore: string };
+  /** Names it in messages: `lock "jobs"`, `semaphore "pool"`. */
+  readonly title: string;
+  readonly logFields: Record<string, string>;
+  readonly toEvent: (ev: LockEvent__Output) => E;
+}
+
+export const lockSubject = (lock: string): WatchSubject<LockEvent> => ({
+  request: { lock },
+  title: `lock ${JSON.stringify(lock)}`,
+  logFields: { lock },
+  toEvent: toLockEvent,
+});
+
+export const semaphoreSubject = (semaphore: string): WatchSubject<PermitEvent> => ({
+  request: { semaphore },
+  title: `semaphore ${JSON.stringify(semaphore)}`,
+  logFields: { semaphore },
+  toEvent: toPermitEvent,
+});
 
 /**
  * A Watch stream that survives node failures: it reconnects (leader hint first, else the next endpoint with
@@ -35,7 +68,7 @@ export function toLockEvent(ev: LockEvent__Output): LockEvent {
  * tells the application through `onMissed` (or logs a warning without it) and reconnects like after any
  * broken stream; the watch does not stop, and `onError` stays reserved for the end of the watch.
  */
-export class Watcher implements WatchHandle {
+export class Watcher<E extends { index: bigint }> implements WatchHandle {
   private call: ServerStreamCall<LockEvent__Output> | undefined;
   private address = '';
   private timer: ClientTimer | undefined;
@@ -52,11 +85,11 @@ export class Watcher implements WatchHandle {
 
   constructor(
     private readonly router: Router,
-    private readonly lock: string,
-    private readonly onEvent: (ev: LockEvent) => void,
+    private readonly subject: WatchSubject<E>,
+    private readonly onEvent: (ev: E) => void,
     private readonly opts: WatchOptions,
     private readonly logger: Logger,
-    private readonly onStop: (w: Watcher) => void,
+    private readonly onStop: (w: WatchHandle) => void,
   ) {}
 
   start(): void {
@@ -78,11 +111,11 @@ export class Watcher implements WatchHandle {
     this.timer = undefined;
     if (this.cancelled) return;
     if (this.router.isClosed()) {
-      this.fail(new FenceLockError('CANCELLED', `watch lock ${JSON.stringify(this.lock)}: the fencelock client is closed`));
+      this.fail(new FenceLockError('CANCELLED', `watch ${this.subject.title}: the fencelock client is closed`));
       return;
     }
     const address = this.router.current();
-    const call = this.router.serverStream(address, methods().Lock.Watch, { lock: this.lock });
+    const call = this.router.serverStream(address, methods().Lock.Watch, this.subject.request);
     this.call = call;
     this.address = address;
     let seenAtLast = 0;
@@ -92,9 +125,9 @@ export class Watcher implements WatchHandle {
       if (call !== this.call) return;
       this.backoff = 0;
       this.hintsInARow = 0;
-      let event: LockEvent;
+      let event: E;
       try {
-        event = toLockEvent(ev);
+        event = this.subject.toEvent(ev);
       } catch (err) {
         this.logger.warn({ err }, 'fencelock: malformed watch event ignored');
         return;
@@ -123,7 +156,7 @@ export class Watcher implements WatchHandle {
   private broken(call: ServerStreamCall<LockEvent__Output>, raw: unknown): void {
     if (call !== this.call || this.cancelled) return;
     this.call = undefined;
-    const err = raw === undefined ? undefined : toFenceLockError(raw, `watch lock ${JSON.stringify(this.lock)} (via ${this.address})`);
+    const err = raw === undefined ? undefined : toFenceLockError(raw, `watch ${this.subject.title} (via ${this.address})`);
     const lostEvents = err?.code === 'ABORTED' || err?.reason === 'WATCH_BEHIND';
     if (err && FINAL_CODES.has(err.code) && !lostEvents) {
       this.fail(err);
@@ -141,7 +174,7 @@ export class Watcher implements WatchHandle {
     this.hintsInARow = 0;
     this.router.rotateFrom(this.address);
     this.backoff = nextBackoff(this.backoff);
-    this.logger.debug({ lock: this.lock, code: err?.code, retryInMs: this.backoff }, 'fencelock: watch stream broke, reconnecting');
+    this.logger.debug({ ...this.subject.logFields, code: err?.code, retryInMs: this.backoff }, 'fencelock: watch stream broke, reconnecting');
     this.timer = this.router.ports.timers.setTimeout(() => this.open(), this.backoff);
   }
 
@@ -156,7 +189,7 @@ export class Watcher implements WatchHandle {
   /** Events were lost to a snapshot on the node: said to the application, and the watch goes on. */
   private missed(err: FenceLockError): void {
     if (!this.opts.onMissed) {
-      this.logger.warn({ lock: this.lock }, `fencelock: watch missed events, reconnecting: ${err.message}`);
+      this.logger.warn(this.subject.logFields, `fencelock: watch missed events, reconnecting: ${err.message}`);
       return;
     }
     try {
@@ -175,7 +208,7 @@ export class Watcher implements WatchHandle {
         this.logger.error({ err: cbErr }, 'fencelock: watch onError callback threw');
       }
     } else {
-      this.logger.warn({ lock: this.lock }, `fencelock: watch stopped: ${err.message}`);
+      this.logger.warn(this.subject.logFields, `fencelock: watch stopped: ${err.message}`);
     }
   }
 }
