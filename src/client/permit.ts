@@ -2,6 +2,7 @@
 // token, and the session whose lease keeps it. Fencing is per slot, so the permit's `fencing` names the
 // resource `NAME#SLOT` (docs/fencing-downstream.md "Semaphores") where a lock's names the lock.
 import { MAX_PERMITS } from '../protocol/limits';
+import { slotResource } from '../protocol/fencingHeaders';
 import { FenceLockError, isFenceLockError } from './errors';
 import { lockFencing, type LockFencing } from './fencingToken';
 import type { SessionDetails, WriteOp, WriteResult } from './types';
@@ -46,10 +47,7 @@ export interface PermitFencing extends LockFencing {
   slot: number;
 }
 
-/** The resource a downstream service fences a permit's writes on: one per (semaphore, slot). */
-export function slotResource(semaphore: string, slot: number): string {
-  return `${semaphore}#${slot}`;
-}
+export { slotResource };
 
 /** A held permit: its slot and fencing token. */
 export class PermitHandle {

@@ -20,3 +20,22 @@ export function fencingHeaders(lock: string, token: bigint, step?: bigint): Reco
   if (step !== undefined) h[FENCING_STEP_HEADER] = step.toString();
   return h;
 }
+
+/**
+ * The resource downstream services fence a semaphore's permit on: one per (semaphore, slot), spelled
+ * `SEMAPHORE#SLOT` with the slot in decimal. The kit sends it as Fencing-Lock. A lock may carry the same
+ * name (lock names are free text): the two then share one downstream watermark. That is still safe, since
+ * every token is a log index of one cluster and a shared watermark only refuses more, but each can fence the
+ * other out (docs/fencing-downstream.md#semaphores).
+ */
+export function slotResource(semaphore: string, slot: number): string {
+  return `${semaphore}#${slot}`;
+}
+
+const SLOT_RESOURCE = /^([\s\S]+)#(0|[1-9][0-9]{0,3})$/;
+
+/** The (semaphore, slot) a resource names when it is spelled as slotResource spells one; undefined otherwise. */
+export function parseSlotResource(resource: string): { semaphore: string; slot: number } | undefined {
+  const m = SLOT_RESOURCE.exec(resource);
+  return m === null ? undefined : { semaphore: m[1] as string, slot: Number(m[2]) };
+}

@@ -75,6 +75,27 @@ describe('fencelock proxy: claims checked against the cluster', () => {
     await holder.release();
   });
 
+  it('a permit\'s claim (resource SEMAPHORE#SLOT) is checked against that slot\'s latest token: the holder writes, a token the slot never had gets 409 WRONG_LOCK', async () => {
+    const first = await session.acquirePermit('pool/gpu', { permits: 2 });
+    const other = await client.openSession({ ttlMs: 60_000 });
+    const second = await other.acquirePermit('pool/gpu', { permits: 2 });
+    proxy = await checked();
+    expect(first.fencing.lock).toBe(`pool/gpu#${first.slot}`);
+    expect((await post('/gpu', first.fencing.headers(), 'first')).status).toBe(200);
+    // slot 1 was granted after slot 0: slot 0's token may not claim slot 1's later token, nor a future one.
+    const forged = [lockFencing(`pool/gpu#${first.slot}`, second.token), lockFencing(`pool/gpu#${second.slot}`, second.token + 1n), lockFencing('pool/gpu#7', first.token)];
+    for (const claim of forged) {
+      const r = await post('/gpu-forged', claim.headers(), 'forged');
+      expect(r.status, claim.lock).toBe(409);
+      expect(await r.json()).toMatchObject({ error: 'WRONG_LOCK' });
+    }
+    expect((await post('/gpu-2', second.fencing.headers(), 'second')).status).toBe(200);
+    expect(svc.received.map((x) => x.body)).toEqual(['first', 'second']);
+    expect(stateLines(state).map((l) => l.r)).toEqual(['/gpu', '/gpu-2']);
+    await Promise.all([first.release(), second.release()]);
+    await other.close();
+  });
+
   it('200 writes with made-up locks to paths the service answers 404 add nothing to the state file', async () => {
     proxy = await checked();
     const statuses: number[] = [];
