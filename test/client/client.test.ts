@@ -397,21 +397,20 @@ describe('FenceLockClient against a fake cluster', () => {
   it('renews every session over ONE stream, keeping the lease estimate moving', async () => {
     const { state, nodes } = await cluster(1);
     const c = client([nodes[0]!.address]);
-    const s1 = await c.openSession({ ttlMs: 600 });
-    const s2 = await c.openSession({ ttlMs: 900 });
+    // TTLs long enough that a stall of the test process under CI's load is not a (rightly) presumed loss.
+    const s1 = await c.openSession({ ttlMs: 1_500 });
+    const s2 = await c.openSession({ ttlMs: 2_250 });
     const l1 = await s1.acquire('r');
     const firstEstimate = l1.presumedLostAt();
-    await sleep(1_500);
+    const renewalsOf = (id: string): number => state.callsOf('KeepAliveRenewal').filter((r) => (r.req as { sessionId: string }).sessionId === id).length;
+    await until(() => renewalsOf(s1.id) >= 5 && renewalsOf(s2.id) >= 3, 20_000);
     expect(s1.isLost()).toBe(false);
     expect(s2.isLost()).toBe(false);
     expect(l1.isPresumedLost()).toBe(false);
-    expect(l1.presumedLostAt()).toBeGreaterThan(firstEstimate + 500);
+    expect(l1.presumedLostAt()).toBeGreaterThan(firstEstimate + 1_000);
     // One stream at a time for all sessions (it is ended whenever every renewal is answered, so that it does not
     // keep the process alive, and reopened for the next renewal): never one per session.
     expect(nodes[0]!.maxOpenKeepAlives).toBe(1);
-    const renewals = state.callsOf('KeepAliveRenewal').map((r) => (r.req as { sessionId: string }).sessionId);
-    expect(renewals.filter((id) => id === s1.id).length).toBeGreaterThanOrEqual(5);
-    expect(renewals.filter((id) => id === s2.id).length).toBeGreaterThanOrEqual(3);
   });
 
   it('when keepalives stop being answered: presumed lost before the TTL ends, then onLost once', async () => {

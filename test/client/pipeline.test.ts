@@ -38,6 +38,18 @@ async function until(cond: () => boolean, timeoutMs = 5_000): Promise<void> {
   }
 }
 
+/** The value of `read` once it stayed the same for `quietMs`; fails if it is still changing after `timeoutMs`. */
+async function steady(read: () => number, quietMs: number, timeoutMs: number): Promise<number> {
+  const end = Date.now() + timeoutMs;
+  for (let last = read(); ; ) {
+    await sleep(quietMs);
+    const now = read();
+    if (now === last) return now;
+    if (Date.now() > end) throw new Error(`still changing after ${timeoutMs} ms (${last} -> ${now})`);
+    last = now;
+  }
+}
+
 interface Deferred<T> {
   promise: Promise<T>;
   resolve: (v: T) => void;
@@ -220,15 +232,15 @@ describe('pipelineService: one stream, many calls', () => {
     const key = 'k'.repeat(100); // ~115 bytes a request: some 600 fill the node's 64 KiB HTTP/2 window
     const sending = call.sendPaced(Array.from({ length: CALLS }, (_, i) => m.serialize({ callId: String(i + 1), get: { key } })), 1);
     await until(() => sending.taken() > 0);
-    await sleep(500);
-    const takenUnread = sending.taken();
+    // Under load the node may take a while to reach the cap; it must then stop taking for good.
+    const takenUnread = await steady(() => sending.taken(), 300, 15_000);
     await sleep(300);
     expect(sending.taken(), 'the node takes no more requests while the client reads nothing').toBe(takenUnread);
     expect(takenUnread).toBeLessThan(CALLS / 10);
 
     const responses: CallResponse__Output[] = [];
     call.read((bytes) => responses.push(m.deserialize(bytes)));
-    await until(() => responses.length === CALLS, 20_000);
+    await until(() => responses.length === CALLS, 60_000);
     const refused = responses.filter((r) => r.code === grpc.status.RESOURCE_EXHAUSTED);
     expect(refused.length).toBeGreaterThan(0);
     expect(refused[0]!.message).toMatch(/^more than 8 calls in flight on one stream \(0 waiting for their outcome, \d+ answered but not yet read by the client\)/);

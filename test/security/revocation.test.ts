@@ -170,7 +170,7 @@ describe('revocation reaches open streams and sessions', () => {
     expect(await within(endOf(fresh), 5_000)).toBe(UNAUTHENTICATED);
   });
 
-  it("a role's permission removed: the open Pipeline stream's Get is refused from then on, the Watch ends PERMISSION_DENIED", async () => {
+  it("a role's permission removed: the open Pipeline stream's Get is refused from then on, the Watch of the lock and of the semaphore end PERMISSION_DENIED", async () => {
     await admin.auth.roleAdd('reader-of-data');
     await admin.auth.roleGrantPermission('reader-of-data', 'read', 'app/secret');
     await admin.auth.roleGrantPermission('reader-of-data', 'lock', 'app/data');
@@ -182,9 +182,14 @@ describe('revocation reaches open streams and sessions', () => {
     const watch = c.serverStream('Lock', 'Watch', { lock: 'app/data' });
     watch.on('data', () => undefined);
     const watchEnd = endOf(watch, 20_000);
+    // A watch of the semaphore of the same name rests on the same right (issue 33): it ends with it.
+    const permitWatch = c.serverStream('Lock', 'Watch', { semaphore: 'app/data' });
+    permitWatch.on('data', () => undefined);
+    const permitWatchEnd = endOf(permitWatch, 20_000);
     closers.push(() => {
       pipeline.cancel();
       watch.cancel();
+      permitWatch.cancel();
     });
     const get = { get: { key: 'app/secret' } };
     expect(((await pipelineCall(pipeline, '1', get)) as Obj).code).toBe(OK);
@@ -192,6 +197,7 @@ describe('revocation reaches open streams and sessions', () => {
     expect(((await pipelineCall(pipeline, '2', get)) as Obj).code).toBe(PERMISSION_DENIED);
     await admin.auth.roleRevokePermission('reader-of-data', 'lock', 'app/data');
     expect(await within(watchEnd, 3_000)).toBe(PERMISSION_DENIED);
+    expect(await within(permitWatchEnd, 3_000)).toBe(PERMISSION_DENIED);
     // The auth tables are what the admin made: rob keeps the (now empty) role and his token.
     const listing = await admin.auth.list();
     expect(listing.roles.find((r) => r.name === 'reader-of-data')?.rules).toEqual([]);
