@@ -16,7 +16,7 @@ export const META_AUTHORIZATION = 'authorization';
 export const AUTH_TOKEN_PREFIX = 'flt_';
 
 /** The quotas a role may set (docs/auth.md, "Quotas"); the server is the judge, this list is for help texts. */
-export const AUTH_QUOTA_NAMES = ['sessions', 'locks', 'waiters', 'keys', 'store_bytes', 'dedup_clients', 'watch_streams', 'pipeline_streams', 'keepalive_streams', 'calls_in_flight'] as const;
+export const AUTH_QUOTA_NAMES = ['sessions', 'locks', 'waiters', 'keys', 'store_bytes', 'dedup_clients', 'semaphores', 'watch_streams', 'pipeline_streams', 'keepalive_streams', 'calls_in_flight'] as const;
 
 /** The permissions a rule may grant, as the client API spells them. */
 export const AUTH_PERMISSIONS: readonly AuthPermission[] = ['lock', 'write', 'read', 'admin'];

@@ -97,6 +97,11 @@ export const DEFAULT_QUOTAS = Object.freeze({
   store_bytes: 16 * 1024 * 1024,
   /** Client ids whose retry records are kept. */
   dedup_clients: 1_000,
+  /**
+   * Semaphores its sessions hold a permit of or wait for: a tenth of MAX_SEMAPHORES. A semaphore is kept only
+   * while someone is in it, so identities at this default cannot fill the table the others need.
+   */
+  semaphores: 1_000,
   // Counted by the node's listener over all of the identity's connections (src/node/api/connectionLimits.ts),
   // not by the state machine: sixteen times what one connection may hold (with auth off, every client of
   // one host is one identity; the library opens one Pipeline and one KeepAlive stream per client).
@@ -129,6 +134,7 @@ export const QUOTA_SHARED_LIMITS: Readonly<Record<keyof typeof DEFAULT_QUOTAS, R
   keys: [{ name: 'MAX_KEYS', value: MAX_KEYS }],
   store_bytes: [{ name: 'MAX_STORE_BYTES', value: MAX_STORE_BYTES }],
   dedup_clients: [{ name: 'DEDUP_MAX_CLIENTS', value: DEDUP_MAX_CLIENTS }],
+  semaphores: [{ name: 'MAX_SEMAPHORES', value: MAX_SEMAPHORES }],
   watch_streams: [],
   pipeline_streams: [],
   keepalive_streams: [],

@@ -192,7 +192,7 @@ export class LockStateMachine {
   readonly auth = new AuthView(
     this.authTable,
     (id) => this.sessions.get(id)?.owner,
-    (caller) => ({ ...this.usage.counts(caller), dedupClients: this.dedup.clientsOf(caller), dedupResults: this.dedup.resultsOf(caller) }),
+    (caller) => ({ ...this.usage.counts(caller), dedupClients: this.dedup.clientsOf(caller), dedupResults: this.dedup.resultsOf(caller), semaphores: this.semaphores.usedBy(caller, 'semaphores') }),
   );
 
   /** What registry entries execute against: the tables and the steps commands share (registry/entry.ts). */

@@ -46,8 +46,13 @@ export class SemaphoreTable {
   private readonly byName = new Map<string, SemaphoreRecord>();
   /** Semaphores each session holds a permit of or waits for (a session's end visits only these). */
   private readonly bySession = new Map<Session, Set<SemaphoreRecord>>();
-  /** Permits held and waits per session owner (not ''), for its `locks` and `waiters` quotas. */
-  private readonly byOwner = new Map<string, { locks: number; waiters: number }>();
+  /**
+   * Per session owner (not ''): permits held and waits, for its `locks` and `waiters` quotas, and the
+   * semaphores it is in (holds a permit of or waits for), for its `semaphores` quota.
+   */
+  private readonly byOwner = new Map<string, OwnerUse>();
+  /** Per semaphore, how many sessions of each owner hold a permit of it or wait for one. */
+  private readonly owners = new Map<SemaphoreRecord, Map<string, number>>();
 
   get size(): number {
     return this.byName.size;
@@ -79,9 +84,14 @@ export class SemaphoreTable {
     return this.bySession.get(s)?.size ?? 0;
   }
 
-  /** What `owner` holds and waits for over all semaphores. */
-  usedBy(owner: string, what: 'locks' | 'waiters'): number {
+  /** What `owner` holds and waits for over all semaphores, or how many semaphores it is in. */
+  usedBy(owner: string, what: keyof OwnerUse): number {
     return this.byOwner.get(owner)?.[what] ?? 0;
+  }
+
+  /** Does a session of `owner` hold a permit of `rec` or wait for one? */
+  isIn(rec: SemaphoreRecord, owner: string): boolean {
+    return this.owners.get(rec)?.has(owner) === true;
   }
 
   /** Grants the lowest free slot to `s` with token `index`; returns the slot. */
@@ -198,6 +208,24 @@ export class SemaphoreTable {
     let indexed = 0;
     for (const set of this.bySession.values()) indexed += set.size;
     if (indexed !== links) p.push(`semaphore session index counts ${indexed}, records ${links}`);
+    p.push(...this.checkOwners());
+    return p;
+  }
+
+  /** The per-owner presence counts match the records' holders and waiters. */
+  private checkOwners(): string[] {
+    const p: string[] = [];
+    const inCount = new Map<string, number>();
+    for (const rec of this.byName.values()) {
+      const present = new Map<string, number>();
+      const sessions = [...rec.slots.flatMap((x) => (x.holder === null ? [] : [x.holder])), ...(rec.waiters?.keys() ?? [])];
+      for (const s of sessions) if (s.owner !== '') present.set(s.owner, (present.get(s.owner) ?? 0) + 1);
+      const kept = this.owners.get(rec) ?? new Map<string, number>();
+      if (kept.size !== present.size || [...present].some(([o, n]) => kept.get(o) !== n)) p.push(`semaphore ${JSON.stringify(rec.name)} owner counts do not match its holders and waiters`);
+      for (const o of present.keys()) inCount.set(o, (inCount.get(o) ?? 0) + 1);
+    }
+    for (const [o, use] of this.byOwner) if (use.semaphores !== (inCount.get(o) ?? 0)) p.push(`owner ${JSON.stringify(o)} counted in ${use.semaphores} semaphores, records say ${inCount.get(o) ?? 0}`);
+    if ([...this.owners.keys()].some((rec) => this.byName.get(rec.name) !== rec)) p.push('owner counts kept for a forgotten semaphore');
     return p;
   }
 
@@ -205,20 +233,41 @@ export class SemaphoreTable {
     let set = this.bySession.get(s);
     if (set === undefined) this.bySession.set(s, (set = new Set()));
     set.add(rec);
+    this.countIn(s, rec, 1);
   }
 
-  private count(s: Session, what: 'locks' | 'waiters', delta: number): void {
+  private count(s: Session, what: keyof OwnerUse, delta: number): void {
     if (s.owner === '') return;
     let used = this.byOwner.get(s.owner);
-    if (used === undefined) this.byOwner.set(s.owner, (used = { locks: 0, waiters: 0 }));
+    if (used === undefined) this.byOwner.set(s.owner, (used = { locks: 0, waiters: 0, semaphores: 0 }));
     used[what] += delta;
-    if (used.locks === 0 && used.waiters === 0) this.byOwner.delete(s.owner);
+    if (used.locks === 0 && used.waiters === 0 && used.semaphores === 0) this.byOwner.delete(s.owner);
+  }
+
+  /** One session of s's owner more (or less) in `rec`; the owner's `semaphores` count moves when it enters or leaves. */
+  private countIn(s: Session, rec: SemaphoreRecord, delta: 1 | -1): void {
+    if (s.owner === '') return;
+    let present = this.owners.get(rec);
+    if (present === undefined) this.owners.set(rec, (present = new Map()));
+    const before = present.get(s.owner) ?? 0;
+    const after = before + delta;
+    if (after === 0) present.delete(s.owner);
+    else present.set(s.owner, after);
+    if (present.size === 0) this.owners.delete(rec);
+    if (before === 0) this.count(s, 'semaphores', 1);
+    if (after === 0) this.count(s, 'semaphores', -1);
   }
 
   private unlink(s: Session, rec: SemaphoreRecord): void {
     const set = this.bySession.get(s);
-    if (set === undefined) return;
-    set.delete(rec);
+    if (set === undefined || !set.delete(rec)) return;
     if (set.size === 0) this.bySession.delete(s);
+    this.countIn(s, rec, -1);
   }
+}
+
+interface OwnerUse {
+  locks: number;
+  waiters: number;
+  semaphores: number;
 }

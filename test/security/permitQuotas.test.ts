@@ -31,6 +31,7 @@ async function outcome(p: Promise<unknown>): Promise<string> {
 
 const LOCKS_FULL = 'RESOURCE_EXHAUSTED/QUOTA_EXCEEDED/locks';
 const WAITERS_FULL = 'RESOURCE_EXHAUSTED/QUOTA_EXCEEDED/waiters';
+const SEMAPHORES_FULL = 'RESOURCE_EXHAUSTED/QUOTA_EXCEEDED/semaphores';
 
 beforeAll(async () => {
   cluster = await LocalCluster.create({ authAdmin: 'test' });
@@ -38,7 +39,7 @@ beforeAll(async () => {
   // The test process's client certificate names `test`: the admin.
   admin = new FenceLockClient({ endpoints: cluster.endpoints, requestTimeoutMs: 3_000, totalTimeoutMs: 20_000 });
   await eventually(async () => ((await admin.auth.whoAmI()).authEnabled ? true : undefined), 30_000, 'auth on');
-  for (const name of ['eve', 'ann', 'vic']) {
+  for (const name of ['eve', 'ann', 'vic', 'sam']) {
     await admin.auth.roleAdd(`own-${name}`);
     await admin.auth.roleGrantPermission(`own-${name}`, 'lock', `${name}/`);
     await admin.auth.roleGrantPermission(`own-${name}`, 'lock', 'shared/');
@@ -75,6 +76,29 @@ describe('quotas of permits and AcquireAll sets', () => {
     await vs.acquirePermit('vic/pool', { permits: 5, waitTimeoutMs: 0 });
     expect((await vs.acquireAll(['vic/a', 'vic/b', 'vic/c'], { waitTimeoutMs: 0 })).length).toBe(3);
     await eve.close();
+    await vic.close();
+  });
+
+  it('semaphores: an identity cannot keep more semaphores than its quota alive (the table is shared), whether it would hold or wait; another identity goes on', async () => {
+    await admin.auth.roleSetQuota('own-sam', 'semaphores', 2);
+    const sam = tenant('sam');
+    const [s1, s2] = [await sam.openSession({ ttlMs: 60_000 }), await sam.openSession({ ttlMs: 60_000 })];
+    const first = await s1.acquirePermit('sam/a', { permits: 1, waitTimeoutMs: 0 });
+    await s1.acquirePermit('sam/b', { permits: 1, waitTimeoutMs: 0 });
+    expect(await outcome(s1.tryAcquirePermit('sam/c', { permits: 1 }))).toBe(SEMAPHORES_FULL);
+    expect((await admin.describeSemaphore('sam/c')).permits).toBe(0); // nothing kept for the refusal
+    // vic keeps shared/q alive; sam's blocking acquire of it would enter a third semaphore: refused too.
+    const vic = tenant('vic');
+    const vs = await vic.openSession({ ttlMs: 60_000 });
+    await vs.acquirePermit('shared/q', { permits: 1, waitTimeoutMs: 0 });
+    expect(await outcome(s2.acquirePermit('shared/q', { permits: 1, waitTimeoutMs: 5_000 }))).toBe(SEMAPHORES_FULL);
+    // Leaving one makes room.
+    await first.release();
+    const late = s2.acquirePermit('shared/q', { permits: 1, waitTimeoutMs: 30_000 });
+    await eventually(async () => ((await admin.describeSemaphore('shared/q')).waiters.length === 1 ? true : undefined), 10_000, 'sam waiting');
+    await vs.close();
+    expect((await late).slot).toBe(0);
+    await sam.close();
     await vic.close();
   });
 

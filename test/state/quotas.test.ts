@@ -60,6 +60,32 @@ describe('quotas', () => {
     expect(h.m.auth.usage('alice')).toMatchObject({ waiters: 1 });
   });
 
+  it('semaphores: the semaphores the identity is in (holding or waiting); joining one it is in is free; leaving one makes room; counts survive a snapshot', () => {
+    const h = withQuota('semaphores', 2);
+    const permit = (sessionId: string, semaphore: string, permits = 1): Result =>
+      h.apply(h.req('SemaphoreAcquire', { semaphore, sessionId, permits, tryOnly: false, waitTimeoutMs: 0 })).result;
+    const [a1, a2] = h.as('alice', () => [h.open(), h.open()]);
+    const b = h.as('bob', () => h.open());
+    h.caller = 'alice';
+    expect(permit(a1!, 'S1')).toMatchObject({ status: 'permit_granted' });
+    expect(permit(a1!, 'S2')).toMatchObject({ status: 'permit_granted' });
+    expect(permit(a1!, 'S3')).toEqual(quotaExceeded('semaphores'));
+    expect(h.m.describeSemaphore('S3')).toBeUndefined(); // nothing was made for the refused acquire
+    // A second session of alice in S1 (waiting: S1 has one permit) enters no new semaphore.
+    expect(permit(a2!, 'S1')).toMatchObject({ status: 'waiting' });
+    h.caller = 'bob';
+    expect(permit(b, 'S3')).toMatchObject({ status: 'permit_granted' });
+    // Joining S3, which bob keeps, is entering a semaphore for alice: refused, whether it would wait or not.
+    h.caller = 'alice';
+    expect(permit(a2!, 'S3')).toEqual(quotaExceeded('semaphores'));
+    const restored = new Harness(roundTrip(h.m));
+    expect(restored.m.auth.usage('alice')).toMatchObject({ semaphores: 2 });
+    const s2Token = h.m.describeSemaphore('S2')!.slots[0]!.latestToken;
+    expect(h.apply(h.req('SemaphoreRelease', { semaphore: 'S2', sessionId: a1!, token: s2Token })).result).toMatchObject({ status: 'permit_released' });
+    expect(h.m.auth.usage('alice')).toMatchObject({ semaphores: 1 });
+    expect(permit(a2!, 'S3')).toMatchObject({ status: 'waiting' });
+  });
+
   it('keys: keys the identity wrote last; rewriting its own key is free; another’s key costs', () => {
     const h = withQuota('keys', 2);
     const a = h.as('alice', () => h.open());
@@ -103,7 +129,7 @@ describe('quotas', () => {
     const to = off.as('address:1', () => off.grant(so, 'L'));
     off.as('address:1', () => off.write(so, 'L', to, [put('k', 'v')]));
     off.as('address:2', () => off.write(so, 'L', to, [put('k', 'vv')]));
-    expect([off.m.auth.usage('address:1').keys, off.m.auth.usage('address:2')]).toEqual([0, { sessions: 0, locks: 0, waiters: 0, keys: 1, storeBytes: 3, dedupClients: 1, dedupResults: 1 }]);
+    expect([off.m.auth.usage('address:1').keys, off.m.auth.usage('address:2')]).toEqual([0, { sessions: 0, locks: 0, waiters: 0, keys: 1, storeBytes: 3, dedupClients: 1, dedupResults: 1, semaphores: 0 }]);
     off.write(so, 'L', to, [put('k', 'v')]); // the node's own (caller ''): nobody pays
     expect(off.m.auth.usage('address:2').keys).toBe(0);
   });
@@ -131,7 +157,7 @@ describe('quotas', () => {
     h.as('bob', () => h.acquire(b, 'L'));
     const restored = roundTrip(h.m);
     for (const who of ['alice', 'bob', 'admin', 'nobody']) expect(restored.auth.usage(who), who).toEqual(h.m.auth.usage(who));
-    expect(restored.auth.usage('alice')).toEqual({ sessions: 1, locks: 1, waiters: 0, keys: 2, storeBytes: 7, dedupClients: 1, dedupResults: 3 }); // 'k1' + 'v', 'k2' + 'vv'
+    expect(restored.auth.usage('alice')).toEqual({ sessions: 1, locks: 1, waiters: 0, keys: 2, storeBytes: 7, dedupClients: 1, dedupResults: 3, semaphores: 0 }); // 'k1' + 'v', 'k2' + 'vv'
     expect(restored.auth.usage('bob')).toMatchObject({ sessions: 1, waiters: 1 });
     // A handover moves the lock from alice's count to bob's; closing ends the counts.
     h.release(a, 'L', t);

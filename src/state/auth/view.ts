@@ -16,7 +16,7 @@ export interface AuthList {
   tokens: Array<{ id: string; user: string }>;
 }
 
-/** What an identity uses, against its quotas (QUOTA_NAMES: sessions, locks, waiters, keys, store_bytes, dedup_clients). */
+/** What an identity uses, against its quotas (QUOTA_NAMES: sessions, locks, waiters, keys, store_bytes, dedup_clients, semaphores). */
 export interface IdentityUsage {
   sessions: number;
   locks: number;
@@ -26,6 +26,8 @@ export interface IdentityUsage {
   dedupClients: number;
   /** Its retry records (results), against its share DEDUP_MAX_RESULTS_PER_IDENTITY. */
   dedupResults: number;
+  /** Semaphores its sessions hold a permit of or wait for. */
+  semaphores: number;
 }
 
 export class AuthView {

@@ -70,9 +70,14 @@ export const semaphoreAcquire: CommandEntry<SemaphoreAcquireCommand, 'permit_gra
     // Locks and permits count together towards a session's bound and its owner's quotas.
     const perSessionFull = s.heldCount + waitingCount(s) + t.countOf(s) >= L.MAX_LOCKS_PER_SESSION;
     const ownerUsed = (what: 'locks' | 'waiters'): number => (s.usage?.[what] ?? 0) + (s.owner === '' ? 0 : t.usedBy(s.owner, what));
+    // Entering one more semaphore (a new one, or one none of the owner's sessions is in) counts towards the
+    // owner's `semaphores` quota: the table of semaphores is shared (MAX_SEMAPHORES).
+    const entering = rec === undefined || !t.isIn(rec, s.owner) ? 1 : 0;
+    const overSemaphores = (): boolean => m.overQuota(s.owner, 'semaphores', t.usedBy(s.owner, 'semaphores'), entering);
     if (rec !== undefined && rec.held >= rec.permits) {
       if (c.tryOnly) return { status: 'permits_full', permits: rec.permits };
       if (m.overQuota(s.owner, 'waiters', ownerUsed('waiters'), 1)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'waiters');
+      if (overSemaphores()) return refusedAbout(Reason.QUOTA_EXCEEDED, 'semaphores');
       if ((rec.waiters?.size ?? 0) >= L.MAX_WAITERS_PER_LOCK) return refused(Reason.TOO_MANY_WAITERS, 0);
       if (perSessionFull) return refused(Reason.TOO_MANY_LOCKS, 0);
       t.enqueue(rec, s, c.now);
@@ -81,6 +86,7 @@ export const semaphoreAcquire: CommandEntry<SemaphoreAcquireCommand, 'permit_gra
       return { status: 'waiting', holderToken: 0, position };
     }
     if (m.overQuota(s.owner, 'locks', ownerUsed('locks'), 1)) return refusedAbout(Reason.QUOTA_EXCEEDED, 'locks');
+    if (overSemaphores()) return refusedAbout(Reason.QUOTA_EXCEEDED, 'semaphores');
     if (perSessionFull) return refused(Reason.TOO_MANY_LOCKS, 0);
     if (rec === undefined) {
       if (t.size >= L.MAX_SEMAPHORES) return refused(Reason.TOO_MANY_LOCKS, 0);
