@@ -340,6 +340,11 @@ export async function startEtcdCluster(opts: { dataRoot?: string; tls?: boolean 
   return {
     name: tls ? 'etcd' : 'etcd-plain',
     pids: members.map((m) => m.child.pid!),
+    // Measuring etcd's mutex in their place would compare a different thing under the same row name.
+    lacks: {
+      semaphore: 'etcd has no semaphore (v3lock is a mutex; a semaphore would be a client-side recipe on leases and txns, not etcd)',
+      readWriteLock: 'etcd has no shared lock mode (v3lock is a mutex)',
+    },
     newWorker: async (_index: number): Promise<BenchWorker> => {
       const leader = await findLeader(members, probes);
       if (!leader) throw new Error('etcd cluster has no leader');

@@ -312,6 +312,27 @@ class FencelockWorker implements BenchWorker {
     await this.client.get(key);
   }
 
+  async permitCycle(semaphore: string, permits: number): Promise<void> {
+    const permit = await this.session.acquirePermit(semaphore, { permits, waitTimeoutMs: ACQUIRE_WAIT_MS });
+    try {
+      // A permit's writes are fenced per slot, and a key is bound to the slot it was first written under.
+      await permit.write([{ put: `${semaphore}/slot-${permit.slot}`, value: `token ${permit.token}` }]);
+    } finally {
+      await permit.release();
+    }
+  }
+
+  async readWriteCycle(lock: string, exclusive: boolean): Promise<void> {
+    const handle = await this.session.acquire(lock, { waitTimeoutMs: ACQUIRE_WAIT_MS, mode: exclusive ? 'exclusive' : 'shared' });
+    try {
+      // A shared holder writes nothing (the server refuses it, SHARED_GRANT); it reads what the writers left.
+      if (exclusive) await handle.write([{ put: `${lock}/value`, value: `token ${handle.token}` }]);
+      else await this.client.get(`${lock}/value`);
+    } finally {
+      await handle.release();
+    }
+  }
+
   /** Closing the client closes the session, which releases a lock taken by holdLock. */
   close(): Promise<void> {
     return this.client.close();

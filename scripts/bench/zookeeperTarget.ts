@@ -10,7 +10,8 @@ import type { Client } from 'node-zookeeper-client';
 import { exited, freePort, killOnExit, logTail, sleep, terminate } from './processes';
 import type { BenchTarget, BenchWorker } from './target';
 import { fourLetterWord, serverMode } from './zookeeper/fourLetterWord';
-import { connect, mkdirp, ZookeeperWorker, ZNODE_ROOTS } from './zookeeper/worker';
+import { connect, ZookeeperWorker, ZNODE_ROOTS } from './zookeeper/worker';
+import { mkdirp } from './zookeeper/znodes';
 
 const SERVERS = 3;
 const READY_TIMEOUT_MS = 60_000;
