@@ -212,7 +212,9 @@ async function main(): Promise<number> {
   }
 
   const rows: RowResult[] = flags.workloads.flatMap((w) => flags.clients.map((clients) => ({ workload: w.name, clients, systems: Object.fromEntries(measured.map((s) => [s, []])) })));
-  const totalS = measured.length * (flags.startWarmup + rows.length * flags.rounds * (flags.seconds + flags.warmup));
+  // Rows a system lacks the primitive for take no time.
+  const runs = measured.reduce((n, s) => n + rows.filter((r) => notApplicable(running.get(s)!, flags.workloads.find((w) => w.name === r.workload)!) === undefined).length, 0);
+  const totalS = measured.length * flags.startWarmup + runs * flags.rounds * (flags.seconds + flags.warmup);
   console.log(
     `${rows.length} rows x ${measured.length} system(s) x ${flags.rounds} round(s), ${flags.warmup} s warm-up + ${flags.seconds} s each: about ${totalS < 120 ? `${Math.ceil(totalS)} s` : `${Math.ceil(totalS / 60)} min`}`,
   );
