@@ -17,8 +17,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import { etcdAvailable, startEtcdCluster } from './bench/etcdTarget';
 import { startFencelockCluster } from './bench/fencelockTarget';
 import { startZookeeperEnsemble, zookeeperAvailable } from './bench/zookeeperTarget';
-import { compareRow, renderTable, summarize, writeJson, type RowResult } from './bench/report';
-import { errorMessage, runRow, WORKLOADS, type Measurement, type Workload } from './bench/runner';
+import { compareRow, renderTable, summarize, writeJson, type RoundResult, type RowResult } from './bench/report';
+import { errorMessage, notApplicable, runRow, WORKLOADS, type Workload } from './bench/runner';
 import {
   AUTH_MODES,
   BASE_SYSTEMS as SYSTEMS,
@@ -83,12 +83,12 @@ function parseFlags(argv: string[]): Flags {
   };
   const program = new Command()
     .name('bench')
-    .description('fencelock vs etcd and ZooKeeper: lock cycles, fenced writes and linearizable reads on local 3-node clusters')
+    .description('fencelock vs etcd and ZooKeeper: lock cycles, fenced writes, linearizable reads, semaphore permits and read-mostly read-write locking on local 3-node clusters')
     .option('--seconds <n>', 'measured seconds per row and system', numberAtLeast(0.1, false), 10)
     .option('--warmup <n>', 'unrecorded seconds before each measurement', numberAtLeast(0, false), 2)
     .option('--start-warmup <n>', 'unrecorded seconds of every workload at the most clients, once per system before the first row', numberAtLeast(0, false), 6)
     .option('--rounds <n>', 'times each row runs per system; the table shows medians', numberAtLeast(1, true), 1)
-    .option('--workloads <list>', 'comma-separated workloads', list(workloadByName), [...WORKLOADS])
+    .option('--workloads <list>', `comma-separated workloads (${WORKLOADS.map((w) => w.name).join(', ')}; etcd: n/a for semaphore and read-mostly)`, list(workloadByName), [...WORKLOADS])
     .option('--clients <list>', 'comma-separated client counts', list(numberAtLeast(1, true)), [1, 8, 64])
     .option('--systems <list>', 'comma-separated systems, each measured as --tls says, zookeeper always in plaintext (default: fencelock, and etcd and zookeeper when installed)', list(systemByName))
     .option('--tls <mode>', 'on: TLS only; off: plaintext only (systems named <system>-plain); both: each system both ways, with the TLS cost', tlsMode, 'both')
@@ -131,9 +131,10 @@ function gitRevision(): string | undefined {
   }
 }
 
-function progressLine(round: string, workload: string, clients: number, system: string, m: Measurement | { failed: string }): string {
+function progressLine(round: string, workload: string, clients: number, system: string, m: RoundResult): string {
   const head = `${round}  ${workload.padEnd(15)} x${String(clients).padEnd(3)} ${system.padEnd(15)}`;
   if ('failed' in m) return `${head}  failed: ${m.failed}`;
+  if ('notApplicable' in m) return `${head}  n/a: ${m.notApplicable}`;
   const cpu = (pct: number | undefined): string => (pct === undefined ? 'n/a' : `${Math.round(pct)}%`);
   return (
     `${head}  ${m.opsPerSec.toFixed(0).padStart(6)} ops/s  p50 ${m.p50Ms.toFixed(2)} ms  p99 ${m.p99Ms.toFixed(2)} ms` +
@@ -196,7 +197,7 @@ async function main(): Promise<number> {
       const target =
         base === 'fencelock' ? await startFencelockCluster(opts) : base === 'etcd' ? await startEtcdCluster(opts) : await startZookeeperEnsemble(opts);
       running.set(system, target);
-      for (const w of flags.workloads) await w.seed?.(target);
+      for (const w of flags.workloads) if (notApplicable(target, w) === undefined) await w.seed?.(target);
     } catch (e) {
       failures[system] = errorMessage(e);
       console.error(`${system} failed to start: ${failures[system]}`);
@@ -211,7 +212,9 @@ async function main(): Promise<number> {
   }
 
   const rows: RowResult[] = flags.workloads.flatMap((w) => flags.clients.map((clients) => ({ workload: w.name, clients, systems: Object.fromEntries(measured.map((s) => [s, []])) })));
-  const totalS = measured.length * (flags.startWarmup + rows.length * flags.rounds * (flags.seconds + flags.warmup));
+  // Rows a system lacks the primitive for take no time.
+  const runs = measured.reduce((n, s) => n + rows.filter((r) => notApplicable(running.get(s)!, flags.workloads.find((w) => w.name === r.workload)!) === undefined).length, 0);
+  const totalS = measured.length * flags.startWarmup + runs * flags.rounds * (flags.seconds + flags.warmup);
   console.log(
     `${rows.length} rows x ${measured.length} system(s) x ${flags.rounds} round(s), ${flags.warmup} s warm-up + ${flags.seconds} s each: about ${totalS < 120 ? `${Math.ceil(totalS)} s` : `${Math.ceil(totalS / 60)} min`}`,
   );
@@ -225,6 +228,7 @@ async function main(): Promise<number> {
       console.log(`warming up ${system}: every workload at ${maxClients} clients, ${flags.startWarmup} s ...`);
       for (const w of flags.workloads) {
         if (interrupted) return 130;
+        if (notApplicable(running.get(system)!, w) !== undefined) continue;
         await runRow(running.get(system)!, w, maxClients, perWorkload, 0).catch((e: unknown) => {
           console.error(`${system} warm-up of ${w.name} failed: ${errorMessage(e)}`);
         });
@@ -239,9 +243,11 @@ async function main(): Promise<number> {
       const workload = flags.workloads.find((w) => w.name === row.workload)!;
       for (const system of order) {
         if (interrupted) return 130;
-        let result: Measurement | { failed: string };
+        const target = running.get(system)!;
+        const lacking = notApplicable(target, workload);
+        let result: RoundResult;
         try {
-          result = await runRow(running.get(system)!, workload, row.clients, flags.seconds, flags.warmup);
+          result = lacking !== undefined ? { notApplicable: lacking } : await runRow(target, workload, row.clients, flags.seconds, flags.warmup);
         } catch (e) {
           result = { failed: errorMessage(e) };
         }

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateDevCerts } from '../../src/certs/generate';
 import { FenceLockClient, isFenceLockError, type EndpointStatus, type FenceLockClientOptions, type LockHandle, type Session } from '../../src/client';
-import { exited, freePort, killOnExit, logTail, sleep, terminate } from './processes';
+import { exited, freePort, logTail, ServerGuard, sleep, terminate } from './processes';
 import { BENCH_NAME_PREFIX } from './runner';
 import { variantName } from './systems';
 import type { BenchTarget, BenchWorker } from './target';
@@ -176,6 +176,7 @@ async function startCluster(dataRoot: string | undefined, tls: boolean, auth: bo
   const name = variantName('fencelock', tls, auth);
   const authConfig = { auth: auth ? { enabled: true, admin: ADMIN } : { enabled: false } };
 
+  const guard = new ServerGuard(dir);
   const nodes: Node[] = NODE_IDS.map((id) => {
     const configFile = path.join(dir, `${id}.json`);
     const config = { id, listen: members[id]!.client, peerListen: members[id]!.peer, members, ...secure.config(id), ...authConfig, dataDir: path.join(dir, id), logLevel: 'warn', ...extraConfig };
@@ -183,11 +184,10 @@ async function startCluster(dataRoot: string | undefined, tls: boolean, auth: bo
     const logFile = path.join(dir, `${id}.log`);
     const fd = openSync(logFile, 'a');
     const child = spawn(process.execPath, [nodeMain, '--config', configFile], { stdio: ['ignore', fd, fd] });
+    guard.watch(child);
     closeSync(fd); // the child holds its own copy of the descriptor
     return { id, logFile, child };
   });
-
-  const removeExitHook = killOnExit(nodes.map((n) => n.child), dir);
 
   // The readiness probe; with auth it stays open as the admin that issues the workers' tokens.
   const probe = new FenceLockClient({ endpoints, ...secure.admin });
@@ -197,8 +197,8 @@ async function startCluster(dataRoot: string | undefined, tls: boolean, auth: bo
     stopped = true;
     await probe.close().catch(() => undefined);
     await terminate(nodes.map((n) => n.child));
-    removeExitHook();
     rmSync(dir, { recursive: true, force: true });
+    await guard.release();
   };
 
   let identities: WorkerIdentities | undefined;
@@ -310,6 +310,27 @@ class FencelockWorker implements BenchWorker {
 
   async linearizableRead(key: string): Promise<void> {
     await this.client.get(key);
+  }
+
+  async permitCycle(semaphore: string, permits: number): Promise<void> {
+    const permit = await this.session.acquirePermit(semaphore, { permits, waitTimeoutMs: ACQUIRE_WAIT_MS });
+    try {
+      // A permit's writes are fenced per slot, and a key is bound to the slot it was first written under.
+      await permit.write([{ put: `${semaphore}/slot-${permit.slot}`, value: `token ${permit.token}` }]);
+    } finally {
+      await permit.release();
+    }
+  }
+
+  async readWriteCycle(lock: string, exclusive: boolean): Promise<void> {
+    const handle = await this.session.acquire(lock, { waitTimeoutMs: ACQUIRE_WAIT_MS, mode: exclusive ? 'exclusive' : 'shared' });
+    try {
+      // A shared holder writes nothing (the server refuses it, SHARED_GRANT); it reads what the writers left.
+      if (exclusive) await handle.write([{ put: `${lock}/value`, value: `token ${handle.token}` }]);
+      else await this.client.get(`${lock}/value`);
+    } finally {
+      await handle.release();
+    }
   }
 
   /** Closing the client closes the session, which releases a lock taken by holdLock. */

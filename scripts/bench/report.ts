@@ -1,11 +1,25 @@
 // Results of the side-by-side benchmark: medians across rounds, the comparison table, the JSON file.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import type { Measurement } from './runner';
+import { SEMAPHORE_PERMITS, type Measurement } from './runner';
 import { BASE_SYSTEMS, hasTlsVariant, peerSystems, variantName, type BaseSystem } from './systems';
 
-/** One round of one row on one system: measured, or the reason the row could not be set up. */
-export type RoundResult = Measurement | { failed: string };
+/** A row whose workload needs a primitive the system lacks: not run, and shown as n/a with the reason. */
+export interface NotApplicable {
+  notApplicable: string;
+}
+
+/** One round of one row on one system: measured, the reason the row could not be set up, or not applicable. */
+export type RoundResult = Measurement | { failed: string } | NotApplicable;
+
+function isMeasured(r: RoundResult): r is Measurement {
+  return !('failed' in r) && !('notApplicable' in r);
+}
+
+/** Why the row is not applicable to the system, when it is not (every round says the same). */
+export function notApplicableReason(rounds: RoundResult[]): string | undefined {
+  return rounds.find((r): r is NotApplicable => 'notApplicable' in r)?.notApplicable;
+}
 
 export interface RowResult {
   workload: string;
@@ -37,7 +51,7 @@ function median(values: number[]): number {
 
 /** Undefined when no round was measured. */
 export function summarize(rounds: RoundResult[]): Summary | undefined {
-  const measured = rounds.filter((r): r is Measurement => !('failed' in r));
+  const measured = rounds.filter(isMeasured);
   const failure = rounds.find((r): r is { failed: string } => 'failed' in r)?.failed;
   if (measured.length === 0) return undefined;
   const serverCpu = measured.map((m) => m.serverCpuPct).filter((v): v is number => v !== undefined);
@@ -238,12 +252,17 @@ export function renderTable(rows: RowResult[], systems: string[]): string {
   if (authCosted) for (const header of ['ops/s', 'p50']) columns.push({ header, group: 'auth cost' });
 
   const notes: string[] = [];
+  const notApplicableNotes = new Set<string>();
   const body = rows.map((r, i) => {
     const cells = [r.workload, String(r.clients)];
     for (const s of systems) {
       const sum = summaries[i][s];
       const label = `${r.workload} x${r.clients} on ${s}`;
-      if (sum === undefined) {
+      const notApplicable = notApplicableReason(r.systems[s] ?? []);
+      if (notApplicable !== undefined) {
+        cells.push('n/a', '-', '-', '-', '-');
+        notApplicableNotes.add(`${r.workload} on ${s}: n/a, ${notApplicable}.`);
+      } else if (sum === undefined) {
         cells.push('failed', '-', '-', '-', '-');
         const failure = (r.systems[s] ?? []).find((x): x is { failed: string } => 'failed' in x)?.failed ?? 'not run';
         notes.push(`${label} failed: ${failure}`);
@@ -278,7 +297,12 @@ export function renderTable(rows: RowResult[], systems: string[]): string {
     ...(costed.length > 0 ? ["TLS cost: the system's ops/s with TLS as % of its ops/s in plaintext (100% = TLS costs no throughput)."] : []),
     ...(authCosted ? [`auth cost: ${AUTH_SYSTEM}'s ops/s and p50 as % of ${NO_AUTH_SYSTEM}'s (100% = auth costs nothing; ops/s below and p50 above 100% are its cost).`] : []),
   ];
-  return [renderGrid(columns, body), '', ...legend, ...notes.map((n) => `! ${n}`)].join('\n');
+  const workloads = new Set(rows.map((r) => r.workload));
+  const rowLegend = [
+    ...(workloads.has('semaphore') ? [`semaphore: each client takes a permit of one semaphore of ${SEMAPHORE_PERMITS}, writes fenced to its slot's key, releases (zookeeper: Curator's semaphore recipe).`] : []),
+    ...(workloads.has('read-mostly') ? ['read-mostly: 9 cycles in 10 take one lock shared and read, 1 takes it exclusive and writes fenced (zookeeper: Curator\'s read-write lock recipe).'] : []),
+  ];
+  return [renderGrid(columns, body), '', ...legend, ...rowLegend, ...notApplicableNotes, ...notes.map((n) => `! ${n}`)].join('\n');
 }
 
 export function writeJson(file: string, data: unknown): void {

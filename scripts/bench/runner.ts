@@ -3,10 +3,12 @@
 // used by the servers and by this process over the timed window are recorded.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import type { BenchTarget, BenchWorker } from './target';
+import type { BenchTarget, BenchWorker, Feature } from './target';
 
 export interface Workload {
   readonly name: string;
+  /** A primitive the workload needs: on a target that lacks it the row is not applicable (n/a), not run. */
+  readonly needs?: Feature;
   /** Once per target, before its first row of this workload. */
   seed?(target: BenchTarget): Promise<void>;
   /** Once per worker, before the warm-up. */
@@ -23,6 +25,28 @@ export const BENCH_NAME_PREFIX = 'bench/';
 
 const READ_LOCK = `${BENCH_NAME_PREFIX}read`;
 const READ_KEY = `${READ_LOCK}/value`;
+
+/**
+ * The permits of the semaphore row's one semaphore. 4: one client never waits, 8 clients keep it full with a
+ * queue as long as the holders, 64 with a long queue; so the row shows both an uncontended permit cycle and
+ * the hand-off of slots under contention, with several writers at once (unlike cycles-hot's one).
+ */
+export const SEMAPHORE_PERMITS = 4;
+const SEMAPHORE = `${BENCH_NAME_PREFIX}sem`;
+const READ_WRITE_LOCK = `${BENCH_NAME_PREFIX}rw`;
+/** One cycle in this many of the read-mostly row takes the lock exclusive and writes; the others read shared. */
+const WRITE_EVERY = 10;
+
+/** Why `target` cannot run `workload` (it lacks the primitive), or undefined when it can. */
+export function notApplicable(target: BenchTarget, workload: Workload): string | undefined {
+  return workload.needs === undefined ? undefined : target.lacks?.[workload.needs];
+}
+
+function needsMethod<K extends 'permitCycle' | 'readWriteCycle'>(w: BenchWorker, method: K): NonNullable<BenchWorker[K]> {
+  const run = w[method];
+  if (!run) throw new Error(`this worker has no ${method}: its target should declare it lacks the feature`);
+  return run.bind(w) as NonNullable<BenchWorker[K]>;
+}
 
 export const WORKLOADS: readonly Workload[] = [
   {
@@ -50,6 +74,27 @@ export const WORKLOADS: readonly Workload[] = [
       }
     },
     op: (w) => w.linearizableRead(READ_KEY),
+  },
+  {
+    name: 'semaphore',
+    needs: 'semaphore',
+    op: (w) => needsMethod(w, 'permitCycle')(SEMAPHORE, SEMAPHORE_PERMITS),
+  },
+  {
+    name: 'read-mostly',
+    needs: 'readWriteLock',
+    // The value exists before the first shared read (a ZooKeeper getData of a missing znode fails).
+    seed: async (target) => {
+      const w = await target.newWorker(0);
+      try {
+        await needsMethod(w, 'readWriteCycle')(READ_WRITE_LOCK, true);
+      } finally {
+        await w.close();
+      }
+    },
+    // Every worker writes on every WRITE_EVERY-th cycle, offset by its index so the writes spread over time
+    // rather than coming in bursts from all workers at once: exactly 1 in WRITE_EVERY cycles is exclusive.
+    op: (w, i, n) => needsMethod(w, 'readWriteCycle')(READ_WRITE_LOCK, (n + i) % WRITE_EVERY === 0),
   },
 ];
 

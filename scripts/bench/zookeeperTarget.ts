@@ -7,10 +7,11 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeF
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Client } from 'node-zookeeper-client';
-import { exited, freePort, killOnExit, logTail, sleep, terminate } from './processes';
+import { exited, freePort, logTail, ServerGuard, sleep, terminate } from './processes';
 import type { BenchTarget, BenchWorker } from './target';
 import { fourLetterWord, serverMode } from './zookeeper/fourLetterWord';
-import { connect, mkdirp, ZookeeperWorker, ZNODE_ROOTS } from './zookeeper/worker';
+import { connect, ZookeeperWorker, ZNODE_ROOTS } from './zookeeper/worker';
+import { mkdirp } from './zookeeper/znodes';
 
 const SERVERS = 3;
 const READY_TIMEOUT_MS = 60_000;
@@ -69,6 +70,7 @@ export async function startZookeeperEnsemble(opts: { dataRoot?: string } = {}): 
   const quorum = Array.from({ length: SERVERS }, (_, i) => ({ quorumPort: ports[SERVERS + i], electionPort: ports[2 * SERVERS + i] }));
   const classPath = [installed.jar, ...(existsSync(SLF4J_BINDING) ? [SLF4J_BINDING] : [])].join(':');
 
+  const guard = new ServerGuard(dir);
   const servers: Server[] = quorum.map((_, i) => {
     const id = i + 1;
     const dataDir = path.join(dir, `zk${id}`);
@@ -80,21 +82,21 @@ export async function startZookeeperEnsemble(opts: { dataRoot?: string } = {}): 
     const fd = openSync(logFile, 'a');
     const args = [...JVM_OPTS, '-cp', classPath, 'org.apache.zookeeper.server.quorum.QuorumPeerMain', cfg];
     const child = spawn(installed.java, args, { stdio: ['ignore', fd, fd] });
+    guard.watch(child);
     closeSync(fd); // the child holds its own copy of the descriptor
     const server: Server = { id, clientPort: ports[i], logFile, child };
     child.on('error', (err) => (server.spawnError = err)); // reported by waitReady instead of crashing the process
     return server;
   });
 
-  const removeExitHook = killOnExit(servers.map((s) => s.child), dir);
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
     // A JVM's shutdown takes longer than a node process's: more grace before SIGKILL.
     await terminate(servers.map((s) => s.child), 5_000);
-    removeExitHook();
     rmSync(dir, { recursive: true, force: true });
+    await guard.release();
   };
 
   let leaderPort: number;

@@ -3,7 +3,7 @@
 // meets the peers of its own transport, and how the table names them. Also where zookeeper sits among the
 // variants (plaintext only, once).
 import { describe, expect, it } from 'vitest';
-import { compareRow, renderTable, type RowResult, type Summary } from '../../scripts/bench/report';
+import { compareRow, renderTable, summarize, type RowResult, type Summary } from '../../scripts/bench/report';
 import type { Measurement } from '../../scripts/bench/runner';
 import { systemVariants } from '../../scripts/bench/systems';
 
@@ -67,6 +67,22 @@ describe('bench report: ratio to the best peer', () => {
     expect(table).toMatch(/fencelock\/best peer/);
     expect(table).toMatch(/reads\s+8 \|.*\|\s+2\.0x zookeeper\s+0\.5x zookeeper$/m);
     expect(table).toMatch(/zookeeper: plaintext/);
+  });
+
+  it('shows a row a system lacks the primitive for as n/a, says why once, and compares with the peers that ran it', () => {
+    const why = 'etcd has no semaphore';
+    const rows: RowResult[] = [1, 8].map((clients) => ({
+      workload: 'semaphore',
+      clients,
+      systems: { fencelock: [measurement(900, 1)], etcd: [{ notApplicable: why }], zookeeper: [measurement(300, 3)] },
+    }));
+    const table = renderTable(rows, ['fencelock', 'etcd', 'zookeeper']);
+    expect(table).toMatch(/^semaphore\s+8 \|\s+900\s+1\.00\s+3\.00\s+100%\s+20% \|\s+n\/a\s+-\s+-\s+-\s+- \|\s+300 .*\|\s+3\.0x zookeeper\s+0\.3x zookeeper$/m);
+    expect(table.split('\n').filter((l) => l === `semaphore on etcd: n/a, ${why}.`)).toHaveLength(1);
+    // Not a failure: no '!' note, no 'failed' cell.
+    expect(table).not.toMatch(/failed|^!/m);
+    expect(table).toMatch(/^semaphore: each client takes a permit of one semaphore of 4/m);
+    expect(summarize([{ notApplicable: why }])).toBeUndefined();
   });
 });
 

@@ -51,6 +51,7 @@ declare module 'node-zookeeper-client' {
     getData(path: string, callback: Callback<Buffer | undefined>): void;
     exists(path: string, watcher: (event: Event) => void, callback: Callback<Stat | null>): void;
     getChildren(path: string, callback: Callback<string[]>): void;
+    getChildren(path: string, watcher: (event: Event) => void, callback: Callback<string[]>): void;
     transaction(): Transaction;
   }
 

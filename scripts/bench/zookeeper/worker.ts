@@ -1,33 +1,26 @@
 // One benchmark client of ZooKeeper: one node-zookeeper-client connection, so one ZooKeeper session, like one
-// fencelock session per worker. Locks are ZooKeeper's standard lock recipe: an ephemeral sequential znode under
-// the lock's znode; the lowest sequence holds the lock, every other waits for the deletion of the one just
-// below its own (no herd on a release). The fenced write is a multi that applies the write only while the
-// holder's lock znode still exists.
-import { createClient, CreateMode, type Client, type Exception } from 'node-zookeeper-client';
+// fencelock session per worker. Locks are ZooKeeper's standard lock recipe (./lock.ts), semaphores and
+// read-write locks Curator's shapes of them (./semaphore.ts, ./readWriteLock.ts). A fenced write is a multi
+// that applies the write only while the holder's lock (or lease) znode still exists.
+import { createClient, type Client } from 'node-zookeeper-client';
 import type { BenchWorker } from '../target';
+import { acquireLock } from './lock';
+import { acquireReadWrite } from './readWriteLock';
+import { acquireLease } from './semaphore';
 import { sync } from './sync';
+import { call, mkdirp, remove } from './znodes';
 
 /** Lock znodes and data znodes live in disjoint trees, as etcd's lock and data keys do. */
 const LOCKS_ROOT = '/locks';
+const SEMAPHORES_ROOT = '/semaphores';
+const READ_WRITE_LOCKS_ROOT = '/rwlocks';
 const DATA_ROOT = '/data';
 /** Created once per ensemble, before any worker opens. */
-export const ZNODE_ROOTS = [LOCKS_ROOT, DATA_ROOT];
-const LOCK_PREFIX = 'lock-';
+export const ZNODE_ROOTS = [LOCKS_ROOT, SEMAPHORES_ROOT, READ_WRITE_LOCKS_ROOT, DATA_ROOT];
 const CONNECT_TIMEOUT_MS = 10_000;
 // A waiter of the hot lock queues behind every other client; the other systems' acquires wait as long.
 const ACQUIRE_WAIT_MS = 30_000;
 const CLOSE_TIMEOUT_MS = 5_000;
-
-/** A call of the callback-style client as a promise; its error names the operation and the znode. */
-function call<T>(what: string, znode: string, run: (done: (error: Exception | null, result: T) => void) => void): Promise<T> {
-  return new Promise((resolve, reject) =>
-    run((error, result) => (error ? reject(new Error(`ZooKeeper ${what} ${znode}: ${error.message}`)) : resolve(result))),
-  );
-}
-
-export function mkdirp(client: Client, znode: string): Promise<string> {
-  return call('mkdirp', znode, (done) => client.mkdirp(znode, done));
-}
 
 /** A client with a session on `address`; rejects (and closes it) when none is established in time. */
 export function connect(address: string): Promise<Client> {
@@ -72,50 +65,15 @@ export class ZookeeperWorker implements BenchWorker {
     this.known.add(znode);
   }
 
-  /** The lock recipe: resolves with this worker's lock znode once it is the lowest under the lock's znode. */
+  /** The lock recipe on `lock`'s znode: resolves with this worker's lock znode once it holds the lock. */
   private async acquire(lock: string): Promise<string> {
     const dir = `${LOCKS_ROOT}/${lock}`;
     await this.ensure(dir);
-    const own = await call<string>('create', `${dir}/${LOCK_PREFIX}`, (done) => this.client.create(`${dir}/${LOCK_PREFIX}`, null, CreateMode.EPHEMERAL_SEQUENTIAL, done));
-    const ownName = own.slice(dir.length + 1);
-    try {
-      for (;;) {
-        // Sequence numbers are zero-padded to 10 digits, so the names sort in the order they were created.
-        const children = (await call<string[]>('getChildren', dir, (done) => this.client.getChildren(dir, done))).filter((c) => c.startsWith(LOCK_PREFIX)).sort();
-        const i = children.indexOf(ownName);
-        if (i < 0) throw new Error(`lock znode ${own} is gone (session expired?)`);
-        if (i === 0) return own;
-        // Re-checking the children after the deletion: the predecessor may have left the queue without holding.
-        await this.untilDeleted(`${dir}/${children[i - 1]}`);
-      }
-    } catch (e) {
-      await this.remove(own).catch(() => undefined);
-      throw e;
-    }
-  }
-
-  /** Resolves once `znode` is gone (or already was); any event on the watch means: look again. */
-  private untilDeleted(znode: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`lock not granted within ${ACQUIRE_WAIT_MS / 1000} s (waiting for ${znode})`)), ACQUIRE_WAIT_MS);
-      const settle = (error?: Error): void => {
-        clearTimeout(timer);
-        if (error) reject(error);
-        else resolve();
-      };
-      this.client.exists(
-        znode,
-        () => settle(),
-        (error, stat) => {
-          if (error) settle(new Error(`ZooKeeper exists ${znode}: ${error.message}`));
-          else if (!stat) settle();
-        },
-      );
-    });
+    return acquireLock(this.client, dir, ACQUIRE_WAIT_MS);
   }
 
   private remove(znode: string): Promise<void> {
-    return call<void>('delete', znode, (done) => this.client.remove(znode, -1, (error) => done(error, undefined)));
+    return remove(this.client, znode);
   }
 
   /**
@@ -151,6 +109,29 @@ export class ZookeeperWorker implements BenchWorker {
     this.check();
     if (!this.held) throw new Error('fencedWrite before holdLock');
     await this.fenced(this.held, key, value);
+  }
+
+  async permitCycle(semaphore: string, permits: number): Promise<void> {
+    this.check();
+    const lease = await acquireLease(this.client, `${SEMAPHORES_ROOT}/${semaphore}`, permits, ACQUIRE_WAIT_MS, (znode) => this.ensure(znode));
+    try {
+      await this.fenced(lease.znode, `${semaphore}/slot-${lease.rank}`, `holder ${lease.znode}`);
+    } finally {
+      await this.remove(lease.znode);
+    }
+  }
+
+  async readWriteCycle(lock: string, exclusive: boolean): Promise<void> {
+    this.check();
+    const dir = `${READ_WRITE_LOCKS_ROOT}/${lock}`;
+    await this.ensure(dir);
+    const own = await acquireReadWrite(this.client, dir, exclusive, ACQUIRE_WAIT_MS);
+    try {
+      if (exclusive) await this.fenced(own, `${lock}/value`, `holder ${own}`);
+      else await this.linearizableRead(`${lock}/value`);
+    } finally {
+      await this.remove(own);
+    }
   }
 
   /** sync then getData: a read that sees every write completed before the sync, ZooKeeper's linearizable read. */
