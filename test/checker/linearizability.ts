@@ -98,6 +98,7 @@
 import { performance } from 'node:perf_hooks';
 import { formatOps, validateHistory, type Operation } from './history';
 import { INITIAL, Obligations, idleIsStable, isRelevant, step, type LockState } from './model';
+import { projectHistory } from './projection';
 
 export interface CheckOptions {
   /** Time for the search over all partitions (ms); past it the answer is unknown. Default 10,000. */
@@ -361,9 +362,11 @@ function search(ops: readonly Operation[], deadline: number, trackLongest: boole
       const cands = candidates();
       // Right after a grant of unknown outcome, another one is pointless: the second alone leaves a state
       // that allows at least as much (a smaller pending count).
-      const afterReusable = f.via !== null && reusable[f.via.op] === 1;
+      // Not so with shared grants: an exclusive one after a shared one keeps its STALE_TOKEN allowance, and two
+      // shared ones are two holders.
+      const afterReusable = f.via !== null && reusable[f.via.op] === 1 && ops[f.via.op]!.args.mode !== 'shared';
       const afters = cands.map((c) => {
-        if (afterReusable && reusable[c.op] === 1) return undefined;
+        if (afterReusable && reusable[c.op] === 1 && ops[c.op]!.args.mode !== 'shared') return undefined;
         const after = step(f.state, ops[c.op]!);
         if (after === undefined || after === f.state) return after;
         // A branch that makes an operation with a return impossible for good cannot succeed.
@@ -509,7 +512,7 @@ export function checkLinearizability(history: readonly Operation[], opts: CheckO
   const problems = validateHistory(history);
   if (problems.length > 0) throw new Error(`malformed history: ${problems.slice(0, 5).join('; ')}`);
 
-  const { partitions, skipped } = partitionByLock(history);
+  const { partitions, skipped } = partitionByLock(projectHistory(history));
   // Small partitions first: the many cheap ones are not starved by one expensive one.
   const order = [...partitions.entries()].sort((a, b) => a[1].length - b[1].length || (a[0] < b[0] ? -1 : 1));
   const perPartition: PartitionStats[] = [];
