@@ -82,6 +82,25 @@
 // grant is above the previous one), revealed by a later re-entrant acquire; meanwhile any STALE_TOKEN
 // refusal is accepted.
 //
+// ## Read-write locks, semaphores, AcquireAll (issue 33)
+//
+// Semaphore slots and AcquireAll are projected onto single resources first (projection.ts says how and why
+// that is sound); the cross-resource facts are invariants (invariants.ts). Shared grants are in the model:
+//
+// - acquire shared ok (t): a new grant ends the exclusive one (lazily, as above) and needs t > latest, or
+//   t = latest when the grant at latest was shared (readers granted by one entry share its index); the same
+//   session's live shared grant under t again is re-entrant. Shared grants hold together.
+// - acquire exclusive ok (t > latest): ends every shared grant. So an exclusive token is above every earlier
+//   shared one, and a reader's release, or a writer's write, after the other mode was granted is impossible.
+// - write ok needs the exclusive grant; write refused SHARED_GRANT needs the session's live shared grant
+//   under t; release (mode shared) needs it too.
+// - acquire shared of unknown outcome: a shared grant with an unrevealed token. It does not raise the bound
+//   for later tokens (one Expire entry may end every reader and grant a writer at latest + 1), so it only
+//   admits STALE_TOKEN refusals until a known grant sets a new latest. A re-entrant acquire reveals it
+//   under any token (its bound is not kept: more permissive, never less).
+// - a shared try refused (LOCK_HELD) constrains nothing: readers also queue behind a waiting writer.
+// - Obligations leave shared grants out: a reader stays current while later readers raise the latest token.
+//
 // ## Soundness notes for recorders
 //
 // 'fail' must mean "did not take effect". REQUEST_TOO_OLD (the request's result was forgotten) and anything

@@ -53,6 +53,13 @@ describe('read-write locks in the linearizability model', () => {
     bad.acquireShared('b', L, [2, 3], 7n);
     bad.write('a', L, [4, 5], 5n, { [K]: 'a1' });
     expectNotLinearizable(bad.ops, L);
+    // The same without tokens to compare: a writer of unknown grant and a reader, both still holding after.
+    const together = new HistoryBuilder();
+    together.acquireUnknown('a', L, 0);
+    together.acquireShared('b', L, [1, 2], 7n);
+    together.write('a', L, [3, 4], 9n, { [K]: 'a1' });
+    together.releaseShared('b', L, [5, 6], 7n);
+    expectNotLinearizable(together.ops, L);
   });
 
   it("an exclusive grant's token is above every earlier shared grant's", () => {
