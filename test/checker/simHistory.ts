@@ -3,8 +3,10 @@
 // machine (src/state), with network delays, lost requests and lost replies (unknown outcomes), sessions
 // that expire while their holder is paused (its late write is then refused), orphan grants revealed by a
 // re-entrant acquire, blocking and try acquires, multi-key writes and deletes. Deterministic per seed.
+// With `sharedProbability`, some acquires are shared (read) grants of the real state machine: readers hold
+// together, their writes are refused SHARED_GRANT, and they release in shared mode (issue 33).
 import { LockStateMachine, type Command, type LockEvent, type Result } from '../../src/state';
-import type { FinalRead, KeyWrite, OpError, Operation, OpKind, OpArgs, OpResult } from './history';
+import type { FinalRead, KeyWrite, LockMode, OpError, Operation, OpKind, OpArgs, OpResult } from './history';
 import { EventQueue } from '../support/eventQueue';
 import { mulberry32 } from '../support/prng';
 
@@ -26,6 +28,8 @@ export interface SimOptions {
   pauseProbability: number;
   /** Blocking acquire wait (virtual ms). */
   waitMs: number;
+  /** Probability that an acquire asks for a shared grant (0: every grant exclusive, as before issue 33). */
+  sharedProbability: number;
 }
 
 export interface SimRun {
@@ -67,6 +71,7 @@ export const DEFAULT_SIM: Omit<SimOptions, 'seed'> = {
   lostReplyProbability: 0.03,
   pauseProbability: 0.03,
   waitMs: 30,
+  sharedProbability: 0,
 };
 
 export function simulateHistory(options: Partial<SimOptions> & { seed: number }): SimRun {
@@ -163,6 +168,7 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
     cycles: number;
     counter: number;
     retryLock?: string;
+    retryMode?: LockMode;
   }
 
   const pickLock = (): string => (rnd() < o.hotProbability ? `hot-${Math.floor(rnd() * o.hotLocks)}` : `cold-${Math.floor(rnd() * o.coldLocks)}`);
@@ -216,15 +222,18 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
     }
     const session = c.session;
     const lock = c.retryLock ?? pickLock();
+    // Drawn only when shared grants are asked for, so that the histories of earlier seeds stay the same.
+    const mode: LockMode = c.retryMode ?? (o.sharedProbability > 0 && rnd() < o.sharedProbability ? 'shared' : 'exclusive');
     c.retryLock = undefined;
+    c.retryMode = undefined;
     const wait = rnd() < o.tryProbability ? 0 : o.waitMs;
-    const rec = begin(c.name, 'acquire', { lock, session, waitMs: wait });
+    const rec = begin(c.name, 'acquire', mode === 'shared' ? { lock, session, waitMs: wait, mode } : { lock, session, waitMs: wait });
     let token: number | undefined;
     rpc(
       rec,
       wait + 30,
       (answer) => {
-        const r = apply({ type: 'Acquire', ...meta(), lock, sessionId: session, tryOnly: wait === 0, waitTimeoutMs: wait });
+        const r = apply({ type: 'Acquire', ...meta(), lock, sessionId: session, tryOnly: wait === 0, waitTimeoutMs: wait, ...(mode === 'shared' ? { shared: true } : {}) });
         const grant = (t: number): void => answer(() => {
           token = t;
           ok(rec, { token: BigInt(t) });
@@ -255,8 +264,10 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
       (answered) => {
         if (!answered) {
           // The session may hold the lock now: ask again (a re-entrant acquire reveals the token), or give up.
-          if (rnd() < 0.5) c.retryLock = lock;
-          else abandon(c);
+          if (rnd() < 0.5) {
+            c.retryLock = lock;
+            c.retryMode = mode;
+          } else abandon(c);
           think(c);
           return;
         }
@@ -270,15 +281,16 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
           // The holder freezes; its session expires on the leader; it wakes up and writes anyway.
           expireLater(session, 2);
           c.session = null;
-          ev.at(ev.now + 10 + rnd() * 30, () => writeStep(c, session, lock, t, true));
+          ev.at(ev.now + 10 + rnd() * 30, () => writeStep(c, session, lock, t, true, mode));
         } else {
-          writeStep(c, session, lock, t, false);
+          writeStep(c, session, lock, t, false, mode);
         }
       },
     );
   };
 
-  const writeStep = (c: Client, session: string, lock: string, token: number, stale: boolean): void => {
+  /** A reader writes too: the state machine must refuse it SHARED_GRANT. */
+  const writeStep = (c: Client, session: string, lock: string, token: number, stale: boolean, mode: LockMode): void => {
     const value = `${c.name}#${c.counter++}`;
     const writes: KeyWrite[] = [{ key: `${lock}/a`, value }];
     const roll = rnd();
@@ -311,8 +323,8 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
           think(c);
           return;
         }
-        if (rnd() < o.readProbability) readStep(c, `${lock}/${rnd() < 0.8 ? 'a' : 'b'}`, lock, () => releaseStep(c, session, lock, token));
-        else releaseStep(c, session, lock, token);
+        if (rnd() < o.readProbability) readStep(c, `${lock}/${rnd() < 0.8 ? 'a' : 'b'}`, lock, () => releaseStep(c, session, lock, token, mode));
+        else releaseStep(c, session, lock, token, mode);
       },
     );
   };
@@ -334,8 +346,8 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
     );
   };
 
-  const releaseStep = (c: Client, session: string, lock: string, token: number): void => {
-    const rec = begin(c.name, 'release', { lock, session, token: BigInt(token) });
+  const releaseStep = (c: Client, session: string, lock: string, token: number, mode: LockMode): void => {
+    const rec = begin(c.name, 'release', mode === 'shared' ? { lock, session, token: BigInt(token), mode } : { lock, session, token: BigInt(token) });
     rpc(
       rec,
       20,
