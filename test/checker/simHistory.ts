@@ -4,9 +4,11 @@
 // that expire while their holder is paused (its late write is then refused), orphan grants revealed by a
 // re-entrant acquire, blocking and try acquires, multi-key writes and deletes. Deterministic per seed.
 // With `sharedProbability`, some acquires are shared (read) grants of the real state machine: readers hold
-// together, their writes are refused SHARED_GRANT, and they release in shared mode (issue 33).
+// together, their writes are refused SHARED_GRANT, and they release in shared mode (issue 33). With
+// `permitProbability` and `setProbability`, some cycles take a permit of a 2-permit semaphore (a write under
+// its slot) or AcquireAll of 2 of 3 locks in a random order (a write to each), each released after.
 import { LockStateMachine, type Command, type LockEvent, type Result } from '../../src/state';
-import type { FinalRead, KeyWrite, LockMode, OpError, Operation, OpKind, OpArgs, OpResult } from './history';
+import { slotResource, type FinalRead, type KeyWrite, type LockMode, type OpError, type Operation, type OpKind, type OpArgs, type OpResult } from './history';
 import { EventQueue } from '../support/eventQueue';
 import { mulberry32 } from '../support/prng';
 
@@ -30,6 +32,9 @@ export interface SimOptions {
   waitMs: number;
   /** Probability that an acquire asks for a shared grant (0: every grant exclusive, as before issue 33). */
   sharedProbability: number;
+  /** Probability of a permit cycle, and of an AcquireAll cycle, instead of a lock cycle (default 0). */
+  permitProbability: number;
+  setProbability: number;
 }
 
 export interface SimRun {
@@ -72,7 +77,11 @@ export const DEFAULT_SIM: Omit<SimOptions, 'seed'> = {
   pauseProbability: 0.03,
   waitMs: 30,
   sharedProbability: 0,
+  permitProbability: 0,
+  setProbability: 0,
 };
+
+const SIM_PERMITS = 2;
 
 export function simulateHistory(options: Partial<SimOptions> & { seed: number }): SimRun {
   const o: SimOptions = { ...DEFAULT_SIM, ...options };
@@ -83,19 +92,28 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
   let sessions = 0;
   const ops: Operation[] = [];
   const stats = { ops: 0, unknown: 0, grants: 0, expiries: 0, staleRefusals: 0 };
-  const keys = new Set<string>();
+  /** Every key written, with its resource (a lock, or a semaphore slot). */
+  const keys = new Map<string, string>();
   const waiters = new Map<string, (e: LockEvent) => void>();
+  /** Waiters are keyed by lock (or `sem:` semaphore) and session. */
+  const waiterKey = (e: LockEvent): string | undefined => {
+    if (e.type === 'granted' || e.type === 'wait_ended') return `${e.lock}\u0000${e.sessionId}`;
+    if (e.type === 'permit_granted' || e.type === 'permit_wait_ended') return `sem:${e.semaphore}\u0000${e.sessionId}`;
+    return undefined;
+  };
+  const dispatch = (events: readonly LockEvent[]): void => {
+    for (const e of events) {
+      const k = waiterKey(e);
+      if (k !== undefined && waiters.has(k)) waiters.get(k)!(e);
+    }
+  };
   const delay = (): number => 0.1 + rnd() * 2;
 
   const apply = (cmd: Command): Result => {
     index += 1 + (rnd() < 0.3 ? Math.floor(rnd() * 3) : 0); // tokens are indexes: not consecutive
     const { result, events } = m.apply(index, cmd);
-    for (const e of events) {
-      if (e.type === 'granted') stats.grants++;
-      if ((e.type === 'granted' || e.type === 'wait_ended') && waiters.has(`${e.lock}\u0000${e.sessionId}`)) {
-        waiters.get(`${e.lock}\u0000${e.sessionId}`)!(e);
-      }
-    }
+    for (const e of events) if (e.type === 'granted' || e.type === 'permit_granted') stats.grants++;
+    dispatch(events);
     if (result.status === 'invalid') throw new Error(`sim: invalid command ${cmd.type}: ${result.message}`);
     return result;
   };
@@ -156,9 +174,7 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
     ev.at(ev.now + after, () => {
       const r = m.apply(++index, { type: 'ExpireSession', now: Math.floor(ev.now), sessionIds: [session] });
       if (r.result.status === 'session_ended') stats.expiries++;
-      for (const e of r.events) {
-        if ((e.type === 'granted' || e.type === 'wait_ended') && waiters.has(`${e.lock}\u0000${e.sessionId}`)) waiters.get(`${e.lock}\u0000${e.sessionId}`)!(e);
-      }
+      dispatch(r.events);
     });
   };
 
@@ -169,6 +185,8 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
     counter: number;
     retryLock?: string;
     retryMode?: LockMode;
+    /** After an acquire of unknown outcome: ask the same again (a re-entrant answer reveals it). */
+    retry?: () => void;
   }
 
   const pickLock = (): string => (rnd() < o.hotProbability ? `hot-${Math.floor(rnd() * o.hotLocks)}` : `cold-${Math.floor(rnd() * o.coldLocks)}`);
@@ -221,6 +239,23 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
       return;
     }
     const session = c.session;
+    const again = c.retry;
+    c.retry = undefined;
+    if (again !== undefined) {
+      again();
+      return;
+    }
+    if (c.retryLock === undefined && o.permitProbability + o.setProbability > 0) {
+      const roll = rnd();
+      if (roll < o.permitProbability) {
+        permitCycle(c, session, `S${Math.floor(rnd() * 2)}`);
+        return;
+      }
+      if (roll < o.permitProbability + o.setProbability) {
+        setCycle(c, session, pickSet());
+        return;
+      }
+    }
     const lock = c.retryLock ?? pickLock();
     // Drawn only when shared grants are asked for, so that the histories of earlier seeds stay the same.
     const mode: LockMode = c.retryMode ?? (o.sharedProbability > 0 && rnd() < o.sharedProbability ? 'shared' : 'exclusive');
@@ -296,7 +331,7 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
     const roll = rnd();
     if (roll < 0.2) writes.push({ key: `${lock}/b`, value: `${value}b` });
     else if (roll < 0.25) writes.push({ key: `${lock}/b`, value: null });
-    for (const w of writes) keys.add(w.key);
+    for (const w of writes) keys.set(w.key, lock);
     const rec = begin(c.name, 'write', { lock, session, token: BigInt(token), writes });
     rpc(
       rec,
@@ -363,6 +398,200 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
     );
   };
 
+  /** What a grant of unknown outcome leaves: ask again at once, or give the session up. */
+  const afterUnknown = (c: Client, retry: () => void): void => {
+    if (rnd() < 0.5) c.retry = retry;
+    else abandon(c);
+    think(c);
+  };
+
+  /** A blocked wait: the grant event (or the session's end), else a cancel when the wait runs out. */
+  const awaitGrant = (key: string, wait: number, onEvent: (e: LockEvent) => void, onTimeout: () => void): void => {
+    let done = false;
+    waiters.set(key, (e) => {
+      if (done) return;
+      done = true;
+      waiters.delete(key);
+      onEvent(e);
+    });
+    ev.at(ev.now + wait, () => {
+      if (done) return;
+      done = true;
+      waiters.delete(key);
+      onTimeout();
+    });
+  };
+
+  const permitCycle = (c: Client, session: string, sem: string): void => {
+    const wait = rnd() < o.tryProbability ? 0 : o.waitMs;
+    const rec = begin(c.name, 'acquirePermit', { semaphore: sem, permits: SIM_PERMITS, session, waitMs: wait });
+    let grant: { token: number; slot: number } | undefined;
+    rpc(
+      rec,
+      wait + 30,
+      (answer) => {
+        const r = apply({ type: 'SemaphoreAcquire', ...meta(), semaphore: sem, sessionId: session, permits: SIM_PERMITS, tryOnly: wait === 0, waitTimeoutMs: wait });
+        const granted = (token: number, slot: number): void =>
+          answer(() => {
+            grant = { token, slot };
+            ok(rec, { token: BigInt(token), slot });
+          });
+        const full = (): void => answer(() => fail(rec, { code: 'NOT_ACQUIRED', reason: 'PERMITS_FULL' }));
+        if (r.status === 'permit_granted') granted(r.token, r.slot);
+        else if (r.status === 'permits_full') full();
+        else if (r.status === 'refused') answer(() => fail(rec, refusal(r)));
+        else if (r.status === 'waiting') {
+          awaitGrant(
+            `sem:${sem}\u0000${session}`,
+            wait,
+            (e) => (e.type === 'permit_granted' ? granted(e.token, e.slot) : answer(() => fail(rec, { code: 'NOT_FOUND', reason: 'UNKNOWN_SESSION' }))),
+            () => {
+              const cr = apply({ type: 'SemaphoreCancelWait', ...meta(), semaphore: sem, sessionId: session });
+              if (cr.status === 'permit_granted') granted(cr.token, cr.slot);
+              else full();
+            },
+          );
+        }
+      },
+      (answered) => {
+        if (!answered) return afterUnknown(c, () => permitCycle(c, session, sem));
+        if (grant === undefined) {
+          if (rec.error?.reason === 'UNKNOWN_SESSION') c.session = null;
+          return think(c);
+        }
+        permitWrite(c, session, sem, grant.slot, grant.token);
+      },
+    );
+  };
+
+  const permitWrite = (c: Client, session: string, sem: string, slot: number, token: number): void => {
+    const key = `${sem}/${slot}/a`;
+    keys.set(key, slotResource(sem, slot));
+    const writes: KeyWrite[] = [{ key, value: `${c.name}#${c.counter++}` }];
+    const rec = begin(c.name, 'write', { semaphore: sem, slot, session, token: BigInt(token), writes });
+    rpc(
+      rec,
+      20,
+      (answer) => {
+        const r = apply({ type: 'Write', ...meta(), lock: sem, slot, sessionId: session, token, ops: [{ type: 'put', key, value: enc(writes[0]!.value!) }] });
+        if (r.status === 'written') answer(() => ok(rec, { token: BigInt(token), index: BigInt(r.index ?? index) }));
+        else answer(() => fail(rec, refusal(r)));
+      },
+      () => {
+        const release = (): void => permitRelease(c, session, sem, slot, token);
+        if (rnd() < o.readProbability) readStep(c, key, slotResource(sem, slot), release);
+        else release();
+      },
+    );
+  };
+
+  const permitRelease = (c: Client, session: string, sem: string, slot: number, token: number): void => {
+    const rec = begin(c.name, 'releasePermit', { semaphore: sem, slot, session, token: BigInt(token) });
+    rpc(
+      rec,
+      20,
+      (answer) => {
+        const r = apply({ type: 'SemaphoreRelease', ...meta(), semaphore: sem, sessionId: session, token });
+        if (r.status === 'permit_released') answer(() => ok(rec));
+        else answer(() => fail(rec, refusal(r)));
+      },
+      (answered) => {
+        if (!answered) abandon(c);
+        think(c);
+      },
+    );
+  };
+
+  /** 2 of the 3 set locks, in a random order. */
+  const pickSet = (): string[] => {
+    const first = Math.floor(rnd() * 3);
+    return [`set-${first}`, `set-${(first + 1 + Math.floor(rnd() * 2)) % 3}`];
+  };
+
+  const setCycle = (c: Client, session: string, locks: string[]): void => {
+    const wait = rnd() < o.tryProbability ? 0 : o.waitMs;
+    const rec = begin(c.name, 'acquireAll', { locks, session, waitMs: wait });
+    let token: number | undefined;
+    rpc(
+      rec,
+      wait + 30,
+      (answer) => {
+        const r = apply({ type: 'AcquireAll', ...meta(), locks, sessionId: session, tryOnly: wait === 0, waitTimeoutMs: wait });
+        const granted = (t: number): void =>
+          answer(() => {
+            token = t;
+            ok(rec, { token: BigInt(t), tokens: locks.map(() => BigInt(t)) });
+          });
+        const held = (): void => answer(() => fail(rec, { code: 'NOT_ACQUIRED', reason: 'LOCK_HELD' }));
+        if (r.status === 'granted') granted(r.token);
+        else if (r.status === 'held') held();
+        else if (r.status === 'refused') answer(() => fail(rec, refusal(r)));
+        else if (r.status === 'waiting') {
+          awaitGrant(
+            `${locks[0]}\u0000${session}`,
+            wait,
+            (e) => (e.type === 'granted' ? granted(e.token) : answer(() => fail(rec, { code: 'NOT_FOUND', reason: 'UNKNOWN_SESSION' }))),
+            () => {
+              const cr = apply({ type: 'CancelWait', ...meta(), lock: locks[0]!, sessionId: session });
+              if (cr.status === 'granted') granted(cr.token);
+              else held();
+            },
+          );
+        }
+      },
+      (answered) => {
+        if (!answered) return afterUnknown(c, () => setCycle(c, session, locks));
+        if (token === undefined) {
+          if (rec.error?.reason === 'UNKNOWN_SESSION') c.session = null;
+          return think(c);
+        }
+        setWrites(c, session, locks, token, 0);
+      },
+    );
+  };
+
+  /** The set's writes one lock after the other, then its releases. */
+  const setWrites = (c: Client, session: string, locks: string[], token: number, i: number): void => {
+    if (i === locks.length) return setReleases(c, session, locks, token, 0);
+    const lock = locks[i]!;
+    const key = `${lock}/a`;
+    keys.set(key, lock);
+    const value = `${c.name}#${c.counter++}`;
+    const rec = begin(c.name, 'write', { lock, session, token: BigInt(token), writes: [{ key, value }] });
+    rpc(
+      rec,
+      20,
+      (answer) => {
+        const r = apply({ type: 'Write', ...meta(), lock, sessionId: session, token, ops: [{ type: 'put', key, value: enc(value) }] });
+        if (r.status === 'written') answer(() => ok(rec, { token: BigInt(token), index: BigInt(r.index ?? index) }));
+        else answer(() => fail(rec, refusal(r)));
+      },
+      () => setWrites(c, session, locks, token, i + 1),
+    );
+  };
+
+  const setReleases = (c: Client, session: string, locks: string[], token: number, i: number): void => {
+    if (i === locks.length) return think(c);
+    const lock = locks[i]!;
+    const rec = begin(c.name, 'release', { lock, session, token: BigInt(token) });
+    rpc(
+      rec,
+      20,
+      (answer) => {
+        const r = apply({ type: 'Release', ...meta(), lock, sessionId: session, token });
+        if (r.status === 'released') answer(() => ok(rec));
+        else answer(() => fail(rec, refusal(r)));
+      },
+      (answered) => {
+        if (!answered) {
+          abandon(c);
+          return think(c);
+        }
+        setReleases(c, session, locks, token, i + 1);
+      },
+    );
+  };
+
   for (let i = 0; i < o.clients; i++) {
     const c: Client = { name: `c${i}`, session: null, cycles: o.cycles, counter: 0 };
     ev.at(rnd() * 5, () => cycle(c));
@@ -372,7 +601,7 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
   // Final reads, after everything settled (also recorded as ordinary gets).
   const final = new Map<string, FinalRead>();
   let t = ev.now + 10;
-  for (const key of [...keys].sort()) {
+  for (const [key, resource] of [...keys].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     const e = m.get(key);
     const read: FinalRead = e === undefined || e.value === null ? { found: false, value: null, token: BigInt(e?.watermark ?? 0) } : { found: true, value: dec(e.value), token: BigInt(e.watermark) };
     final.set(key, read);
@@ -380,7 +609,7 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
       id: ops.length,
       process: 'final',
       op: 'get',
-      args: { key, lock: e?.lock ?? key.slice(0, key.lastIndexOf('/')) },
+      args: { key, lock: resource },
       call: t,
       ret: t + 1,
       outcome: 'ok',
