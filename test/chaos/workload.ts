@@ -276,7 +276,9 @@ export class Workload {
             this.counts.sessionsOpened++;
           }
           this.counts.cycles++;
-          const kind = retryLock === undefined ? pickCycle(this.o.mix, this.rnd()) : undefined;
+          // Drawn only with a mix, so that plain runs make the same choices as before.
+          const withMix = this.o.mix.permit + this.o.mix.rw + this.o.mix.set > 0;
+          const kind = retryLock === undefined && withMix ? pickCycle(this.o.mix, this.rnd()) : undefined;
           if (kind !== undefined) {
             await runCycle(kind, this.cycleContext(process, client, session, () => `${process}#${counter++}`));
             await this.think();
