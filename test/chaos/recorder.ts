@@ -6,12 +6,13 @@
 // An operation is appended when it is called, with outcome 'unknown', and completed when it returns: a run
 // that is stopped with calls in flight leaves them unknown, which is what they are.
 import { performance } from 'node:perf_hooks';
-import { FenceLockError, type FenceLockClient, type LockHandle, type Session } from '../../src/client';
+import { FenceLockError, type FenceLockClient, type LockHandle, type PermitHandle, type Session } from '../../src/client';
 import {
   historyToJSON,
   type FaultEvent,
   type History,
   type KeyWrite,
+  type LockMode,
   type OpArgs,
   type OpError,
   type Operation,
@@ -26,15 +27,18 @@ import {
  *
  * - indeterminate (the client gave up after retries), UNAVAILABLE, CANCELLED, ABORTED, INTERNAL, UNKNOWN,
  *   any non-FenceLockError: unknown.
- * - NOT_FOUND of an acquire: unknown (the grant may have happened before the session ended).
+ * - NOT_FOUND of an acquire (of a lock, a permit or a set): unknown (the grant may have happened before the
+ *   session ended).
  * - FAILED_PRECONDITION, NOT_FOUND, RESOURCE_EXHAUSTED, INVALID_ARGUMENT: fail (the server refused, or the
  *   client refused before sending) — except REQUEST_TOO_OLD (a retry below the client's acknowledged floor:
  *   the first attempt may have been applied, its result forgotten) and REQUEST_ID_REUSED: unknown.
- * - DEADLINE_EXCEEDED, not indeterminate, of an acquire: the server ended the wait without a grant ("not
- *   granted within ... the wait was withdrawn", or the client's LOCK_HELD after acquired=false): fail with
- *   reason LOCK_HELD. A client-side loss of the session (KEEPALIVE_TIMEOUT: the request was never sent):
+ * - DEADLINE_EXCEEDED, not indeterminate, of an acquire: the server ended the wait without a grant ("...
+ *   the wait was withdrawn", or the client's LOCK_HELD / PERMITS_FULL after acquired=false): fail with
+ *   reason LOCK_HELD (PERMITS_FULL for a permit). A client-side loss of the session (KEEPALIVE_TIMEOUT: the request was never sent):
  *   fail. Any other DEADLINE_EXCEEDED: unknown.
  */
+const ACQUIRES: ReadonlySet<OpKind> = new Set(['acquire', 'acquirePermit', 'acquireAll']);
+
 export function classifyError(op: OpKind, err: unknown): { outcome: Exclude<Outcome, 'ok'>; error: OpError } {
   if (!(err instanceof FenceLockError)) {
     return { outcome: 'unknown', error: { code: 'UNKNOWN', message: err instanceof Error ? err.message : String(err) } };
@@ -51,13 +55,12 @@ export function classifyError(op: OpKind, err: unknown): { outcome: Exclude<Outc
     case 'NOT_FOUND':
       // A blocked (or retried) acquire whose session ended may have been granted before it ended: the server
       // answers with the session's present state (regression: process chaos seed 11).
-      return { outcome: op === 'acquire' ? 'unknown' : 'fail', error };
+      return { outcome: ACQUIRES.has(op) ? 'unknown' : 'fail', error };
     case 'RESOURCE_EXHAUSTED':
       return { outcome: 'fail', error };
     case 'DEADLINE_EXCEEDED': {
-      if (op === 'acquire' && (err.reason === 'LOCK_HELD' || (err.reason === undefined && /not granted within/.test(err.message)))) {
-        return { outcome: 'fail', error: { ...error, reason: 'LOCK_HELD' } };
-      }
+      const notGranted = err.reason === 'LOCK_HELD' || err.reason === 'PERMITS_FULL' || (err.reason === undefined && /the wait was withdrawn/.test(err.message));
+      if (ACQUIRES.has(op) && notGranted) return { outcome: 'fail', error: { ...error, reason: op === 'acquirePermit' ? 'PERMITS_FULL' : 'LOCK_HELD' } };
       if (err.reason === 'KEEPALIVE_TIMEOUT') return { outcome: 'fail', error };
       return { outcome: 'unknown', error };
     }
@@ -150,10 +153,11 @@ export class Recorder {
   }
 
   /** Blocking acquire (waitMs > 0) or try-lock (waitMs = 0; "held" is recorded as fail LOCK_HELD). */
-  async acquire(process: string, client: FenceLockClient, session: Session, lock: string, waitMs: number): Promise<Recorded<LockHandle>> {
-    const o = this.begin(process, 'acquire', { lock, session: session.id, waitMs });
+  async acquire(process: string, client: FenceLockClient, session: Session, lock: string, waitMs: number, mode?: LockMode): Promise<Recorded<LockHandle>> {
+    const o = this.begin(process, 'acquire', mode === undefined ? { lock, session: session.id, waitMs } : { lock, session: session.id, waitMs, mode });
     try {
-      const handle = waitMs === 0 ? await session.tryAcquire(lock) : await session.acquire(lock, { waitTimeoutMs: waitMs });
+      const opts = mode === undefined ? {} : { mode };
+      const handle = waitMs === 0 ? await session.tryAcquire(lock, opts) : await session.acquire(lock, { ...opts, waitTimeoutMs: waitMs });
       if (handle === null) {
         o.ret = this.now();
         o.outcome = 'fail';
@@ -198,14 +202,84 @@ export class Recorder {
   }
 
   /** Releases through the handle (a handle already released locally would not call the server: not recorded). */
-  async release(process: string, client: FenceLockClient, handle: LockHandle): Promise<Recorded<void>> {
+  async release(process: string, client: FenceLockClient, handle: LockHandle, mode?: LockMode): Promise<Recorded<void>> {
     // A released handle resolves without sending anything: that is not an operation, and a fake 'ok' would lie.
     if (handle.isReleased()) throw new Error(`recorder: handle of ${handle.name} (token ${handle.token}) is already released`);
-    const o = this.begin(process, 'release', { lock: handle.name, session: handle.session.id, token: handle.token });
+    const args: OpArgs = { lock: handle.name, session: handle.session.id, token: handle.token };
+    if (mode !== undefined) args.mode = mode;
+    const o = this.begin(process, 'release', args);
     try {
       await handle.release();
       this.ok(o, {}, client.currentEndpoint());
       return { op: o };
+    } catch (err) {
+      this.failed(o, err, endpointOf(client));
+      return { op: o };
+    }
+  }
+
+  /** A permit of a semaphore (waitMs 0: a try; every permit taken is recorded as fail PERMITS_FULL). */
+  async acquirePermit(process: string, client: FenceLockClient, session: Session, semaphore: string, permits: number, waitMs: number): Promise<Recorded<PermitHandle>> {
+    const o = this.begin(process, 'acquirePermit', { semaphore, permits, session: session.id, waitMs });
+    try {
+      const permit = waitMs === 0 ? await session.tryAcquirePermit(semaphore, { permits }) : await session.acquirePermit(semaphore, { permits, waitTimeoutMs: waitMs });
+      if (permit === null) {
+        o.ret = this.now();
+        o.outcome = 'fail';
+        o.error = { code: 'NOT_ACQUIRED', reason: 'PERMITS_FULL' };
+        o.endpoint = client.currentEndpoint();
+        return { op: o };
+      }
+      this.ok(o, { token: permit.token, slot: permit.slot }, client.currentEndpoint());
+      return { op: o, value: permit };
+    } catch (err) {
+      this.failed(o, err, endpointOf(client));
+      return { op: o };
+    }
+  }
+
+  /** A fenced write under a permit (PermitHandle.write): its keys are bound to the permit's slot. */
+  async writePermit(process: string, client: FenceLockClient, permit: PermitHandle, writes: KeyWrite[]): Promise<Recorded<bigint>> {
+    if (permit.isReleased()) throw new Error(`recorder: permit of ${permit.name} (slot ${permit.slot}) is already released`);
+    const o = this.begin(process, 'write', { semaphore: permit.name, slot: permit.slot, session: permit.session.id, token: permit.token, writes });
+    try {
+      const res = await permit.write(writes.map((w) => (w.value === null ? { delete: w.key } : { put: w.key, value: w.value })));
+      this.ok(o, { token: permit.token, index: res.index }, client.currentEndpoint());
+      return { op: o, value: res.index };
+    } catch (err) {
+      this.failed(o, err, endpointOf(client));
+      return { op: o };
+    }
+  }
+
+  async releasePermit(process: string, client: FenceLockClient, permit: PermitHandle): Promise<Recorded<void>> {
+    if (permit.isReleased()) throw new Error(`recorder: permit of ${permit.name} (slot ${permit.slot}) is already released`);
+    const o = this.begin(process, 'releasePermit', { semaphore: permit.name, slot: permit.slot, session: permit.session.id, token: permit.token });
+    try {
+      await permit.release();
+      this.ok(o, {}, client.currentEndpoint());
+      return { op: o };
+    } catch (err) {
+      this.failed(o, err, endpointOf(client));
+      return { op: o };
+    }
+  }
+
+  /** Every lock of `locks` in one grant (waitMs 0: a try; a busy set is recorded as fail LOCK_HELD). */
+  async acquireAll(process: string, client: FenceLockClient, session: Session, locks: string[], waitMs: number): Promise<Recorded<LockHandle[]>> {
+    const o = this.begin(process, 'acquireAll', { locks: [...locks], session: session.id, waitMs });
+    try {
+      const handles = waitMs === 0 ? await session.tryAcquireAll(locks) : await session.acquireAll(locks, { waitTimeoutMs: waitMs });
+      if (handles === null) {
+        o.ret = this.now();
+        o.outcome = 'fail';
+        o.error = { code: 'NOT_ACQUIRED', reason: 'LOCK_HELD' };
+        o.endpoint = client.currentEndpoint();
+        return { op: o };
+      }
+      // The token each handle carries: what the application was given for each lock (set-token checks it).
+      this.ok(o, { token: handles[0]!.token, tokens: handles.map((h) => h.token) }, client.currentEndpoint());
+      return { op: o, value: handles };
     } catch (err) {
       this.failed(o, err, endpointOf(client));
       return { op: o };

@@ -16,11 +16,14 @@
 //
 // Values are unique (`<process>#<n>`), keys belong to one lock (`<lock>/k`, `<lock>/k2`), so the checker can
 // tell every write apart. Choices come from a seeded generator; timing (and so the history) does not.
+// With `mix`, a share of the cycles exercises semaphores, read-write locks and AcquireAll instead
+// (primitiveCycles.ts).
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FenceLockClient, silentLogger, type Logger, type Session } from '../../src/client';
 import type { FenceLockClientOptions } from '../../src/client';
 import type { FinalRead, History, KeyWrite } from '../checker/history';
+import { pickCycle, runCycle, type CycleContext, type PrimitiveCounts, type PrimitiveMix } from './primitiveCycles';
 import { Recorder } from './recorder';
 import { mulberry32 } from '../support/prng';
 
@@ -54,6 +57,8 @@ export interface WorkloadOptions {
   namespace?: string;
   /** Seed of the workload's choices (default 1). */
   seed?: number;
+  /** Probability of a permit, read-write or AcquireAll cycle instead of the plain one (default 0 each). */
+  mix?: Partial<PrimitiveMix>;
   /** Where operations go (default a new Recorder). */
   recorder?: Recorder;
   /** Makes a client (tests may wrap or fake it). */
@@ -75,12 +80,14 @@ export interface WorkloadStats {
   sessionsOpened: number;
   /** Errors thrown by the loop itself (not by recorded operations). */
   loopErrors: number;
+  /** Grants of the primitive cycles (also counted in `acquired`) and readers' writes refused SHARED_GRANT. */
+  primitives: PrimitiveCounts;
 }
 
 export class Workload {
   readonly recorder: Recorder;
   readonly namespace: string;
-  private readonly o: Required<Omit<WorkloadOptions, 'recorder' | 'createClient' | 'logger' | 'namespace'>>;
+  private readonly o: Required<Omit<WorkloadOptions, 'recorder' | 'createClient' | 'logger' | 'namespace' | 'mix'>> & { mix: PrimitiveMix };
   private readonly createClient: (opts: FenceLockClientOptions) => FenceLockClient;
   private readonly logger: Logger;
   private readonly rnd: () => number;
@@ -99,6 +106,7 @@ export class Workload {
     releaseUnknown: 0,
     sessionsOpened: 0,
     loopErrors: 0,
+    primitives: { permitsGranted: 0, sharedGranted: 0, exclusiveGranted: 0, setsGranted: 0, sharedWritesRefused: 0 },
   };
   private loops: Promise<void>[] = [];
   private stopping = false;
@@ -122,6 +130,7 @@ export class Workload {
       totalTimeoutMs: opts.totalTimeoutMs ?? 5_000,
       thinkMs: opts.thinkMs ?? 5,
       seed: opts.seed ?? 1,
+      mix: { permit: opts.mix?.permit ?? 0, rw: opts.mix?.rw ?? 0, set: opts.mix?.set ?? 0 },
     };
     this.namespace = opts.namespace ?? `wl${Math.floor(Math.random() * 0xffffff).toString(16)}`;
     this.recorder = opts.recorder ?? new Recorder();
@@ -162,7 +171,7 @@ export class Workload {
   }
 
   stats(): WorkloadStats {
-    return { ...this.counts };
+    return { ...this.counts, primitives: { ...this.counts.primitives } };
   }
 
   /** Every key a write was attempted on, with its lock. */
@@ -207,6 +216,34 @@ export class Workload {
     };
   }
 
+  private cycleContext(process: string, client: FenceLockClient, session: Session, nextValue: () => string): CycleContext {
+    return {
+      rec: this.recorder,
+      client,
+      session,
+      process,
+      namespace: this.namespace,
+      rnd: this.rnd,
+      waitMs: this.o.waitTimeoutMs,
+      tryProbability: this.o.tryProbability,
+      readProbability: this.o.readProbability,
+      nextValue,
+      noteKey: (key, resource) => this.keyLocks.set(key, resource),
+      aborting: () => this.aborting,
+      countAcquire: (o) => {
+        if (o.outcome === 'ok') this.counts.acquired++;
+        else if (o.outcome === 'unknown') this.counts.acquireUnknown++;
+        else this.counts.notAcquired++;
+      },
+      countWrite: (o) => {
+        if (o.outcome === 'ok') this.counts.writesOk++;
+        else if (o.outcome === 'fail') this.counts.writesRefused++;
+        else this.counts.writesUnknown++;
+      },
+      counts: this.counts.primitives,
+    };
+  }
+
   private pickLock(): string {
     return this.rnd() < this.o.hotProbability
       ? `${this.namespace}/hot-${Math.floor(this.rnd() * this.o.hotLocks)}`
@@ -239,6 +276,14 @@ export class Workload {
             this.counts.sessionsOpened++;
           }
           this.counts.cycles++;
+          // Drawn only with a mix, so that plain runs make the same choices as before.
+          const withMix = this.o.mix.permit + this.o.mix.rw + this.o.mix.set > 0;
+          const kind = retryLock === undefined && withMix ? pickCycle(this.o.mix, this.rnd()) : undefined;
+          if (kind !== undefined) {
+            await runCycle(kind, this.cycleContext(process, client, session, () => `${process}#${counter++}`));
+            await this.think();
+            continue;
+          }
           const lock = retryLock ?? this.pickLock();
           retryLock = undefined;
           const wait = this.rnd() < this.o.tryProbability ? 0 : this.o.waitTimeoutMs;

@@ -70,4 +70,62 @@ export class HistoryBuilder {
   open(p: string, [call, ret]: Span, session = p): Operation {
     return this.add(p, 'open', { ttlMs: 5000 }, call, ret, { outcome: 'ok', result: { session } });
   }
+
+  // ---- read-write locks, semaphores, AcquireAll (issue 33) ------------------------------------------------
+
+  acquireShared(p: string, lock: string, [call, ret]: Span, token: bigint, session = p): Operation {
+    return this.add(p, 'acquire', { lock, session, waitMs: 1000, mode: 'shared' }, call, ret, { outcome: 'ok', result: { token } });
+  }
+
+  acquireSharedUnknown(p: string, lock: string, call: number, session = p): Operation {
+    return this.add(p, 'acquire', { lock, session, waitMs: 1000, mode: 'shared' }, call, undefined, { outcome: 'unknown', error: { code: 'UNAVAILABLE' } });
+  }
+
+  /** A shared try-lock refused (a writer held the lock, or waited for it). */
+  acquireSharedHeld(p: string, lock: string, [call, ret]: Span, session = p): Operation {
+    return this.add(p, 'acquire', { lock, session, waitMs: 0, mode: 'shared' }, call, ret, { outcome: 'fail', error: { code: 'NOT_ACQUIRED', reason: 'LOCK_HELD' } });
+  }
+
+  releaseShared(p: string, lock: string, [call, ret]: Span, token: bigint, session = p): Operation {
+    return this.add(p, 'release', { lock, session, token, mode: 'shared' }, call, ret, { outcome: 'ok', result: {} });
+  }
+
+  permit(p: string, semaphore: string, permits: number, [call, ret]: Span, slot: number, token: bigint, session = p): Operation {
+    return this.add(p, 'acquirePermit', { semaphore, permits, session, waitMs: 1000 }, call, ret, { outcome: 'ok', result: { token, slot } });
+  }
+
+  permitUnknown(p: string, semaphore: string, permits: number, call: number, session = p): Operation {
+    return this.add(p, 'acquirePermit', { semaphore, permits, session, waitMs: 1000 }, call, undefined, { outcome: 'unknown', error: { code: 'UNAVAILABLE' } });
+  }
+
+  /** Every permit was taken (a try, or a wait that ran out). */
+  permitFull(p: string, semaphore: string, permits: number, [call, ret]: Span, session = p): Operation {
+    return this.add(p, 'acquirePermit', { semaphore, permits, session, waitMs: 0 }, call, ret, { outcome: 'fail', error: { code: 'NOT_ACQUIRED', reason: 'PERMITS_FULL' } });
+  }
+
+  releasePermit(p: string, semaphore: string, slot: number, [call, ret]: Span, token: bigint, session = p): Operation {
+    return this.add(p, 'releasePermit', { semaphore, slot, session, token }, call, ret, { outcome: 'ok', result: {} });
+  }
+
+  writePermit(p: string, semaphore: string, slot: number, [call, ret]: Span, token: bigint, kv: Record<string, string | null>, session = p): Operation {
+    return this.add(p, 'write', { semaphore, slot, session, token, writes: toWrites(kv) }, call, ret, { outcome: 'ok', result: { token } });
+  }
+
+  writePermitRefused(p: string, semaphore: string, slot: number, [call, ret]: Span, token: bigint, kv: Record<string, string | null>, reason: string, session = p): Operation {
+    return this.add(p, 'write', { semaphore, slot, session, token, writes: toWrites(kv) }, call, ret, { outcome: 'fail', error: { code: 'FAILED_PRECONDITION', reason } });
+  }
+
+  /** AcquireAll acknowledged: `tokens` one per lock (one bigint: the same for all). */
+  acquireAll(p: string, locks: string[], [call, ret]: Span, tokens: bigint | bigint[], session = p): Operation {
+    const list = Array.isArray(tokens) ? tokens : locks.map(() => tokens);
+    return this.add(p, 'acquireAll', { locks, session, waitMs: 1000 }, call, ret, { outcome: 'ok', result: { token: list[0]!, tokens: list } });
+  }
+
+  acquireAllUnknown(p: string, locks: string[], call: number, session = p): Operation {
+    return this.add(p, 'acquireAll', { locks, session, waitMs: 1000 }, call, undefined, { outcome: 'unknown', error: { code: 'UNAVAILABLE' } });
+  }
+
+  acquireAllHeld(p: string, locks: string[], [call, ret]: Span, session = p): Operation {
+    return this.add(p, 'acquireAll', { locks, session, waitMs: 0 }, call, ret, { outcome: 'fail', error: { code: 'NOT_ACQUIRED', reason: 'LOCK_HELD' } });
+  }
 }

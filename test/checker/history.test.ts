@@ -60,6 +60,30 @@ describe('history format', () => {
     expect(() => checkLinearizability(b.ops)).toThrow(/malformed history/);
   });
 
+  it("round-trips, validates and formats issue 33's operations (modes, permits, sets)", () => {
+    const b = new HistoryBuilder();
+    b.acquireShared('a', 'L', [0, 1], 5n);
+    b.permit('a', 'pool', 3, [2, 3], 2, 7n);
+    b.writePermit('a', 'pool', 2, [4, 5], 7n, { 'pool/2/k': 'v' });
+    b.acquireAll('a', ['A', 'B'], [6, 7], 9n);
+    const back = historyFromJSON(historyToJSON({ ops: b.ops, faults: [] }));
+    expect(back.ops).toEqual(b.ops);
+    expect(typeof back.ops[3]!.result!.tokens![1]).toBe('bigint');
+    expect(validateHistory(b.ops)).toEqual([]);
+    expect(formatOp(b.ops[1]!)).toBe('#1 [2.0, 3.0] a acquirePermit sem=pool/3 s=a wait=1000 -> ok token=7 slot=2');
+    expect(formatOp(b.ops[3]!)).toBe('#3 [6.0, 7.0] a acquireAll [A,B] s=a wait=1000 -> ok token=9 tokens=9,9');
+    expect([...keysOf(b.ops)]).toEqual([['pool/2/k', 'sem:pool#2']]);
+    const broken = [
+      { ...b.ops[1]!, result: { token: 7n } },
+      { ...b.ops[2]!, args: { ...b.ops[2]!.args, slot: undefined } },
+      { ...b.ops[3]!, result: { token: 9n, tokens: [9n] } },
+    ];
+    const problems = validateHistory(broken).join('\n');
+    expect(problems).toMatch(/ok permit without slot/);
+    expect(problems).toMatch(/no slot/);
+    expect(problems).toMatch(/without a token per lock/);
+  });
+
   it('formats operations and derives keys and minority windows', () => {
     const b = new HistoryBuilder();
     const w = b.write('p1', 'L', [1, 2.5], 7n, { 'L/k': 'v1', 'L/j': null });

@@ -13,8 +13,15 @@
 //            checkers treat the return time of an unknown operation as infinite.
 //
 // Tokens, watermarks and indexes are bigint in memory and decimal strings in JSON dumps.
+//
+// Issue 33's primitives (docs/architecture.md#read-write-locks, #semaphores, #atomic-multi-lock):
+//   acquire/release with `mode` 'shared' (a read grant; 'exclusive' or absent: the default);
+//   acquirePermit (semaphore, permits) answering a slot and a token; releasePermit and writes under a
+//   permit name the semaphore and slot (no lock): each slot is a resource of its own (slotResource);
+//   acquireAll (locks) answering one token per lock (`tokens`, in the order of `locks`).
 
-export type OpKind = 'acquire' | 'release' | 'write' | 'get' | 'keepalive' | 'open' | 'close';
+export type OpKind = 'acquire' | 'release' | 'write' | 'get' | 'keepalive' | 'open' | 'close' | 'acquirePermit' | 'releasePermit' | 'acquireAll';
+export type LockMode = 'shared' | 'exclusive';
 export type Outcome = 'ok' | 'fail' | 'unknown';
 
 /** One key of a fenced write: a put of `value`, or a delete when `value` is null. */
@@ -38,6 +45,16 @@ export interface OpArgs {
   waitMs?: number;
   /** open: the TTL asked for. */
   ttlMs?: number;
+  /** acquire, release: the grant's mode (absent: exclusive). */
+  mode?: LockMode;
+  /** acquirePermit, releasePermit, write under a permit: the semaphore. */
+  semaphore?: string;
+  /** acquirePermit: the number of permits asked for. */
+  permits?: number;
+  /** releasePermit, write under a permit: the permit's slot. */
+  slot?: number;
+  /** acquireAll: the locks of the set, in the order asked. */
+  locks?: string[];
 }
 
 export interface OpResult {
@@ -53,6 +70,10 @@ export interface OpResult {
   lock?: string;
   /** open: the new session id. */
   session?: string;
+  /** acquirePermit: the slot granted. */
+  slot?: number;
+  /** acquireAll: the token the client handed out for each lock of `args.locks` (one grant: all equal). */
+  tokens?: bigint[];
 }
 
 export interface OpError {
@@ -122,6 +143,18 @@ export interface FinalRead {
 
 // ---- derived helpers -------------------------------------------------------------------------------------
 
+/**
+ * The checker's name of one slot of a semaphore: semaphores and locks are separate namespaces
+ * (docs/architecture.md#semaphores), so the prefix keeps a slot apart from a lock named `NAME#SLOT`.
+ */
+export const slotResource = (semaphore: string, slot: number): string => `sem:${semaphore}#${slot}`;
+
+/** The resource (lock, or semaphore slot) an acquire, release, write or get names; undefined when none. */
+export function resourceOf(o: Operation): string | undefined {
+  if (o.args.semaphore !== undefined && o.args.slot !== undefined) return slotResource(o.args.semaphore, o.args.slot);
+  return o.args.lock;
+}
+
 /** Minority windows of the partition faults that name their minority side and have ended. */
 export function minorityWindows(faults: readonly FaultEvent[], until = Number.POSITIVE_INFINITY): MinorityWindow[] {
   const out: MinorityWindow[] = [];
@@ -136,7 +169,8 @@ export function minorityWindows(faults: readonly FaultEvent[], until = Number.PO
 export function keysOf(ops: readonly Operation[]): Map<string, string | undefined> {
   const keys = new Map<string, string | undefined>();
   for (const o of ops) {
-    if (o.op === 'write') for (const w of o.args.writes ?? []) if (o.args.lock !== undefined) keys.set(w.key, o.args.lock);
+    const resource = resourceOf(o);
+    if (o.op === 'write') for (const w of o.args.writes ?? []) if (resource !== undefined) keys.set(w.key, resource);
   }
   for (const o of ops) {
     if (o.op !== 'get' || o.args.key === undefined) continue;
@@ -159,11 +193,18 @@ export function validateHistory(ops: readonly Operation[]): string[] {
       if (o.ret === undefined || !Number.isFinite(o.ret)) problems.push(`${at}: a ${o.outcome} operation needs a return time`);
     }
     if (o.ret !== undefined && o.ret < o.call) problems.push(`${at}: returns (${o.ret}) before its call (${o.call})`);
-    const needLock = o.op === 'acquire' || o.op === 'release' || o.op === 'write';
+    const onPermit = o.args.semaphore !== undefined;
+    const needLock = o.op === 'acquire' || o.op === 'release' || (o.op === 'write' && !onPermit);
     if (needLock && o.args.lock === undefined) problems.push(`${at}: no lock`);
-    if (needLock && o.args.session === undefined) problems.push(`${at}: no session`);
-    if ((o.op === 'release' || o.op === 'write') && o.args.token === undefined) problems.push(`${at}: no token`);
+    const needSession = needLock || o.op === 'write' || o.op === 'acquirePermit' || o.op === 'releasePermit' || o.op === 'acquireAll';
+    if (needSession && o.args.session === undefined) problems.push(`${at}: no session`);
+    if ((o.op === 'release' || o.op === 'write' || o.op === 'releasePermit') && o.args.token === undefined) problems.push(`${at}: no token`);
     if (o.op === 'write' && (o.args.writes === undefined || o.args.writes.length === 0)) problems.push(`${at}: no keys written`);
+    if (o.op === 'acquirePermit' && (o.args.semaphore === undefined || o.args.permits === undefined)) problems.push(`${at}: no semaphore or permits`);
+    if ((o.op === 'releasePermit' || (o.op === 'write' && onPermit)) && o.args.slot === undefined) problems.push(`${at}: no slot`);
+    if (o.op === 'acquireAll' && (o.args.locks === undefined || o.args.locks.length === 0)) problems.push(`${at}: no locks`);
+    if (o.outcome === 'ok' && o.op === 'acquirePermit' && (o.result?.slot === undefined || o.result.token === undefined)) problems.push(`${at}: ok permit without slot/token`);
+    if (o.outcome === 'ok' && o.op === 'acquireAll' && o.result?.tokens?.length !== o.args.locks?.length) problems.push(`${at}: ok acquireAll without a token per lock`);
     if (o.op === 'get' && o.args.key === undefined) problems.push(`${at}: no key`);
     if (o.outcome === 'ok' && o.op === 'acquire' && o.result?.token === undefined) problems.push(`${at}: ok acquire without a token`);
     if (o.outcome === 'ok' && o.op === 'get' && (o.result?.found === undefined || o.result.token === undefined)) {
@@ -182,6 +223,9 @@ export function formatOp(o: Operation): string {
   const a = o.args;
   const parts: string[] = [`#${o.id}`, `[${ms(o.call)}, ${o.outcome === 'unknown' ? '∞' : ms(o.ret)}]`, o.process, o.op];
   if (a.lock !== undefined) parts.push(a.lock);
+  if (a.locks !== undefined) parts.push(`[${a.locks.join(',')}]`);
+  if (a.semaphore !== undefined) parts.push(`sem=${a.semaphore}${a.permits === undefined ? '' : `/${a.permits}`}${a.slot === undefined ? '' : `#${a.slot}`}`);
+  if (a.mode !== undefined) parts.push(a.mode);
   if (a.session !== undefined) parts.push(`s=${a.session.slice(-8)}`);
   if (a.token !== undefined) parts.push(`token=${a.token}`);
   if (a.key !== undefined) parts.push(`key=${a.key}`);
@@ -192,6 +236,8 @@ export function formatOp(o: Operation): string {
     const r = o.result;
     if (o.op === 'get') out += ` ${r.found ? JSON.stringify(r.value) : 'not found'} @${r.token}`;
     else if (r.token !== undefined) out += ` token=${r.token}`;
+    if (r.slot !== undefined) out += ` slot=${r.slot}`;
+    if (r.tokens !== undefined) out += ` tokens=${r.tokens.join(',')}`;
     if (r.session !== undefined) out += ` s=${r.session.slice(-8)}`;
   }
   if (o.error) out += ` ${o.error.code}${o.error.reason ? `/${o.error.reason}` : ''}${o.error.watermark !== undefined ? ` wm=${o.error.watermark}` : ''}`;
@@ -232,6 +278,7 @@ export function historyFromJSON(text: string): History {
       if (t !== undefined) op.result.token = t;
       const i = big(o.result.index);
       if (i !== undefined) op.result.index = i;
+      if (o.result.tokens !== undefined) op.result.tokens = o.result.tokens.map((t) => big(t)!);
     }
     if (o.error) {
       op.error = { ...o.error };

@@ -24,7 +24,25 @@
 //                   the same token followed.
 //   minority-answer (with minority windows) no operation that ran entirely inside a window where the
 //                   endpoint that answered it was on the minority side completed ok.
-import type { FinalRead, MinorityWindow, Operation } from './history';
+//
+// Issue 33's primitives. The checks above run on the projected history (projection.ts): a semaphore slot is
+// a resource like a lock (so token-order, token-unique, stale-write, write-* and the key checks hold per
+// slot), an AcquireAll is a grant of each of its locks. Shared grants take no part in token-unique and
+// write-token (readers granted by one entry share its index; they never write). Then, on the history as
+// recorded:
+//   shared-write    no write is accepted under a token its session was granted in shared mode.
+//   permit-slot     a granted permit's slot is in 0..permits-1 (at most `permits` holders at once, given
+//                   one holder per slot, which the per-slot checks and the linearizability model judge).
+//   set-token       an AcquireAll answered one token for all its locks (one entry granted the whole set).
+//   grant-order     across every lock and slot: a grant that returned before a NEW grant was called has the
+//                   smaller token. Tokens are indexes of one log, applied in order; a new grant's entry is
+//                   applied after its call, any grant's before its return. This is what projecting an
+//                   AcquireAll per lock loses: the set's single entry against the other locks' grants (a set
+//                   granted lock by lock, a partial set, would show an entry too early or too late). A grant is
+//                   new unless its session asked the same lock or semaphore before (a re-entrant answer
+//                   repeats an older token).
+import { resourceOf, type FinalRead, type MinorityWindow, type Operation } from './history';
+import { projectHistory } from './projection';
 
 export type InvariantName =
   | 'token-order'
@@ -36,7 +54,11 @@ export type InvariantName =
   | 'stale-read'
   | 'phantom-read'
   | 'lost-write'
-  | 'minority-answer';
+  | 'minority-answer'
+  | 'shared-write'
+  | 'permit-slot'
+  | 'set-token'
+  | 'grant-order';
 
 export interface InvariantViolation {
   invariant: InvariantName;
@@ -97,7 +119,8 @@ const writtenValue = (o: Operation, key: string): string | null | undefined => {
   return v;
 };
 
-export function checkInvariants(ops: readonly Operation[], opts: InvariantOptions = {}): InvariantViolation[] {
+export function checkInvariants(recorded: readonly Operation[], opts: InvariantOptions = {}): InvariantViolation[] {
+  const ops = projectHistory(recorded);
   const limit = opts.maxPerInvariant ?? 20;
   const out: InvariantViolation[] = [];
   const counts = new Map<InvariantName, number>();
@@ -108,6 +131,7 @@ export function checkInvariants(ops: readonly Operation[], opts: InvariantOption
   };
 
   const grants = ops.filter((o) => o.op === 'acquire' && isOk(o) && o.result?.token !== undefined);
+  const repeats = repeatedGrants(recorded);
   const writes = ops.filter((o) => o.op === 'write' && o.args.token !== undefined && o.args.lock !== undefined);
   const accepted = writes.filter(isOk);
 
@@ -115,12 +139,14 @@ export function checkInvariants(ops: readonly Operation[], opts: InvariantOption
   const grantOf = new Map<string, Operation>(); // `${lock}\0${token}` -> first grant seen
   for (const [lock, list] of groupBy(grants, (o) => o.args.lock)) {
     maxBefore(list, list, (o) => o.result!.token!, (b, a) => {
-      if (a === undefined) return;
+      // A re-entrant shared answer may repeat a token below a reader that came in meanwhile.
+      if (a === undefined || (b.args.mode === 'shared' && repeats.has(b.id))) return;
       const ta = a.result!.token!;
       const tb = b.result!.token!;
       if (ta > tb) report('token-order', `lock ${lock}: grant token ${tb} (op ${b.id}) was called after grant token ${ta} (op ${a.id}) returned`, [a, b]);
     });
     for (const o of [...list].sort((x, y) => x.call - y.call)) {
+      if (o.args.mode === 'shared') continue;
       const k = `${lock}\u0000${o.result!.token!}`;
       const first = grantOf.get(k);
       if (first === undefined) grantOf.set(k, o);
@@ -210,6 +236,8 @@ export function checkInvariants(ops: readonly Operation[], opts: InvariantOption
     if (final !== undefined) checkFinal(key, final, kw, report);
   }
 
+  checkIssue33(recorded, grants.filter((o) => o.args.mode === 'shared'), accepted, repeats, report);
+
   // minority-answer.
   if (opts.minorityWindows && opts.minorityWindows.length > 0) {
     for (const o of ops) {
@@ -248,4 +276,64 @@ function checkFinal(key: string, final: FinalRead, kw: readonly Operation[], rep
     const later = acc.find((w) => w !== x && token(w) === final.token && x.ret !== undefined && w.call > x.ret)!;
     report('lost-write', `key ${key}: final value is from write op ${x.id}, but acknowledged write op ${later.id} (same token) came after it`, [x, later]);
   }
+}
+
+/**
+ * The grants (ids) that may repeat an older grant: their session asked the same lock or semaphore before
+ * (an answer of unknown outcome, or any earlier grant of it), so the answer may be re-entrant.
+ */
+function repeatedGrants(ops: readonly Operation[]): Set<number> {
+  const asked = new Set<string>();
+  const out = new Set<number>();
+  const targets = (o: Operation): string[] => (o.op === 'acquireAll' ? (o.args.locks ?? []) : o.op === 'acquirePermit' ? [`sem:${o.args.semaphore}`] : o.op === 'acquire' ? [o.args.lock!] : []);
+  for (const o of [...ops].sort((x, y) => x.call - y.call || x.id - y.id)) {
+    const keys = targets(o).map((t) => `${o.args.session}\u0000${t}`);
+    if (keys.some((k) => asked.has(k))) out.add(o.id);
+    if (o.outcome !== 'fail') for (const k of keys) asked.add(k);
+  }
+  return out;
+}
+
+/** The token a recorded grant answered (an AcquireAll: its first lock's; set-token checks the rest). */
+function grantToken(o: Operation): bigint | undefined {
+  if (o.op === 'acquireAll') return o.result?.tokens?.[0];
+  return o.result?.token;
+}
+
+function checkIssue33(
+  recorded: readonly Operation[],
+  sharedGrants: readonly Operation[],
+  accepted: readonly Operation[],
+  repeats: ReadonlySet<number>,
+  report: (i: InvariantName, m: string, o: Operation[]) => void,
+): void {
+  const sharedOf = new Map<string, Operation>();
+  for (const g of sharedGrants) sharedOf.set(`${g.args.lock}\u0000${g.args.session}\u0000${g.result!.token!}`, g);
+  for (const w of accepted) {
+    const g = sharedOf.get(`${w.args.lock}\u0000${w.args.session}\u0000${w.args.token}`);
+    if (g) report('shared-write', `lock ${w.args.lock}: write op ${w.id} accepted under token ${w.args.token}, a shared grant of its session (op ${g.id})`, [g, w]);
+  }
+  const grants = recorded.filter((o) => isOk(o) && (o.op === 'acquire' || o.op === 'acquirePermit' || o.op === 'acquireAll') && grantToken(o) !== undefined);
+  for (const o of grants) {
+    if (o.op === 'acquirePermit') {
+      const slot = o.result!.slot!;
+      if (!Number.isInteger(slot) || slot < 0 || slot >= o.args.permits!) report('permit-slot', `semaphore ${o.args.semaphore}: permit op ${o.id} got slot ${slot} of ${o.args.permits} permits`, [o]);
+    }
+    if (o.op === 'acquireAll') {
+      const tokens = o.result!.tokens!;
+      if (new Set(tokens.map(String)).size !== 1) report('set-token', `AcquireAll op ${o.id} of [${o.args.locks!.join(', ')}] answered tokens ${tokens.join(', ')}: not one grant`, [o]);
+    }
+  }
+  const fresh = grants.filter((o) => !repeats.has(o.id));
+  maxBefore(grants, fresh, (o) => grantToken(o)!, (x, g) => {
+    if (g !== undefined && g !== x && grantToken(g)! >= grantToken(x)!) {
+      report('grant-order', `${describeGrant(x)} op ${x.id} got token ${grantToken(x)}, called after ${describeGrant(g)} op ${g.id} had returned token ${grantToken(g)}: its entry came before`, [g, x]);
+    }
+  });
+}
+
+function describeGrant(o: Operation): string {
+  if (o.op === 'acquireAll') return `AcquireAll [${o.args.locks!.join(', ')}]`;
+  if (o.op === 'acquirePermit') return `permit of ${o.args.semaphore}`;
+  return `${o.args.mode === 'shared' ? 'shared ' : ''}grant of ${resourceOf(o)}`;
 }

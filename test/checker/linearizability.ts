@@ -82,6 +82,25 @@
 // grant is above the previous one), revealed by a later re-entrant acquire; meanwhile any STALE_TOKEN
 // refusal is accepted.
 //
+// ## Read-write locks, semaphores, AcquireAll (issue 33)
+//
+// Semaphore slots and AcquireAll are projected onto single resources first (projection.ts says how and why
+// that is sound); the cross-resource facts are invariants (invariants.ts). Shared grants are in the model:
+//
+// - acquire shared ok (t): a new grant ends the exclusive one (lazily, as above) and needs t > latest, or
+//   t = latest when the grant at latest was shared (readers granted by one entry share its index); the same
+//   session's live shared grant under t again is re-entrant. Shared grants hold together.
+// - acquire exclusive ok (t > latest): ends every shared grant. So an exclusive token is above every earlier
+//   shared one, and a reader's release, or a writer's write, after the other mode was granted is impossible.
+// - write ok needs the exclusive grant; write refused SHARED_GRANT needs the session's live shared grant
+//   under t; release (mode shared) needs it too.
+// - acquire shared of unknown outcome: a shared grant with an unrevealed token. It does not raise the bound
+//   for later tokens (one Expire entry may end every reader and grant a writer at latest + 1), so it only
+//   admits STALE_TOKEN refusals until a known grant sets a new latest. A re-entrant acquire reveals it
+//   under any token (its bound is not kept: more permissive, never less).
+// - a shared try refused (LOCK_HELD) constrains nothing: readers also queue behind a waiting writer.
+// - Obligations leave shared grants out: a reader stays current while later readers raise the latest token.
+//
 // ## Soundness notes for recorders
 //
 // 'fail' must mean "did not take effect". REQUEST_TOO_OLD (the request's result was forgotten) and anything
@@ -98,6 +117,7 @@
 import { performance } from 'node:perf_hooks';
 import { formatOps, validateHistory, type Operation } from './history';
 import { INITIAL, Obligations, idleIsStable, isRelevant, step, type LockState } from './model';
+import { projectHistory } from './projection';
 
 export interface CheckOptions {
   /** Time for the search over all partitions (ms); past it the answer is unknown. Default 10,000. */
@@ -361,9 +381,11 @@ function search(ops: readonly Operation[], deadline: number, trackLongest: boole
       const cands = candidates();
       // Right after a grant of unknown outcome, another one is pointless: the second alone leaves a state
       // that allows at least as much (a smaller pending count).
-      const afterReusable = f.via !== null && reusable[f.via.op] === 1;
+      // Not so with shared grants: an exclusive one after a shared one keeps its STALE_TOKEN allowance, and two
+      // shared ones are two holders.
+      const afterReusable = f.via !== null && reusable[f.via.op] === 1 && ops[f.via.op]!.args.mode !== 'shared';
       const afters = cands.map((c) => {
-        if (afterReusable && reusable[c.op] === 1) return undefined;
+        if (afterReusable && reusable[c.op] === 1 && ops[c.op]!.args.mode !== 'shared') return undefined;
         const after = step(f.state, ops[c.op]!);
         if (after === undefined || after === f.state) return after;
         // A branch that makes an operation with a return impossible for good cannot succeed.
@@ -509,7 +531,7 @@ export function checkLinearizability(history: readonly Operation[], opts: CheckO
   const problems = validateHistory(history);
   if (problems.length > 0) throw new Error(`malformed history: ${problems.slice(0, 5).join('; ')}`);
 
-  const { partitions, skipped } = partitionByLock(history);
+  const { partitions, skipped } = partitionByLock(projectHistory(history));
   // Small partitions first: the many cheap ones are not starved by one expensive one.
   const order = [...partitions.entries()].sort((a, b) => a[1].length - b[1].length || (a[0] < b[0] ? -1 : 1));
   const perPartition: PartitionStats[] = [];

@@ -36,6 +36,13 @@ describe('recorder', () => {
     // ...but not a DEADLINE_EXCEEDED of the transport, nor of another operation.
     expect(c('acquire', e('DEADLINE_EXCEEDED', 'Deadline exceeded after 0.6s'))).toBe('unknown');
     expect(c('write', e('DEADLINE_EXCEEDED', 'not granted within'))).toBe('unknown');
+    // Permits and sets: a wait that ran out is a refusal; a session that ended meanwhile may have been granted.
+    expect(c('acquirePermit', e('DEADLINE_EXCEEDED', 'no permit of semaphore "p" within 800 ms; the wait was withdrawn'))).toBe('fail/PERMITS_FULL');
+    expect(c('acquirePermit', e('DEADLINE_EXCEEDED', 'all 3 taken', { reason: 'PERMITS_FULL' }))).toBe('fail/PERMITS_FULL');
+    expect(c('acquireAll', e('DEADLINE_EXCEEDED', 'locks ["a","b"] not granted within 800 ms; the wait was withdrawn from every queue'))).toBe('fail/LOCK_HELD');
+    expect(c('acquireAll', e('DEADLINE_EXCEEDED', 'Deadline exceeded after 0.6s'))).toBe('unknown');
+    expect(c('acquirePermit', e('NOT_FOUND', 'gone', { reason: 'UNKNOWN_SESSION' }))).toBe('unknown/UNKNOWN_SESSION');
+    expect(c('acquireAll', e('NOT_FOUND', 'gone', { reason: 'UNKNOWN_SESSION' }))).toBe('unknown/UNKNOWN_SESSION');
     // A session lost on the client: the request was never sent.
     expect(c('acquire', e('DEADLINE_EXCEEDED', 'no renewal', { reason: 'KEEPALIVE_TIMEOUT' }))).toBe('fail/KEEPALIVE_TIMEOUT');
   });
