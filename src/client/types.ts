@@ -201,10 +201,11 @@ export interface ListLocksResult {
 /** REVOKED: an admin ended the grant (Lock.Revoke); the holder's session goes on. */
 export type LockEventKind = 'GRANTED' | 'RELEASED' | 'EXPIRED' | 'REVOKED' | 'UNSPECIFIED';
 
-export interface LockEvent {
+/** What every watch event says: the grant it is about and the entry that caused it. */
+export interface GrantEvent {
   kind: LockEventKind;
-  lock: string;
   sessionId: string;
+  /** The grant's token. */
   token: bigint;
   /** Log index of the entry that caused the event. */
   index: bigint;
@@ -213,26 +214,19 @@ export interface LockEvent {
   /** REVOKED only: who revoked the grant and why (absent otherwise). */
   revokedBy?: string;
   reason?: string;
+}
+
+export interface LockEvent extends GrantEvent {
+  lock: string;
   /** A shared (read) grant started or ended (read-write locks); absent for an exclusive one. */
   shared?: boolean;
 }
 
 /** An event of a semaphore watch (FenceLockClient.watchSemaphore): one permit granted, released or expired. */
-export interface PermitEvent {
-  kind: LockEventKind;
+export interface PermitEvent extends GrantEvent {
   semaphore: string;
   /** The permit's slot, 0..permits-1: the resource its token fences (docs/fencing-downstream.md). */
   slot: number;
-  sessionId: string;
-  /** The permit's token. */
-  token: bigint;
-  /** Log index of the entry that caused the event. */
-  index: bigint;
-  /** GRANTED: the new holder's handle, client name and labels; null otherwise. */
-  holder: SessionDetails | null;
-  /** REVOKED only: who revoked the grant and why. */
-  revokedBy?: string;
-  reason?: string;
 }
 
 export interface WatchOptions {

@@ -11,7 +11,7 @@
 // own kind (the checker judges each resource alone; the cross-resource invariants judge them together).
 // Keys are bound to one resource for good: `<sem>/slot-<n>/k` to a slot, `<lock>/k` to a lock.
 import type { FenceLockClient, LockHandle, Session } from '../../src/client';
-import { slotResource, type KeyWrite, type LockMode, type Operation } from '../checker/history';
+import { checkedSlot, type KeyWrite, type LockMode, type Operation } from '../checker/history';
 import type { Recorder } from './recorder';
 
 export type CycleKind = 'permit' | 'rw' | 'set';
@@ -87,7 +87,7 @@ async function permitCycle(c: CycleContext): Promise<void> {
   const permit = a.value;
   if (permit === undefined) return;
   c.counts.permitsGranted++;
-  const resource = slotResource(sem, permit.slot);
+  const resource = checkedSlot(sem, permit.slot);
   const key = `${sem}/slot-${permit.slot}/k`;
   c.noteKey(key, resource);
   c.countWrite((await c.rec.writePermit(c.process, c.client, permit, [{ key, value: c.nextValue() }])).op);

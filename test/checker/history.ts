@@ -17,7 +17,7 @@
 // Issue 33's primitives (docs/architecture.md#read-write-locks, #semaphores, #atomic-multi-lock):
 //   acquire/release with `mode` 'shared' (a read grant; 'exclusive' or absent: the default);
 //   acquirePermit (semaphore, permits) answering a slot and a token; releasePermit and writes under a
-//   permit name the semaphore and slot (no lock): each slot is a resource of its own (slotResource);
+//   permit name the semaphore and slot (no lock): each slot is a resource of its own (checkedSlot);
 //   acquireAll (locks) answering one token per lock (`tokens`, in the order of `locks`).
 
 export type OpKind = 'acquire' | 'release' | 'write' | 'get' | 'keepalive' | 'open' | 'close' | 'acquirePermit' | 'releasePermit' | 'acquireAll';
@@ -145,13 +145,14 @@ export interface FinalRead {
 
 /**
  * The checker's name of one slot of a semaphore: semaphores and locks are separate namespaces
- * (docs/architecture.md#semaphores), so the prefix keeps a slot apart from a lock named `NAME#SLOT`.
+ * (docs/architecture.md#semaphores), so the prefix keeps a slot apart from a lock named `NAME#SLOT`. Not the
+ * downstream spelling (src/protocol/fencingHeaders.ts), where the two share a resource.
  */
-export const slotResource = (semaphore: string, slot: number): string => `sem:${semaphore}#${slot}`;
+export const checkedSlot = (semaphore: string, slot: number): string => `sem:${semaphore}#${slot}`;
 
 /** The resource (lock, or semaphore slot) an acquire, release, write or get names; undefined when none. */
 export function resourceOf(o: Operation): string | undefined {
-  if (o.args.semaphore !== undefined && o.args.slot !== undefined) return slotResource(o.args.semaphore, o.args.slot);
+  if (o.args.semaphore !== undefined && o.args.slot !== undefined) return checkedSlot(o.args.semaphore, o.args.slot);
   return o.args.lock;
 }
 

@@ -1,7 +1,7 @@
 // Projects issue 33's operations onto the one-resource model of model.ts, so that the checker can stay
 // partitioned per resource (linearizability.ts, "The algorithm"):
 //
-// - a semaphore slot is a resource of its own (slotResource): one holder per slot, a watermark per slot
+// - a semaphore slot is a resource of its own (checkedSlot): one holder per slot, a watermark per slot
 //   (docs/architecture.md#semaphores, "Fencing is per slot"). A granted permit is an exclusive acquire of
 //   its slot; releasePermit and writes under a permit are a release and a write of that slot.
 //   A permit acquire of unknown outcome may have been granted ANY slot: it becomes an unknown acquire of
@@ -24,7 +24,7 @@
 // The converse does not hold (per-lock points of one set may disagree); the invariants narrow that gap.
 //
 // Projected operations keep their id, so a report names the operation the client made.
-import { slotResource, type Operation } from './history';
+import { checkedSlot, type Operation } from './history';
 
 /** The locks some AcquireAll of the history names. */
 function setLocks(ops: readonly Operation[]): Set<string> {
@@ -44,12 +44,12 @@ function projectOne(o: Operation, inSets: ReadonlySet<string>, out: Operation[])
   const a = o.args;
   switch (o.op) {
     case 'acquirePermit': {
-      if (o.outcome === 'ok') out.push(asAcquire(o, slotResource(a.semaphore!, o.result!.slot!), o.result!.token!));
-      else if (o.outcome === 'unknown') for (let slot = 0; slot < a.permits!; slot++) out.push(asAcquire(o, slotResource(a.semaphore!, slot), undefined));
+      if (o.outcome === 'ok') out.push(asAcquire(o, checkedSlot(a.semaphore!, o.result!.slot!), o.result!.token!));
+      else if (o.outcome === 'unknown') for (let slot = 0; slot < a.permits!; slot++) out.push(asAcquire(o, checkedSlot(a.semaphore!, slot), undefined));
       return;
     }
     case 'releasePermit':
-      out.push({ ...o, op: 'release', args: { lock: slotResource(a.semaphore!, a.slot!), session: a.session!, token: a.token! } });
+      out.push({ ...o, op: 'release', args: { lock: checkedSlot(a.semaphore!, a.slot!), session: a.session!, token: a.token! } });
       return;
     case 'acquireAll': {
       if (o.outcome === 'fail') return;
@@ -59,7 +59,7 @@ function projectOne(o: Operation, inSets: ReadonlySet<string>, out: Operation[])
     case 'write':
       if (a.semaphore !== undefined) {
         const { semaphore: _s, slot: _n, ...rest } = a;
-        out.push({ ...o, args: { ...rest, lock: slotResource(a.semaphore, a.slot!) } });
+        out.push({ ...o, args: { ...rest, lock: checkedSlot(a.semaphore, a.slot!) } });
         return;
       }
       out.push(o);

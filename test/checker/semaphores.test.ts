@@ -2,7 +2,7 @@
 // (projection.ts). For each rule, a history it accepts and one it rejects that it would accept without it.
 import { describe, expect, it } from 'vitest';
 import { HistoryBuilder } from './builder';
-import { slotResource } from './history';
+import { checkedSlot } from './history';
 import { brokenInvariants, expectLinearizable, expectNotLinearizable } from './verdicts';
 
 const S = 'pool';
@@ -16,7 +16,7 @@ describe('semaphores in the linearizability model', () => {
     b.permit('b', S, 2, [2, 3], 1, 7n);
     b.writePermit('a', S, 0, [4, 5], 5n, { [K0]: 'a1' });
     b.writePermit('b', S, 1, [4, 5], 7n, { [K1]: 'b1' });
-    b.get('c', K0, [6, 7], 'a1', 5n, slotResource(S, 0));
+    b.get('c', K0, [6, 7], 'a1', 5n, checkedSlot(S, 0));
     b.releasePermit('a', S, 0, [8, 9], 5n);
     b.releasePermit('b', S, 1, [8, 9], 7n);
     expectLinearizable(b.ops);
@@ -27,7 +27,7 @@ describe('semaphores in the linearizability model', () => {
     bad.permit('a', S, 2, [0, 1], 0, 5n);
     bad.permit('b', S, 2, [2, 3], 0, 7n);
     bad.writePermit('a', S, 0, [4, 5], 5n, { [K0]: 'a1' });
-    expectNotLinearizable(bad.ops, slotResource(S, 0));
+    expectNotLinearizable(bad.ops, checkedSlot(S, 0));
   });
 
   it("fencing is per slot: another slot's newer grant does not make a holder stale, its own slot's does", () => {
@@ -43,8 +43,8 @@ describe('semaphores in the linearizability model', () => {
     bad.releasePermit('a', S, 0, [4, 5], 5n);
     bad.permit('b', S, 2, [6, 7], 0, 9n);
     bad.writePermit('b', S, 0, [8, 9], 9n, { [K0]: 'b1' });
-    bad.get('c', K0, [10, 11], 'a1', 5n, slotResource(S, 0)); // the slot's key went back to an older watermark
-    expectNotLinearizable(bad.ops, slotResource(S, 0));
+    bad.get('c', K0, [10, 11], 'a1', 5n, checkedSlot(S, 0)); // the slot's key went back to an older watermark
+    expectNotLinearizable(bad.ops, checkedSlot(S, 0));
   });
 
   it('a STALE_TOKEN refusal needs a newer grant of the SAME slot', () => {
@@ -57,7 +57,7 @@ describe('semaphores in the linearizability model', () => {
     bad.permit('a', S, 2, [0, 1], 0, 5n);
     bad.permit('b', S, 2, [2, 3], 1, 7n);
     bad.writePermitRefused('a', S, 0, [4, 5], 5n, { [K0]: 'a1' }, 'STALE_TOKEN');
-    expectNotLinearizable(bad.ops, slotResource(S, 0));
+    expectNotLinearizable(bad.ops, checkedSlot(S, 0));
   });
 
   it('a slot is handed on under a higher token; a released permit writes nothing', () => {
@@ -70,12 +70,12 @@ describe('semaphores in the linearizability model', () => {
     lower.permit('a', S, 1, [0, 1], 0, 5n);
     lower.releasePermit('a', S, 0, [2, 3], 5n);
     lower.permit('b', S, 1, [4, 5], 0, 4n);
-    expectNotLinearizable(lower.ops, slotResource(S, 0));
+    expectNotLinearizable(lower.ops, checkedSlot(S, 0));
     const afterRelease = new HistoryBuilder();
     afterRelease.permit('a', S, 1, [0, 1], 0, 5n);
     afterRelease.releasePermit('a', S, 0, [2, 3], 5n);
     afterRelease.writePermit('a', S, 0, [4, 5], 5n, { [K0]: 'a1' });
-    expectNotLinearizable(afterRelease.ops, slotResource(S, 0));
+    expectNotLinearizable(afterRelease.ops, checkedSlot(S, 0));
   });
 
   it('a permit of unknown outcome may have taken any slot', () => {
@@ -88,7 +88,7 @@ describe('semaphores in the linearizability model', () => {
     const bad = new HistoryBuilder();
     bad.permit('a', S, 3, [0, 1], 1, 5n);
     bad.writePermitRefused('a', S, 1, [3, 4], 5n, { [K1]: 'a1' }, 'STALE_TOKEN');
-    expectNotLinearizable(bad.ops, slotResource(S, 1));
+    expectNotLinearizable(bad.ops, checkedSlot(S, 1));
   });
 
   it('a refused permit (every slot taken) is not judged per slot', () => {

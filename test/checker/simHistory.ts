@@ -8,7 +8,7 @@
 // `permitProbability` and `setProbability`, some cycles take a permit of a 2-permit semaphore (a write under
 // its slot) or AcquireAll of 2 of 3 locks in a random order (a write to each), each released after.
 import { LockStateMachine, type Command, type LockEvent, type Result } from '../../src/state';
-import { slotResource, type FinalRead, type KeyWrite, type LockMode, type OpError, type Operation, type OpKind, type OpArgs, type OpResult } from './history';
+import { checkedSlot, type FinalRead, type KeyWrite, type LockMode, type OpError, type Operation, type OpKind, type OpArgs, type OpResult } from './history';
 import { EventQueue } from '../support/eventQueue';
 import { mulberry32 } from '../support/prng';
 
@@ -466,7 +466,7 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
 
   const permitWrite = (c: Client, session: string, sem: string, slot: number, token: number): void => {
     const key = `${sem}/${slot}/a`;
-    keys.set(key, slotResource(sem, slot));
+    keys.set(key, checkedSlot(sem, slot));
     const writes: KeyWrite[] = [{ key, value: `${c.name}#${c.counter++}` }];
     const rec = begin(c.name, 'write', { semaphore: sem, slot, session, token: BigInt(token), writes });
     rpc(
@@ -479,7 +479,7 @@ export function simulateHistory(options: Partial<SimOptions> & { seed: number })
       },
       () => {
         const release = (): void => permitRelease(c, session, sem, slot, token);
-        if (rnd() < o.readProbability) readStep(c, key, slotResource(sem, slot), release);
+        if (rnd() < o.readProbability) readStep(c, key, checkedSlot(sem, slot), release);
         else release();
       },
     );
