@@ -241,7 +241,8 @@ export class DedupTable {
     if (ackedBelow <= c.floor) return;
     this.images?.save(c);
     c.floor = ackedBelow;
-    for (const id of Array.from(c.entries.keys())) {
+    // Deleting from a Map while iterating it is defined (later keys are still visited): no copy per request.
+    for (const id of c.entries.keys()) {
       if (id < ackedBelow) {
         c.entries.delete(id);
         this.counted(c.caller, -1);
