@@ -1,9 +1,11 @@
-// Peer transport throughput: two GrpcPeerTransports on loopback in one process, a -> b, small App-like
-// messages (one entry of --payload bytes). For each burst size (messages handed to send() per event-loop
+// Peer transport throughput: two peer transports on loopback in one process, a -> b, small App-like
+// messages (one entry of --payload bytes), over the carrier --carrier names: grpc (two GrpcPeerTransports,
+// the default) or tls (the peer policy over the TLS framing carrier, as a node runs it; plaintext TCP here, as
+// the gRPC side is, so the two rows compare framing and batching, not encryption). For each burst size (messages handed to send() per event-loop
 // turn) prints delivered messages/s, batches/s and messages per batch. The sender keeps at most --window
 // messages in flight (sent, not yet delivered), so the numbers are delivery rates, not drop rates.
 //
-//   npm run build && node dist/scripts/bench-transport.js [--seconds 3] [--payload 64] [--window 4096]
+//   npm run build && node dist/scripts/bench-transport.js [--carrier grpc|tls] [--seconds 3] [--payload 64] [--window 4096]
 //
 // Both ends share one event loop (encode and decode compete for one core), so read the figures as a lower
 // bound of what one node can push to one peer.
@@ -11,6 +13,8 @@ import * as grpc from '@grpc/grpc-js';
 import { makeMessage } from '../src/raft/messages';
 import { EntryType, MessageType, type Message } from '../src/raft/types';
 import { GrpcPeerTransport, PEER_SERVER_OPTIONS } from '../src/transport/grpcPeerTransport';
+import { PeerPolicy } from '../src/transport/peerPolicy';
+import { TlsCarrier } from '../src/transport/tlsCarrier';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -27,17 +31,27 @@ function appMsg(seq: number, payload: Uint8Array): Message {
   });
 }
 
+function carrierArg(): 'grpc' | 'tls' {
+  const i = process.argv.indexOf('--carrier');
+  if (i < 0) return 'grpc';
+  const v = process.argv[i + 1];
+  if (v !== 'grpc' && v !== 'tls') throw new Error('--carrier needs grpc or tls');
+  return v;
+}
+
 async function listen(server: grpc.Server): Promise<number> {
   return new Promise((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))));
 }
 
-async function main(): Promise<void> {
-  const seconds = arg('seconds', 3);
-  const payloadBytes = arg('payload', 64);
-  const window = arg('window', 4096);
-  const payload = new Uint8Array(payloadBytes).fill(7);
+/** The two ends, a sending to b, and what stops them. */
+interface Pair {
+  a: PeerPolicy;
+  b: PeerPolicy;
+  stop: () => Promise<void>;
+}
 
+async function grpcPair(window: number): Promise<Pair> {
   const serverA = new grpc.Server(PEER_SERVER_OPTIONS);
   const serverB = new grpc.Server(PEER_SERVER_OPTIONS);
   const [portA, portB] = await Promise.all([listen(serverA), listen(serverB)]);
@@ -46,6 +60,36 @@ async function main(): Promise<void> {
   const b = new GrpcPeerTransport({ selfId: 'b', peers });
   a.register(serverA);
   b.register(serverB);
+  const stop = async (): Promise<void> => {
+    await Promise.all([a.close(), b.close()]);
+    serverA.forceShutdown();
+    serverB.forceShutdown();
+  };
+  return { a, b, stop };
+}
+
+async function tlsPair(window: number): Promise<Pair> {
+  const carrierA = new TlsCarrier({ credentials: null });
+  const carrierB = new TlsCarrier({ credentials: null });
+  const [portA, portB] = await Promise.all([carrierA.bind('127.0.0.1:0'), carrierB.bind('127.0.0.1:0')]);
+  const peers = { a: `127.0.0.1:${portA}`, b: `127.0.0.1:${portB}` };
+  const a = new PeerPolicy({ selfId: 'a', peers, maxQueuedMessagesPerPeer: window * 2 }, carrierA);
+  const b = new PeerPolicy({ selfId: 'b', peers }, carrierB);
+  const stop = async (): Promise<void> => {
+    await Promise.all([a.close(), b.close()]);
+    await Promise.all([carrierA.close(), carrierB.close()]);
+  };
+  return { a, b, stop };
+}
+
+async function main(): Promise<void> {
+  const seconds = arg('seconds', 3);
+  const payloadBytes = arg('payload', 64);
+  const window = arg('window', 4096);
+  const payload = new Uint8Array(payloadBytes).fill(7);
+
+  const carrier = carrierArg();
+  const { a, b, stop } = carrier === 'tls' ? await tlsPair(window) : await grpcPair(window);
 
   let received = 0;
   let batches = 0;
@@ -59,7 +103,7 @@ async function main(): Promise<void> {
   a.send([appMsg(seq++, payload)]);
   while (received < 1) await new Promise((r) => setTimeout(r, 5));
 
-  process.stdout.write(`peer transport bench: ${seconds}s per row, App messages with a ${payloadBytes}-byte entry, window ${window}\n`);
+  process.stdout.write(`peer transport bench (${carrier} carrier): ${seconds}s per row, App messages with a ${payloadBytes}-byte entry, window ${window}\n`);
   process.stdout.write('msgs/turn   messages/s    batches/s   msgs/batch   dropped\n');
   for (const burst of [1, 16, 256, 2048]) {
     const r0 = received;
@@ -93,9 +137,7 @@ async function main(): Promise<void> {
       `${String(a.stats().b!.dropped - d0).padStart(9)}\n`);
   }
 
-  await Promise.all([a.close(), b.close()]);
-  serverA.forceShutdown();
-  serverB.forceShutdown();
+  await stop();
 }
 
 main().catch((err) => {

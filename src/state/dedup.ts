@@ -75,6 +75,11 @@ export class DedupTable {
   /** The results each caller holds (derived, like byCaller). */
   private readonly resultsByCaller = new Map<string, number>();
   private total = 0;
+  /**
+   * The client touched last: the last of `clients` and of its caller's. begin() and record() touch the same
+   * client for one request; the second touch would move nothing.
+   */
+  private mostRecent: DedupClient | undefined;
   /** While a snapshot capture is open: the clients' contents as they were at the capture (capture.ts). */
   private images: SavedImages<DedupClient, DedupImage> | null = null;
 
@@ -216,6 +221,8 @@ export class DedupTable {
 
   /** Makes `c` the most recently used client (adding it if new), in the table and among its caller's. */
   private touch(c: DedupClient): void {
+    if (c === this.mostRecent) return;
+    this.mostRecent = c;
     const key = keyOf(c.caller, c.clientId);
     this.clients.delete(key);
     this.clients.set(key, c);
@@ -229,6 +236,7 @@ export class DedupTable {
   }
 
   private forget(c: DedupClient): void {
+    if (c === this.mostRecent) this.mostRecent = undefined;
     this.clients.delete(keyOf(c.caller, c.clientId));
     this.counted(c.caller, -c.entries.size);
     const own = this.byCaller.get(c.caller);
@@ -241,7 +249,8 @@ export class DedupTable {
     if (ackedBelow <= c.floor) return;
     this.images?.save(c);
     c.floor = ackedBelow;
-    for (const id of Array.from(c.entries.keys())) {
+    // Deleting from a Map while iterating it is defined (later keys are still visited): no copy per request.
+    for (const id of c.entries.keys()) {
       if (id < ackedBelow) {
         c.entries.delete(id);
         this.counted(c.caller, -1);

@@ -38,4 +38,19 @@ describe('ConnectionLimits.counter', () => {
     for (let i = 0; i < 3; i++) anonymous.take();
     expect(refusal(() => anonymous.take()).metadata['fencelock-reason']).toBe('TOO_MANY_CALLS');
   });
+
+  it('keeps the kinds of count of one connection apart, and gives back every count on release', () => {
+    const limits = new ConnectionLimits({ ...CONNECTION_CAPS, 'Pipeline calls in flight': 1, 'Watch streams': 1 }, () => 1);
+    const calls = limits.counter('conn-a', 'Pipeline calls in flight', 'alice');
+    const call = calls.take();
+    expect(refusal(() => calls.take()).metadata['fencelock-reason']).toBe('TOO_MANY_CALLS');
+    // Its calls cap is reached, not its watch cap; alice's watches are not her calls either.
+    const watch = limits.take('conn-a', 'Watch streams', 'alice');
+    expect(refusal(() => limits.take('conn-a', 'Watch streams')).metadata['fencelock-reason']).toBe('TOO_MANY_STREAMS');
+    expect(refusal(() => limits.take('conn-b', 'Watch streams', 'alice')).metadata['fencelock-reason']).toBe('QUOTA_EXCEEDED');
+    call();
+    watch();
+    calls.take();
+    limits.take('conn-b', 'Watch streams', 'alice');
+  });
 });

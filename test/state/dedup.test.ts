@@ -140,6 +140,22 @@ describe('dedup table rules', () => {
     });
   });
 
+  it('ackedBelow drops every result below it, whatever order the requests were applied in', () => {
+    const h = new Harness();
+    const a = h.open(); // request 1
+    // Concurrent calls of one client may apply out of id order: the results below the floor are not a prefix.
+    const applied = [50, 20, 70, 30].map((requestId) => {
+      const cmd = h.req('CancelWait', { lock: 'L', sessionId: a, requestId });
+      h.apply(cmd);
+      return cmd;
+    });
+    h.apply(h.req('CancelWait', { lock: 'L', sessionId: a, requestId: 80, ackedBelow: 60 }));
+    expect(h.m.stats().dedupResults).toBe(2); // 70 and 80
+    const [r50, r20, r70, r30] = applied as [Command, Command, Command, Command];
+    for (const dropped of [r50, r20, r30]) expect(retry(h, dropped).result).toMatchObject({ reason: Reason.REQUEST_TOO_OLD });
+    expect(retry(h, r70).duplicate).toBe(true);
+  });
+
   it(`keeps the last ${DEDUP_MAX_RESULTS_PER_CLIENT} results per client; older ones are refused as too old`, () => {
     const h = new Harness();
     h.checkEachStep = false;

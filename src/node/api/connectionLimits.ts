@@ -44,8 +44,14 @@ export const IDENTITY_QUOTA: Record<Counted, StreamQuotaName> = {
 /** An identity's cap for a count (its quota); undefined: not counted per identity. */
 export type IdentityCap = (identity: string, quota: StreamQuotaName) => number | undefined;
 
+/** The key of one count: what is counted, for whom ('connection <peer>' or 'identity <name>'). */
+function countKey(owner: string, what: Counted): string {
+  return `${owner}\u0000${what}`;
+}
+
 export class ConnectionLimits {
-  private readonly counts = new Map<string, Map<Counted, number>>();
+  /** Counts by countKey; a count that drops to 0 is deleted, so a closed connection leaves nothing behind. */
+  private readonly counts = new Map<string, number>();
 
   constructor(
     private readonly caps: Record<Counted, number> = CONNECTION_CAPS,
@@ -63,21 +69,21 @@ export class ConnectionLimits {
 
   /** take() for the many calls of one stream: its keys are built once, not per call. */
   counter(connection: string, what: Counted, identity = ''): { take(): () => void } {
-    const connectionKey = `connection ${connection}`;
-    const identityKey = identity === '' ? undefined : `identity ${identity}`;
+    const connectionKey = countKey(`connection ${connection}`, what);
+    const identityKey = identity === '' ? undefined : countKey(`identity ${identity}`, what);
     return { take: () => this.takeCounted(connectionKey, identityKey, what, identity) };
   }
 
   private takeCounted(connectionKey: string, identityKey: string | undefined, what: Counted, identity: string): () => void {
     const cap = this.caps[what];
-    if (this.count(connectionKey, what) >= cap) {
+    if (this.count(connectionKey) >= cap) {
       const reason = what === 'Pipeline calls in flight' ? 'TOO_MANY_CALLS' : 'TOO_MANY_STREAMS';
       throw new ApiError(grpc.status.RESOURCE_EXHAUSTED, `this connection already has ${cap} ${what}, the most one connection may have; ${ADVICE[what]}`, reasonMetadata(reason));
     }
     const quota = IDENTITY_QUOTA[what];
     // The quota is read at each take: an admin may change it while the stream is open.
     const identityCap = identityKey === undefined ? undefined : this.identityCap(identity, quota);
-    if (identityKey !== undefined && identityCap !== undefined && this.count(identityKey, what) >= identityCap) {
+    if (identityKey !== undefined && identityCap !== undefined && this.count(identityKey) >= identityCap) {
       throw new ApiError(
         grpc.status.RESOURCE_EXHAUSTED,
         `QUOTA_EXCEEDED: ${JSON.stringify(identity)} already has ${identityCap} ${what} over all its connections (quota ${quota}); ${ADVICE[what]}, or an admin raises it for a role with \`fencelock auth role quota ROLE ${quota} VALUE\``,
@@ -85,28 +91,26 @@ export class ConnectionLimits {
       );
     }
     const counted = identityCap === undefined ? undefined : identityKey;
-    this.add(connectionKey, what, 1);
-    if (counted !== undefined) this.add(counted, what, 1);
+    this.add(connectionKey, 1);
+    if (counted !== undefined) this.add(counted, 1);
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      this.add(connectionKey, what, -1);
-      if (counted !== undefined) this.add(counted, what, -1);
+      this.add(connectionKey, -1);
+      if (counted !== undefined) this.add(counted, -1);
     };
   }
 
-  private count(key: string, what: Counted): number {
-    return this.counts.get(key)?.get(what) ?? 0;
+  private count(key: string): number {
+    return this.counts.get(key) ?? 0;
   }
 
-  private add(key: string, what: Counted, delta: number): void {
-    const own = this.counts.get(key) ?? new Map<Counted, number>();
-    const n = (own.get(what) ?? 0) + delta;
-    if (n <= 0) own.delete(what);
-    else own.set(what, n);
-    if (own.size === 0) this.counts.delete(key);
-    else this.counts.set(key, own);
+  // One flat map: a connection with one call at a time no longer builds and drops a map of its own per call.
+  private add(key: string, delta: number): void {
+    const n = (this.counts.get(key) ?? 0) + delta;
+    if (n <= 0) this.counts.delete(key);
+    else this.counts.set(key, n);
   }
 }
 

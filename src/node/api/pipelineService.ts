@@ -200,7 +200,7 @@ class PipelineStream {
       }, timeoutMs);
     }
     // Called synchronously, so calls that arrive in order are proposed in order.
-    let pending: Promise<Partial<CallResponse>>;
+    let pending: Promise<CallResponse[PipelineCall]>;
     try {
       pending = tracingActive() ? runTraced(this.calls, kind, req, scope) : run(this.calls, kind, req, scope);
     } catch (err) {
@@ -208,7 +208,7 @@ class PipelineStream {
       return;
     }
     pending.then(
-      (result) => this.finish(callId, { callId, code: grpc.status.OK, message: '', metadata: {}, ...result }),
+      (result) => this.finish(callId, answerOf(callId, kind, result)),
       (err: unknown) => this.fail(callId, err, rpc),
     );
   }
@@ -274,17 +274,27 @@ class PipelineStream {
   }
 }
 
-/** Runs the call of kind `kind` on its part of the request; resolves to the response's part for it. */
-function run<K extends PipelineCall>(calls: PipelineCalls, kind: K, req: CallRequest, scope: CallScope): Promise<Partial<CallResponse>> {
+/** Runs the call of kind `kind` on its part of the request; resolves to its result (the response's part for it). */
+function run<K extends PipelineCall>(calls: PipelineCalls, kind: K, req: CallRequest, scope: CallScope): Promise<CallResponse[K]> {
   const call = calls[kind] as unknown as PipelineCalls[PipelineCall] & { handle(r: CallRequest[K], s: CallScope): Promise<CallResponse[K]> };
   const request = req[kind];
   // The oneof names the field it set: a message that says `kind` carries its request.
   if (request === undefined || request === null) throw new ApiError(grpc.status.INVALID_ARGUMENT, `${kind}: is required`);
-  return call.handle(request, scope).then((result) => ({ [kind]: result }));
+  return call.handle(request, scope);
+}
+
+/**
+ * The answer to a call that succeeded, its result under its kind. Built as one object: a part with a computed
+ * key spread into the answer cost an object and a copy on every call.
+ */
+function answerOf<K extends PipelineCall>(callId: string, kind: K, result: CallResponse[K]): CallResponse {
+  const answer: CallResponse = { callId, code: grpc.status.OK, message: '', metadata: {} };
+  answer[kind] = result;
+  return answer;
 }
 
 /** As run(), under the call's server span: the child of the call's own trace context (CallRequest.traceparent). */
-function runTraced<K extends PipelineCall>(calls: PipelineCalls, kind: K, req: CallRequest, scope: CallScope): Promise<Partial<CallResponse>> {
+function runTraced<K extends PipelineCall>(calls: PipelineCalls, kind: K, req: CallRequest, scope: CallScope): Promise<CallResponse[K]> {
   const parent = contextFromHeaders({ traceparent: req.traceparent, tracestate: req.tracestate });
   return underServerSpan(calls[kind].name, parent, scope, (spanned) => run(calls, kind, req, spanned));
 }
